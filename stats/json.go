@@ -1,0 +1,57 @@
+package stats
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+)
+
+// JSONFloat is a float64 that encodes non-finite values as the strings
+// "+Inf", "-Inf" and "NaN" instead of failing, so that an unbounded point
+// estimate survives a JSON report and is visibly not a number.
+type JSONFloat float64
+
+// MarshalJSON implements json.Marshaler.
+func (f JSONFloat) MarshalJSON() ([]byte, error) {
+	x := float64(f)
+	switch {
+	case math.IsInf(x, 1):
+		return []byte(`"+Inf"`), nil
+	case math.IsInf(x, -1):
+		return []byte(`"-Inf"`), nil
+	case math.IsNaN(x):
+		return []byte(`"NaN"`), nil
+	}
+	return strconv.AppendFloat(nil, x, 'g', -1, 64), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler, accepting numbers and the three
+// strings written by MarshalJSON.
+func (f *JSONFloat) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"+Inf"`:
+		*f = JSONFloat(math.Inf(1))
+		return nil
+	case `"-Inf"`:
+		*f = JSONFloat(math.Inf(-1))
+		return nil
+	case `"NaN"`:
+		*f = JSONFloat(math.NaN())
+		return nil
+	}
+	var x float64
+	if err := json.Unmarshal(b, &x); err != nil {
+		return err
+	}
+	*f = JSONFloat(x)
+	return nil
+}
+
+// MarshalJSON encodes an Estimate, writing a +Inf point estimate as "+Inf".
+func (e Estimate) MarshalJSON() ([]byte, error) {
+	type plain Estimate
+	return json.Marshal(struct {
+		plain
+		Epsilon JSONFloat `json:"epsilon"`
+	}{plain(e), JSONFloat(e.Epsilon)})
+}
