@@ -1,0 +1,7 @@
+// Package closedform holds analytic privacy results: the exact privacy loss
+// of cyclic SGLD on the Gaussian-mixture counterexample of Heller & Fetaya
+// (lower bounds), the privacy of the linear-regression posterior, and the
+// theoretical upper bounds of the papers the project is built from.
+//
+// It is pure mathematics: no I/O, no randomness.
+package closedform
