@@ -1,0 +1,156 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// errHelp is returned when -h was asked for; usage has been printed.
+var errHelp = errors.New("help requested")
+
+// flagSet wraps flag.FlagSet so that every parse problem becomes one line
+// naming the flag and its allowed values, and -h prints the flags.
+type flagSet struct {
+	*flag.FlagSet
+	name     string
+	synopsis string
+	required []string
+}
+
+func newFlagSet(name, synopsis string) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return &flagSet{FlagSet: fs, name: name, synopsis: synopsis}
+}
+
+// parse parses args; positional arguments are refused unless maxArgs > 0.
+func (f *flagSet) parse(args []string, e *env, maxArgs int) error {
+	if err := f.FlagSet.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			f.usage(e.stdout)
+			return errHelp
+		}
+		return usageError{flagError(err)}
+	}
+	if f.NArg() > maxArgs {
+		if maxArgs == 0 {
+			return usagef("unexpected argument %q (this command takes only flags)", f.Arg(0))
+		}
+		return usagef("unexpected argument %q (at most %d positional arguments)", f.Arg(maxArgs), maxArgs)
+	}
+	set := map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	for _, r := range f.required {
+		if !set[r] {
+			return usagef("--%s is required", r)
+		}
+	}
+	return nil
+}
+
+var (
+	reInvalid = regexp.MustCompile(`^invalid value (".*") for flag -([^:]+): (.*)$`)
+	reFlag    = regexp.MustCompile(` -([A-Za-z][-A-Za-z0-9]*)$`)
+)
+
+// flagError rewrites the flag package's messages to name the flag as users
+// type it: `--delta: invalid value "1.5": must be a number in [0, 1)`.
+func flagError(err error) string {
+	msg := err.Error()
+	if m := reInvalid.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("--%s: invalid value %s: %s", m[2], m[1], m[3])
+	}
+	return reFlag.ReplaceAllString(msg, " --$1")
+}
+
+func (f *flagSet) usage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: audit %s\n\n%s\n\nFlags:\n", f.name, f.synopsis)
+	f.VisitAll(func(fl *flag.Flag) {
+		def := ""
+		if fl.DefValue != "" && fl.DefValue != "0" || strings.Contains(fl.Usage, "default 0") {
+			def = fmt.Sprintf(" (default %s)", fl.DefValue)
+		}
+		for _, r := range f.required {
+			if r == fl.Name {
+				def = " (required)"
+			}
+		}
+		fmt.Fprintf(w, "  --%-14s %s%s\n", fl.Name, fl.Usage, def)
+	})
+}
+
+// intFlag is an integer flag restricted to [min, max].
+type intFlag struct {
+	v        *int
+	min, max int
+}
+
+func (f intFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return strconv.Itoa(*f.v)
+}
+
+func (f intFlag) Set(s string) error {
+	x, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || x < int64(f.min) || x > int64(f.max) {
+		return fmt.Errorf("must be an integer in %s", intRange(f.min, f.max))
+	}
+	*f.v = int(x)
+	return nil
+}
+
+func intRange(lo, hi int) string {
+	if hi == math.MaxInt {
+		return fmt.Sprintf("[%d, ∞)", lo)
+	}
+	return fmt.Sprintf("[%d, %d]", lo, hi)
+}
+
+// floatFlag is a finite float flag restricted by check, which describes the
+// allowed range in its error.
+type floatFlag struct {
+	v     *float64
+	rng   string // e.g. "[0, 1)"
+	check func(float64) bool
+}
+
+func (f floatFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*f.v, 'g', -1, 64)
+}
+
+func (f floatFlag) Set(s string) error {
+	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || !f.check(x) {
+		return fmt.Errorf("must be a number in %s", f.rng)
+	}
+	*f.v = x
+	return nil
+}
+
+func (f *flagSet) intVar(p *int, name string, def, min, max int, usage string) {
+	*p = def
+	f.Var(intFlag{p, min, max}, name, usage+" "+intRange(min, max))
+}
+
+func (f *flagSet) floatVar(p *float64, name string, def float64, rng string, check func(float64) bool, usage string) {
+	*p = def
+	f.Var(floatFlag{p, rng, check}, name, usage+" "+rng)
+}
+
+// Common ranges.
+var (
+	inUnitOpen = func(x float64) bool { return x > 0 && x < 1 }  // (0, 1)
+	inDelta    = func(x float64) bool { return x >= 0 && x < 1 } // [0, 1)
+	positive   = func(x float64) bool { return x > 0 }
+)
