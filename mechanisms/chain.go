@@ -1,0 +1,194 @@
+package mechanisms
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Emit receives the k-th release of a run. theta is only valid during the
+// call: copy what must be kept.
+type Emit func(k int, theta []float64) error
+
+// Info summarises one run: work done and the counters of the samplers that
+// have an accept/reject step or clipping.
+type Info struct {
+	Iterations   int `json:"iterations"`
+	Proposals    int `json:"proposals,omitempty"`
+	Accepted     int `json:"accepted,omitempty"`
+	ClippedGrads int `json:"clipped_grads,omitempty"`
+	GradEvals    int `json:"grad_evals,omitempty"`
+	ClippedLLRs  int `json:"clipped_llrs,omitempty"`
+	LLREvals     int `json:"llr_evals,omitempty"`
+	Projections  int `json:"projections,omitempty"`
+	// VarianceCheckFailures counts Barker-test iterations whose minibatch
+	// variance exceeded the noise budget.
+	VarianceCheckFailures int `json:"variance_check_failures,omitempty"`
+}
+
+// AcceptanceRate returns Accepted/Proposals, or NaN without proposals.
+func (i Info) AcceptanceRate() float64 {
+	if i.Proposals == 0 {
+		return math.NaN()
+	}
+	return float64(i.Accepted) / float64(i.Proposals)
+}
+
+// Add accumulates another run's counters.
+func (i *Info) Add(o Info) {
+	i.Iterations += o.Iterations
+	i.Proposals += o.Proposals
+	i.Accepted += o.Accepted
+	i.ClippedGrads += o.ClippedGrads
+	i.GradEvals += o.GradEvals
+	i.ClippedLLRs += o.ClippedLLRs
+	i.LLREvals += o.LLREvals
+	i.Projections += o.Projections
+	i.VarianceCheckFailures += o.VarianceCheckFailures
+}
+
+// DivergedError reports a chain whose state became NaN or infinite.
+type DivergedError struct {
+	Iteration int
+	Theta     []float64
+}
+
+func (e *DivergedError) Error() string {
+	return fmt.Sprintf("chain diverged at iteration %d (state %v): reduce the step size", e.Iteration, e.Theta)
+}
+
+// finite reports whether every coordinate is finite.
+func finite(theta []float64) bool {
+	for _, t := range theta {
+		if t-t != 0 { // NaN or ±Inf
+			return false
+		}
+	}
+	return true
+}
+
+// Sampler is an MCMC algorithm under audit.
+type Sampler interface {
+	// Name identifies the algorithm and its main settings.
+	Name() string
+	// Check validates the sampler's settings for this model and dataset;
+	// errors name the field and its allowed range.
+	Check(m Model, d *Dataset) error
+	// Iterations is the number of updates of one run on d.
+	Iterations(d *Dataset) int
+	// IterationsPerEpoch is the number of updates in one pass over d
+	// (1 for full-data samplers).
+	IterationsPerEpoch(d *Dataset) int
+	// Run performs one run starting from theta (updated in place), drawing
+	// all randomness from rng, and calls emit(k, θ) after iteration at[k]
+	// for every k (at is ascending). A non-finite state ends the run with
+	// a *DivergedError.
+	Run(m Model, d *Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error)
+}
+
+// Init chooses a chain's starting point.
+type Init struct {
+	// FromPrior draws θ₀ from the prior (the model must be a PriorSampler).
+	FromPrior bool `yaml:"from_prior" json:"from_prior"`
+	// Theta is the fixed starting point when FromPrior is false
+	// (zeros when empty).
+	Theta []float64 `yaml:"theta,omitempty" json:"theta,omitempty"`
+}
+
+// Chain is a complete mechanism: a model, a sampler, a starting point and a
+// release schedule. It is what the audit engine runs.
+type Chain struct {
+	Model   Model
+	Sampler Sampler
+	Init    Init
+	Release ReleaseSpec
+}
+
+// Mechanism is what the audit engine drives: given a dataset and a source of
+// randomness, run once and emit the releases. The output must depend only
+// on (dataset, rng's seed, configuration).
+type Mechanism interface {
+	// Dim is the length of every released vector.
+	Dim() int
+	// Points returns the release points of a run on d.
+	Points(d *Dataset) ([]ReleasePoint, error)
+	// Check validates the mechanism for dataset d.
+	Check(d *Dataset) error
+	// Run performs one run on d.
+	Run(d *Dataset, rng *rand.Rand, emit Emit) (Info, error)
+}
+
+// Dim implements Mechanism.
+func (c *Chain) Dim() int { return c.Model.Dim() }
+
+// Points implements Mechanism.
+func (c *Chain) Points(d *Dataset) ([]ReleasePoint, error) {
+	return c.Release.Points(c.Sampler.Iterations(d), c.Sampler.IterationsPerEpoch(d))
+}
+
+// Check implements Mechanism.
+func (c *Chain) Check(d *Dataset) error {
+	if err := d.Validate(c.Model.DataDim()); err != nil {
+		return err
+	}
+	if err := c.Sampler.Check(c.Model, d); err != nil {
+		return err
+	}
+	if c.Init.FromPrior {
+		if _, ok := c.Model.(PriorSampler); !ok {
+			return fmt.Errorf("init.from_prior: model %s cannot sample its prior", c.Model.Name())
+		}
+	} else if len(c.Init.Theta) != 0 && len(c.Init.Theta) != c.Model.Dim() {
+		return fmt.Errorf("init.theta: must have %d values (the model's dimension), got %d", c.Model.Dim(), len(c.Init.Theta))
+	}
+	_, err := c.Points(d)
+	return err
+}
+
+// Run implements Mechanism. The starting point is drawn first from rng (if
+// from the prior), then the sampler consumes rng.
+func (c *Chain) Run(d *Dataset, rng *rand.Rand, emit Emit) (Info, error) {
+	pts, err := c.Points(d)
+	if err != nil {
+		return Info{}, err
+	}
+	at := make([]int, len(pts))
+	for i, p := range pts {
+		at[i] = p.Iteration
+	}
+	theta := make([]float64, c.Model.Dim())
+	if c.Init.FromPrior {
+		c.Model.(PriorSampler).SamplePrior(rng, theta)
+	} else {
+		copy(theta, c.Init.Theta)
+	}
+	return c.Sampler.Run(c.Model, d, theta, rng, at, emit)
+}
+
+// releaser walks the ascending list of release iterations during a run.
+type releaser struct {
+	at   []int
+	next int
+	emit Emit
+}
+
+// due reports whether iteration it must be released.
+func (r *releaser) due(it int) bool { return r.next < len(r.at) && r.at[r.next] == it }
+
+// release emits theta for the current release point and advances.
+func (r *releaser) release(theta []float64) error {
+	k := r.next
+	r.next++
+	if r.emit == nil {
+		return nil
+	}
+	return r.emit(k, theta)
+}
+
+// nextAt returns the next release iteration, or -1 when none is left.
+func (r *releaser) nextAt() int {
+	if r.next < len(r.at) {
+		return r.at[r.next]
+	}
+	return -1
+}

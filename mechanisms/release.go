@@ -1,0 +1,100 @@
+package mechanisms
+
+import (
+	"fmt"
+	"sort"
+)
+
+// ReleaseMode says which states of a run are released.
+type ReleaseMode string
+
+const (
+	// ReleaseFinal releases the last state only.
+	ReleaseFinal ReleaseMode = "final"
+	// ReleaseEpochs releases the state at the end of every Every-th epoch
+	// (the per-epoch audits of Heller & Fetaya §V).
+	ReleaseEpochs ReleaseMode = "epochs"
+	// ReleaseSnapshots releases the states after the iterations listed in At.
+	ReleaseSnapshots ReleaseMode = "snapshots"
+	// ReleaseTrajectory releases every Every-th state (a thinned path).
+	ReleaseTrajectory ReleaseMode = "trajectory"
+)
+
+// ReleaseSpec chooses the release points of a run. Iterations are counted
+// from 1: "iteration k" is the state after k updates.
+type ReleaseSpec struct {
+	Mode ReleaseMode `yaml:"mode" json:"mode"`
+	// Every is the epoch stride (ReleaseEpochs) or the thinning
+	// (ReleaseTrajectory); 0 means 1.
+	Every int `yaml:"every,omitempty" json:"every,omitempty"`
+	// At lists iterations for ReleaseSnapshots.
+	At []int `yaml:"at,omitempty" json:"at,omitempty"`
+}
+
+// ReleasePoint is one release of a run.
+type ReleasePoint struct {
+	Iteration int    `json:"iteration"`
+	Label     string `json:"label"`
+}
+
+// MaxReleasePoints bounds the number of release points of one run, so that
+// a thinned trajectory cannot exhaust memory by accident.
+const MaxReleasePoints = 100000
+
+// Points resolves the spec for a run of total iterations whose epochs have
+// perEpoch iterations.
+func (r ReleaseSpec) Points(total, perEpoch int) ([]ReleasePoint, error) {
+	every := r.Every
+	if every < 0 {
+		return nil, fmt.Errorf("release.every: must be ≥ 1, got %d", every)
+	}
+	if every == 0 {
+		every = 1
+	}
+	var pts []ReleasePoint
+	switch r.Mode {
+	case ReleaseFinal, "":
+		pts = []ReleasePoint{{total, "final"}}
+	case ReleaseEpochs:
+		if perEpoch < 1 {
+			return nil, fmt.Errorf("release.mode: epochs needs an epoch length ≥ 1")
+		}
+		for e := every; e*perEpoch <= total; e += every {
+			pts = append(pts, ReleasePoint{e * perEpoch, fmt.Sprintf("epoch %d", e)})
+			if len(pts) > MaxReleasePoints {
+				break
+			}
+		}
+		if len(pts) == 0 {
+			return nil, fmt.Errorf("release: a run of %d iterations has no complete epoch of %d iterations", total, perEpoch)
+		}
+	case ReleaseSnapshots:
+		if len(r.At) == 0 {
+			return nil, fmt.Errorf("release.at: snapshots need at least one iteration")
+		}
+		at := append([]int(nil), r.At...)
+		sort.Ints(at)
+		for i, k := range at {
+			if k < 1 || k > total {
+				return nil, fmt.Errorf("release.at: iterations must be in [1, %d], got %d", total, k)
+			}
+			if i > 0 && at[i-1] == k {
+				return nil, fmt.Errorf("release.at: iteration %d listed twice", k)
+			}
+			pts = append(pts, ReleasePoint{k, fmt.Sprintf("iteration %d", k)})
+		}
+	case ReleaseTrajectory:
+		for k := every; k <= total; k += every {
+			pts = append(pts, ReleasePoint{k, fmt.Sprintf("iteration %d", k)})
+			if len(pts) > MaxReleasePoints {
+				break
+			}
+		}
+	default:
+		return nil, fmt.Errorf("release.mode: must be one of final, epochs, snapshots, trajectory, got %q", r.Mode)
+	}
+	if len(pts) > MaxReleasePoints {
+		return nil, fmt.Errorf("release: more than %d release points; thin the trajectory (release.every)", MaxReleasePoints)
+	}
+	return pts, nil
+}

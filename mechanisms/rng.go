@@ -1,0 +1,42 @@
+package mechanisms
+
+import "math/rand/v2"
+
+// Side names the dataset a trial runs on.
+type Side int
+
+const (
+	// SideD is the original dataset D (a "negative" in the counts).
+	SideD Side = 0
+	// SideDPrime is the neighbour D′ (a "positive").
+	SideDPrime Side = 1
+)
+
+// String returns "D" or "D′".
+func (s Side) String() string {
+	if s == SideDPrime {
+		return "D′"
+	}
+	return "D"
+}
+
+// splitmix64 is the finaliser of Steele, Lea & Flood's SplitMix64, used to
+// turn structured seed tuples into well-mixed 64-bit words.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// TrialRNG returns the random source of one trial, a PCG generator seeded
+// from (audit seed, side, trial index, stream) through SplitMix64, so that a
+// trial's output depends only on these numbers — never on worker count,
+// shard layout or resumption. Stream separates independent uses within a
+// trial (0 for the sampler).
+func TrialRNG(seed uint64, side Side, trial int, stream uint64) *rand.Rand {
+	a := splitmix64(seed ^ splitmix64(uint64(side)+1))
+	b := splitmix64(a ^ splitmix64(uint64(trial)+0x632be59bd9b4e019))
+	c := splitmix64(b ^ splitmix64(stream+0x85157af5))
+	return rand.New(rand.NewPCG(b, c))
+}
