@@ -16,9 +16,9 @@ import (
 // Its posterior is Gaussian (Bishop 2006, eqs. 3.53–3.54; Heller Lemma IV.2):
 // Σ⁻¹ = Alpha·I + Beta·Σ xᵢxᵢᵀ, m = Σ·Beta·Σ xᵢyᵢ.
 type LinReg struct {
-	D     int     // dimension of θ and of x
-	Alpha float64 // prior precision
-	Beta  float64 // noise precision
+	D     int     `yaml:"dim" json:"dim"`     // dimension of θ and of x
+	Alpha float64 `yaml:"alpha" json:"alpha"` // prior precision
+	Beta  float64 `yaml:"beta" json:"beta"`   // noise precision
 }
 
 // NewLinReg1D returns the one-dimensional model of Heller & Fetaya eq. 4.

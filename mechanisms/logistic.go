@@ -13,8 +13,8 @@ import (
 //
 // An intercept is modelled by a constant feature.
 type Logistic struct {
-	D     int
-	Alpha float64
+	D     int     `yaml:"dim" json:"dim"`
+	Alpha float64 `yaml:"alpha" json:"alpha"` // prior precision
 }
 
 // Check validates the parameters.

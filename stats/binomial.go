@@ -57,6 +57,19 @@ func ClopperPearsonUpper(k, n int, confidence float64) (float64, error) {
 	return cpUpper(k, n, 1-confidence), nil
 }
 
+// ClopperPearsonUpperTail is ClopperPearsonUpper with the tail level
+// a = 1 − confidence given directly, so that callers splitting α (α/2 per
+// rate, α/m for m tests) get exactly the bound stats.RegionBound uses.
+func ClopperPearsonUpperTail(k, n int, a float64) (float64, error) {
+	if err := checkBinomial("k", k, "n", n); err != nil {
+		return math.NaN(), err
+	}
+	if !(a > 0 && a < 1) {
+		return math.NaN(), fmt.Errorf("tail level: must be in (0, 1), got %g", a)
+	}
+	return cpUpper(k, n, a), nil
+}
+
 // cpUpper is ClopperPearsonUpper for validated arguments, at tail level a.
 func cpUpper(k, n int, a float64) float64 {
 	switch k {

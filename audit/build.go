@@ -1,0 +1,206 @@
+package audit
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mcmcaudit/mcmcaudit/attacks"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+)
+
+// Plan is a validated, built scenario: everything the trials and the
+// analysis need.
+type Plan struct {
+	Config *Config
+	// Hash identifies the config (see Config.Hash).
+	Hash     string
+	Model    mechanisms.Model
+	Pair     mechanisms.Pair
+	Sampler  mechanisms.Sampler
+	Mech     mechanisms.Mechanism
+	Points   []mechanisms.ReleasePoint
+	Features attacks.FeatureMap
+	// FeatureNames labels the feature columns.
+	FeatureNames []string
+	Attacks      []attacks.Classifier
+	Claims       []Claim
+}
+
+// Build turns a validated config into a plan, checking everything that
+// needs the built objects (dimensions, batch sizes, release points, …).
+func Build(c *Config) (*Plan, error) {
+	p := &Plan{Config: c, Hash: c.Hash()}
+	var err error
+	if p.Model, err = buildModel(c.Model); err != nil {
+		return nil, err
+	}
+	if p.Pair, err = buildPair(c, p.Model); err != nil {
+		return nil, err
+	}
+	switch {
+	case c.Sampler.SGLD != nil:
+		p.Sampler = c.Sampler.SGLD
+	case c.Sampler.ULA != nil:
+		p.Sampler = c.Sampler.ULA
+	case c.Sampler.GaussianQuery != nil:
+		p.Sampler = c.Sampler.GaussianQuery
+	}
+	ch := &mechanisms.Chain{Model: p.Model, Sampler: p.Sampler, Init: c.Init, Release: c.Release}
+	p.Mech = ch
+	for _, d := range []*mechanisms.Dataset{p.Pair.D, p.Pair.DPrime} {
+		if err := ch.Check(d); err != nil {
+			return nil, err
+		}
+	}
+	pd, err := ch.Points(p.Pair.D)
+	if err != nil {
+		return nil, err
+	}
+	pp, err := ch.Points(p.Pair.DPrime)
+	if err != nil {
+		return nil, err
+	}
+	if len(pd) != len(pp) {
+		return nil, fmt.Errorf("release: D and D′ have different release points (%d vs %d): use release.mode final or snapshots with add/remove adjacency", len(pd), len(pp))
+	}
+	p.Points = pd
+	if p.Features, err = buildFeatures(c.Audit.Features, p); err != nil {
+		return nil, err
+	}
+	p.FeatureNames = p.Features.Names()
+	for _, name := range c.Audit.Attacks {
+		a, err := attacks.ByName(name)
+		if err != nil {
+			return nil, fmt.Errorf("audit.attacks: %s", strings.TrimPrefix(err.Error(), "attacks: "))
+		}
+		p.Attacks = append(p.Attacks, a)
+	}
+	if p.Claims, err = buildClaims(c, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func buildModel(mc ModelConfig) (mechanisms.Model, error) {
+	switch {
+	case mc.LinReg != nil:
+		m := *mc.LinReg
+		if m.D == 0 {
+			m.D = 1
+		}
+		if err := m.Check(); err != nil {
+			return nil, fmt.Errorf("model.linreg.%s", err)
+		}
+		return m, nil
+	case mc.Logistic != nil:
+		m := *mc.Logistic
+		if err := m.Check(); err != nil {
+			return nil, fmt.Errorf("model.logistic.%s", err)
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("model: no model set")
+}
+
+func buildPair(c *Config, m mechanisms.Model) (mechanisms.Pair, error) {
+	dc := c.Data
+	var d *mechanisms.Dataset
+	var err error
+	switch {
+	case dc.Counterexample != nil:
+		ce := dc.Counterexample
+		if m.Dim() != 1 {
+			return mechanisms.Pair{}, fmt.Errorf("data.counterexample: needs a one-dimensional model (model.linreg.dim: 1)")
+		}
+		p, err := mechanisms.CounterexamplePair(ce.N, ce.XH, ce.C)
+		if err != nil {
+			return mechanisms.Pair{}, fmt.Errorf("data.counterexample.%s", err)
+		}
+		return p, nil
+	case dc.SyntheticLinReg != nil:
+		s := dc.SyntheticLinReg
+		if s.XScale == 0 {
+			s.XScale = 1
+		}
+		if s.Beta == 0 {
+			if lr, ok := m.(mechanisms.LinReg); ok {
+				s.Beta = lr.Beta
+			}
+		}
+		d, err = mechanisms.SyntheticLinReg(s.N, s.ThetaStar, s.Beta, s.XScale, s.Seed)
+		if err != nil {
+			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_linreg.%s", err)
+		}
+	case dc.SyntheticLogistic != nil:
+		s := dc.SyntheticLogistic
+		if s.XScale == 0 {
+			s.XScale = 1
+		}
+		d, err = mechanisms.SyntheticLogistic(s.N, s.ThetaStar, s.XScale, s.Seed)
+		if err != nil {
+			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_logistic.%s", err)
+		}
+	case len(dc.Records) > 0:
+		d = &mechanisms.Dataset{Name: "inline", Records: dc.Records}
+	}
+	if err := d.Validate(m.DataDim()); err != nil {
+		return mechanisms.Pair{}, fmt.Errorf("data: %s", err)
+	}
+	nb := c.Neighbour
+	var rec mechanisms.Record
+	if nb.Adjacency != mechanisms.RemoveOne {
+		if nb.Record == nil {
+			return mechanisms.Pair{}, fmt.Errorf("neighbour.record: required for %s adjacency", nb.Adjacency)
+		}
+		rec = *nb.Record
+		if len(rec.X) != m.DataDim() {
+			return mechanisms.Pair{}, fmt.Errorf("neighbour.record.x: must have %d values, got %d", m.DataDim(), len(rec.X))
+		}
+	}
+	p, err := mechanisms.Neighbour(d, nb.Adjacency, nb.Index, rec)
+	if err != nil {
+		return mechanisms.Pair{}, fmt.Errorf("neighbour.%s", err)
+	}
+	return p, nil
+}
+
+// buildFeatures parses the feature list: theta, norm, coord:K, loglik.
+func buildFeatures(names []string, p *Plan) (attacks.FeatureMap, error) {
+	var maps attacks.Concat
+	for _, name := range names {
+		switch {
+		case name == "theta":
+			maps = append(maps, attacks.Theta{D: p.Model.Dim()})
+		case name == "norm":
+			maps = append(maps, attacks.Norm{})
+		case strings.HasPrefix(name, "coord:"):
+			k, err := strconv.Atoi(strings.TrimPrefix(name, "coord:"))
+			if err != nil || k < 0 || k >= p.Model.Dim() {
+				return nil, fmt.Errorf("audit.features: coord:K needs K in [0, %d], got %q", p.Model.Dim()-1, name)
+			}
+			maps = append(maps, attacks.Coords{Idx: []int{k}})
+		case name == "loglik":
+			ll := attacks.LogLik{Model: p.Model}
+			pr := p.Pair
+			switch pr.Adjacency {
+			case mechanisms.ReplaceOne:
+				ll.Records = []mechanisms.Record{pr.D.Records[pr.Index], pr.DPrime.Records[pr.Index]}
+				ll.Labels = []string{"record in D", "record in D′"}
+			case mechanisms.RemoveOne:
+				ll.Records = []mechanisms.Record{pr.D.Records[pr.Index]}
+				ll.Labels = []string{"removed record"}
+			case mechanisms.AddOne:
+				ll.Records = []mechanisms.Record{pr.DPrime.Records[pr.Index]}
+				ll.Labels = []string{"added record"}
+			}
+			maps = append(maps, ll)
+		default:
+			return nil, fmt.Errorf("audit.features: must be theta, norm, coord:K or loglik, got %q", name)
+		}
+	}
+	if len(maps) == 1 {
+		return maps[0], nil
+	}
+	return maps, nil
+}

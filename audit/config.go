@@ -1,0 +1,353 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"reflect"
+	"strings"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is an audit scenario, as written in a YAML file. Every section
+// that offers alternatives (model, data, sampler) holds exactly one of its
+// keys; unknown fields anywhere are an error.
+type Config struct {
+	// Name identifies the scenario in reports.
+	Name string `yaml:"name" json:"name"`
+	// Description is free text shown in reports.
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+	// Seed makes the audit reproducible: trial i on side s draws its
+	// randomness from (Seed, s, i) only.
+	Seed uint64 `yaml:"seed" json:"seed"`
+
+	Model     ModelConfig            `yaml:"model" json:"model"`
+	Data      DataConfig             `yaml:"data" json:"data"`
+	Neighbour *NeighbourConfig       `yaml:"neighbour,omitempty" json:"neighbour,omitempty"`
+	Sampler   SamplerConfig          `yaml:"sampler" json:"sampler"`
+	Init      mechanisms.Init        `yaml:"init,omitempty" json:"init"`
+	Release   mechanisms.ReleaseSpec `yaml:"release,omitempty" json:"release"`
+	Audit     AuditConfig            `yaml:"audit" json:"audit"`
+	Claim     *ClaimConfig           `yaml:"claim,omitempty" json:"claim,omitempty"`
+}
+
+// ModelConfig chooses the model: exactly one field is set.
+type ModelConfig struct {
+	LinReg   *mechanisms.LinReg   `yaml:"linreg,omitempty" json:"linreg,omitempty"`
+	Logistic *mechanisms.Logistic `yaml:"logistic,omitempty" json:"logistic,omitempty"`
+}
+
+// DataConfig chooses the dataset D (and, for the counterexample, D′ too):
+// exactly one field is set.
+type DataConfig struct {
+	// Counterexample is Heller & Fetaya's pair (eq. 8); it defines D′ itself.
+	Counterexample *CounterexampleData `yaml:"counterexample,omitempty" json:"counterexample,omitempty"`
+	// SyntheticLinReg draws a linear-regression dataset from a seed.
+	SyntheticLinReg *SyntheticData `yaml:"synthetic_linreg,omitempty" json:"synthetic_linreg,omitempty"`
+	// SyntheticLogistic draws a logistic-regression dataset from a seed.
+	SyntheticLogistic *SyntheticData `yaml:"synthetic_logistic,omitempty" json:"synthetic_logistic,omitempty"`
+	// Records lists the records inline.
+	Records []mechanisms.Record `yaml:"records,omitempty" json:"records,omitempty"`
+}
+
+// CounterexampleData parametrises Heller & Fetaya eq. 8.
+type CounterexampleData struct {
+	N  int     `yaml:"n" json:"n"`
+	XH float64 `yaml:"xh" json:"xh"`
+	C  float64 `yaml:"c" json:"c"`
+}
+
+// SyntheticData parametrises the seeded generators of package mechanisms.
+type SyntheticData struct {
+	N         int       `yaml:"n" json:"n"`
+	ThetaStar []float64 `yaml:"theta_star" json:"theta_star"`
+	// Beta is the noise precision (linear regression only).
+	Beta   float64 `yaml:"beta,omitempty" json:"beta,omitempty"`
+	XScale float64 `yaml:"x_scale,omitempty" json:"x_scale,omitempty"`
+	Seed   uint64  `yaml:"seed" json:"seed"`
+}
+
+// NeighbourConfig builds D′ from D (not used with the counterexample pair).
+type NeighbourConfig struct {
+	// Adjacency is replace-one (default), remove-one or add-one.
+	Adjacency mechanisms.Adjacency `yaml:"adjacency,omitempty" json:"adjacency,omitempty"`
+	// Index of the record replaced or removed (replace-one, remove-one).
+	Index int `yaml:"index" json:"index"`
+	// Record is the canary that replaces record Index, or is added.
+	Record *mechanisms.Record `yaml:"record,omitempty" json:"record,omitempty"`
+}
+
+// SamplerConfig chooses the sampler: exactly one field is set.
+type SamplerConfig struct {
+	SGLD          *mechanisms.SGLD          `yaml:"sgld,omitempty" json:"sgld,omitempty"`
+	ULA           *mechanisms.ULA           `yaml:"ula,omitempty" json:"ula,omitempty"`
+	GaussianQuery *mechanisms.GaussianQuery `yaml:"gaussian_query,omitempty" json:"gaussian_query,omitempty"`
+}
+
+// Assignment says how trials are given to D or D′.
+type Assignment string
+
+const (
+	// AssignRandom draws each trial's side with probability ½ (Heller §V).
+	AssignRandom Assignment = "random"
+	// AssignBalanced alternates sides: trial i runs on D′ when i is odd.
+	AssignBalanced Assignment = "balanced"
+)
+
+// Selection says how several attacks or release points share α.
+type Selection string
+
+const (
+	// SelectOnTraining picks one attack (or release point) on the training
+	// runs and spends all of α on it.
+	SelectOnTraining Selection = "training"
+	// SelectBonferroni evaluates every attack (or point) on the evaluation
+	// runs, each at α/m.
+	SelectBonferroni Selection = "bonferroni"
+)
+
+// Split gives the fractions of trials used to train the attacks, to choose
+// their thresholds (0 for a two-way split: thresholds on the training runs)
+// and to count errors. They must sum to 1.
+type Split struct {
+	Train  float64 `yaml:"train" json:"train"`
+	Select float64 `yaml:"select,omitempty" json:"select,omitempty"`
+	Eval   float64 `yaml:"eval" json:"eval"`
+}
+
+// AuditConfig sets the statistics of the audit.
+type AuditConfig struct {
+	// Trials is the total number of runs (both sides).
+	Trials     int        `yaml:"trials" json:"trials"`
+	Assignment Assignment `yaml:"assignment,omitempty" json:"assignment"`
+	Split      Split      `yaml:"split" json:"split"`
+	// Features lists the feature maps: theta, norm, coord:K, loglik.
+	Features []string `yaml:"features,omitempty" json:"features"`
+	// Attacks lists the classifiers: threshold, linear, logistic, qda.
+	Attacks []string `yaml:"attacks,omitempty" json:"attacks"`
+	// AttackSelection is training (default) or bonferroni.
+	AttackSelection Selection `yaml:"attack_selection,omitempty" json:"attack_selection"`
+	// PointSelection decides how the verdict treats several release
+	// points: training (default: one point chosen on training runs) or
+	// bonferroni (every point tested at α/P).
+	PointSelection Selection `yaml:"point_selection,omitempty" json:"point_selection"`
+	Delta          float64   `yaml:"delta" json:"delta"`
+	Confidence     float64   `yaml:"confidence" json:"confidence"`
+	// Workers is the number of concurrent runs (0: one per CPU). It never
+	// changes the result.
+	Workers int `yaml:"workers,omitempty" json:"-"`
+}
+
+// ClaimConfig is a claimed upper bound to test. Set Epsilon and Delta for an
+// (ε, δ)-DP claim, or GDP for a μ-GDP claim, and/or Theorems to test the
+// sampler's applicable theoretical guarantees.
+type ClaimConfig struct {
+	Epsilon  *float64 `yaml:"epsilon,omitempty" json:"epsilon,omitempty"`
+	Delta    *float64 `yaml:"delta,omitempty" json:"delta,omitempty"`
+	GDP      *float64 `yaml:"gdp,omitempty" json:"gdp,omitempty"`
+	Theorems bool     `yaml:"theorems,omitempty" json:"theorems,omitempty"`
+}
+
+// Limits on a config, so that a typo cannot exhaust the machine.
+const (
+	MaxTrials = 100_000_000
+	MinTrials = 20
+)
+
+// ParseConfig decodes a YAML scenario strictly (unknown fields are errors),
+// fills defaults and validates it. Errors name the field and its range.
+func ParseConfig(b []byte) (*Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("config: empty document")
+		}
+		return nil, fmt.Errorf("config: %s", oneLine(err.Error()))
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("config: only one YAML document is allowed")
+	}
+	c.defaults()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// LoadConfig reads and parses a scenario file.
+func LoadConfig(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: cannot read %s: %s", path, unwrapPathError(err))
+	}
+	if len(b) > 64<<20 {
+		return nil, fmt.Errorf("config: %s is larger than 64 MiB", path)
+	}
+	return ParseConfig(b)
+}
+
+func unwrapPathError(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func (c *Config) defaults() {
+	a := &c.Audit
+	if a.Assignment == "" {
+		a.Assignment = AssignRandom
+	}
+	if len(a.Features) == 0 {
+		a.Features = []string{"theta"}
+	}
+	if len(a.Attacks) == 0 {
+		a.Attacks = []string{"threshold"}
+	}
+	if a.AttackSelection == "" {
+		a.AttackSelection = SelectOnTraining
+	}
+	if a.PointSelection == "" {
+		a.PointSelection = SelectOnTraining
+	}
+	if c.Release.Mode == "" {
+		c.Release.Mode = mechanisms.ReleaseFinal
+	}
+	if c.Neighbour != nil && c.Neighbour.Adjacency == "" {
+		c.Neighbour.Adjacency = mechanisms.ReplaceOne
+	}
+}
+
+// exactlyOne checks that exactly one pointer/slice field of a section is set.
+func exactlyOne(section string, v any) (string, error) {
+	rv := reflect.ValueOf(v).Elem()
+	rt := rv.Type()
+	var set, names []string
+	for i := 0; i < rt.NumField(); i++ {
+		tag := strings.Split(rt.Field(i).Tag.Get("yaml"), ",")[0]
+		names = append(names, tag)
+		f := rv.Field(i)
+		if (f.Kind() == reflect.Pointer && !f.IsNil()) || (f.Kind() == reflect.Slice && f.Len() > 0) {
+			set = append(set, tag)
+		}
+	}
+	if len(set) != 1 {
+		return "", fmt.Errorf("%s: must set exactly one of %s, got %d", section, strings.Join(names, ", "), len(set))
+	}
+	return set[0], nil
+}
+
+func finitePositive(field string, x float64) error {
+	if !(x > 0) || math.IsInf(x, 0) {
+		return fmt.Errorf("%s: must be finite and > 0, got %g", field, x)
+	}
+	return nil
+}
+
+// Validate checks the parts of a config that do not need the built objects
+// (those are checked by Build).
+func (c *Config) Validate() error {
+	if _, err := exactlyOne("model", &c.Model); err != nil {
+		return err
+	}
+	data, err := exactlyOne("data", &c.Data)
+	if err != nil {
+		return err
+	}
+	if _, err := exactlyOne("sampler", &c.Sampler); err != nil {
+		return err
+	}
+	if data == "counterexample" && c.Neighbour != nil {
+		return fmt.Errorf("neighbour: the counterexample data defines D′ itself; remove the neighbour section")
+	}
+	if data != "counterexample" && c.Neighbour == nil {
+		return fmt.Errorf("neighbour: required to build D′ from D (adjacency, index, record)")
+	}
+	a := c.Audit
+	if a.Trials < MinTrials || a.Trials > MaxTrials {
+		return fmt.Errorf("audit.trials: must be in [%d, %d], got %d", MinTrials, MaxTrials, a.Trials)
+	}
+	if a.Assignment != AssignRandom && a.Assignment != AssignBalanced {
+		return fmt.Errorf("audit.assignment: must be random or balanced, got %q", a.Assignment)
+	}
+	s := a.Split
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"audit.split.train", s.Train}, {"audit.split.select", s.Select}, {"audit.split.eval", s.Eval}} {
+		if !(f.v >= 0 && f.v <= 1) {
+			return fmt.Errorf("%s: must be in [0, 1], got %g", f.name, f.v)
+		}
+	}
+	if s.Train == 0 || s.Eval == 0 {
+		return fmt.Errorf("audit.split: train and eval must both be > 0, got train=%g eval=%g", s.Train, s.Eval)
+	}
+	if sum := s.Train + s.Select + s.Eval; math.Abs(sum-1) > 1e-9 {
+		return fmt.Errorf("audit.split: train + select + eval must be 1, got %g", sum)
+	}
+	if !(a.Delta >= 0 && a.Delta < 1) {
+		return fmt.Errorf("audit.delta: must be in [0, 1), got %g", a.Delta)
+	}
+	if !(a.Confidence > 0 && a.Confidence < 1) {
+		return fmt.Errorf("audit.confidence: must be in (0, 1), got %g", a.Confidence)
+	}
+	if a.Workers < 0 || a.Workers > 4096 {
+		return fmt.Errorf("audit.workers: must be in [0, 4096], got %d", a.Workers)
+	}
+	for _, sel := range []struct {
+		name string
+		v    Selection
+	}{{"audit.attack_selection", a.AttackSelection}, {"audit.point_selection", a.PointSelection}} {
+		if sel.v != SelectOnTraining && sel.v != SelectBonferroni {
+			return fmt.Errorf("%s: must be training or bonferroni, got %q", sel.name, sel.v)
+		}
+	}
+	if cl := c.Claim; cl != nil {
+		if (cl.Epsilon == nil) != (cl.Delta == nil) {
+			return fmt.Errorf("claim: epsilon and delta go together")
+		}
+		if cl.Epsilon == nil && cl.GDP == nil && !cl.Theorems {
+			return fmt.Errorf("claim: set epsilon and delta, gdp, or theorems: true")
+		}
+		if cl.Epsilon != nil {
+			if !(*cl.Epsilon >= 0) || math.IsInf(*cl.Epsilon, 0) {
+				return fmt.Errorf("claim.epsilon: must be finite and ≥ 0, got %g", *cl.Epsilon)
+			}
+			if !(*cl.Delta >= 0 && *cl.Delta < 1) {
+				return fmt.Errorf("claim.delta: must be in [0, 1), got %g", *cl.Delta)
+			}
+		}
+		if cl.GDP != nil {
+			if !(*cl.GDP >= 0) || math.IsInf(*cl.GDP, 0) {
+				return fmt.Errorf("claim.gdp: must be finite and ≥ 0, got %g", *cl.GDP)
+			}
+		}
+	}
+	return nil
+}
+
+// Hash is the SHA-256 of the canonical JSON of everything that determines
+// the trials' outputs and the analysis (the worker count excluded), so that
+// shards and checkpoints of different scenarios are never mixed.
+func (c *Config) Hash() string {
+	b, err := json.Marshal(c)
+	if err != nil {
+		panic(err) // a validated config always encodes
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}

@@ -1,0 +1,109 @@
+package audit
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// PlotFormat returns "svg" or "png" from a file name, or an error naming
+// the flag.
+func PlotFormat(path string) (string, error) {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".svg", ".png":
+		return ext[1:], nil
+	}
+	return "", fmt.Errorf("--plot: file name must end in .svg or .png, got %q", path)
+}
+
+// Curve is an extra line for the ε plot (e.g. the exact closed-form curve).
+type Curve struct {
+	Name string
+	X, Y []float64
+}
+
+// WritePlot draws ε_lb against the release points (the per-epoch curve of
+// Heller & Fetaya Fig. 2), with the ceiling of the run counts, each claim's
+// ε at δ, and any extra curves, in SVG or PNG.
+func WritePlot(w io.Writer, format string, p *Plan, r *Report, extra ...Curve) error {
+	pl := plot.New()
+	pl.Title.Text = fmt.Sprintf("%s: ε lower bound per release (δ = %g, confidence %.4g)", p.Config.Name, r.Delta, r.TestConfidence)
+	pl.X.Label.Text = "iteration"
+	pl.Y.Label.Text = "ε"
+	pl.Add(plotter.NewGrid())
+	xs := make([]float64, len(r.Points))
+	for k, pr := range r.Points {
+		xs[k] = float64(pr.Point.Iteration)
+	}
+	series := func(f func(PointResult) float64) plotter.XYs {
+		var pts plotter.XYs
+		for k, pr := range r.Points {
+			if y := f(pr); !math.IsNaN(y) && !math.IsInf(y, 0) {
+				pts = append(pts, plotter.XY{X: xs[k], Y: y})
+			}
+		}
+		return pts
+	}
+	add := func(name string, pts plotter.XYs, i int, dashed bool) error {
+		if len(pts) == 0 {
+			return nil
+		}
+		l, s, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return err
+		}
+		l.Color = plotutil.Color(i)
+		s.Color = plotutil.Color(i)
+		s.Shape = plotutil.Shape(i)
+		if dashed {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
+		pl.Add(l, s)
+		pl.Legend.Add(name, l, s)
+		return nil
+	}
+	if err := add("ε_lb (region bound)", series(func(pr PointResult) float64 { return pr.Region.Epsilon }), 0, false); err != nil {
+		return err
+	}
+	if err := add("ceiling", series(func(pr PointResult) float64 { return pr.Ceiling.Epsilon }), 1, true); err != nil {
+		return err
+	}
+	for ci, cl := range p.Claims {
+		pts := series(func(pr PointResult) float64 {
+			if ci >= len(pr.Claims) || !pr.Claims[ci].Covered {
+				return math.NaN()
+			}
+			return float64(pr.Claims[ci].EpsilonAtDelta)
+		})
+		if err := add("upper bound: "+cl.Name, pts, 2+ci, true); err != nil {
+			return err
+		}
+	}
+	for i, c := range extra {
+		var pts plotter.XYs
+		for k := range c.X {
+			if !math.IsNaN(c.Y[k]) && !math.IsInf(c.Y[k], 0) {
+				pts = append(pts, plotter.XY{X: c.X[k], Y: c.Y[k]})
+			}
+		}
+		if err := add(c.Name, pts, 2+len(p.Claims)+i, false); err != nil {
+			return err
+		}
+	}
+	pl.Legend.Top = true
+	pl.Legend.Left = true
+	pl.Y.Min = 0
+	wt, err := pl.WriterTo(8*vg.Inch, 5*vg.Inch, format)
+	if err != nil {
+		return err
+	}
+	_, err = wt.WriteTo(w)
+	return err
+}

@@ -1,0 +1,149 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"golang.org/x/sync/errgroup"
+)
+
+// Trials holds the features of a contiguous range [Lo, Hi) of the audit's
+// trials: for trial i, release point p and feature f the value is
+// X[((i−Lo)·P + p)·F + f]. It is what shards and checkpoints store.
+type Trials struct {
+	ConfigHash string `json:"config_hash"`
+	// N is the audit's total number of trials.
+	N    int `json:"n"`
+	Lo   int `json:"lo"`
+	Hi   int `json:"hi"`
+	P, F int `json:"-"`
+	// Side[i−Lo] is the dataset trial i ran on.
+	Side []mechanisms.Side `json:"-"`
+	X    []float64         `json:"-"`
+	Info mechanisms.Info   `json:"info"`
+}
+
+// Row returns the features of trial i at release point p.
+func (t *Trials) Row(i, p int) []float64 {
+	o := ((i-t.Lo)*t.P + p) * t.F
+	return t.X[o : o+t.F]
+}
+
+// Trial streams: 0 drives the sampler, 1 the side assignment.
+const streamSide = 1
+
+// SideOf returns the dataset of trial i: for random assignment a fair coin
+// from the trial's own stream, for balanced assignment the parity of i.
+func SideOf(seed uint64, i int, a Assignment) mechanisms.Side {
+	if a == AssignBalanced {
+		return mechanisms.Side(i & 1)
+	}
+	return mechanisms.Side(mechanisms.TrialRNG(seed, mechanisms.SideD, i, streamSide).Uint64() >> 63)
+}
+
+// Workers resolves a worker count: 0 means one per CPU.
+func Workers(w int) int {
+	if w <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return w
+}
+
+// Progress receives the number of trials completed so far (possibly from
+// several goroutines; implementations must be safe for that).
+type Progress func(done int)
+
+// Simulate runs trials [lo, hi) of the plan on a bounded pool of workers.
+// The result depends only on the plan (seed and configuration), never on
+// the worker count: trial i always uses TrialRNG(seed, side, i, 0) and
+// writes only its own slots. Cancelling ctx stops the workers promptly; the
+// error then wraps ctx.Err().
+func Simulate(ctx context.Context, p *Plan, lo, hi, workers int, progress Progress) (*Trials, error) {
+	n := p.Config.Audit.Trials
+	if lo < 0 || hi > n || lo > hi {
+		return nil, fmt.Errorf("audit: trial range [%d, %d) outside [0, %d)", lo, hi, n)
+	}
+	t := &Trials{ConfigHash: p.Hash, N: n, Lo: lo, Hi: hi, P: len(p.Points), F: len(p.FeatureNames)}
+	t.Side = make([]mechanisms.Side, hi-lo)
+	t.X = make([]float64, (hi-lo)*t.P*t.F)
+	seed := p.Config.Seed
+	for i := lo; i < hi; i++ {
+		t.Side[i-lo] = SideOf(seed, i, p.Config.Audit.Assignment)
+	}
+	var next atomic.Int64
+	next.Store(int64(lo))
+	var done atomic.Int64
+	var mu sync.Mutex
+	g, ctx := errgroup.WithContext(ctx)
+	const chunk = 16
+	for w := 0; w < Workers(workers); w++ {
+		g.Go(func() error {
+			var info mechanisms.Info
+			defer func() {
+				mu.Lock()
+				t.Info.Add(info)
+				mu.Unlock()
+			}()
+			for {
+				start := int(next.Add(chunk)) - chunk
+				if start >= hi {
+					return nil
+				}
+				for i := start; i < min(start+chunk, hi); i++ {
+					if err := ctx.Err(); err != nil {
+						return err
+					}
+					ri, err := RunTrial(p, i, t.Side[i-lo], func(k int, feat []float64) {
+						copy(t.Row(i, k), feat)
+					})
+					if err != nil {
+						return err
+					}
+					info.Add(ri)
+				}
+				d := done.Add(int64(min(start+chunk, hi) - start))
+				if progress != nil {
+					progress(int(d))
+				}
+			}
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// RunTrial runs trial i on the given side and passes the features of each
+// release to sink (feat is reused: copy it).
+func RunTrial(p *Plan, i int, side mechanisms.Side, sink func(k int, feat []float64)) (mechanisms.Info, error) {
+	d := p.Pair.D
+	if side == mechanisms.SideDPrime {
+		d = p.Pair.DPrime
+	}
+	feat := make([]float64, len(p.FeatureNames))
+	released := 0
+	rng := mechanisms.TrialRNG(p.Config.Seed, side, i, 0)
+	info, err := p.Mech.Run(d, rng, func(k int, theta []float64) error {
+		p.Features.Map(theta, feat)
+		for _, v := range feat {
+			if v-v != 0 {
+				return fmt.Errorf("feature of release %q is not finite (%g)", p.Points[k].Label, v)
+			}
+		}
+		sink(k, feat)
+		released++
+		return nil
+	})
+	if err != nil {
+		return info, fmt.Errorf("trial %d (on %s): %w", i, side, err)
+	}
+	if released != len(p.Points) {
+		return info, fmt.Errorf("trial %d (on %s): %d releases, expected %d", i, side, released, len(p.Points))
+	}
+	return info, nil
+}

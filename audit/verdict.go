@@ -1,0 +1,225 @@
+package audit
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/stats"
+)
+
+// Claim is an upper bound on the privacy of the mechanism, to be tested
+// against the audit's error counts.
+type Claim struct {
+	// Name describes the claim, e.g. "claimed (1, 1e-05)-DP".
+	Name string
+	// At returns the claim's privacy profile δ(ε) for the release at point
+	// k (a theorem's bound depends on the number of iterations), with the ε
+	// values where the profile jumps (knots); ok is false when the claim
+	// says nothing about that release.
+	At func(k int) (profile func(eps float64) float64, knots []float64, ok bool)
+}
+
+// PureClaim is the claim "(ε₀, δ₀)-DP" for every release. Its profile is
+// δ₀ for ε ≥ ε₀ and 1 (no statement) below: the (ε₀, δ₀) region is exactly
+// the set of error rates the two inequalities at ε₀ allow.
+func PureClaim(eps0, delta0 float64) Claim {
+	prof := func(eps float64) float64 {
+		if eps >= eps0 {
+			return delta0
+		}
+		return 1
+	}
+	return Claim{
+		Name: fmt.Sprintf("claimed (%g, %g)-DP", eps0, delta0),
+		At: func(int) (func(float64) float64, []float64, bool) {
+			return prof, []float64{eps0}, true
+		},
+	}
+}
+
+// GDPClaim is the claim "μ-GDP" for every release: the profile of
+// stats.GDPDelta.
+func GDPClaim(mu float64) Claim {
+	prof := func(eps float64) float64 { return stats.GDPDelta(mu, eps) }
+	return Claim{
+		Name: fmt.Sprintf("claimed %g-GDP", mu),
+		At: func(int) (func(float64) float64, []float64, bool) {
+			return prof, nil, true
+		},
+	}
+}
+
+// GuaranteeClaim wraps a theoretical guarantee (computed per release point
+// by guarantees) as a claim; release points where it does not apply are
+// not covered.
+func GuaranteeClaim(name string, at func(k int) (closedform.Guarantee, bool)) Claim {
+	return Claim{
+		Name: name,
+		At: func(k int) (func(float64) float64, []float64, bool) {
+			g, ok := at(k)
+			if !ok || !g.Applies || g.Profile == nil {
+				return nil, nil, false
+			}
+			return g.Profile, nil, true
+		},
+	}
+}
+
+// Refutation is the outcome of testing a claim's profile against
+// confidence-bounded error rates.
+type Refutation struct {
+	Refuted bool `json:"refuted"`
+	// Epsilon and Delta are the claimed pair (ε, δ(ε)) that the rates
+	// violate most clearly (largest Margin); when not refuted, the pair
+	// closest to being violated.
+	Epsilon float64 `json:"epsilon"`
+	Delta   float64 `json:"delta"`
+	// Margin is 1 − δ(ε) − FPR_ub − e^ε·FNR_ub for the violated inequality
+	// (or its mirror image): positive means refuted.
+	Margin    float64         `json:"margin"`
+	Direction stats.Direction `json:"direction"`
+	// FPR and FNR are the upper confidence bounds tested.
+	FPR float64 `json:"fpr_upper"`
+	FNR float64 `json:"fnr_upper"`
+}
+
+// refuteTolerance guards against calling rounding noise a violation.
+const refuteTolerance = 1e-12
+
+// Refute tests the claim "the mechanism is (ε, δ(ε))-DP for every ε ≥ 0"
+// against upper confidence bounds on the two error rates: an (ε, δ)-DP
+// mechanism admits no test with FPR + e^ε·FNR < 1 − δ nor FNR + e^ε·FPR <
+// 1 − δ (Heller & Fetaya eq. 10; Kairouz et al. 2015), and true rates below
+// their upper bounds only make the left-hand sides smaller. So if, for some
+// ε, FPR_ub + e^ε·FNR_ub < 1 − δ(ε) (or the mirror), the claim is false —
+// with the confidence of the bounds, whatever the claim's shape: no
+// Gaussian assumption is involved.
+//
+// The search runs over ε in [0, ln(1/min rate)] (beyond it e^ε·rate ≥ 1 and
+// no violation is possible): a grid of 2048 points, the knots of the
+// profile, then a golden-section refinement around the best grid point. A
+// violation reported is exact at the reported ε; the search can only miss
+// one that lives between grid points and escapes the refinement.
+func Refute(fprUB, fnrUB float64, profile func(float64) float64, knots []float64) Refutation {
+	best := Refutation{Margin: math.Inf(-1)}
+	eval := func(eps float64) {
+		if !(eps >= 0) || math.IsInf(eps, 0) {
+			return
+		}
+		d := profile(eps)
+		e := math.Exp(eps)
+		if m := 1 - d - fprUB - e*fnrUB; m > best.Margin {
+			best = Refutation{Epsilon: eps, Delta: d, Margin: m, Direction: stats.DirFNR}
+		}
+		if m := 1 - d - fnrUB - e*fprUB; m > best.Margin {
+			best = Refutation{Epsilon: eps, Delta: d, Margin: m, Direction: stats.DirFPR}
+		}
+	}
+	emax := math.Log(1 / math.Min(fprUB, fnrUB))
+	if math.IsInf(emax, 1) || emax > 800 {
+		emax = 800
+	}
+	const grid = 2048
+	step := emax / grid
+	bestK := 0
+	for k := 0; k <= grid; k++ {
+		before := best.Margin
+		eval(float64(k) * step)
+		if best.Margin > before {
+			bestK = k
+		}
+	}
+	// Golden-section refinement on the bracket around the best grid point.
+	lo, hi := math.Max(0, float64(bestK-1)*step), math.Min(emax, float64(bestK+1)*step)
+	margin := func(eps float64) float64 {
+		d := profile(eps)
+		e := math.Exp(eps)
+		return 1 - d - math.Min(fprUB+e*fnrUB, fnrUB+e*fprUB)
+	}
+	const invPhi = 0.6180339887498949
+	x1, x2 := hi-invPhi*(hi-lo), lo+invPhi*(hi-lo)
+	f1, f2 := margin(x1), margin(x2)
+	for i := 0; i < 80 && hi-lo > 1e-12; i++ {
+		if f1 >= f2 {
+			hi, x2, f2 = x2, x1, f1
+			x1 = hi - invPhi*(hi-lo)
+			f1 = margin(x1)
+		} else {
+			lo, x1, f1 = x1, x2, f2
+			x2 = lo + invPhi*(hi-lo)
+			f2 = margin(x2)
+		}
+	}
+	eval(x1)
+	eval(x2)
+	for _, k := range knots {
+		eval(k)
+		eval(math.Nextafter(k, math.Inf(1)))
+	}
+	best.Refuted = best.Margin > refuteTolerance
+	best.FPR, best.FNR = fprUB, fnrUB
+	return best
+}
+
+// EpsilonAt returns the smallest ε with profile(ε) ≤ δ (+Inf when the claim
+// certifies nothing at this δ).
+func EpsilonAt(profile func(float64) float64, delta float64) float64 {
+	if delta > 0 {
+		e, err := closedform.InvertProfile(profile, delta)
+		if err != nil {
+			return math.Inf(1)
+		}
+		return e
+	}
+	// δ = 0: the smallest ε where the profile vanishes, by doubling and
+	// bisection.
+	if profile(0) == 0 {
+		return 0
+	}
+	hi := 1.0
+	for profile(hi) > 0 {
+		if hi *= 2; hi > 1e12 {
+			return math.Inf(1)
+		}
+	}
+	lo := 0.0
+	for i := 0; i < 200 && hi-lo > 1e-12*hi; i++ {
+		mid := (lo + hi) / 2
+		if profile(mid) > 0 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
+}
+
+// buildClaims collects the claims of a config.
+func buildClaims(c *Config, p *Plan) ([]Claim, error) {
+	cl := c.Claim
+	if cl == nil {
+		return nil, nil
+	}
+	var out []Claim
+	if cl.Epsilon != nil {
+		out = append(out, PureClaim(*cl.Epsilon, *cl.Delta))
+	}
+	if cl.GDP != nil {
+		out = append(out, GDPClaim(*cl.GDP))
+	}
+	if cl.Theorems {
+		th, err := theoremClaims(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, th...)
+	}
+	return out, nil
+}
+
+// theoremClaims returns the sampler's applicable theoretical guarantees as
+// claims. It is filled in by the upper-bounds integration.
+var theoremClaims = func(p *Plan) ([]Claim, error) {
+	return nil, fmt.Errorf("claim.theorems: no theoretical guarantees are attached to %s yet", p.Sampler.Name())
+}
