@@ -301,4 +301,3 @@ func dot(a, b []float64) float64 {
 	}
 	return s
 }
-
