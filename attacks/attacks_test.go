@@ -77,6 +77,56 @@ func TestChooseRuleMatchesExhaustiveSearch(t *testing.T) {
 	}
 }
 
+// ChooseRuleGDP against the exhaustive search of the μ lower bound.
+func TestChooseRuleGDPMatchesExhaustiveSearch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for trial := 0; trial < 40; trial++ {
+		n := 4 + rng.IntN(120)
+		scores := make([]float64, n)
+		labels := make([]bool, n)
+		for i := range scores {
+			labels[i] = i%2 == 0
+			scores[i] = math.Round(rng.NormFloat64()*3) / 2
+			if labels[i] {
+				scores[i] += 2 * rng.Float64()
+			}
+		}
+		sel, err := ChooseRuleGDP(scores, labels, 0.9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best := 0.0
+		ts := append([]float64{math.Inf(-1), math.Inf(1)}, scores...)
+		for _, th := range ts {
+			for _, o := range []int{1, -1} {
+				var c stats.Counts
+				for i, s := range scores {
+					p := float64(o)*(s-th) >= 0
+					if labels[i] {
+						c.Positives++
+						if !p {
+							c.FN++
+						}
+					} else {
+						c.Negatives++
+						if p {
+							c.FP++
+						}
+					}
+				}
+				mu, _, _, err := stats.GDPMuLowerBound(c, 0.9)
+				if err != nil {
+					t.Fatal(err)
+				}
+				best = math.Max(best, mu)
+			}
+		}
+		if math.Abs(sel.Epsilon-best) > 1e-12 {
+			t.Fatalf("trial %d: ChooseRuleGDP μ = %.15g, exhaustive %.15g", trial, sel.Epsilon, best)
+		}
+	}
+}
+
 func TestChooseRuleErrors(t *testing.T) {
 	if _, err := ChooseRule([]float64{1, 2}, []bool{true, true}, 1e-5, 0.95); err == nil {
 		t.Error("one-sided training set accepted")

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/mcmcaudit/mcmcaudit/stats"
+	"gonum.org/v1/gonum/mathext"
 )
 
 // Rule is a decision rule on a score: predict D′ (positive) when
@@ -24,9 +25,43 @@ func (r Rule) Positive(score float64) bool {
 type Selection struct {
 	Rule   Rule
 	Counts stats.Counts
-	// Epsilon is the region bound (Heller eq. 12) the training counts
-	// give, at the audit's δ and confidence: the selection criterion.
+	// Epsilon is the value of the selection criterion on the training
+	// counts: the region bound (Heller eq. 12) for ChooseRule, the GDP μ
+	// lower bound for ChooseRuleGDP.
 	Epsilon float64
+}
+
+// objective is what a rule is chosen to maximise: bound is the
+// confidence-bounded criterion at counts (fp, fn), plugin the same formula
+// at the observed rates, which must never be smaller than bound (it prunes
+// the search).
+type objective struct {
+	bound  func(c *cpCache, fp, fn int) float64
+	plugin func(fpr, fnr, delta float64) float64
+}
+
+var regionObjective = objective{
+	bound: func(c *cpCache, fp, fn int) float64 { return c.region(fp, fn) },
+	plugin: func(fpr, fnr, delta float64) float64 {
+		e, _ := stats.EpsilonFromRates(fpr, fnr, delta)
+		return e
+	},
+}
+
+// gdpMu is max(0, Φ⁻¹(1−a) − Φ⁻¹(b)) (MATH.md §2), decreasing in a and b.
+func gdpMu(a, b float64) float64 {
+	mu := -mathext.NormalQuantile(a) - mathext.NormalQuantile(b)
+	if !(mu > 0) {
+		return 0
+	}
+	return mu
+}
+
+var gdpObjective = objective{
+	bound: func(c *cpCache, fp, fn int) float64 {
+		return gdpMu(c.upper(c.fpr, fp, c.neg), c.upper(c.fnr, fn, c.pos))
+	},
+	plugin: func(fpr, fnr, _ float64) float64 { return gdpMu(fpr, fnr) },
 }
 
 // cpCache memoises the one-sided Clopper–Pearson upper bounds of the two
@@ -74,6 +109,18 @@ const maxRegionEvals = 4096
 // exact, and usually after a handful of Beta quantiles (at most
 // maxRegionEvals candidates are examined).
 func ChooseRule(scores []float64, labels []bool, delta, confidence float64) (Selection, error) {
+	return chooseRule(scores, labels, delta, confidence, regionObjective)
+}
+
+// ChooseRuleGDP is ChooseRule for the GDP estimator: it maximises the μ
+// lower bound max(0, Φ⁻¹(1 − FPR_ub) − Φ⁻¹(FNR_ub)) on the training counts
+// (the threshold that is best for the region bound sits at an extreme where
+// μ_lb is loose, so each estimator gets its own rule).
+func ChooseRuleGDP(scores []float64, labels []bool, confidence float64) (Selection, error) {
+	return chooseRule(scores, labels, 0, confidence, gdpObjective)
+}
+
+func chooseRule(scores []float64, labels []bool, delta, confidence float64, obj objective) (Selection, error) {
 	if err := stats.CheckDelta(delta); err != nil {
 		return Selection{}, err
 	}
@@ -117,11 +164,11 @@ func ChooseRule(scores []float64, labels []bool, delta, confidence float64) (Sel
 	add := func(t float64) {
 		// Orientation +1: positives predicted above t.
 		fp, fn := neg-negB, posB
-		e, _ := stats.EpsilonFromRates(float64(fp)/float64(neg), float64(fn)/float64(pos), delta)
+		e := obj.plugin(float64(fp)/float64(neg), float64(fn)/float64(pos), delta)
 		cands = append(cands, cand{t, negB, posB, e, +1})
 		// Orientation −1: positives predicted below t.
 		fp, fn = negB, pos-posB
-		e, _ = stats.EpsilonFromRates(float64(fp)/float64(neg), float64(fn)/float64(pos), delta)
+		e = obj.plugin(float64(fp)/float64(neg), float64(fn)/float64(pos), delta)
 		cands = append(cands, cand{t, negB, posB, e, -1})
 	}
 	add(math.Inf(-1))
@@ -154,7 +201,7 @@ func ChooseRule(scores []float64, labels []bool, delta, confidence float64) (Sel
 		if c.orient < 0 {
 			fp, fn = c.negBelow, pos-c.posB
 		}
-		if e := cache.region(fp, fn); e > best.Epsilon {
+		if e := obj.bound(cache, fp, fn); e > best.Epsilon {
 			best = Selection{Rule: Rule{c.t, c.orient},
 				Counts: stats.Counts{FP: fp, Negatives: neg, FN: fn, Positives: pos}, Epsilon: e}
 		}

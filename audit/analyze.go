@@ -29,18 +29,25 @@ type AttackResult struct {
 	Selection stats.Estimate `json:"selection"`
 	// Evaluated is true when the attack was counted on the evaluation runs.
 	Evaluated bool `json:"evaluated"`
-	// Counts, Region and GDP come from the evaluation runs.
+	// Counts and Region come from the evaluation runs.
 	Counts stats.Counts    `json:"counts"`
 	Region *stats.Estimate `json:"region,omitempty"`
-	GDP    *stats.Estimate `json:"gdp,omitempty"`
+	// The GDP estimator has its own rule, chosen on the same selection
+	// runs to maximise μ_lb, and its own evaluation counts.
+	GDPRule      attacks.Rule    `json:"gdp_rule"`
+	GDPSelection float64         `json:"gdp_selection_mu"`
+	GDPCounts    stats.Counts    `json:"gdp_counts"`
+	GDP          *stats.Estimate `json:"gdp,omitempty"`
 }
 
 // PointResult is the audit of one release point.
 type PointResult struct {
 	Point   mechanisms.ReleasePoint `json:"point"`
 	Attacks []AttackResult          `json:"attacks"`
-	// Best is the index in Attacks of the attack reported.
+	// Best and BestGDP index the attacks reported for the region bound
+	// and for the GDP estimator.
 	Best    int            `json:"best"`
+	BestGDP int            `json:"best_gdp"`
 	Region  stats.Estimate `json:"region"`
 	GDP     stats.Estimate `json:"gdp"`
 	Ceiling stats.Estimate `json:"ceiling"`
@@ -237,7 +244,7 @@ func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64) (PointResul
 			return pr, fmt.Errorf("audit.trials: the %s runs have %d on D and %d on D′; both sides need runs (raise audit.trials)", d.name, neg, pos)
 		}
 	}
-	best := -1
+	best, bestGDP := -1, -1
 	for _, a := range p.Attacks {
 		score, err := a.Fit(train, delta, c.Audit.Confidence)
 		if err != nil {
@@ -247,12 +254,21 @@ func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64) (PointResul
 		if err != nil {
 			return pr, fmt.Errorf("attack %s: %w", a.Name(), err)
 		}
+		sg, err := attacks.ChooseRuleGDP(scoreAll(score, sel), sel.Label, c.Audit.Confidence)
+		if err != nil {
+			return pr, fmt.Errorf("attack %s: %w", a.Name(), err)
+		}
 		selEst, _ := stats.RegionBound(s.Counts, delta, c.Audit.Confidence)
-		ar := AttackResult{Attack: a.Name(), Rule: s.Rule, Selection: selEst}
-		ar.Counts = attacks.Count(s.Rule, scoreAll(score, eval), eval.Label)
+		ar := AttackResult{Attack: a.Name(), Rule: s.Rule, Selection: selEst, GDPRule: sg.Rule, GDPSelection: sg.Epsilon}
+		evalScores := scoreAll(score, eval)
+		ar.Counts = attacks.Count(s.Rule, evalScores, eval.Label)
+		ar.GDPCounts = attacks.Count(sg.Rule, evalScores, eval.Label)
 		pr.Attacks = append(pr.Attacks, ar)
 		if best < 0 || s.Epsilon > pr.Attacks[best].Selection.Epsilon {
 			best = len(pr.Attacks) - 1
+		}
+		if bestGDP < 0 || sg.Epsilon > pr.Attacks[bestGDP].GDPSelection {
+			bestGDP = len(pr.Attacks) - 1
 		}
 	}
 	// Evaluate: the training-chosen attack, or all of them (Bonferroni).
@@ -265,7 +281,7 @@ func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64) (PointResul
 		if err != nil {
 			return pr, err
 		}
-		gdp, err := stats.GDPBound(ar.Counts, delta, conf)
+		gdp, err := stats.GDPBound(ar.GDPCounts, delta, conf)
 		if err != nil {
 			return pr, err
 		}
@@ -276,10 +292,22 @@ func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64) (PointResul
 			if pr.Attacks[i].Region.Epsilon > pr.Attacks[best].Region.Epsilon {
 				best = i
 			}
+			if pr.Attacks[i].GDP.Mu > pr.Attacks[bestGDP].GDP.Mu {
+				bestGDP = i
+			}
 		}
+	} else if !pr.Attacks[bestGDP].Evaluated {
+		// One attack per estimator is chosen on training runs; the GDP
+		// estimator's may differ from the region bound's.
+		ar := &pr.Attacks[bestGDP]
+		gdp, err := stats.GDPBound(ar.GDPCounts, delta, conf)
+		if err != nil {
+			return pr, err
+		}
+		ar.GDP = &gdp
 	}
-	pr.Best = best
-	pr.Region, pr.GDP = *pr.Attacks[best].Region, *pr.Attacks[best].GDP
+	pr.Best, pr.BestGDP = best, bestGDP
+	pr.Region, pr.GDP = *pr.Attacks[best].Region, *pr.Attacks[bestGDP].GDP
 	ceil, err := stats.Ceiling(pr.Region.Counts.Negatives, pr.Region.Counts.Positives, delta, conf)
 	if err != nil {
 		return pr, err

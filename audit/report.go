@@ -135,7 +135,8 @@ func WriteTable(w io.Writer, p *Plan, r *Report) error {
 		return err
 	}
 	fmt.Fprintln(w, "ε_lb: Clopper-Pearson region bound (Heller-Fetaya eq. 12) on the evaluation runs, at the test confidence;")
-	fmt.Fprintln(w, "† ε(μ_lb) assumes a Gaussian trade-off curve; μ_lb itself is rigorous. ceiling: the largest ε_lb these run counts allow.")
+	fmt.Fprintln(w, "μ_lb: GDP lower bound, with its own threshold chosen on training runs; † ε(μ_lb) assumes a Gaussian trade-off")
+	fmt.Fprintln(w, "curve, μ_lb itself is rigorous. ceiling: the largest ε_lb these run counts allow.")
 	if r.Headline >= 0 && len(r.Points) > 1 {
 		fmt.Fprintln(w, "* the release point chosen on training runs, on which the headline and verdict rest.")
 	}
@@ -176,7 +177,7 @@ func WriteTable(w io.Writer, p *Plan, r *Report) error {
 func WriteCSV(w io.Writer, p *Plan, r *Report) error {
 	cw := csv.NewWriter(w)
 	head := []string{"point", "iteration", "label", "attack", "fp", "negatives", "fn", "positives",
-		"fpr_upper", "fnr_upper", "eps_lb", "mu_lb", "eps_gdp", "ceiling", "confidence", "delta", "headline"}
+		"fpr_upper", "fnr_upper", "eps_lb", "gdp_attack", "gdp_fp", "gdp_fn", "mu_lb", "eps_gdp", "ceiling", "confidence", "delta", "headline"}
 	for _, cl := range p.Claims {
 		head = append(head, "claim_eps_at_delta:"+cl.Name, "claim_refuted:"+cl.Name)
 	}
@@ -196,7 +197,9 @@ func WriteCSV(w io.Writer, p *Plan, r *Report) error {
 		c := pr.Region.Counts
 		row := []string{strconv.Itoa(k), strconv.Itoa(pr.Point.Iteration), pr.Point.Label, pr.Attacks[pr.Best].Attack,
 			strconv.Itoa(c.FP), strconv.Itoa(c.Negatives), strconv.Itoa(c.FN), strconv.Itoa(c.Positives),
-			g(pr.Region.FPR), g(pr.Region.FNR), g(pr.Region.Epsilon), g(pr.GDP.Mu), g(pr.GDP.Epsilon), g(pr.Ceiling.Epsilon),
+			g(pr.Region.FPR), g(pr.Region.FNR), g(pr.Region.Epsilon),
+			pr.Attacks[pr.BestGDP].Attack, strconv.Itoa(pr.GDP.Counts.FP), strconv.Itoa(pr.GDP.Counts.FN),
+			g(pr.GDP.Mu), g(pr.GDP.Epsilon), g(pr.Ceiling.Epsilon),
 			g(pr.Region.Confidence), g(pr.Region.Delta), strconv.FormatBool(k == r.Headline)}
 		for _, cr := range pr.Claims {
 			if !cr.Covered {
