@@ -26,35 +26,35 @@ func TestBalleThm5Values(t *testing.T) {
 		if err != nil || !g.Applies {
 			t.Fatalf("i = %d: %v %s", c.i, err, g.Reason)
 		}
-		if got := g.RDP(3) / 3; !relClose(got, c.want, 1e-14) {
+		if got := g.RDP(3) / 3; !withinRel(got, c.want, 1e-14) {
 			t.Errorf("i = %d: ε_i = %.17g, want %.17g", c.i, got, c.want)
 		}
 		if g.Variant != string(Printed) {
 			t.Errorf("i = %d: variant %q", c.i, g.Variant)
 		}
-		checkConsistent(t, g)
+		checkProfileEpsilonAgree(t, g)
 	}
 	g, _ := BalleThm5(p, 7)
-	if got := mustEps(t, g, 1e-5); !relClose(got, 2.5262247153516772991, 1e-13) {
+	if got := epsOrFatal(t, g, 1e-5); !withinRel(got, 2.5262247153516772991, 1e-13) {
 		t.Errorf("ε_7(1e-5) = %.17g", got)
 	}
 	// The profile is the Mironov conversion of the linear curve: compare
 	// with stats.RDPToDPContinuous, an independent numerical minimisation.
 	for _, d := range []float64{1e-8, 1e-3} {
 		want, _, err := stats.RDPToDPContinuous(g.RDP, d)
-		if err != nil || !relClose(mustEps(t, g, d), want, 1e-9) {
-			t.Errorf("δ = %g: ε = %g, RDPToDPContinuous %g (%v)", d, mustEps(t, g, d), want, err)
+		if err != nil || !withinRel(epsOrFatal(t, g, d), want, 1e-9) {
+			t.Errorf("δ = %g: ε = %g, RDPToDPContinuous %g (%v)", d, epsOrFatal(t, g, d), want, err)
 		}
 	}
 	// Gradient-difference reading: G = 1 < 2C = 2 gives ε_n = G²/(2σ²) = 1/8.
 	p.GradDiff = 1
 	g, _ = BalleThm5(p, 0)
-	if !g.Applies || !relClose(g.RDP(2)/2, 0.125, 1e-15) || !strings.Contains(g.Variant, "gradient-difference") {
+	if !g.Applies || !withinRel(g.RDP(2)/2, 0.125, 1e-15) || !strings.Contains(g.Variant, "gradient-difference") {
 		t.Errorf("G reading: %v %g %q", g.Applies, g.RDP(2)/2, g.Variant)
 	}
 	p.GradDiff = 3 // larger than 2C: 2C is kept
 	g, _ = BalleThm5(p, 0)
-	if !relClose(g.RDP(2)/2, 0.5, 1e-15) || g.Variant != string(Printed) {
+	if !withinRel(g.RDP(2)/2, 0.5, 1e-15) || g.Variant != string(Printed) {
 		t.Errorf("G > 2C: %g %q", g.RDP(2)/2, g.Variant)
 	}
 }
@@ -99,7 +99,7 @@ func TestBalleCor7(t *testing.T) {
 	if err != nil || !g.Applies {
 		t.Fatal(err)
 	}
-	if got := g.RDP(1); !relClose(got, 0.078258821374832825909, 1e-15) {
+	if got := g.RDP(1); !withinRel(got, 0.078258821374832825909, 1e-15) {
 		t.Errorf("Λ = %.17g", got)
 	}
 	// Second method: the OU kernel P_t(x) = N(e^{−θt}x, (ρ²/θ)(1 − e^{−2θt})).
@@ -110,31 +110,31 @@ func TestBalleCor7(t *testing.T) {
 		v := p.Rho * p.Rho / p.Theta * -math.Expm1(-2*p.Theta*p.Time)
 		slope := math.Exp(-p.Theta*p.Time) * p.Sensitivity / v
 		proof := p.Theta * math.Exp(p.Theta*p.Time) * p.Sensitivity / (p.Rho * p.Rho * math.Expm1(2*p.Theta*p.Time))
-		if !relClose(slope, proof, 1e-12) {
+		if !withinRel(slope, proof, 1e-12) {
 			t.Errorf("%+v: kernel slope %g, proof's %g", p, slope, proof)
 		}
 		g, _ := BalleCor7(p)
 		for _, a := range []float64{1.5, 2, 30} {
 			m := math.Exp(-p.Theta*p.Time) * p.Sensitivity
 			want := stats.RenyiGaussian(a, m, math.Sqrt(v), 0, math.Sqrt(v))
-			if !relClose(g.RDP(a), want, 1e-12) {
+			if !withinRel(g.RDP(a), want, 1e-12) {
 				t.Errorf("%+v α = %g: αΛ = %g, Rényi of the kernels %g", p, a, g.RDP(a), want)
 			}
 		}
 		// The exact Gaussian ε is below the Mironov conversion of the curve.
 		for _, d := range []float64{1e-6, 1e-2} {
 			conv, _, _ := stats.RDPToDPContinuous(g.RDP, d)
-			if e := mustEps(t, g, d); !(e <= conv) {
+			if e := epsOrFatal(t, g, d); !(e <= conv) {
 				t.Errorf("%+v δ = %g: GDP ε %g above RDP conversion %g", p, d, e, conv)
 			}
 		}
-		checkConsistent(t, g)
+		checkProfileEpsilonAgree(t, g)
 	}
 	if _, err := BalleCor7(OUParams{Theta: 1, Rho: 0, Sensitivity: 1, Time: 1}); err == nil || !strings.HasPrefix(err.Error(), "rho:") {
 		t.Errorf("rho = 0: %v", err)
 	}
 	// Long times: Λ underflows to 0 rather than NaN.
-	if g, err := BalleCor7(OUParams{Theta: 1, Rho: 1, Sensitivity: 1, Time: 1000}); err != nil || g.RDP(2) != 0 || mustEps(t, g, 1e-5) != 0 {
+	if g, err := BalleCor7(OUParams{Theta: 1, Rho: 1, Sensitivity: 1, Time: 1000}); err != nil || g.RDP(2) != 0 || epsOrFatal(t, g, 1e-5) != 0 {
 		t.Errorf("t = 1000: %v %v", err, g.RDP(2))
 	}
 }
@@ -145,20 +145,20 @@ func TestMixingValues(t *testing.T) {
 	//   Thm 14: ε′ = ln(1 + 0.5(e − 1)) = 0.62011450695827752463,
 	//           δ′ = 0.5(1 − e^{ε′−1}(1 − 1e-3)) = 0.15837210956743228018
 	//   Thm 15: δ′ = 0.5·1e-3·e^{ε′−1} = 0.00034196986029286058039
-	if o, _ := MixingDobrushinOrder(1, 1e-3); !relClose(o, 7.4496619410191567190, 1e-14) {
+	if o, _ := MixingDobrushinOrder(1, 1e-3); !withinRel(o, 7.4496619410191567190, 1e-14) {
 		t.Errorf("order = %.17g", o)
 	}
 	if e, d, _ := MixingDobrushin(1, 1e-3, 0.5); e != 1 || d != 5e-4 {
 		t.Errorf("Dobrushin: %g %g", e, d)
 	}
-	if e, d, _ := MixingDoeblin(1, 1e-3, 0.5); !relClose(e, 0.62011450695827752463, 1e-14) || !relClose(d, 0.15837210956743228018, 1e-13) {
+	if e, d, _ := MixingDoeblin(1, 1e-3, 0.5); !withinRel(e, 0.62011450695827752463, 1e-14) || !withinRel(d, 0.15837210956743228018, 1e-13) {
 		t.Errorf("Doeblin: %.17g %.17g", e, d)
 	}
-	if e, d, _ := MixingUltra(1, 1e-3, 0.5); !relClose(e, 0.62011450695827752463, 1e-14) || !relClose(d, 0.00034196986029286058039, 1e-13) {
+	if e, d, _ := MixingUltra(1, 1e-3, 0.5); !withinRel(e, 0.62011450695827752463, 1e-14) || !withinRel(d, 0.00034196986029286058039, 1e-13) {
 		t.Errorf("ultra: %.17g %.17g", e, d)
 	}
 	// Edge cases: γ = 1 changes nothing; γ = 0 makes the output independent.
-	if e, d, _ := MixingUltra(2, 0.1, 1); !relClose(e, 2, 1e-15) || !relClose(d, 0.1, 1e-15) {
+	if e, d, _ := MixingUltra(2, 0.1, 1); !withinRel(e, 2, 1e-15) || !withinRel(d, 0.1, 1e-15) {
 		t.Errorf("γ = 1: %g %g", e, d)
 	}
 	if e, d, _ := MixingDoeblin(2, 0.1, 0); e != 0 || d != 0 {
@@ -168,10 +168,10 @@ func TestMixingValues(t *testing.T) {
 		t.Errorf("δ = 0 order %g", o)
 	}
 	// Large ε: no overflow.
-	if o, _ := MixingDobrushinOrder(800, 1e-10); !relClose(o, 800+10*math.Ln10, 1e-15) {
+	if o, _ := MixingDobrushinOrder(800, 1e-10); !withinRel(o, 800+10*math.Ln10, 1e-15) {
 		t.Errorf("order(800) = %g", o)
 	}
-	if e, _, _ := MixingUltra(800, 0, 0.25); !relClose(e, 800+math.Log(0.25), 1e-15) {
+	if e, _, _ := MixingUltra(800, 0, 0.25); !withinRel(e, 800+math.Log(0.25), 1e-15) {
 		t.Errorf("ε′(800) = %g", e)
 	}
 	for _, c := range []struct{ e, d, g float64 }{{-1, 0, 0.5}, {1, 2, 0.5}, {1, 0, 1.5}, {math.NaN(), 0, 0}} {
@@ -182,7 +182,7 @@ func TestMixingValues(t *testing.T) {
 }
 
 // hockey returns D_{e^ε}(p‖q) = Σ max(0, p − e^ε q) on a finite space.
-func hockey(p, q []float64, eps float64) float64 {
+func hockeyFinite(p, q []float64, eps float64) float64 {
 	s := 0.0
 	for i := range p {
 		s += math.Max(0, p[i]-math.Exp(eps)*q[i])
@@ -190,7 +190,7 @@ func hockey(p, q []float64, eps float64) float64 {
 	return s
 }
 
-func push(p []float64, k [][]float64) []float64 {
+func pushThrough(p []float64, k [][]float64) []float64 {
 	out := make([]float64, len(k[0]))
 	for x, px := range p {
 		for y, kxy := range k[x] {
@@ -200,7 +200,7 @@ func push(p []float64, k [][]float64) []float64 {
 	return out
 }
 
-func randDist(r *rand.Rand, n int) []float64 {
+func randSimplex(r *rand.Rand, n int) []float64 {
 	p := make([]float64, n)
 	s := 0.0
 	for i := range p {
@@ -223,14 +223,14 @@ func TestMixingBruteForce(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const nx, ny = 4, 5
 	for trial := 0; trial < 300; trial++ {
-		mu, nu := randDist(r, nx), randDist(r, nx)
+		mu, nu := randSimplex(r, nx), randSimplex(r, nx)
 		// Kernel: a mixture of a common law and random rows, so that every
 		// coefficient is non-trivial.
 		w := r.Float64()
-		omega := randDist(r, ny)
+		omega := randSimplex(r, ny)
 		k := make([][]float64, nx)
 		for x := range k {
-			row := randDist(r, ny)
+			row := randSimplex(r, ny)
 			k[x] = make([]float64, ny)
 			for y := range row {
 				k[x][y] = (1-w)*omega[y] + w*row[y]
@@ -246,7 +246,7 @@ func TestMixingBruteForce(t *testing.T) {
 		}
 		for x := range k {
 			for x2 := range k {
-				tv = math.Max(tv, hockey(k[x], k[x2], 0))
+				tv = math.Max(tv, hockeyFinite(k[x], k[x2], 0))
 				for y := range k[x] {
 					ultra = math.Max(ultra, 1-k[x][y]/k[x2][y])
 				}
@@ -255,29 +255,29 @@ func TestMixingBruteForce(t *testing.T) {
 		for _, eps := range []float64{0, 0.1, 0.5, 1, 2} {
 			for _, dir := range [][2][]float64{{mu, nu}, {nu, mu}} {
 				p, q := dir[0], dir[1]
-				pq, qq := push(p, k), push(q, k)
-				delta := math.Max(hockey(p, q, eps), hockey(q, p, eps))
+				pq, qq := pushThrough(p, k), pushThrough(q, k)
+				delta := math.Max(hockeyFinite(p, q, eps), hockeyFinite(q, p, eps))
 				const slack = 1e-12
-				if _, d, _ := MixingDobrushin(eps, delta, tv); hockey(pq, qq, eps) > d+slack {
-					t.Fatalf("Thm 10 violated: trial %d ε %g: %g > %g", trial, eps, hockey(pq, qq, eps), d)
+				if _, d, _ := MixingDobrushin(eps, delta, tv); hockeyFinite(pq, qq, eps) > d+slack {
+					t.Fatalf("Thm 10 violated: trial %d ε %g: %g > %g", trial, eps, hockeyFinite(pq, qq, eps), d)
 				}
 				if delta > 0 {
 					order, _ := MixingDobrushinOrder(eps, delta)
 					g := 0.0
 					for x := range k {
 						for x2 := range k {
-							g = math.Max(g, hockey(k[x], k[x2], order))
+							g = math.Max(g, hockeyFinite(k[x], k[x2], order))
 						}
 					}
-					if _, d, _ := MixingDobrushin(eps, delta, g); hockey(pq, qq, eps) > d+slack {
-						t.Fatalf("Thm 13 violated: trial %d ε %g: %g > %g (γ = %g)", trial, eps, hockey(pq, qq, eps), d, g)
+					if _, d, _ := MixingDobrushin(eps, delta, g); hockeyFinite(pq, qq, eps) > d+slack {
+						t.Fatalf("Thm 13 violated: trial %d ε %g: %g > %g (γ = %g)", trial, eps, hockeyFinite(pq, qq, eps), d, g)
 					}
 				}
-				if e2, d, _ := MixingDoeblin(eps, delta, doeblin); hockey(pq, qq, e2) > d+slack {
-					t.Fatalf("Thm 14 violated: trial %d ε %g: %g > %g", trial, eps, hockey(pq, qq, e2), d)
+				if e2, d, _ := MixingDoeblin(eps, delta, doeblin); hockeyFinite(pq, qq, e2) > d+slack {
+					t.Fatalf("Thm 14 violated: trial %d ε %g: %g > %g", trial, eps, hockeyFinite(pq, qq, e2), d)
 				}
-				if e2, d, _ := MixingUltra(eps, delta, ultra); hockey(pq, qq, e2) > d+slack {
-					t.Fatalf("Thm 15 violated: trial %d ε %g: %g > %g", trial, eps, hockey(pq, qq, e2), d)
+				if e2, d, _ := MixingUltra(eps, delta, ultra); hockeyFinite(pq, qq, e2) > d+slack {
+					t.Fatalf("Thm 15 violated: trial %d ε %g: %g > %g", trial, eps, hockeyFinite(pq, qq, e2), d)
 				}
 			}
 		}
@@ -310,13 +310,13 @@ func TestAmplifyGuarantees(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, qk := push(mu, k), push(nu, k)
+	pk, qk := pushThrough(mu, k), pushThrough(nu, k)
 	for eps := 0.0; eps < 1.3; eps += 0.01 {
-		exact := math.Max(hockey(pk, qk, eps), hockey(qk, pk, eps))
+		exact := math.Max(hockeyFinite(pk, qk, eps), hockeyFinite(qk, pk, eps))
 		if exact > dob.Profile(eps)+1e-14 || exact > um.Profile(eps)+1e-14 {
 			t.Fatalf("ε = %g: exact %g above amplified %g / %g", eps, exact, dob.Profile(eps), um.Profile(eps))
 		}
-		if !relClose(dob.Profile(eps), w*in.Profile(eps), 1e-15) {
+		if !withinRel(dob.Profile(eps), w*in.Profile(eps), 1e-15) {
 			t.Errorf("Dobrushin profile at %g", eps)
 		}
 		if um.Profile(eps) > ultra*in.Profile(eps) {
@@ -334,12 +334,12 @@ func TestAmplifyGuarantees(t *testing.T) {
 	}
 	// ε(δ) of the Dobrushin guarantee: Profile(ε(δ)) = δ.
 	for _, d := range []float64{1e-3, 0.1} {
-		e := mustEps(t, dob, d)
-		if !relClose(dob.Profile(e), d, 1e-9) {
+		e := epsOrFatal(t, dob, d)
+		if !withinRel(dob.Profile(e), d, 1e-9) {
 			t.Errorf("Dobrushin ε(%g) = %g, profile there %g", d, e, dob.Profile(e))
 		}
-		e = mustEps(t, um, d)
-		if !relClose(um.Profile(e), d, 1e-9) {
+		e = epsOrFatal(t, um, d)
+		if !withinRel(um.Profile(e), d, 1e-9) {
 			t.Errorf("ultra ε(%g) = %g, profile there %g", d, e, um.Profile(e))
 		}
 	}

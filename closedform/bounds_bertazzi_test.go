@@ -8,14 +8,14 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
-func relClose(got, want, tol float64) bool {
+func withinRel(got, want, tol float64) bool {
 	if got == want {
 		return true
 	}
 	return math.Abs(got-want) <= tol*math.Abs(want)
 }
 
-func mustEps(t *testing.T, g Guarantee, delta float64) float64 {
+func epsOrFatal(t *testing.T, g Guarantee, delta float64) float64 {
 	t.Helper()
 	e, err := g.Epsilon(delta)
 	if err != nil {
@@ -24,13 +24,13 @@ func mustEps(t *testing.T, g Guarantee, delta float64) float64 {
 	return e
 }
 
-// checkConsistent asserts that a guarantee's closed-form ε(δ) and its
+// checkProfileEpsilonAgree asserts that a guarantee's closed-form ε(δ) and its
 // profile agree: the profile crosses δ at ε(δ) (or is ≤ δ at ε = 0), and
 // InvertProfile finds the same ε.
-func checkConsistent(t *testing.T, g Guarantee) {
+func checkProfileEpsilonAgree(t *testing.T, g Guarantee) {
 	t.Helper()
 	for _, d := range []float64{1e-12, 1e-5, 1e-2, 0.3} {
-		e := mustEps(t, g, d)
+		e := epsOrFatal(t, g, d)
 		// ε(δ) must bracket the crossing of the profile: a relative step
 		// of 1e-9 in ε either way crosses δ (up to 1e-9 relative), which
 		// stays meaningful where the profile is steep and ε cannot be
@@ -40,7 +40,7 @@ func checkConsistent(t *testing.T, g Guarantee) {
 			t.Errorf("%s %s: ε(%g) = %g but Profile there is in [%g, %g]", g.Source, g.Variant, d, e, hi, lo)
 		}
 		inv, err := InvertProfile(g.Profile, d)
-		if err != nil || !relClose(inv, e, 1e-9) && math.Abs(inv-e) > 1e-12 {
+		if err != nil || !withinRel(inv, e, 1e-9) && math.Abs(inv-e) > 1e-12 {
 			t.Errorf("%s %s: InvertProfile(%g) = %g, %v; closed form %g", g.Source, g.Variant, d, inv, err, e)
 		}
 	}
@@ -67,22 +67,22 @@ func TestBertazziThm52PaperConstant(t *testing.T) {
 		if err != nil || !g.Applies {
 			t.Fatalf("%s: %v %+v", c.description, err, g)
 		}
-		if got := 4 * g.RDP(1); !relClose(got, c.c, 1e-14) {
+		if got := 4 * g.RDP(1); !withinRel(got, c.c, 1e-14) {
 			t.Errorf("%s: C₃ = %.17g, want %.17g", c.description, got, c.c)
 		}
-		if got := g.RDP(7.5); !relClose(got, 7.5*c.c/4, 1e-14) {
+		if got := g.RDP(7.5); !withinRel(got, 7.5*c.c/4, 1e-14) {
 			t.Errorf("%s: RDP(7.5) = %g", c.description, got)
 		}
-		if got := mustEps(t, g, 1e-5); !relClose(got, c.e5, 1e-13) {
+		if got := epsOrFatal(t, g, 1e-5); !withinRel(got, c.e5, 1e-13) {
 			t.Errorf("%s: ε(1e-5) = %.17g, want %.17g", c.description, got, c.e5)
 		}
-		if got := mustEps(t, g, 1e-3); !relClose(got, c.e3, 1e-13) {
+		if got := epsOrFatal(t, g, 1e-3); !withinRel(got, c.e3, 1e-13) {
 			t.Errorf("%s: ε(1e-3) = %.17g, want %.17g", c.description, got, c.e3)
 		}
 		if g.Variant != string(c.v) || g.Release != relFinalState {
 			t.Errorf("%s: variant %q release %q", c.description, g.Variant, g.Release)
 		}
-		checkConsistent(t, g)
+		checkProfileEpsilonAgree(t, g)
 	}
 }
 
@@ -125,21 +125,21 @@ func TestBertazziOtherTheorems(t *testing.T) {
 		if err != nil || !g.Applies {
 			t.Fatalf("Thm %s: %v, applies %v (%s)", c.name, err, g.Applies, g.Reason)
 		}
-		if got := 4 * g.RDP(1); !relClose(got, c.c, 1e-14) {
+		if got := 4 * g.RDP(1); !withinRel(got, c.c, 1e-14) {
 			t.Errorf("Thm %s: C = %.17g, want %.17g", c.name, got, c.c)
 		}
-		if got := mustEps(t, g, 1e-5); !relClose(got, c.eps, 1e-13) {
+		if got := epsOrFatal(t, g, 1e-5); !withinRel(got, c.eps, 1e-13) {
 			t.Errorf("Thm %s: ε(1e-5) = %.17g, want %.17g", c.name, got, c.eps)
 		}
-		checkConsistent(t, g)
+		checkProfileEpsilonAgree(t, g)
 		// Second method: Mironov's conversion of the RDP curve, minimised
 		// numerically over α by stats.RDPToDPContinuous, equals the common
 		// form; the printed form of Thms 5.7–5.8 lies above it.
 		for _, d := range []float64{1e-9, 1e-3} {
 			conv, _, err := stats.RDPToDPContinuous(g.RDP, d)
-			e := mustEps(t, g, d)
+			e := epsOrFatal(t, g, d)
 			printedForm := strings.HasPrefix(c.name, "5.7") || strings.HasPrefix(c.name, "5.8")
-			if err != nil || printedForm && !(e > conv) || !printedForm && !relClose(e, conv, 1e-9) {
+			if err != nil || printedForm && !(e > conv) || !printedForm && !withinRel(e, conv, 1e-9) {
 				t.Errorf("Thm %s δ = %g: ε = %.12g, RDP conversion %.12g (%v)", c.name, d, e, conv, err)
 			}
 		}
@@ -162,10 +162,10 @@ func TestBertazziThm57ConservativeExceedsPrinted(t *testing.T) {
 		{1e-5, 1.192642360684136804, 1.473173088376951180},
 		{1e-2, 0.7921903130450738222, 0.9480106221460673326},
 	} {
-		if got := mustEps(t, pr, c.d); !relClose(got, c.pr, 1e-13) {
+		if got := epsOrFatal(t, pr, c.d); !withinRel(got, c.pr, 1e-13) {
 			t.Errorf("printed ε(%g) = %.17g, want %.17g", c.d, got, c.pr)
 		}
-		if got := mustEps(t, co, c.d); !relClose(got, c.co, 1e-13) {
+		if got := epsOrFatal(t, co, c.d); !withinRel(got, c.co, 1e-13) {
 			t.Errorf("conservative ε(%g) = %.17g, want %.17g", c.d, got, c.co)
 		}
 	}
@@ -180,20 +180,20 @@ func TestBertazziThm57ConservativeExceedsPrinted(t *testing.T) {
 			t.Fatalf("conservative RDP below printed at α = %g", a)
 		}
 	}
-	checkConsistent(t, pr)
-	checkConsistent(t, co)
+	checkProfileEpsilonAgree(t, pr)
+	checkProfileEpsilonAgree(t, co)
 }
 
 func TestBertazziProps(t *testing.T) {
 	// Prop 4.6: c = 0.5, β = 2, T = 3: C₁ = 0.25·2·3 = 1.5.
 	// Prop 4.5: c = 0.5, L = 2, C = 1.5, β = 2: C₂ = 2·(1.5·3 + 0.5)² = 50.
 	g, err := BertazziProp46(0.5, 2, 3)
-	if err != nil || !relClose(4*g.RDP(1), 1.5, 1e-15) {
+	if err != nil || !withinRel(4*g.RDP(1), 1.5, 1e-15) {
 		t.Errorf("Prop 4.6: %v, C = %v", err, 4*g.RDP(1))
 	}
-	checkConsistent(t, g)
+	checkProfileEpsilonAgree(t, g)
 	g, err = BertazziProp45(0.5, 2, 1.5, 2)
-	if err != nil || !relClose(4*g.RDP(1), 50, 1e-15) {
+	if err != nil || !withinRel(4*g.RDP(1), 50, 1e-15) {
 		t.Errorf("Prop 4.5: %v, C = %v", err, 4*g.RDP(1))
 	}
 	// Thm 5.2 is Prop 4.5 with β = 1, drift constant c (printed) or 2c
@@ -206,7 +206,7 @@ func TestBertazziProps(t *testing.T) {
 	}{{Printed, p.GradBound}, {Conservative, 2 * p.GradBound}} {
 		want, _ := BertazziProp45(c.drift, p.Lipschitz, bigC, 1)
 		got, _ := BertazziThm52(p, c.v)
-		if !relClose(got.RDP(3), want.RDP(3), 1e-14) {
+		if !withinRel(got.RDP(3), want.RDP(3), 1e-14) {
 			t.Errorf("Thm 5.2 %s = %g, Prop 4.5 with drift %g = %g", c.v, got.RDP(3), c.drift, want.RDP(3))
 		}
 	}
@@ -311,11 +311,11 @@ func TestFinalStateIsMinOfPathAndFinal(t *testing.T) {
 			t.Fatalf("n = %d: applies path %v final %v best %v", c.n, path.Applies, fin.Applies, best.Applies)
 		}
 		for _, d := range []float64{1e-9, 1e-5, 0.1} {
-			want := mustEps(t, path, d)
+			want := epsOrFatal(t, path, d)
 			if c.finalOK {
-				want = math.Min(want, mustEps(t, fin, d))
+				want = math.Min(want, epsOrFatal(t, fin, d))
 			}
-			if got := mustEps(t, best, d); got != want {
+			if got := epsOrFatal(t, best, d); got != want {
 				t.Errorf("n = %d δ = %g: min ε = %g, want %g", c.n, d, got, want)
 			}
 		}
@@ -327,7 +327,7 @@ func TestFinalStateIsMinOfPathAndFinal(t *testing.T) {
 		if best.Release != relFinalState || !strings.Contains(best.Note, "Thm 5.4") {
 			t.Errorf("n = %d: release %q note %q", c.n, best.Release, best.Note)
 		}
-		checkConsistent(t, best)
+		checkProfileEpsilonAgree(t, best)
 	}
 	// SGLD: min over 5.6, 5.7 and 5.8.
 	sg := SGLDParams{Gamma: 0.05, N: 40, Beta: 2, BatchSize: 3, DatasetSize: 30,

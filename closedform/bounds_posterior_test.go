@@ -19,7 +19,7 @@ func TestPureDPProfileAndRDP(t *testing.T) {
 	for _, c := range []struct{ e, want float64 }{
 		{0, 0.53704956699803528586}, {0.5, 0.38688667041393074057}, {1, 0.13930990874577396232}, {1.2, 0}, {3, 0},
 	} {
-		if got := prof(c.e); !relClose(got, c.want, 1e-14) {
+		if got := prof(c.e); !withinRel(got, c.want, 1e-14) {
 			t.Errorf("δ(%g) = %.17g, want %.17g", c.e, got, c.want)
 		}
 	}
@@ -29,7 +29,7 @@ func TestPureDPProfileAndRDP(t *testing.T) {
 		{10, 1.1707463925319230769, 1e-14}, {100, 1.1973405811379996850, 1e-14},
 		{1 + 1e-9, 0.64445948039764234303, 1e-8},
 	} {
-		if got := rdp(c.a); !relClose(got, c.want, c.tol) {
+		if got := rdp(c.a); !withinRel(got, c.want, c.tol) {
 			t.Errorf("RDP(%g) = %.17g, want %.17g", c.a, got, c.want)
 		}
 	}
@@ -39,7 +39,7 @@ func TestPureDPProfileAndRDP(t *testing.T) {
 	p := math.Exp(1.2) / (1 + math.Exp(1.2))
 	rr0, rr1 := []float64{p, 1 - p}, []float64{1 - p, p}
 	for eps := 0.0; eps < 2; eps += 0.05 {
-		exact := math.Max(hockey(rr0, rr1, eps), hockey(rr1, rr0, eps))
+		exact := math.Max(hockeyFinite(rr0, rr1, eps), hockeyFinite(rr1, rr0, eps))
 		if math.Abs(prof(eps)-exact) > 1e-15 {
 			t.Errorf("ε = %g: profile %g, randomized response %g", eps, prof(eps), exact)
 		}
@@ -66,10 +66,10 @@ func TestPosterior4B(t *testing.T) {
 	// ε(δ) inverts the profile; e.g. δ = 0.1: ε = 1.2 + ln(1 − 0.1(1 + e^{−1.2}))
 	// = 1.0606006575076541412 (the profile's formula solved by hand,
 	// evaluated with mpmath).
-	if got := mustEps(t, g, 0.1); !relClose(got, 1.0606006575076541412, 1e-14) {
+	if got := epsOrFatal(t, g, 0.1); !withinRel(got, 1.0606006575076541412, 1e-14) {
 		t.Errorf("ε(0.1) = %.17g", got)
 	}
-	checkConsistent(t, g)
+	checkProfileEpsilonAgree(t, g)
 	ar, _ := PosteriorAddRemove2B(0.3)
 	if ar.Profile(0.6) != 0 || ar.Profile(0.59) <= 0 || !strings.Contains(ar.Note, "add/remove") {
 		t.Errorf("2B guarantee: δ(2B) = %g, note %q", ar.Profile(0.6), ar.Note)
@@ -97,7 +97,7 @@ func TestPosterior4BBruteForce(t *testing.T) {
 		for i := range thetas {
 			thetas[i] = thetaMin + (1-2*thetaMin)*float64(i)/(grid-1)
 		}
-		prior := randDist(r, grid)
+		prior := randSimplex(r, grid)
 		n := 1 + r.IntN(20)
 		data := make([]int, n)
 		for i := range data {
@@ -149,7 +149,7 @@ func TestPosterior4BBruteForce(t *testing.T) {
 				t.Fatalf("trial %d: log ratio %g exceeds %g", trial, maxLR, eps0)
 			}
 			for eps := 0.0; eps <= eps0; eps += eps0 / 20 {
-				exact := math.Max(hockey(p, c.q, eps), hockey(c.q, p, eps))
+				exact := math.Max(hockeyFinite(p, c.q, eps), hockeyFinite(c.q, p, eps))
 				if exact > c.g.Profile(eps)+1e-13 {
 					t.Fatalf("trial %d ε = %g: exact δ %g above %s profile %g", trial, eps, exact, c.g.Source, c.g.Profile(eps))
 				}
