@@ -82,10 +82,8 @@ type ULAParams struct {
 // zero is unknown, and the theorems that need it report that they do not
 // apply.
 //
-// The usual SGLD of Welling & Teh, θ ← θ + (η/2)(∇log p(θ) +
-// (m/s)Σ_{i∈A}∇log p(d_i|θ)) + N(0, η I), is eq. 15 with γ = ηm/2, β = m,
-// v(x, d) = −log p(d|x) and k(x) = −log p(x)/m (so L and a are the prior's
-// constants divided by m).
+// The SGLD of Welling & Teh is eq. 15 after a change of parameters; see
+// WellingTehSGLD.
 type SGLDParams struct {
 	// Gamma is the step size γ > 0.
 	Gamma float64
@@ -167,6 +165,12 @@ func (p ULAParams) Validate() error {
 
 // Validate checks the configuration; the error names the field and its range.
 func (p SGLDParams) Validate() error {
+	if p.DatasetSize < 1 {
+		return fmt.Errorf("m: dataset size must be ≥ 1, got %d", p.DatasetSize)
+	}
+	if p.BatchSize < 1 || p.BatchSize > p.DatasetSize {
+		return fmt.Errorf("s: batch size must be in [1, m = %d], got %d", p.DatasetSize, p.BatchSize)
+	}
 	if err := checkPositive("gamma", p.Gamma); err != nil {
 		return err
 	}
@@ -176,12 +180,6 @@ func (p SGLDParams) Validate() error {
 	if err := checkPositive("beta", p.Beta); err != nil {
 		return err
 	}
-	if p.DatasetSize < 1 {
-		return fmt.Errorf("m: dataset size must be ≥ 1, got %d", p.DatasetSize)
-	}
-	if p.BatchSize < 1 || p.BatchSize > p.DatasetSize {
-		return fmt.Errorf("s: batch size must be in [1, m = %d], got %d", p.DatasetSize, p.BatchSize)
-	}
 	if err := checkNonNegative("c", p.GradBound); err != nil {
 		return err
 	}
@@ -189,6 +187,47 @@ func (p SGLDParams) Validate() error {
 		return err
 	}
 	return checkConvexity(p.Lipschitz, p.Convexity)
+}
+
+// WellingTehSGLD is SGLD as Welling & Teh (2011) write it, and as the
+// samplers of this project run it (MATH.md §5): with step η, m records,
+// batches A of size s,
+//
+//	θ ← θ + (η/2)(∇log p(θ) + (m/s)Σ_{i∈A}∇log p(d_i|θ)) + N(0, ηI).
+//
+// This is Bertazzi et al. eq. 15 with γ = ηm/2, β = m, v(θ, d) = −log p(d|θ)
+// and k(θ) = −log p(θ)/m; Params does the conversion.
+type WellingTehSGLD struct {
+	// Eta is the step size η > 0 (noise variance η, drift factor η/2).
+	Eta float64
+	// N is the number of iterations.
+	N int
+	// BatchSize is s and DatasetSize is m.
+	BatchSize, DatasetSize int
+	// LikGradBound bounds |∇_θ log p(d|θ)| over θ and records (c of
+	// Assumption 5.5); 0 when unknown.
+	LikGradBound float64
+	// LikGradDiff optionally bounds |∇_θ log p(d|θ) − ∇_θ log p(d′|θ)| over θ
+	// and records (c of Thm 5.8); 0 means 2·LikGradBound.
+	LikGradDiff float64
+	// ConstantLikGrad states that ∇_θ log p(d|θ) does not depend on θ.
+	ConstantLikGrad bool
+	// PriorLipschitz and PriorConvexity are L and a of −log p(θ): its
+	// gradient is L-Lipschitz and it is a-strongly convex; 0 when unknown.
+	PriorLipschitz, PriorConvexity float64
+}
+
+// Params returns the eq. 15 configuration: γ = ηm/2, β = m, c unchanged,
+// L and a of k = −log p/m equal to the prior's divided by m. The step-size
+// condition γ < 2a/L² of Thms 5.6–5.7 then reads η < 4a_prior/L_prior².
+func (w WellingTehSGLD) Params() SGLDParams {
+	m := float64(w.DatasetSize)
+	return SGLDParams{
+		Gamma: w.Eta * m / 2, N: w.N, Beta: m,
+		BatchSize: w.BatchSize, DatasetSize: w.DatasetSize,
+		GradBound: w.LikGradBound, ConstantGrad: w.ConstantLikGrad, DiffBound: w.LikGradDiff,
+		Lipschitz: w.PriorLipschitz / m, Convexity: w.PriorConvexity / m,
+	}
 }
 
 // diffBound returns the drift-difference constant of the path theorems.

@@ -356,3 +356,80 @@ func TestFinalStateIsMinOfPathAndFinal(t *testing.T) {
 		t.Errorf("empty min: %+v", none)
 	}
 }
+
+func TestWellingTehMapping(t *testing.T) {
+	// One SGLD step written as Welling & Teh do, on a logistic likelihood
+	// log p(d|θ) = −ln(1 + e^{−dθ}) (gradient d/(1 + e^{dθ}), bounded by |d|)
+	// and a N(0, 1/τ) prior, against the same step written as eq. 15 with the
+	// parameters Params returns (k(θ) = τθ²/(2m), so ∇k(θ) = L·θ), driven by
+	// the same batch and the same standard normal z.
+	const tau = 2.0
+	data := []float64{0.5, -1.2, 2, 0.3, -0.7, 1.1}
+	batch := []int{1, 4, 5}
+	w := WellingTehSGLD{Eta: 0.01, N: 100, BatchSize: len(batch), DatasetSize: len(data),
+		LikGradBound: 2, PriorLipschitz: tau, PriorConvexity: tau}
+	p := w.Params()
+	grad := func(d, th float64) float64 { return d / (1 + math.Exp(d*th)) }
+	for _, th := range []float64{-3, 0.2, 1.7} {
+		for _, z := range []float64{-1.3, 0, 0.8} {
+			m, s := float64(len(data)), float64(len(batch))
+			sum := 0.0
+			for _, i := range batch {
+				sum += grad(data[i], th)
+			}
+			wt := th + w.Eta/2*(-tau*th+m/s*sum) + math.Sqrt(w.Eta)*z
+			sumL := 0.0
+			for _, i := range batch {
+				sumL += -grad(data[i], th) + p.Lipschitz*th
+			}
+			eq15 := th - p.Gamma/s*sumL + math.Sqrt(2*p.Gamma/p.Beta)*z
+			if !withinRel(eq15, wt, 1e-14) {
+				t.Errorf("θ = %g z = %g: eq. 15 step %.17g, Welling–Teh %.17g", th, z, eq15, wt)
+			}
+		}
+	}
+	if p.Lipschitz != p.Convexity || !withinRel(p.Lipschitz, tau/6, 1e-15) || p.Beta != 6 || !withinRel(p.Gamma, 0.03, 1e-15) {
+		t.Errorf("constants: %+v", p)
+	}
+	// γ < 2a/L² ⇔ η < 4a/L² for the prior's constants: here 4/τ = 2.
+	w.Eta = 1.99
+	if g, _ := BertazziThm56(w.Params(), Printed); !g.Applies {
+		t.Errorf("η = 1.99 < 4a/L² = 2: %s", g.Reason)
+	}
+	w.Eta = 2.01
+	if g, _ := BertazziThm56(w.Params(), Printed); g.Applies {
+		t.Error("η = 2.01 > 4a/L² = 2 applies")
+	}
+}
+
+// BenchmarkSGLDGuarantees measures what `audit bounds` will do per
+// configuration: build every Bertazzi guarantee and evaluate ε at one δ.
+func BenchmarkSGLDGuarantees(b *testing.B) {
+	p := SGLDParams{Gamma: 0.05, N: 1000, Beta: 2, BatchSize: 10, DatasetSize: 1000,
+		GradBound: 1, ConstantGrad: true, Lipschitz: 2, Convexity: 1}
+	for b.Loop() {
+		gs, err := SGLDGuarantees(p, Conservative)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, g := range gs {
+			if g.Applies {
+				if _, err := g.Epsilon(1e-5); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkAmplifiedEpsilon measures ε(δ) of a guarantee without a closed
+// form (numerical inversion of the ultra-mixing profile).
+func BenchmarkAmplifiedEpsilon(b *testing.B) {
+	in, _ := Posterior4B(1)
+	g, _ := AmplifyUltraMixing(in, 0.3)
+	for b.Loop() {
+		if _, err := g.Epsilon(1e-5); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
