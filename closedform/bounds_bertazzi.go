@@ -30,9 +30,10 @@ const (
 	// proof supports: (i) the drift difference of ULA and noisy SGD entering
 	// Prop. 4.5 is 2c, not c (App. C.1 bounds |∇V_D(x) − ∇V_D′(y)| by 2c:
 	// "|e_{n+1}| ≤ (1 − γa + γ²L²/2)|e_n| + 2γc" and "C = 2c/(a − γL²/2)"),
-	// so the constant of Thms 5.2, 5.6 and 5.7 is
+	// so the constant of Thms 5.2 and 5.6 is
 	// β(C(L+1) + 2c)² = 4βc²((L+1)/(a − γL²/2) + 1)² instead of
-	// βc²(2(L+1)/(a − γL²/2) + 1)²; (ii) Thms 5.7 and 5.8 print
+	// βc²(2(L+1)/(a − γL²/2) + 1)² (for Thm 5.7 both carry a factor 1/s²,
+	// App. C.3 having 2c/s in place of 2c); (ii) Thms 5.7 and 5.8 print
 	// ε_δ = C + sqrt(C ln(1/δ)) where Prop. 4.5/4.6 give C/4 + sqrt(C ln(1/δ));
 	// the conservative reading takes the larger of the printed form and the
 	// proof's form. Where the statement matches its proof (Props 4.5–4.6,
