@@ -283,16 +283,9 @@ func MixingUltra(eps, delta, gamma float64) (epsOut, deltaOut float64, err error
 // γ-ultra-mixing, Lemma 9), K∘M has the profile δ(ε) = γ·g.Profile(ε).
 // The RDP curve is dropped.
 func AmplifyDobrushin(g Guarantee, gamma float64) (Guarantee, error) {
-	if !(gamma >= 0 && gamma <= 1) {
-		return Guarantee{}, fmt.Errorf("gamma: mixing coefficient must be in [0, 1], got %g", gamma)
-	}
-	out := g
-	out.Source = g.Source + " + Balle et al. 2019, Thm 10 (γ-Dobrushin post-processing)"
-	out.Release = g.Release + ", post-processed by a data-independent kernel"
-	out.RDP = nil
-	out.Note = joinNote(g.Note, fmt.Sprintf("amplified by a %g-Dobrushin kernel", gamma))
-	if !g.Applies {
-		return out, nil
+	out, err := postProcessed(g, gamma, "Thm 10", "Dobrushin")
+	if err != nil || !g.Applies {
+		return out, err
 	}
 	in := g
 	out.Profile = func(eps float64) float64 { return gamma * in.Profile(eps) }
@@ -316,16 +309,9 @@ func AmplifyDobrushin(g Guarantee, gamma float64) (Guarantee, error) {
 // non-increasing in ε′, so the result is a privacy profile. The RDP curve
 // is dropped.
 func AmplifyUltraMixing(g Guarantee, gamma float64) (Guarantee, error) {
-	if !(gamma >= 0 && gamma <= 1) {
-		return Guarantee{}, fmt.Errorf("gamma: mixing coefficient must be in [0, 1], got %g", gamma)
-	}
-	out := g
-	out.Source = g.Source + " + Balle et al. 2019, Thm 15 (γ-ultra-mixing post-processing)"
-	out.Release = g.Release + ", post-processed by a data-independent kernel"
-	out.RDP, out.EpsilonAt = nil, nil
-	out.Note = joinNote(g.Note, fmt.Sprintf("amplified by a %g-ultra-mixing kernel", gamma))
-	if !g.Applies {
-		return out, nil
+	out, err := postProcessed(g, gamma, "Thm 15", "ultra-mixing")
+	if err != nil || !g.Applies {
+		return out, err
 	}
 	in := g.Profile
 	out.Profile = func(epsOut float64) float64 {
@@ -340,6 +326,20 @@ func AmplifyUltraMixing(g Guarantee, gamma float64) (Guarantee, error) {
 		epsIn := numeric.LogAddExp(0, epsOut+numeric.Log1mExp(-epsOut)-math.Log(gamma))
 		return math.Min(d, gamma*math.Exp(epsOut-epsIn)*in(epsIn))
 	}
+	return out, nil
+}
+
+// postProcessed returns g relabelled as post-processed by a γ-mixing kernel,
+// without profile, closed-form ε or RDP curve; the caller sets the profile.
+func postProcessed(g Guarantee, gamma float64, thm, kind string) (Guarantee, error) {
+	if !(gamma >= 0 && gamma <= 1) {
+		return Guarantee{}, fmt.Errorf("gamma: mixing coefficient must be in [0, 1], got %g", gamma)
+	}
+	out := g
+	out.Source = fmt.Sprintf("%s + Balle et al. 2019, %s (γ-%s post-processing)", g.Source, thm, kind)
+	out.Release = g.Release + ", post-processed by a data-independent kernel"
+	out.Profile, out.EpsilonAt, out.RDP = nil, nil, nil
+	out.Note = joinNote(g.Note, fmt.Sprintf("amplified by a %g-%s kernel", gamma, kind))
 	return out, nil
 }
 

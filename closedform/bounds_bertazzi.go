@@ -327,12 +327,32 @@ func horizonCheck(gamma float64, n int) Check {
 		Detail: fmt.Sprintf("nγ = %g (the proof of Prop. 4.5 takes T = nγ ≥ 1; for T < 1 it defers to the path bound)", t)}
 }
 
-// finalStateFactor returns the bracket of the final-state constants of
-// Thms 5.2, 5.6 and 5.7, C = βc²·f²/s²: f = 2(L+1)/(a − γL²/2) + 1 as printed
-// and f = 2((L+1)/(a − γL²/2) + 1) in the conservative reading.
-func finalStateFactor(gamma, l, a float64) (printed, cons float64) {
+// finalStateConstants returns the constants of Thms 5.2, 5.6 and 5.7,
+// C = (βc²/s²)·f², with f = 2(L+1)/(a − γL²/2) + 1 as printed and
+// f = 2((L+1)/(a − γL²/2) + 1) in the conservative reading.
+func finalStateConstants(c, beta, s, gamma, l, a float64) (printed, cons float64) {
 	den := a - gamma*l*l/2
-	return 2*(l+1)/den + 1, 2 * ((l+1)/den + 1)
+	fp, fc := 2*(l+1)/den+1, 2*((l+1)/den+1)
+	base := beta * c * c / (s * s)
+	return base * fp * fp, base * fc * fc
+}
+
+// pick returns the constant of the chosen reading.
+func pick(v Variant, printed, cons float64) float64 {
+	if v == Conservative {
+		return cons
+	}
+	return printed
+}
+
+// finalStateChecks are the assumptions of the final-state theorems 5.2 and
+// 5.6 (5.7 adds one).
+func finalStateChecks(assumption string, c, l, a, gamma float64, n int) []Check {
+	return []Check{
+		knownCheck("c, L, a known ("+assumption+")", c, l, a),
+		stepCheck(gamma, l, a),
+		horizonCheck(gamma, n),
+	}
 }
 
 // BertazziProp45 is Bertazzi et al. Prop. 4.5 (privacy of the final value
@@ -394,19 +414,10 @@ func BertazziThm52(p ULAParams, v Variant) (Guarantee, error) {
 		return Guarantee{}, err
 	}
 	const src = "Bertazzi et al. 2025, Thm 5.2 (ULA)"
-	checks := []Check{
-		knownCheck("c, L, a known (Assumption 5.1)", p.GradBound, p.Lipschitz, p.Convexity),
-		stepCheck(p.Gamma, p.Lipschitz, p.Convexity),
-		horizonCheck(p.Gamma, p.N),
-	}
+	checks := finalStateChecks("Assumption 5.1", p.GradBound, p.Lipschitz, p.Convexity, p.Gamma, p.N)
 	return finish(src, v, relFinalState, checks, func() (Guarantee, error) {
-		pf, cf := finalStateFactor(p.Gamma, p.Lipschitz, p.Convexity)
-		f := pf
-		if v == Conservative {
-			f = cf
-		}
-		c := p.GradBound
-		return girsanovGuarantee(src, v, relFinalState, checks, c*c*f*f, 0, "")
+		pr, co := finalStateConstants(p.GradBound, 1, 1, p.Gamma, p.Lipschitz, p.Convexity)
+		return girsanovGuarantee(src, v, relFinalState, checks, pick(v, pr, co), 0, "")
 	})
 }
 
@@ -452,19 +463,10 @@ func BertazziThm56(p SGLDParams, v Variant) (Guarantee, error) {
 		return Guarantee{}, err
 	}
 	const src = "Bertazzi et al. 2025, Thm 5.6 (noisy SGD)"
-	checks := []Check{
-		knownCheck("c, L, a known (Assumption 5.5)", p.GradBound, p.Lipschitz, p.Convexity),
-		stepCheck(p.Gamma, p.Lipschitz, p.Convexity),
-		horizonCheck(p.Gamma, p.N),
-	}
+	checks := finalStateChecks("Assumption 5.5", p.GradBound, p.Lipschitz, p.Convexity, p.Gamma, p.N)
 	return finish(src, v, relFinalState, checks, func() (Guarantee, error) {
-		pf, cf := finalStateFactor(p.Gamma, p.Lipschitz, p.Convexity)
-		f := pf
-		if v == Conservative {
-			f = cf
-		}
-		c := p.GradBound
-		return girsanovGuarantee(src, v, relFinalState, checks, c*c*p.Beta*f*f, 0, "")
+		pr, co := finalStateConstants(p.GradBound, p.Beta, 1, p.Gamma, p.Lipschitz, p.Convexity)
+		return girsanovGuarantee(src, v, relFinalState, checks, pick(v, pr, co), 0, "")
 	})
 }
 
@@ -488,22 +490,15 @@ func BertazziThm57(p SGLDParams, v Variant) (Guarantee, error) {
 		return Guarantee{}, err
 	}
 	const src = "Bertazzi et al. 2025, Thm 5.7 (noisy SGD, constant data gradient)"
-	checks := []Check{
-		knownCheck("c, L, a known (Assumption 5.5)", p.GradBound, p.Lipschitz, p.Convexity),
-		{Name: "∇_x v(x, d) constant in x", Holds: p.ConstantGrad, Detail: fmt.Sprintf("ConstantGrad = %v", p.ConstantGrad)},
-		stepCheck(p.Gamma, p.Lipschitz, p.Convexity),
-		horizonCheck(p.Gamma, p.N),
-	}
+	checks := append(finalStateChecks("Assumption 5.5", p.GradBound, p.Lipschitz, p.Convexity, p.Gamma, p.N),
+		Check{Name: "∇_x v(x, d) constant in x", Holds: p.ConstantGrad, Detail: fmt.Sprintf("ConstantGrad = %v", p.ConstantGrad)})
 	return finish(src, v, relFinalState, checks, func() (Guarantee, error) {
-		pf, cf := finalStateFactor(p.Gamma, p.Lipschitz, p.Convexity)
-		s := float64(p.BatchSize)
-		base := p.GradBound * p.GradBound * p.Beta / (s * s)
-		printed := base * pf * pf
+		pr, co := finalStateConstants(p.GradBound, p.Beta, float64(p.BatchSize), p.Gamma, p.Lipschitz, p.Convexity)
 		if v == Printed {
-			return girsanovGuarantee(src, v, relFinalState, checks, printed, printed,
+			return girsanovGuarantee(src, v, relFinalState, checks, pr, pr,
 				"Profile is the printed ε_δ = C₇ + sqrt(C₇ ln(1/δ)); the printed RDP curve αC₇/4 alone converts to C₇/4 + sqrt(C₇ ln(1/δ))")
 		}
-		return girsanovGuarantee(src, v, relFinalState, checks, base*cf*cf, printed,
+		return girsanovGuarantee(src, v, relFinalState, checks, co, pr,
 			"max of the printed ε_δ and Prop. 4.5's common form with drift constant 2c/s")
 	})
 }
