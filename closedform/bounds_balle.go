@@ -1,0 +1,351 @@
+package closedform
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
+	"github.com/mcmcaudit/mcmcaudit/stats"
+)
+
+// Upper bounds of Balle, Barthe, Gaboardi & Geumlek, "Privacy amplification
+// by mixing and diffusion mechanisms", NeurIPS 2019, from its appendix
+// (shared/papers/balle2019-amplification-by-mixing-appendix.txt).
+
+// NoisySGDParams is a configuration of one-pass noisy projected SGD as
+// analysed in Balle et al. Thm 5 (proof in App. B): for records
+// z_1, …, z_n, visited once in order,
+//
+//	x_i = Π_K(x_{i−1} − η∇_x ℓ(x_{i−1}, z_i) + Z_i),  Z_i ~ N(0, η²σ² I),
+//
+// from a data-independent x_0 ~ ξ₀, on a convex set K; the output is x_n.
+type NoisySGDParams struct {
+	// Eta is the step size η > 0.
+	Eta float64
+	// Sigma is the noise multiplier σ > 0: each step adds N(0, η²σ² I).
+	Sigma float64
+	// N is the number of records, one step each (n ≥ 1).
+	N int
+	// Lipschitz is C: ℓ(·, z) is C-Lipschitz on K for every record z.
+	// +Inf when it is not (e.g. a quadratic term on an unbounded K);
+	// 0 when unknown.
+	Lipschitz float64
+	// GradDiff optionally bounds sup_{x∈K} |∇ℓ(x, z) − ∇ℓ(x, z′)| over
+	// records z, z′ (≤ 2C). The proof of Thm 5 uses C-Lipschitzness only to
+	// bound this difference by 2C (App. B, "‖Y − Y′‖ ≤ … ≤ 2ηC"), so a
+	// smaller or finite GradDiff may replace 2C. 0 when unknown.
+	GradDiff float64
+	// Smoothness is β: ℓ(·, z) is β-smooth on K.
+	Smoothness float64
+	// StrongConvexity is ρ: ℓ(·, z) is ρ-strongly convex on K (0 < ρ ≤ β).
+	StrongConvexity float64
+}
+
+// Validate checks the configuration; the error names the field and its range.
+func (p NoisySGDParams) Validate() error {
+	if err := checkPositive("eta", p.Eta); err != nil {
+		return err
+	}
+	if err := checkPositive("sigma", p.Sigma); err != nil {
+		return err
+	}
+	if p.N < 1 {
+		return fmt.Errorf("n: number of records must be ≥ 1, got %d", p.N)
+	}
+	if !(p.Lipschitz >= 0) {
+		return fmt.Errorf("C: Lipschitz constant must be ≥ 0 (0 = unknown, +Inf = not Lipschitz), got %g", p.Lipschitz)
+	}
+	if err := checkNonNegative("gradient difference", p.GradDiff); err != nil {
+		return err
+	}
+	if err := checkPositive("beta (smoothness)", p.Smoothness); err != nil {
+		return err
+	}
+	if err := checkPositive("rho (strong convexity)", p.StrongConvexity); err != nil {
+		return err
+	}
+	if p.StrongConvexity > p.Smoothness {
+		return fmt.Errorf("rho: strong convexity must be ≤ smoothness beta = %g, got %g", p.Smoothness, p.StrongConvexity)
+	}
+	return nil
+}
+
+// BalleThm5 is Balle et al. Thm 5: for a C-Lipschitz, β-smooth,
+// ρ-strongly convex loss and η ≤ 2/(β+ρ), one-pass noisy projected SGD is
+// (α, α·ε_i)-RDP for every α > 1 with respect to a change of the record at
+// index i, where
+//
+//	ε_n = 2C²/σ²,
+//	ε_i = 2C²/((n−i)σ²) · (1 − 2ηβρ/(β+ρ))^{(n−i+1)/2},  1 ≤ i ≤ n−1.
+//
+// index = 0 asks for the worst record, max_i ε_i = ε_n. When
+// p.GradDiff = G is given with G < 2C (or C is unknown or infinite), the
+// proof's sensitivity G replaces 2C, i.e. 2C² becomes G²/2 (Variant says
+// so). The (ε, δ) profile is the Mironov conversion of the linear RDP curve,
+// ε(δ) = ε_i + 2·sqrt(ε_i ln(1/δ)).
+func BalleThm5(p NoisySGDParams, index int) (Guarantee, error) {
+	if err := p.Validate(); err != nil {
+		return Guarantee{}, err
+	}
+	if index < 0 || index > p.N {
+		return Guarantee{}, fmt.Errorf("index: must be in [0, n = %d] (0 = worst record), got %d", p.N, index)
+	}
+	const src = "Balle et al. 2019, Thm 5 (one-pass noisy projected SGD)"
+	release := "final iterate x_n"
+	if index == 0 {
+		release += ", worst record"
+	} else {
+		release += fmt.Sprintf(", record at index %d", index)
+	}
+	b, rho := p.Smoothness, p.StrongConvexity
+	lim := 2 / (b + rho)
+	sens, variant := 2*p.Lipschitz, string(Printed)
+	if p.GradDiff > 0 && !(p.GradDiff >= sens && sens > 0) {
+		sens, variant = p.GradDiff, "gradient-difference sensitivity (proof of Thm 5)"
+	}
+	checks := []Check{
+		{Name: "sensitivity known (C-Lipschitz loss, or a gradient-difference bound)",
+			Holds:  sens > 0 && !math.IsInf(sens, 1),
+			Detail: fmt.Sprintf("C = %g, gradient difference = %g", p.Lipschitz, p.GradDiff)},
+		{Name: "η ≤ 2/(β+ρ)", Holds: p.Eta <= lim, Detail: fmt.Sprintf("η = %g, 2/(β+ρ) = %g", p.Eta, lim)},
+	}
+	if ok, _ := allHold(checks); !ok {
+		return NotApplicable(src, variant, release, checks), nil
+	}
+	// ε_n = sens²/(2σ²) (sens = 2C gives 2C²/σ²).
+	eps := sens * sens / (2 * p.Sigma * p.Sigma)
+	i := index
+	if i == 0 {
+		i = p.N
+	}
+	if r := p.N - i; r > 0 {
+		// (1 − 2ηβρ/(β+ρ))^{(r+1)/2}, in log space; the base is in [0, 1)
+		// because η ≤ 2/(β+ρ) and ρ ≤ β.
+		lf := float64(r+1) / 2 * math.Log1p(-2*p.Eta*b*rho/(b+rho))
+		eps = eps / float64(r) * math.Exp(lf)
+	}
+	if math.IsInf(eps, 0) || math.IsNaN(eps) {
+		return Guarantee{}, fmt.Errorf("%s: ε overflows float64; check C and sigma", src)
+	}
+	return Guarantee{
+		Source: src, Variant: variant, Release: release, Checks: checks, Applies: true,
+		Profile:   CommonFormProfile(4 * eps),
+		EpsilonAt: commonFormEpsilon(4 * eps),
+		RDP:       linearRDP(4 * eps),
+		Note:      fmt.Sprintf("RDP ε(α) = α·%.6g", eps),
+	}, nil
+}
+
+// OUParams is the Ornstein–Uhlenbeck mechanism of Balle et al. Cor 7:
+// M_t(D) = P_t(f(D)), the OU semigroup with parameters θ, ρ run for time t
+// from the deterministic point f(D). In the parametrisation the proof of
+// Cor 7 uses (carré du champ Γ(f) = ρ²|∇f|², kernel log-ratio
+// θe^{θt}⟨x − x′, y⟩/(ρ²(e^{2θt} − 1))), P_t is the law at time t of
+// dX = −θX dt + √2·ρ dW, i.e. P_t(x) = N(e^{−θt}x, (ρ²/θ)(1 − e^{−2θt}) I).
+type OUParams struct {
+	// Theta is the mean-reversion rate θ > 0.
+	Theta float64
+	// Rho is the diffusion scale ρ > 0 (stationary variance ρ²/θ).
+	Rho float64
+	// Sensitivity is Δ, the global L2 sensitivity of f.
+	Sensitivity float64
+	// Time is t > 0.
+	Time float64
+}
+
+// BalleCor7 is Balle et al. Cor 7: the OU mechanism is (α, αΛ(t))-RDP for
+// every α > 1 with
+//
+//	Λ(t) = θΔ² / (2ρ²(e^{2θt} − 1)).
+//
+// Because P_t(x) is Gaussian with a mean that moves by at most e^{−θt}Δ,
+// the mechanism is exactly μ-GDP with μ² = 2Λ(t); Profile is that (tight)
+// Gaussian profile, which is smaller than the Mironov conversion
+// Λ + 2·sqrt(Λ ln(1/δ)) of the printed RDP curve.
+func BalleCor7(p OUParams) (Guarantee, error) {
+	if err := checkPositive("theta", p.Theta); err != nil {
+		return Guarantee{}, err
+	}
+	if err := checkPositive("rho", p.Rho); err != nil {
+		return Guarantee{}, err
+	}
+	if err := checkNonNegative("sensitivity", p.Sensitivity); err != nil {
+		return Guarantee{}, err
+	}
+	if err := checkPositive("t", p.Time); err != nil {
+		return Guarantee{}, err
+	}
+	lambda := OULambda(p)
+	if math.IsInf(lambda, 0) || math.IsNaN(lambda) {
+		return Guarantee{}, fmt.Errorf("Balle et al. 2019, Cor 7: Λ(t) overflows float64 (θ = %g, ρ = %g, Δ = %g, t = %g)", p.Theta, p.Rho, p.Sensitivity, p.Time)
+	}
+	mu := math.Sqrt(2 * lambda)
+	return Guarantee{
+		Source: "Balle et al. 2019, Cor 7 (Ornstein–Uhlenbeck mechanism)", Release: "P_t(f(D))",
+		Applies:   true,
+		Profile:   func(eps float64) float64 { return stats.GDPDelta(mu, eps) },
+		EpsilonAt: func(delta float64) float64 { e, _ := stats.GDPEpsilon(mu, delta); return e },
+		RDP:       func(a float64) float64 { return a * lambda },
+		Note:      fmt.Sprintf("Λ(t) = %.6g; profile: exact μ-GDP with μ = sqrt(2Λ) = %.6g", lambda, mu),
+	}, nil
+}
+
+// OULambda returns Λ(t) = θΔ²/(2ρ²(e^{2θt} − 1)) of Balle et al. Cor 7,
+// with e^{2θt} − 1 computed by expm1. Inputs are not validated.
+func OULambda(p OUParams) float64 {
+	return p.Theta * p.Sensitivity * p.Sensitivity / (2 * p.Rho * p.Rho * math.Expm1(2*p.Theta*p.Time))
+}
+
+// Amplification by mixing (Balle et al. Thm 1, proved in App. A as
+// Thms 10, 13, 14, 15): post-processing an (ε, δ)-DP mechanism M by a
+// data-independent Markov kernel K that mixes gives a better guarantee for
+// K∘M. The kernel conditions (Lemma 9: ultra-mixing ⇒ Doeblin ⇒ Dobrushin,
+// and (γ, ε)-Dobrushin ⇒ γ-Dobrushin):
+//
+//	γ-Dobrushin:        sup_{x,x′} TV(K(x), K(x′)) ≤ γ
+//	(γ, ε′)-Dobrushin:  sup_{x,x′} D_{e^ε′}(K(x) ‖ K(x′)) ≤ γ  (hockey-stick)
+//	γ-Doeblin:          K(x) ≥ (1 − γ)ω for all x, for one distribution ω
+//	γ-ultra-mixing:     K(x) ≪ K(x′) and dK(x)/dK(x′) ≥ 1 − γ for all x, x′
+
+func checkMixingInputs(eps, delta, gamma float64) error {
+	if !(eps >= 0) || math.IsInf(eps, 1) {
+		return fmt.Errorf("epsilon: must be finite and ≥ 0, got %g", eps)
+	}
+	if !(delta >= 0 && delta <= 1) {
+		return fmt.Errorf("delta: must be in [0, 1], got %g", delta)
+	}
+	if !(gamma >= 0 && gamma <= 1) {
+		return fmt.Errorf("gamma: mixing coefficient must be in [0, 1], got %g", gamma)
+	}
+	return nil
+}
+
+// MixingDobrushin is Balle et al. Thm 10 and Thm 13: if M is (ε, δ)-DP and
+// K is γ-Dobrushin (Thm 10) — or only (γ, ε′)-Dobrushin at the ε′ returned
+// by MixingDobrushinOrder (Thm 13) — then K∘M is (ε, γδ)-DP.
+func MixingDobrushin(eps, delta, gamma float64) (epsOut, deltaOut float64, err error) {
+	if err := checkMixingInputs(eps, delta, gamma); err != nil {
+		return math.NaN(), math.NaN(), err
+	}
+	return eps, gamma * delta, nil
+}
+
+// MixingDobrushinOrder returns ε′ = ln(1 + (e^ε − 1)/δ) of Balle et al.
+// Thm 13: the hockey-stick order at which K must be (γ, ε′)-Dobrushin for
+// K∘M to be (ε, γδ)-DP. It is +Inf for δ = 0 and 0 for ε = 0.
+func MixingDobrushinOrder(eps, delta float64) (float64, error) {
+	if err := checkMixingInputs(eps, delta, 0); err != nil {
+		return math.NaN(), err
+	}
+	if eps == 0 {
+		return 0, nil
+	}
+	if delta == 0 {
+		return math.Inf(1), nil
+	}
+	// ln(1 + e^{ln(e^ε − 1) − ln δ}), ln(e^ε − 1) = ε + ln(1 − e^{−ε}).
+	return numeric.LogAddExp(0, eps+numeric.Log1mExp(-eps)-math.Log(delta)), nil
+}
+
+// mixedEpsilon is ε′ = ln(1 + γ(e^ε − 1)) = ln((1 − γ) + γe^ε) of Thms 14–15.
+func mixedEpsilon(eps, gamma float64) float64 {
+	return numeric.LogAddExp(math.Log1p(-gamma), math.Log(gamma)+eps)
+}
+
+// MixingDoeblin is Balle et al. Thm 14: if M is (ε, δ)-DP and K is
+// γ-Doeblin, K∘M is (ε′, δ′)-DP with ε′ = ln(1 + γ(e^ε − 1)) and
+// δ′ = γ(1 − e^{ε′−ε}(1 − δ)). (By Lemma 9 K is also γ-Dobrushin, so
+// MixingDobrushin's (ε, γδ) holds too.) For δ = 0 the result has δ′ > 0
+// unless γ ∈ {0, 1} or ε = 0.
+func MixingDoeblin(eps, delta, gamma float64) (epsOut, deltaOut float64, err error) {
+	if err := checkMixingInputs(eps, delta, gamma); err != nil {
+		return math.NaN(), math.NaN(), err
+	}
+	e := mixedEpsilon(eps, gamma)
+	// 1 − e^{ε′−ε} = (1 − γ)(1 − e^{−ε}) exactly; no cancellation.
+	d := gamma * ((1-gamma)*(-math.Expm1(-eps)) + math.Exp(e-eps)*delta)
+	return e, d, nil
+}
+
+// MixingUltra is Balle et al. Thm 15: if M is (ε, δ)-DP and K is
+// γ-ultra-mixing, K∘M is (ε′, δ′)-DP with ε′ = ln(1 + γ(e^ε − 1)) and
+// δ′ = γδe^{ε′−ε}.
+func MixingUltra(eps, delta, gamma float64) (epsOut, deltaOut float64, err error) {
+	if err := checkMixingInputs(eps, delta, gamma); err != nil {
+		return math.NaN(), math.NaN(), err
+	}
+	e := mixedEpsilon(eps, gamma)
+	return e, gamma * delta * math.Exp(e-eps), nil
+}
+
+// AmplifyDobrushin applies Balle et al. Thm 10 to a whole guarantee: if g
+// holds for M and K is γ-Dobrushin (in particular γ-Doeblin or
+// γ-ultra-mixing, Lemma 9), K∘M has the profile δ(ε) = γ·g.Profile(ε).
+// The RDP curve is dropped.
+func AmplifyDobrushin(g Guarantee, gamma float64) (Guarantee, error) {
+	out, err := postProcessed(g, gamma, "Thm 10", "Dobrushin")
+	if err != nil || !g.Applies {
+		return out, err
+	}
+	in := g
+	out.Profile = func(eps float64) float64 { return gamma * in.Profile(eps) }
+	out.EpsilonAt = func(delta float64) float64 {
+		if delta >= gamma {
+			return 0
+		}
+		e, err := in.Epsilon(delta / gamma)
+		if err != nil {
+			return math.Inf(1)
+		}
+		return e
+	}
+	return out, nil
+}
+
+// AmplifyUltraMixing applies Balle et al. Thm 15, together with Thm 10
+// (an ultra-mixing kernel is Dobrushin, Lemma 9), to a whole guarantee: at
+// each ε′ it keeps the smaller of γ·δ(ε′) and γe^{ε′−ε}δ(ε) with ε the
+// input level mapped to ε′, e^ε = 1 + (e^{ε′} − 1)/γ. Both terms are
+// non-increasing in ε′, so the result is a privacy profile. The RDP curve
+// is dropped.
+func AmplifyUltraMixing(g Guarantee, gamma float64) (Guarantee, error) {
+	out, err := postProcessed(g, gamma, "Thm 15", "ultra-mixing")
+	if err != nil || !g.Applies {
+		return out, err
+	}
+	in := g.Profile
+	out.Profile = func(epsOut float64) float64 {
+		if gamma == 0 {
+			return 0
+		}
+		d := gamma * in(epsOut)
+		if epsOut <= 0 {
+			return d
+		}
+		// e^ε = 1 + (e^{ε′} − 1)/γ, as in MixingDobrushinOrder.
+		epsIn := numeric.LogAddExp(0, epsOut+numeric.Log1mExp(-epsOut)-math.Log(gamma))
+		return math.Min(d, gamma*math.Exp(epsOut-epsIn)*in(epsIn))
+	}
+	return out, nil
+}
+
+// postProcessed returns g relabelled as post-processed by a γ-mixing kernel,
+// without profile, closed-form ε or RDP curve; the caller sets the profile.
+func postProcessed(g Guarantee, gamma float64, thm, kind string) (Guarantee, error) {
+	if !(gamma >= 0 && gamma <= 1) {
+		return Guarantee{}, fmt.Errorf("gamma: mixing coefficient must be in [0, 1], got %g", gamma)
+	}
+	out := g
+	out.Source = fmt.Sprintf("%s + Balle et al. 2019, %s (γ-%s post-processing)", g.Source, thm, kind)
+	out.Release = g.Release + ", post-processed by a data-independent kernel"
+	out.Profile, out.EpsilonAt, out.RDP = nil, nil, nil
+	out.Note = joinNote(g.Note, fmt.Sprintf("amplified by a %g-%s kernel", gamma, kind))
+	return out, nil
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
