@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -39,8 +41,15 @@ func WritePlot(w io.Writer, format string, p *Plan, r *Report, extra ...Curve) e
 	pl.Y.Label.Text = "ε"
 	pl.Add(plotter.NewGrid())
 	xs := make([]float64, len(r.Points))
+	perEpoch := 1.0
+	if p.Config.Release.Mode == mechanisms.ReleaseEpochs {
+		pl.X.Label.Text = "epoch"
+		perEpoch = float64(p.Sampler.IterationsPerEpoch(p.Pair.D))
+	}
+	ymax := 0.0
 	for k, pr := range r.Points {
-		xs[k] = float64(pr.Point.Iteration)
+		xs[k] = float64(pr.Point.Iteration) / perEpoch
+		ymax = math.Max(ymax, pr.Ceiling.Epsilon)
 	}
 	series := func(f func(PointResult) float64) plotter.XYs {
 		var pts plotter.XYs
@@ -98,8 +107,9 @@ func WritePlot(w io.Writer, format string, p *Plan, r *Report, extra ...Curve) e
 		}
 	}
 	pl.Legend.Top = true
-	pl.Legend.Left = true
 	pl.Y.Min = 0
+	// Headroom above the ceiling for the legend.
+	pl.Y.Max = math.Max(pl.Y.Max, 1.35*ymax)
 	wt, err := pl.WriterTo(8*vg.Inch, 5*vg.Inch, format)
 	if err != nil {
 		return err

@@ -18,10 +18,17 @@ var errHelp = errors.New("help requested")
 // naming the flag and its allowed values, and -h prints the flags.
 type flagSet struct {
 	*flag.FlagSet
-	name     string
-	synopsis string
-	required []string
+	name       string
+	synopsis   string
+	required   []string
+	positional []string
 }
+
+// NArg returns the number of positional arguments.
+func (f *flagSet) NArg() int { return len(f.positional) }
+
+// Arg returns the i-th positional argument.
+func (f *flagSet) Arg(i int) string { return f.positional[i] }
 
 func newFlagSet(name, synopsis string) *flagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -31,18 +38,34 @@ func newFlagSet(name, synopsis string) *flagSet {
 
 // parse parses args; positional arguments are refused unless maxArgs > 0.
 func (f *flagSet) parse(args []string, e *env, maxArgs int) error {
-	if err := f.FlagSet.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			f.usage(e.stdout)
-			return errHelp
+	// Flags may come before or after the positional arguments
+	// ("audit run config.yaml --json out.json"): parse, set the first
+	// positional argument aside, and parse the rest again.
+	f.positional = nil
+	for {
+		if err := f.FlagSet.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				f.usage(e.stdout)
+				return errHelp
+			}
+			return usageError{flagError(err)}
 		}
-		return usageError{flagError(err)}
+		rest := f.FlagSet.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if rest[0] == "--" {
+			f.positional = append(f.positional, rest[1:]...)
+			break
+		}
+		f.positional = append(f.positional, rest[0])
+		args = rest[1:]
 	}
-	if f.NArg() > maxArgs {
+	if len(f.positional) > maxArgs {
 		if maxArgs == 0 {
-			return usagef("unexpected argument %q (this command takes only flags)", f.Arg(0))
+			return usagef("unexpected argument %q (this command takes only flags)", f.positional[0])
 		}
-		return usagef("unexpected argument %q (at most %d positional arguments)", f.Arg(maxArgs), maxArgs)
+		return usagef("unexpected argument %q (at most %d positional arguments)", f.positional[maxArgs], maxArgs)
 	}
 	set := map[string]bool{}
 	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
