@@ -15,6 +15,9 @@ const (
 	exitViolation = 1
 	exitUsage     = 2
 	exitInternal  = 3
+	// exitInterrupted follows the shell's 128+SIGINT convention: the run
+	// was stopped, not wrong; with --checkpoint its work is saved.
+	exitInterrupted = 130
 )
 
 // command is one subcommand of audit.
@@ -45,6 +48,7 @@ func commands() []command {
 	cmds := []command{
 		{"epsilon", "ε lower bound, GDP μ lower bound and ceiling from attack error counts", runEpsilon},
 		{"run", "audit a sampler configuration (YAML; the built-in scenario without one)", runRun},
+		{"merge", "join the trials files of 'audit run --shard' and report", runMerge},
 	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds
@@ -98,6 +102,7 @@ func commandNames() string {
 func report(err error, name string, e *env) int {
 	var u usageError
 	var v violationError
+	var in interruptedError
 	switch {
 	case err == nil:
 		return exitOK
@@ -106,6 +111,9 @@ func report(err error, name string, e *env) int {
 	case errors.As(err, &u):
 		fmt.Fprintf(e.stderr, "audit %s: %s\n", name, oneLine(u.msg))
 		return exitUsage
+	case errors.As(err, &in):
+		fmt.Fprintf(e.stderr, "audit %s: %s\n", name, oneLine(in.msg))
+		return exitInterrupted
 	case errors.As(err, &v):
 		fmt.Fprintf(e.stderr, "audit %s: VIOLATION: %s\n", name, oneLine(v.msg))
 		return exitViolation

@@ -22,6 +22,9 @@ type runFlags struct {
 	claimGDP             float64
 	printDefault         bool
 	quiet                bool
+	shard, out           string
+	checkpoint           string
+	resume               bool
 }
 
 func runRun(args []string, e *env) error {
@@ -42,6 +45,10 @@ func runRun(args []string, e *env) error {
 	fs.floatVar(&f.claimGDP, "claim-gdp", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed μ of μ-GDP, in")
 	fs.BoolVar(&f.printDefault, "print-default", false, "print the built-in scenario's YAML and exit")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output on stderr")
+	fs.StringVar(&f.shard, "shard", "", "run only shard I/N of the trials (I in [0, N)) and write them to --out for 'audit merge'")
+	fs.StringVar(&f.out, "out", "", "trials file written by --shard")
+	fs.StringVar(&f.checkpoint, "checkpoint", "", "persist completed trials in DIR as the run goes (resumable)")
+	fs.BoolVar(&f.resume, "resume", false, "continue the run saved in --checkpoint DIR")
 	if err := fs.parse(args, e, 1); err != nil {
 		return err
 	}
@@ -69,12 +76,11 @@ func runRun(args []string, e *env) error {
 	if stdoutTaken > 1 {
 		return usagef("only one of --json, --csv, --plot can write to stdout (-)")
 	}
-	format := ""
 	if f.plot != "" {
 		if f.plot == "-" {
 			return usagef("--plot: needs a file name ending in .svg or .png")
 		}
-		if format, err = audit.PlotFormat(f.plot); err != nil {
+		if _, err = audit.PlotFormat(f.plot); err != nil {
 			return usageError{err.Error()}
 		}
 	}
@@ -83,39 +89,124 @@ func runRun(args []string, e *env) error {
 		return usageError{err.Error()}
 	}
 
+	if f.resume && f.checkpoint == "" {
+		return usagef("--resume needs --checkpoint DIR")
+	}
+	if f.shard != "" {
+		return runShard(fs, &f, plan, e)
+	}
+	if f.out != "" {
+		return usagef("--out is only used with --shard")
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(e.stderr, cfg.Audit.Trials, f.quiet)
-	trials, err := audit.Simulate(ctx, plan, 0, cfg.Audit.Trials, cfg.Audit.Workers, prog.update)
+	var trials *audit.Trials
+	if f.checkpoint != "" {
+		trials, err = audit.SimulateCheckpointed(ctx, plan, f.checkpoint, f.resume, cfg.Audit.Workers, prog.update)
+	} else {
+		trials, err = audit.Simulate(ctx, plan, 0, cfg.Audit.Trials, cfg.Audit.Workers, prog.update)
+	}
 	prog.finish()
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return usagef("interrupted: no report written")
+		var ie *audit.InterruptedError
+		switch {
+		case errors.As(err, &ie):
+			return interrupted(ie, fs, &f)
+		case ctx.Err() != nil:
+			return interrupted(&audit.InterruptedError{Total: cfg.Audit.Trials}, fs, &f)
 		}
 		return runError(err)
 	}
+	return writeReport(e, plan, trials, f.json, f.csv, f.plot, stdoutTaken > 0)
+}
+
+// writeReport analyses complete trials and writes the table, JSON, CSV and plot;
+// it returns a violationError when a claim is refuted.
+func writeReport(e *env, plan *audit.Plan, trials *audit.Trials, jsonOut, csvOut, plotOut string, quietTable bool) error {
 	rep, err := audit.Analyze(plan, trials)
 	if err != nil {
 		return runError(err)
 	}
-	if stdoutTaken == 0 {
+	if !quietTable {
 		if err := audit.WriteTable(e.stdout, plan, rep); err != nil {
 			return err
 		}
 	}
-	doc := audit.Document{Versions: audit.CurrentVersions(), Config: cfg, Report: rep}
-	if err := output(f.json).write(e, func(w io.Writer) error { return audit.WriteJSON(w, doc) }); err != nil {
+	doc := audit.Document{Versions: audit.CurrentVersions(), Config: plan.Config, Report: rep}
+	if err := output(jsonOut).write(e, func(w io.Writer) error { return audit.WriteJSON(w, doc) }); err != nil {
 		return err
 	}
-	if err := output(f.csv).write(e, func(w io.Writer) error { return audit.WriteCSV(w, plan, rep) }); err != nil {
+	if err := output(csvOut).write(e, func(w io.Writer) error { return audit.WriteCSV(w, plan, rep) }); err != nil {
 		return err
 	}
-	if err := output(f.plot).write(e, func(w io.Writer) error { return audit.WritePlot(w, format, plan, rep) }); err != nil {
-		return err
+	if plotOut != "" {
+		format, err := audit.PlotFormat(plotOut)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		if err := output(plotOut).write(e, func(w io.Writer) error { return audit.WritePlot(w, format, plan, rep) }); err != nil {
+			return err
+		}
 	}
 	if rep.Violated() {
 		return violationError{rep.Violations[0]}
 	}
+	return nil
+}
+
+// interruptedError is a run stopped by SIGINT/SIGTERM: exit code 130.
+type interruptedError struct{ msg string }
+
+func (e interruptedError) Error() string { return e.msg }
+
+func interrupted(ie *audit.InterruptedError, fs *flagSet, f *runFlags) error {
+	msg := ie.Error()
+	if ie.Dir != "" {
+		cmd := "audit run"
+		if fs.NArg() == 1 {
+			cmd += " " + fs.Arg(0)
+		}
+		msg += fmt.Sprintf("; resume with: %s --checkpoint %s --resume", cmd, ie.Dir)
+	}
+	return interruptedError{msg}
+}
+
+// runShard runs one shard and writes its trials file.
+func runShard(fs *flagSet, f *runFlags, plan *audit.Plan, e *env) error {
+	var i, n int
+	if _, err := fmt.Sscanf(f.shard, "%d/%d", &i, &n); err != nil || n < 1 || i < 0 || i >= n || fmt.Sprintf("%d/%d", i, n) != f.shard {
+		return usagef("--shard: must be I/N with 0 ≤ I < N, got %q", f.shard)
+	}
+	if n > plan.Config.Audit.Trials {
+		return usagef("--shard: N must be ≤ audit.trials = %d, got %d", plan.Config.Audit.Trials, n)
+	}
+	if f.out == "" || f.out == "-" {
+		return usagef("--shard needs --out FILE for the trials file (a file: it is binary)")
+	}
+	if f.json != "" || f.csv != "" || f.plot != "" || f.checkpoint != "" {
+		return usagef("--shard writes only a trials file; reports come from 'audit merge'")
+	}
+	if err := output(f.out).checkWritable("out"); err != nil {
+		return err
+	}
+	lo, hi := audit.ShardRange(plan.Config.Audit.Trials, i, n)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	prog := newProgress(e.stderr, hi-lo, f.quiet)
+	t, err := audit.Simulate(ctx, plan, lo, hi, plan.Config.Audit.Workers, prog.update)
+	prog.finish()
+	if err != nil {
+		if ctx.Err() != nil {
+			return interruptedError{"interrupted; the shard's trials file was not written"}
+		}
+		return runError(err)
+	}
+	if err := output(f.out).write(e, func(w io.Writer) error { return audit.WritePart(w, plan, t) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "shard %d/%d: trials [%d, %d) of %d written to %s (config %.12s)\n", i, n, lo, hi, plan.Config.Audit.Trials, f.out, plan.Hash)
 	return nil
 }
 

@@ -1,0 +1,190 @@
+package audit
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"math"
+	"os"
+	"sort"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+)
+
+// The trials file ("part") format, shared by shards and checkpoints:
+//
+//	magic line "mcmcaudit-trials v1\n"
+//	uint32 length + JSON header (config hash, the config itself, N, range, P, F, sampler info)
+//	Hi−Lo bytes: the side of each trial
+//	(Hi−Lo)·P·F float64, little-endian: the features
+//	32 bytes: SHA-256 of everything above (a truncated or corrupted file is refused)
+const partMagic = "mcmcaudit-trials v1\n"
+
+type partHeader struct {
+	ConfigHash string          `json:"config_hash"`
+	Config     *Config         `json:"config"`
+	N          int             `json:"n"`
+	Lo         int             `json:"lo"`
+	Hi         int             `json:"hi"`
+	P          int             `json:"points"`
+	F          int             `json:"features"`
+	Info       mechanisms.Info `json:"info"`
+}
+
+// WritePart writes trials of plan p in the part format.
+func WritePart(w io.Writer, p *Plan, t *Trials) error {
+	h := sha256.New()
+	bw := bufio.NewWriter(io.MultiWriter(w, h))
+	hdr, err := json.Marshal(partHeader{ConfigHash: p.Hash, Config: p.Config, N: t.N, Lo: t.Lo, Hi: t.Hi, P: t.P, F: t.F, Info: t.Info})
+	if err != nil {
+		return err
+	}
+	bw.WriteString(partMagic)
+	binary.Write(bw, binary.LittleEndian, uint32(len(hdr)))
+	bw.Write(hdr)
+	for _, s := range t.Side {
+		bw.WriteByte(byte(s))
+	}
+	var buf [8]byte
+	for _, x := range t.X {
+		binary.LittleEndian.PutUint64(buf[:], math.Float64bits(x))
+		bw.Write(buf[:])
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	_, err = w.Write(h.Sum(nil))
+	return err
+}
+
+// hashingReader hashes what it reads.
+type hashingReader struct {
+	r io.Reader
+	h hash.Hash
+}
+
+func (hr hashingReader) Read(b []byte) (int, error) {
+	n, err := hr.r.Read(b)
+	hr.h.Write(b[:n])
+	return n, err
+}
+
+// ReadPart reads a part file and returns its trials and the config that
+// produced them. The config's hash is recomputed and must match.
+func ReadPart(r io.Reader) (*Trials, *Config, error) {
+	br := bufio.NewReader(r)
+	hr := hashingReader{br, sha256.New()}
+	magic := make([]byte, len(partMagic))
+	if _, err := io.ReadFull(hr, magic); err != nil || string(magic) != partMagic {
+		return nil, nil, errors.New("not a trials file (bad magic)")
+	}
+	var n uint32
+	if err := binary.Read(hr, binary.LittleEndian, &n); err != nil || n > 64<<20 {
+		return nil, nil, errors.New("corrupt trials file (header length)")
+	}
+	hb := make([]byte, n)
+	if _, err := io.ReadFull(hr, hb); err != nil {
+		return nil, nil, errors.New("truncated trials file (header)")
+	}
+	var hdr partHeader
+	if err := json.Unmarshal(hb, &hdr); err != nil || hdr.Config == nil {
+		return nil, nil, errors.New("corrupt trials file (header)")
+	}
+	if hdr.Lo < 0 || hdr.Hi < hdr.Lo || hdr.Hi > hdr.N || hdr.P < 1 || hdr.F < 1 || hdr.N > MaxTrials ||
+		int64(hdr.Hi-hdr.Lo)*int64(hdr.P)*int64(hdr.F) > 1<<34 {
+		return nil, nil, errors.New("corrupt trials file (range)")
+	}
+	if hdr.Config.Hash() != hdr.ConfigHash {
+		return nil, nil, errors.New("corrupt trials file (config does not match its hash)")
+	}
+	m := hdr.Hi - hdr.Lo
+	t := &Trials{ConfigHash: hdr.ConfigHash, N: hdr.N, Lo: hdr.Lo, Hi: hdr.Hi, P: hdr.P, F: hdr.F, Info: hdr.Info,
+		Side: make([]mechanisms.Side, m), X: make([]float64, m*hdr.P*hdr.F)}
+	sides := make([]byte, m)
+	if _, err := io.ReadFull(hr, sides); err != nil {
+		return nil, nil, errors.New("truncated trials file (sides)")
+	}
+	for i, s := range sides {
+		if s > 1 {
+			return nil, nil, errors.New("corrupt trials file (side)")
+		}
+		t.Side[i] = mechanisms.Side(s)
+	}
+	var buf [8]byte
+	for i := range t.X {
+		if _, err := io.ReadFull(hr, buf[:]); err != nil {
+			return nil, nil, errors.New("truncated trials file (features)")
+		}
+		t.X[i] = math.Float64frombits(binary.LittleEndian.Uint64(buf[:]))
+	}
+	sum := hr.h.Sum(nil)
+	var got [32]byte
+	if _, err := io.ReadFull(br, got[:]); err != nil || string(got[:]) != string(sum) {
+		return nil, nil, errors.New("corrupt or truncated trials file (checksum)")
+	}
+	return t, hdr.Config, nil
+}
+
+// ReadPartFile reads a part file from disk.
+func ReadPartFile(path string) (*Trials, *Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %s", path, unwrapPathError(err))
+	}
+	defer f.Close()
+	t, c, err := ReadPart(f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, c, nil
+}
+
+// MergeTrials joins parts of one audit: same configuration, every trial
+// index present exactly once. Parts may come in any order.
+func MergeTrials(parts []*Trials, names []string) (*Trials, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("no trials files")
+	}
+	idx := make([]int, len(parts))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return parts[idx[a]].Lo < parts[idx[b]].Lo })
+	first := parts[0]
+	out := &Trials{ConfigHash: first.ConfigHash, N: first.N, Lo: 0, Hi: first.N, P: first.P, F: first.F}
+	next := 0
+	for _, i := range idx {
+		t := parts[i]
+		if t.ConfigHash != first.ConfigHash {
+			return nil, fmt.Errorf("%s comes from another configuration (hash %.12s…, %s has %.12s…)", names[i], t.ConfigHash, names[0], first.ConfigHash)
+		}
+		if t.N != first.N || t.P != first.P || t.F != first.F {
+			return nil, fmt.Errorf("%s has a different shape", names[i])
+		}
+		if t.Lo < next {
+			return nil, fmt.Errorf("%s duplicates trials [%d, %d) already present", names[i], t.Lo, min(next, t.Hi))
+		}
+		if t.Lo > next {
+			return nil, fmt.Errorf("trials [%d, %d) are missing (no part covers them)", next, t.Lo)
+		}
+		out.Side = append(out.Side, t.Side...)
+		out.X = append(out.X, t.X...)
+		out.Info.Add(t.Info)
+		next = t.Hi
+	}
+	if next != first.N {
+		return nil, fmt.Errorf("trials [%d, %d) are missing (no part covers them)", next, first.N)
+	}
+	return out, nil
+}
+
+// ShardRange returns the trial range of shard i of n (0-based), balanced
+// to within one trial.
+func ShardRange(trials, i, n int) (lo, hi int) {
+	return i * trials / n, (i + 1) * trials / n
+}
