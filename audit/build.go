@@ -30,7 +30,7 @@ type Plan struct {
 // Build turns a validated config into a plan, checking everything that
 // needs the built objects (dimensions, batch sizes, release points, …).
 func Build(c *Config) (*Plan, error) {
-	p := &Plan{Config: c, Hash: c.Hash()}
+	p := &Plan{Config: c}
 	var err error
 	if p.Model, err = buildModel(c.Model); err != nil {
 		return nil, err
@@ -79,6 +79,7 @@ func Build(c *Config) (*Plan, error) {
 	if p.Claims, err = buildClaims(c, p); err != nil {
 		return nil, err
 	}
+	p.Hash = c.Hash()
 	return p, nil
 }
 

@@ -346,7 +346,9 @@ func (c *Config) Validate() error {
 func (c *Config) Hash() string {
 	b, err := json.Marshal(c)
 	if err != nil {
-		panic(err) // a validated config always encodes
+		// Only an unvalidated config (say, with a NaN parameter) fails to
+		// encode; it still gets a stable hash, and Build rejects it anyway.
+		b = []byte(fmt.Sprintf("unencodable %#v", *c))
 	}
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])

@@ -134,9 +134,12 @@ func ReadPart(r io.Reader) (*Trials, *Config, error) {
 func ReadPartFile(path string) (*Trials, *Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %s", path, unwrapPathError(err))
+		return nil, nil, fmt.Errorf("cannot read %s: %s", path, unwrapPathError(err))
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("cannot read %s: not a regular file", path)
+	}
 	t, c, err := ReadPart(f)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
@@ -235,8 +236,8 @@ func loadRunConfig(fs *flagSet, f *runFlags) (*audit.Config, error) {
 		cfg.Audit.Workers = f.workers
 	}
 	if f.seed != "" {
-		var s uint64
-		if _, err := fmt.Sscan(f.seed, &s); err != nil {
+		s, err := strconv.ParseUint(f.seed, 10, 64)
+		if err != nil {
 			return nil, usagef("--seed: invalid value %q: must be an unsigned integer", f.seed)
 		}
 		cfg.Seed = s
