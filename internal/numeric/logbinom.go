@@ -1,8 +1,37 @@
 package numeric
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
-// LogBinomial returns ln C(n, k) for 0 ≤ k ≤ n through math.Lgamma, so it
+// logFactTableSize is how many ln n! values LogFactorial keeps: enough for
+// the Rényi orders (≤ 2·10⁴) the accountants sum over.
+const logFactTableSize = 1 << 15
+
+// logFactTable holds ln n! = ln Γ(n+1) for n < logFactTableSize, built once.
+var logFactTable = sync.OnceValue(func() []float64 {
+	t := make([]float64, logFactTableSize)
+	for n := range t {
+		t[n], _ = math.Lgamma(float64(n) + 1)
+	}
+	return t
+})
+
+// LogFactorial returns ln n! = ln Γ(n+1) for n ≥ 0 (math.Lgamma, tabulated
+// for small n).
+func LogFactorial(n int) float64 {
+	if n < 0 {
+		panic("numeric: LogFactorial of a negative number")
+	}
+	if n < logFactTableSize {
+		return logFactTable()[n]
+	}
+	v, _ := math.Lgamma(float64(n) + 1)
+	return v
+}
+
+// LogBinomial returns ln C(n, k) for 0 ≤ k ≤ n through LogFactorial, so it
 // stays finite where C(n, k) itself overflows. It is −Inf when k < 0 or
 // k > n (the coefficient is zero there).
 func LogBinomial(n, k int) float64 {
@@ -12,10 +41,7 @@ func LogBinomial(n, k int) float64 {
 	if k == 0 || k == n {
 		return 0
 	}
-	a, _ := math.Lgamma(float64(n) + 1)
-	b, _ := math.Lgamma(float64(k) + 1)
-	c, _ := math.Lgamma(float64(n-k) + 1)
-	return a - b - c
+	return LogFactorial(n) - LogFactorial(k) - LogFactorial(n-k)
 }
 
 // Log1pExp returns ln(1 + eˣ) (the softplus) without overflow for large x

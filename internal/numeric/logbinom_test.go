@@ -81,3 +81,21 @@ func TestLogExpm1(t *testing.T) {
 		t.Error("LogExpm1 at 0 must be −Inf and NaN below")
 	}
 }
+
+// LogFactorial is ln Γ(n+1) inside and beyond its table; mpmath:
+// log(factorial(40000)) = 383871.60658182602.
+func TestLogFactorial(t *testing.T) {
+	if LogFactorial(0) != 0 || LogFactorial(1) != 0 {
+		t.Error("ln 0! and ln 1! must be 0")
+	}
+	if got := LogFactorial(5); math.Abs(got-math.Log(120)) > 1e-15 {
+		t.Errorf("ln 5! = %.17g", got)
+	}
+	if got := LogFactorial(40000); math.Abs(got-383871.60658182602) > 1e-9 {
+		t.Errorf("ln 40000! = %.17g", got)
+	}
+	a, b := LogFactorial(logFactTableSize-1), LogFactorial(logFactTableSize)
+	if d := b - a; math.Abs(d-math.Log(logFactTableSize)) > 1e-9 {
+		t.Errorf("table edge: ln(n!) − ln((n−1)!) = %.17g, want ln n", d)
+	}
+}
