@@ -263,6 +263,10 @@ func (c BarkerSubsampled) Guarantee() (Guarantee, error) {
 			"any private initialisation is extra", c.Rate(), c.Iterations, c.MaxOrder())), nil
 }
 
+// Guarantees returns the guarantees that apply to the configuration: the one
+// of Guarantee (possibly not applicable, with the failed check).
+func (c BarkerSubsampled) Guarantees() ([]Guarantee, error) { return asGuaranteeList(c.Guarantee()) }
+
 // rdpTableGuarantee wraps an RDP table: profile and ε(δ) by Mironov 2017,
 // Prop. 3 over the tabulated orders, RDP curve interpolated (RDPTable.Curve).
 func rdpTableGuarantee(source, variant string, checks []Check, t stats.RDPTable, note string) Guarantee {

@@ -77,6 +77,10 @@ func (c RaisaPenalty) Guarantee() (Guarantee, error) {
 	return gaussianCompositionGuarantee(RaisaPenaltySource, "", c.MuGDP(), checks, note), nil
 }
 
+// Guarantees returns the guarantees that apply to the configuration: the one
+// of Guarantee. Every sampler configuration of this package has this method.
+func (c RaisaPenalty) Guarantees() ([]Guarantee, error) { return asGuaranteeList(c.Guarantee()) }
+
 // MaxIterations returns the largest number of iterations k for which
 // Thm 2.4 certifies (eps, delta)-DP, i.e. the largest k with
 // δ_{μ(k)}(eps) ≤ delta, μ(k) = √k/τ. TauL must be valid; Iterations is ignored.
@@ -163,6 +167,10 @@ func (c RaisaHMC) Guarantee() (Guarantee, error) {
 	return gaussianCompositionGuarantee(RaisaHMCSource, "", c.MuGDP(), checks, note), nil
 }
 
+// Guarantees returns the guarantees that apply to the configuration: the one
+// of Guarantee.
+func (c RaisaHMC) Guarantees() ([]Guarantee, error) { return asGuaranteeList(c.Guarantee()) }
+
 // MaxIterations returns the largest number of DP-HMC iterations k for which
 // Thm 3.5 certifies (eps, delta)-DP. TauL, TauG and Leapfrog must be valid;
 // Iterations is ignored.
@@ -245,6 +253,14 @@ func gdpMaxSteps(muSq1, eps, delta float64) (int, error) {
 		k++
 	}
 	return k, nil
+}
+
+// asGuaranteeList wraps a single guarantee as a list.
+func asGuaranteeList(g Guarantee, err error) ([]Guarantee, error) {
+	if err != nil {
+		return nil, err
+	}
+	return []Guarantee{g}, nil
 }
 
 func fieldPositiveFinite(name string, x float64) error {

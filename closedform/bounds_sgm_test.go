@@ -260,6 +260,34 @@ func TestDPSGLDMapping(t *testing.T) {
 	}
 }
 
+// Every sampler configuration offers Guarantees(); with nothing released
+// (zero steps) each certifies ε = 0 and δ(0) = 0.
+func TestGuaranteesZeroSteps(t *testing.T) {
+	type lister interface{ Guarantees() ([]Guarantee, error) }
+	for _, c := range []lister{
+		RaisaPenalty{TauL: 1},
+		RaisaHMC{TauL: 1, TauG: 1, Leapfrog: 3},
+		BarkerFull{LLRBound: 0.1, C: 2},
+		BarkerSubsampled{N: 1000, BatchSize: 100, C: 2, LLRBound: 0.001, N0: 1000},
+		DPSGLD{N: 100, Sampling: Poisson, Rate: 0.1, Clip: 1, Drift: 0.01, NoiseVar: 0.02},
+		DPSGLD{N: 100, Sampling: WithoutReplacement, BatchSize: 10, Clip: 1, Drift: 0.01, NoiseVar: 0.02},
+	} {
+		gs, err := c.Guarantees()
+		if err != nil || len(gs) == 0 {
+			t.Fatalf("%T: %v", c, err)
+		}
+		for _, g := range gs {
+			if !g.Applies {
+				t.Errorf("%T %s: %s", c, g.Variant, g.Reason)
+				continue
+			}
+			if e, err := g.Epsilon(1e-9); err != nil || e != 0 || g.Profile(0) != 0 {
+				t.Errorf("%T %s: ε = %g (%v), δ(0) = %g", c, g.Variant, e, err, g.Profile(0))
+			}
+		}
+	}
+}
+
 // Replace-one neighbours include add/remove-like pairs (g′ = 0), so the
 // replace-one bounds can never be below the exact add/remove RDP, and a
 // replace-one guarantee is never more optimistic than the add/remove one.
