@@ -253,6 +253,9 @@ func (c BarkerSubsampled) Guarantee() (Guarantee, error) {
 	if ok, _ := allHold(checks); !ok {
 		return NotApplicable(HeikkilaSubsampledSource, "", "path", checks), nil
 	}
+	if c.Iterations == 0 {
+		return nothingReleased(HeikkilaSubsampledSource, "", checks), nil
+	}
 	t, err := c.RDPTable()
 	if err != nil {
 		return Guarantee{}, err
@@ -266,6 +269,18 @@ func (c BarkerSubsampled) Guarantee() (Guarantee, error) {
 // Guarantees returns the guarantees that apply to the configuration: the one
 // of Guarantee (possibly not applicable, with the failed check).
 func (c BarkerSubsampled) Guarantees() ([]Guarantee, error) { return asGuaranteeList(c.Guarantee()) }
+
+// nothingReleased is the guarantee of a mechanism run for zero steps: the
+// output does not depend on the data, so δ(ε) = 0 for every ε ≥ 0.
+func nothingReleased(source, variant string, checks []Check) Guarantee {
+	return Guarantee{
+		Source: source, Variant: variant, Release: "path", Checks: checks, Applies: true,
+		Profile:   func(float64) float64 { return 0 },
+		EpsilonAt: func(float64) float64 { return 0 },
+		RDP:       func(float64) float64 { return 0 },
+		Note:      "zero steps: nothing data-dependent is released",
+	}
+}
 
 // rdpTableGuarantee wraps an RDP table: profile and ε(δ) by Mironov 2017,
 // Prop. 3 over the tabulated orders, RDP curve interpolated (RDPTable.Curve).

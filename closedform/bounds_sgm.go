@@ -56,6 +56,13 @@ type SGM struct {
 	Steps int
 }
 
+// The noise multipliers accepted: 1/(2z²)·α² must stay a finite, normal
+// float64 at every order of the grid.
+const (
+	minNoiseMultiplier = 1e-100
+	maxNoiseMultiplier = 1e100
+)
+
 // sgmOrders are the integer Rényi orders the accountants tabulate: every
 // order up to 256, then a 5% geometric grid up to 10⁴.
 var sgmOrders = stats.IntegerOrders(256, 10000, 1.05)
@@ -70,6 +77,9 @@ func (m SGM) Validate() error {
 	}
 	if err := fieldPositiveFinite("NoiseMultiplier", m.NoiseMultiplier); err != nil {
 		return err
+	}
+	if m.NoiseMultiplier < minNoiseMultiplier || m.NoiseMultiplier > maxNoiseMultiplier {
+		return fmt.Errorf("NoiseMultiplier: must be in [%g, %g], got %g", minNoiseMultiplier, maxNoiseMultiplier, m.NoiseMultiplier)
 	}
 	if m.Steps < 0 {
 		return fmt.Errorf("Steps: must be ≥ 0, got %d", m.Steps)
@@ -109,10 +119,15 @@ func (m SGM) ReplaceOne() (Guarantee, error) {
 		return Guarantee{}, err
 	}
 	source := SGMWithoutReplacementSource
+	if m.Sampling == Poisson {
+		source = SGMPoissonReplaceOneSource
+	}
+	if m.Steps == 0 {
+		return nothingReleased(source, "replace-one", sgmChecks(m)), nil
+	}
 	note := fmt.Sprintf("replace-one; fixed batches of b = q·n drawn uniformly without replacement, "+
 		"afresh at every step; q = %g, z = σ/C = %g, T = %d", m.Rate, m.NoiseMultiplier, m.Steps)
 	if m.Sampling == Poisson {
-		source = SGMPoissonReplaceOneSource
 		note = fmt.Sprintf("replace-one; Poisson sampling at every step, sum scaled by a constant "+
 			"(not by the realised batch size); conservative, not tight; q = %g, z = σ/C = %g, T = %d",
 			m.Rate, m.NoiseMultiplier, m.Steps)
@@ -131,6 +146,9 @@ func (m SGM) AddRemove() (Guarantee, error) {
 	}
 	if m.Sampling != Poisson {
 		return Guarantee{}, fmt.Errorf("Sampling: the add/remove accountant needs Poisson sampling, got %v", m.Sampling)
+	}
+	if m.Steps == 0 {
+		return nothingReleased(SGMPoissonAddRemoveSource, "add/remove", sgmChecks(m)), nil
 	}
 	t, err := stats.NewRDPTable(sgmOrders, func(a int) float64 {
 		return PoissonSGMAddRemoveRDP(m.Rate, m.NoiseMultiplier, a)
@@ -209,7 +227,10 @@ func PoissonSGMAddRemoveRDP(q, z float64, alpha int) float64 {
 	return poissonLogA(q, z, alpha) / float64(alpha-1)
 }
 
-// poissonLogA returns ln A_α of PoissonSGMAddRemoveRDP.
+// poissonLogA returns ln A_α of PoissonSGMAddRemoveRDP, computed as
+// log1p(A_α − 1) with A_α − 1 = Σ_{k≥2} C(α,k)(1−q)^{α−k}q^k·(e^{(k²−k)/(2z²)} − 1)
+// (the binomial weights sum to 1): every term is positive, so the result
+// keeps its relative accuracy even when it is tiny.
 func poissonLogA(q, z float64, alpha int) float64 {
 	rho := 1 / (2 * z * z)
 	a := float64(alpha)
@@ -218,11 +239,11 @@ func poissonLogA(q, z float64, alpha int) float64 {
 	}
 	lq, l1q := math.Log(q), math.Log1p(-q)
 	var acc numeric.LogSumAcc
-	for k := 0; k <= alpha; k++ {
+	for k := 2; k <= alpha; k++ {
 		kf := float64(k)
-		acc.Add(numeric.LogBinomial(alpha, k) + (a-kf)*l1q + kf*lq + kf*(kf-1)*rho)
+		acc.Add(numeric.LogBinomial(alpha, k) + (a-kf)*l1q + kf*lq + numeric.LogExpm1(kf*(kf-1)*rho))
 	}
-	return acc.Log()
+	return numeric.Log1pExp(acc.Log())
 }
 
 // PoissonSGMReplaceOneRDP returns a valid upper bound on the one-step RDP at
@@ -507,7 +528,10 @@ func (c DPSGLD) SGM() (SGM, error) {
 		return SGM{}, err
 	}
 	m := SGM{Sampling: c.Sampling, Rate: c.SamplingRate(), NoiseMultiplier: c.NoiseMultiplier(), Steps: c.Steps}
-	return m, m.Validate()
+	if err := m.Validate(); err != nil {
+		return SGM{}, fmt.Errorf("DP-SGLD noise multiplier z = √NoiseVar/(Drift·s·Clip) out of range: %w", err)
+	}
+	return m, nil
 }
 
 // Guarantees returns the replace-one guarantees that apply to the

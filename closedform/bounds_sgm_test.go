@@ -258,6 +258,13 @@ func TestDPSGLDMapping(t *testing.T) {
 	if _, err := (SGM{Poisson, 0.1, 0, 1}).ReplaceOne(); err == nil || !strings.Contains(err.Error(), "NoiseMultiplier") {
 		t.Errorf("z = 0 accepted: %v", err)
 	}
+	if _, err := (SGM{Poisson, 0.1, 1e-200, 1}).ReplaceOne(); err == nil || !strings.Contains(err.Error(), "NoiseMultiplier: must be in [1e-100, 1e+100]") {
+		t.Errorf("z = 1e-200 accepted: %v", err)
+	}
+	tiny := DPSGLD{N: 10, Sampling: Poisson, Rate: 0.5, Clip: 1, Drift: 1e300, NoiseVar: 1e-300}
+	if _, err := tiny.Guarantees(); err == nil || !strings.Contains(err.Error(), "DP-SGLD noise multiplier") {
+		t.Errorf("derived z = %g accepted: %v", tiny.NoiseMultiplier(), err)
+	}
 }
 
 // Every sampler configuration offers Guarantees(); with nothing released
@@ -284,6 +291,28 @@ func TestGuaranteesZeroSteps(t *testing.T) {
 			if e, err := g.Epsilon(1e-9); err != nil || e != 0 || g.Profile(0) != 0 {
 				t.Errorf("%T %s: ε = %g (%v), δ(0) = %g", c, g.Variant, e, err, g.Profile(0))
 			}
+		}
+	}
+}
+
+// Extreme noise multipliers give finite numbers (no NaN, no +Inf) that fall
+// as z grows. Monotonicity is only approximate (1e-3): at huge z the direct
+// bound is dominated by the rounding allowance of its alternating sums, which
+// does not shrink with z. At z = 1e8 nothing leaks in truth; the bound is
+// then limited by the order grid and by Thm 9's ε(∞) = ∞ terms (2(1+q)^α),
+// which stop the useful orders near 700: ε ≈ 0.02 for q = 0.01, T = 100.
+func TestSGMExtremeNoise(t *testing.T) {
+	for _, s := range []Sampling{Poisson, WithoutReplacement} {
+		prev := math.Inf(1)
+		for _, z := range []float64{1e-6, 0.01, 0.3, 1, 10, 1e4, 1e8} {
+			e, _, err := SGM{s, 0.01, z, 100}.EpsilonOrder(1e-6)
+			if err != nil || math.IsNaN(e) || math.IsInf(e, 0) || e < 0 || e > prev*(1+1e-3) {
+				t.Fatalf("%v z=%g: ε = %g (%v) after %g", s, z, e, err, prev)
+			}
+			prev = e
+		}
+		if prev > 0.025 {
+			t.Errorf("%v z = 1e8: ε = %g, want < 0.025", s, prev)
 		}
 	}
 }

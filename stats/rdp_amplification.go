@@ -112,15 +112,13 @@ func (t RDPTable) Curve() RDPCurve {
 //	δ(ε) = min over tabulated α of exp(−(α−1)·(ε − ε_RDP(α))), capped at 1.
 //
 // The minimum over the tabulated orders is also the minimum over the whole
-// interpolated Curve: between two orders the exponent is linear in α. A zero
-// at any order means the two output distributions coincide (a Rényi
-// divergence of order α > 1 vanishes only then), so δ(ε) = 0 and ε(δ) = 0.
+// interpolated Curve: between two orders the exponent is linear in α. A value
+// of 0 is treated like any other (it may be a rounded tiny number), so a
+// table of zeros still gives ε(δ) = ln(1/δ)/(α_max − 1), never 0; a caller
+// that knows nothing was released should say so itself.
 func (t RDPTable) LogDelta(eps float64) float64 {
 	best := 0.0
 	for i, a := range t.Orders {
-		if t.Eps[i] == 0 {
-			return math.Inf(-1) // D_α = 0 at some α > 1: the outputs are identical
-		}
 		if math.IsInf(t.Eps[i], 1) {
 			continue
 		}
@@ -145,9 +143,6 @@ func (t RDPTable) Epsilon(delta float64) (eps float64, order int, err error) {
 	eps = math.Inf(1)
 	l := -math.Log(delta)
 	for i, a := range t.Orders {
-		if t.Eps[i] == 0 {
-			return 0, a, nil
-		}
 		if e := t.Eps[i] + l/float64(a-1); e < eps {
 			eps, order = e, a
 		}
