@@ -192,12 +192,13 @@ func (c BarkerSubsampled) checks() []Check {
 //
 //	ε(α) = 5/(2b) + ln(2b/(b − 5α))/(2(α−1)) + 2α/(b − 5α),  1 < α < b/5.
 //
-// It is +Inf for α ≥ b/5, where the theorem gives nothing. The logarithm is
-// evaluated as ln 2 − log1p(−5α/b).
+// It is +Inf for α ≥ b/5, where the theorem gives nothing, and panics for
+// α ≤ 1 or b < 1 (programmer errors). The logarithm is evaluated as
+// ln 2 − log1p(−5α/b).
 func HeikkilaStepRDP(b int, alpha float64) float64 {
 	bf := float64(b)
 	if !(alpha > 1) || b < 1 {
-		return math.NaN()
+		panic(fmt.Sprintf("closedform: HeikkilaStepRDP(b = %d, α = %g) needs b ≥ 1 and α > 1", b, alpha))
 	}
 	if 5*alpha >= bf {
 		return math.Inf(1)

@@ -10,7 +10,7 @@ import (
 
 // Sources of the subsampled Gaussian mechanism accountants.
 const (
-	SGMWithoutReplacementSource = "Wang, Balle & Kasiviswanathan 2019, Thm 9 (subsampled Gaussian, without replacement)"
+	SGMWithoutReplacementSource = "Subsampled Gaussian without replacement, replace-one: min of Wang, Balle & Kasiviswanathan 2019, Thm 9 and a direct moment bound"
 	SGMPoissonReplaceOneSource  = "Poisson subsampled Gaussian, replace-one: min of a direct moment bound and Mironov 2017, Prop. 11 over Mironov, Talwar & Zhang 2019"
 	SGMPoissonAddRemoveSource   = "Mironov, Talwar & Zhang 2019 (sampled Gaussian mechanism, add/remove)"
 )
@@ -107,15 +107,15 @@ func (m SGM) ReplaceOneTable() (stats.RDPTable, error) {
 
 // ReplaceOne returns the RDP accountant's guarantee for all Steps releases
 // under replace-one adjacency (the adjacency of every seed of the project):
-//   - WithoutReplacement: Wang, Balle & Kasiviswanathan 2019, Thm 9 applied
-//     to the Gaussian mechanism with sensitivity 2C (WORSGMReplaceOneRDP);
+//   - WithoutReplacement: WORSGMReplaceOneRDP, the smaller of Wang, Balle &
+//     Kasiviswanathan 2019, Thm 9 on the Gaussian mechanism with sensitivity
+//     2C and a direct moment bound;
 //   - Poisson: PoissonSGMReplaceOneRDP, a valid (conservative) bound.
 //
 // RDP composes additively over the steps (Mironov 2017, Prop. 1); the
 // profile and ε(δ) use Mironov 2017, Prop. 3 over integer orders 2…10⁴.
 func (m SGM) ReplaceOne() (Guarantee, error) {
-	t, err := m.ReplaceOneTable()
-	if err != nil {
+	if err := m.Validate(); err != nil {
 		return Guarantee{}, err
 	}
 	source := SGMWithoutReplacementSource
@@ -124,6 +124,10 @@ func (m SGM) ReplaceOne() (Guarantee, error) {
 	}
 	if m.Steps == 0 {
 		return nothingReleased(source, "replace-one", sgmChecks(m)), nil
+	}
+	t, err := m.ReplaceOneTable()
+	if err != nil {
+		return Guarantee{}, err
 	}
 	note := fmt.Sprintf("replace-one; fixed batches of b = q·n drawn uniformly without replacement, "+
 		"afresh at every step; q = %g, z = σ/C = %g, T = %d", m.Rate, m.NoiseMultiplier, m.Steps)
@@ -171,12 +175,25 @@ func (m SGM) EpsilonOrder(delta float64) (eps float64, order int, err error) {
 	return t.Epsilon(delta)
 }
 
+// mustSGMArgs panics unless q ∈ (0, 1], z is an accepted noise multiplier
+// and α ≥ 2: the per-step functions are called with validated values (SGM
+// validates user input), so a violation is a programmer error.
+func mustSGMArgs(fn string, q, z float64, alpha int) {
+	if !(q > 0 && q <= 1) || !(z >= minNoiseMultiplier && z <= maxNoiseMultiplier) || alpha < 2 {
+		panic(fmt.Sprintf("closedform: %s(q = %g, z = %g, α = %d) outside q ∈ (0, 1], z ∈ [%g, %g], α ≥ 2",
+			fn, q, z, alpha, minNoiseMultiplier, maxNoiseMultiplier))
+	}
+}
+
 func sgmChecks(m SGM) []Check {
 	return []Check{
 		{Name: "sampling rate q ∈ (0, 1]", Holds: true, Detail: fmt.Sprintf("q = %g (%v)", m.Rate, m.Sampling)},
 		{Name: "noise multiplier z = σ/C > 0", Holds: true, Detail: fmt.Sprintf("z = %g", m.NoiseMultiplier)},
 	}
 }
+
+// The per-step RDP functions below need q ∈ (0, 1], z ∈ [1e-100, 1e100] and
+// an integer order α ≥ 2, and panic otherwise (see SGM.Validate).
 
 // WORSGMThm9RDP returns the one-step RDP at integer order α ≥ 2 of the
 // Gaussian mechanism on a batch of b = q·n records drawn uniformly without
@@ -185,6 +202,7 @@ func sgmChecks(m SGM) []Check {
 // with sensitivity 2C and noise σ = zC, whose RDP is ε(j) = j(2C)²/(2σ²) =
 // 2j/z² (Mironov 2017, Prop. 7). At q = 1 it is that Gaussian RDP, 2α/z².
 func WORSGMThm9RDP(q, z float64, alpha int) float64 {
+	mustSGMArgs("WORSGMThm9RDP", q, z, alpha)
 	if q == 1 {
 		return 2 * float64(alpha) / (z * z)
 	}
@@ -210,6 +228,7 @@ func WORSGMThm9RDP(q, z float64, alpha int) float64 {
 // (its 4(e^{ε(2)} − 1) ≈ 16/z² against ≈ 4/z² here); the direct bound is in
 // turn weaker at high orders. Neither is tight.
 func WORSGMReplaceOneRDP(q, z float64, alpha int) float64 {
+	mustSGMArgs("WORSGMReplaceOneRDP", q, z, alpha)
 	return newWORDirect(q, z, alpha).min(alpha)
 }
 
@@ -224,6 +243,7 @@ func WORSGMReplaceOneRDP(q, z float64, alpha int) float64 {
 // direction dominates the other one and the one-dimensional pair is the worst
 // case (MTZ 2019, §3). Terms are all positive and summed in log space.
 func PoissonSGMAddRemoveRDP(q, z float64, alpha int) float64 {
+	mustSGMArgs("PoissonSGMAddRemoveRDP", q, z, alpha)
 	return poissonLogA(q, z, alpha) / float64(alpha-1)
 }
 
@@ -277,6 +297,7 @@ func poissonLogA(q, z float64, alpha int) float64 {
 // added, and replaced by M_j ≤ 1 + e^{j(j−1)/(2z²)} (from |x − 1|^j ≤ 1 + x^j)
 // when that is smaller. At q = 1 the result is the Gaussian's 2α/z².
 func PoissonSGMReplaceOneRDP(q, z float64, alpha int) float64 {
+	mustSGMArgs("PoissonSGMReplaceOneRDP", q, z, alpha)
 	return newPoissonDirect(q, z, alpha).min(alpha)
 }
 
