@@ -8,13 +8,6 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
-func withinRel(got, want, rel float64) bool {
-	if got == want {
-		return true
-	}
-	return math.Abs(got-want) <= rel*math.Abs(want)
-}
-
 // thm24Delta evaluates Räisä et al. Thm 2.4 exactly as printed, in the PLD
 // parametrisation m: δ(ε) = ½(erfc((ε−m)/(2√m)) − e^ε erfc((ε+m)/(2√m))).
 // It is a second, independent route to the profile (erfc instead of ln Φ),
