@@ -69,6 +69,10 @@ func Build(c *Config) (*Plan, error) {
 		return nil, err
 	}
 	p.FeatureNames = p.Features.Names()
+	if b := float64(c.Audit.Trials) * float64(len(p.Points)) * float64(len(p.FeatureNames)) * 8; b > MaxFeatureBytes {
+		return nil, fmt.Errorf("audit.trials: %d trials × %d release points × %d features need %.3g GB of features (limit %d GB): release fewer points or run fewer trials",
+			c.Audit.Trials, len(p.Points), len(p.FeatureNames), b/1e9, MaxFeatureBytes>>30)
+	}
 	for _, name := range c.Audit.Attacks {
 		a, err := attacks.ByName(name)
 		if err != nil {

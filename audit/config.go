@@ -160,6 +160,13 @@ type ClaimConfig struct {
 const (
 	MaxTrials = 100_000_000
 	MinTrials = 20
+	// MaxRecords bounds a materialised dataset, and MaxDataValues its
+	// records × features.
+	MaxRecords    = 1_000_000
+	MaxDataValues = 20_000_000
+	// MaxFeatureBytes bounds the feature store of an audit
+	// (trials × release points × features × 8 bytes).
+	MaxFeatureBytes = 16 << 30
 )
 
 // ParseConfig decodes a YAML scenario strictly (unknown fields are errors),
@@ -270,6 +277,21 @@ func (c *Config) Validate() error {
 	}
 	if _, err := exactlyOne("sampler", &c.Sampler); err != nil {
 		return err
+	}
+	n, dim := 0, 1
+	switch {
+	case c.Data.Counterexample != nil:
+		n = c.Data.Counterexample.N
+	case c.Data.SyntheticLinReg != nil:
+		n, dim = c.Data.SyntheticLinReg.N, len(c.Data.SyntheticLinReg.ThetaStar)
+	case c.Data.SyntheticLogistic != nil:
+		n, dim = c.Data.SyntheticLogistic.N, len(c.Data.SyntheticLogistic.ThetaStar)
+	}
+	if n > MaxRecords {
+		return fmt.Errorf("data.%s.n: must be ≤ %d records, got %d", data, MaxRecords, n)
+	}
+	if n*dim > MaxDataValues {
+		return fmt.Errorf("data.%s: %d records × %d features exceed the limit of %d values", data, n, dim, MaxDataValues)
 	}
 	if data == "counterexample" && c.Neighbour != nil {
 		return fmt.Errorf("neighbour: the counterexample data defines D′ itself; remove the neighbour section")
