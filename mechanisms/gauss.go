@@ -315,3 +315,20 @@ func SyntheticGauss(n int, theta, cov []float64, seed uint64) (*Dataset, error) 
 	}
 	return d, nil
 }
+
+// linearGrad implements linearGradModel: ∇ ln p(xᵢ | θ) = Σ⁻¹xᵢ − Σ⁻¹θ.
+func (g *Gauss) linearGrad(ds *Dataset) (a, b []float64) {
+	d := g.d
+	a = make([]float64, ds.Len()*d)
+	for n, r := range ds.Records {
+		for i := 0; i < d; i++ {
+			row := g.prec[i*d : (i+1)*d]
+			var s float64
+			for j, p := range row {
+				s += p * r.X[j]
+			}
+			a[n*d+i] = s
+		}
+	}
+	return a, g.prec
+}

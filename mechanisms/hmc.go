@@ -164,6 +164,7 @@ type hmcWork struct {
 	sigmaG   float64
 	noise    bool
 	llr      *llrSum
+	grads    *gradSum
 	info     Info
 }
 
@@ -185,33 +186,14 @@ func newHMCWork(h *DPHMC, m Model, d *Dataset, theta []float64) *hmcWork {
 		w.sigmaG = 2 * h.ClipGrad * h.TauG
 	}
 	w.llr = newLLRSum(m, d, theta)
+	w.grads = newGradSum(m, d)
 	return w
-}
-
-// clippedGradSum writes Σ_{x∈D} clip_b(∇ ln p(x|θ)) into out, counting
-// evaluations and clips; scratch has the length of θ.
-func clippedGradSum(m Model, d *Dataset, theta []float64, b float64, out, scratch []float64, info *Info) {
-	for k := range out {
-		out[k] = 0
-	}
-	nclip := 0
-	for _, r := range d.Records {
-		m.GradLogLik(theta, r, scratch)
-		if clipGrad(scratch, b) {
-			nclip++
-		}
-		for k, v := range scratch {
-			out[k] += v
-		}
-	}
-	info.GradEvals += d.Len()
-	info.ClippedGrads += nclip
 }
 
 // noisyGrad writes g̃(θ) into w.g: the clipped gradient sum, plus
 // N(0, σ_g² I) noise unless noise is off, plus the prior's gradient.
 func (w *hmcWork) noisyGrad(theta []float64, rng *rand.Rand) {
-	clippedGradSum(w.m, w.d, theta, w.h.ClipGrad, w.g, w.gi, &w.info)
+	w.grads.sum(w.m, w.d, theta, w.h.ClipGrad, w.g, &w.info)
 	if w.noise {
 		for k := range w.g {
 			w.g[k] += w.sigmaG * rng.NormFloat64()

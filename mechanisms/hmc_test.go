@@ -156,10 +156,14 @@ func linregTarget(t testing.TB) (Model, *Dataset, []float64, []float64) {
 // refHMC from the closed-form posterior density (not from per-record
 // likelihoods): θ′ and p′ to 1e-9 and ΔH to 1e-8 (relative to the energy
 // scale), over 200 random starts and momenta, with unit and non-unit mass,
-// for the Gauss model and linear regression.
+// for the Gauss model (fast and generic paths) and linear regression.
 func TestHMCMatchesReferenceNoiseOff(t *testing.T) {
 	rng := rand.New(rand.NewPCG(51, 52))
-	for _, tg := range []func(testing.TB) (Model, *Dataset, []float64, []float64){gaussTarget, linregTarget} {
+	gaussGeneric := func(tb testing.TB) (Model, *Dataset, []float64, []float64) {
+		m, d, mean, cov := gaussTarget(tb)
+		return hideRatio{m}, d, mean, cov
+	}
+	for _, tg := range []func(testing.TB) (Model, *Dataset, []float64, []float64){gaussTarget, gaussGeneric, linregTarget} {
 		m, d, mean, cov := tg(t)
 		for _, mass := range [][]float64{nil, {0.5, 2}} {
 			for _, clip := range []float64{math.Inf(1), 1e6} {

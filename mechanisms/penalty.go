@@ -105,17 +105,64 @@ func clipGrad(g []float64, b float64) bool {
 	return true
 }
 
+// linearGradModel is implemented by models whose per-record gradients
+// share their linear part, ∇ ln p(xᵢ | θ) = aᵢ − Bθ with B symmetric and the
+// same for every record; the log-likelihood ratio is then
+// ln p(xᵢ|θ′) − ln p(xᵢ|θ) = δᵀaᵢ − δᵀB(θ+θ′)/2 with δ = θ′ − θ. The penalty
+// samplers precompute the aᵢ once per run and spend O(d) per record
+// instead of O(d²); the per-record values (and so the clipping) are the
+// same functions, up to rounding.
+type linearGradModel interface {
+	// linearGrad returns the aᵢ (n×d, row-major) and B (d×d, row-major).
+	linearGrad(d *Dataset) (a, b []float64)
+}
+
+// linearCache holds a linearGradModel's precomputed terms for one dataset.
+type linearCache struct {
+	dim  int
+	a, b []float64
+	v    []float64 // scratch: Bθ or B·midpoint
+}
+
+func newLinearCache(m Model, d *Dataset) *linearCache {
+	lm, ok := m.(linearGradModel)
+	if !ok {
+		return nil
+	}
+	a, b := lm.linearGrad(d)
+	return &linearCache{dim: m.Dim(), a: a, b: b, v: make([]float64, m.Dim())}
+}
+
+// mulB writes B·x into c.v.
+func (c *linearCache) mulB(x []float64) {
+	for i := 0; i < c.dim; i++ {
+		row := c.b[i*c.dim : (i+1)*c.dim]
+		var s float64
+		for j, v := range row {
+			s += v * x[j]
+		}
+		c.v[i] = s
+	}
+}
+
 // llrSum evaluates R(θ, θ′) = Σ_{x∈D} clip_c(ln p(x|θ′) − ln p(x|θ)), the
-// clipped log-likelihood ratio of Räisä et al. Alg. 1. Models without
-// LogLikRatio have their per-record log-likelihoods at the current state
-// cached, so each proposal costs n evaluations.
+// clipped log-likelihood ratio of Räisä et al. Alg. 1. It uses the model's
+// linear-gradient form or LogLikRatio when available; otherwise the
+// per-record log-likelihoods at the current state are cached, so each
+// proposal costs n evaluations.
 type llrSum struct {
+	lin       *linearCache
 	ratio     LogLikRatioModel
 	cur, prop []float64
+	delta     []float64
 }
 
 func newLLRSum(m Model, d *Dataset, theta []float64) *llrSum {
 	s := &llrSum{}
+	if s.lin = newLinearCache(m, d); s.lin != nil {
+		s.delta = make([]float64, m.Dim())
+		return s
+	}
 	if r, ok := m.(LogLikRatioModel); ok {
 		s.ratio = r
 		return s
@@ -132,7 +179,32 @@ func newLLRSum(m Model, d *Dataset, theta []float64) *llrSum {
 func (s *llrSum) sum(m Model, d *Dataset, theta, thetaNew []float64, c float64, info *Info) float64 {
 	var total float64
 	nclip := 0
-	if s.ratio != nil {
+	switch {
+	case s.lin != nil:
+		lc := s.lin
+		for k := range s.delta {
+			s.delta[k] = 0.5 * (theta[k] + thetaNew[k]) // midpoint first
+		}
+		lc.mulB(s.delta)
+		var off float64
+		for k := range s.delta {
+			s.delta[k] = thetaNew[k] - theta[k]
+			off += s.delta[k] * lc.v[k]
+		}
+		dim := lc.dim
+		for i := 0; i < d.Len(); i++ {
+			ai := lc.a[i*dim : (i+1)*dim]
+			var r float64
+			for k, dk := range s.delta {
+				r += dk * ai[k]
+			}
+			v, cl := clipLLR(r-off, c)
+			total += v
+			if cl {
+				nclip++
+			}
+		}
+	case s.ratio != nil:
 		for _, r := range d.Records {
 			v, cl := clipLLR(s.ratio.LogLikRatio(theta, thetaNew, r), c)
 			total += v
@@ -140,7 +212,7 @@ func (s *llrSum) sum(m Model, d *Dataset, theta, thetaNew []float64, c float64, 
 				nclip++
 			}
 		}
-	} else {
+	default:
 		for i, r := range d.Records {
 			s.prop[i] = m.LogLik(thetaNew, r)
 			v, cl := clipLLR(s.prop[i]-s.cur[i], c)
@@ -153,6 +225,56 @@ func (s *llrSum) sum(m Model, d *Dataset, theta, thetaNew []float64, c float64, 
 	info.LLREvals += d.Len()
 	info.ClippedLLRs += nclip
 	return total
+}
+
+// gradSum evaluates G(θ) = Σ_{x∈D} clip_b(∇ ln p(x|θ)), the clipped
+// gradient sum of Räisä et al. §3, through the model's linear-gradient form
+// when available.
+type gradSum struct {
+	lin     *linearCache
+	scratch []float64
+}
+
+func newGradSum(m Model, d *Dataset) *gradSum {
+	return &gradSum{lin: newLinearCache(m, d), scratch: make([]float64, m.Dim())}
+}
+
+// sum writes G(θ) into out for the clip bound b, counting evaluations and
+// clips.
+func (s *gradSum) sum(m Model, d *Dataset, theta []float64, b float64, out []float64, info *Info) {
+	for k := range out {
+		out[k] = 0
+	}
+	nclip := 0
+	g := s.scratch
+	if lc := s.lin; lc != nil {
+		lc.mulB(theta)
+		dim := lc.dim
+		for i := 0; i < d.Len(); i++ {
+			ai := lc.a[i*dim : (i+1)*dim]
+			for k := range g {
+				g[k] = ai[k] - lc.v[k]
+			}
+			if clipGrad(g, b) {
+				nclip++
+			}
+			for k, v := range g {
+				out[k] += v
+			}
+		}
+	} else {
+		for _, r := range d.Records {
+			m.GradLogLik(theta, r, g)
+			if clipGrad(g, b) {
+				nclip++
+			}
+			for k, v := range g {
+				out[k] += v
+			}
+		}
+	}
+	info.GradEvals += d.Len()
+	info.ClippedGrads += nclip
 }
 
 // accepted makes the last proposal the current state.

@@ -185,9 +185,9 @@ func TestClipSensitivityProperty(t *testing.T) {
 		if math.Abs(R-R2) > 2*c*(1+1e-12)+1e-12*math.Abs(R) {
 			t.Fatalf("%s: |R(D) − R(D′)| = %g > 2c = %g", m.Name(), math.Abs(R-R2), 2*c)
 		}
-		G, G2, s := make([]float64, 2), make([]float64, 2), make([]float64, 2)
-		clippedGradSum(m, pair.D, theta, bg, G, s, &info)
-		clippedGradSum(m, pair.DPrime, theta, bg, G2, s, &info)
+		G, G2 := make([]float64, 2), make([]float64, 2)
+		newGradSum(m, pair.D).sum(m, pair.D, theta, bg, G, &info)
+		newGradSum(m, pair.DPrime).sum(m, pair.DPrime, theta, bg, G2, &info)
 		if dist := distance(G, G2); dist > 2*bg*(1+1e-12)+1e-12*floats.Norm(G, 2) {
 			t.Fatalf("%s: ‖G(D) − G(D′)‖ = %g > 2b_g = %g", m.Name(), dist, 2*bg)
 		}
@@ -324,5 +324,61 @@ func TestPenaltyCheckErrors(t *testing.T) {
 	nn := DPPenalty{Iters: 1, ProposalSD: []float64{0.1}, ClipLLR: math.Inf(1), NoNoise: true}
 	if err := nn.Check(g, d); err != nil {
 		t.Errorf("no-noise, unclipped: %v", err)
+	}
+}
+
+// hideLinear hides the linear-gradient fast path but keeps LogLikRatio.
+type hideLinear struct{ Model }
+
+func (h hideLinear) LogLikRatio(theta, thetaNew []float64, r Record) float64 {
+	return h.Model.(LogLikRatioModel).LogLikRatio(theta, thetaNew, r)
+}
+
+// The Gauss model's O(d) fast path (precomputed Σ⁻¹xᵢ) against the generic
+// paths — per-record GradLogLik and LogLikRatio, and cached LogLik
+// differences — for clipped gradient and ratio sums: equal to 1e-11 of the
+// sum of absolute terms, with identical clip counts, over random states
+// and clip bounds that clip some records and not others.
+func TestLinearFastPathAgrees(t *testing.T) {
+	cov, _ := RaisaCovariance(5, 0.5, 2)
+	for i := 0; i < 5; i++ {
+		cov[i*5+i] += 0.1
+	}
+	g := mustGauss(t, nil, 3, cov)
+	d, _ := SyntheticGauss(40, []float64{0, 3, 0, -1, 0}, cov, 3)
+	if newLinearCache(g, d) == nil || newLinearCache(hideLinear{g}, d) != nil {
+		t.Fatal("fast path not selected as intended")
+	}
+	rng := rand.New(rand.NewPCG(81, 82))
+	for trial := 0; trial < 200; trial++ {
+		theta := make([]float64, 5)
+		thetaNew := make([]float64, 5)
+		for k := range theta {
+			theta[k] = rng.NormFloat64()
+			thetaNew[k] = theta[k] + 0.2*rng.NormFloat64()
+		}
+		b := math.Pow(10, rng.Float64()*2)
+		c := math.Pow(10, rng.Float64()*2) * distance(theta, thetaNew)
+		var infos [3]Info
+		var R [3]float64
+		var G [3][]float64
+		for k, m := range []Model{g, hideLinear{g}, hideRatio{g}} {
+			R[k] = newLLRSum(m, d, theta).sum(m, d, theta, thetaNew, c, &infos[k])
+			G[k] = make([]float64, 5)
+			newGradSum(m, d).sum(m, d, theta, b, G[k], &infos[k])
+		}
+		for k := 1; k < 3; k++ {
+			if infos[k] != infos[0] {
+				t.Fatalf("counters differ: %+v vs %+v", infos[k], infos[0])
+			}
+			if math.Abs(R[k]-R[0]) > 1e-11*float64(d.Len())*c {
+				t.Fatalf("ratio sums %.15g vs %.15g", R[k], R[0])
+			}
+			for i := range G[0] {
+				if math.Abs(G[k][i]-G[0][i]) > 1e-11*float64(d.Len())*b {
+					t.Fatalf("gradient sums %v vs %v", G[k], G[0])
+				}
+			}
+		}
 	}
 }
