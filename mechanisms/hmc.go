@@ -52,8 +52,9 @@ const (
 // abandoned and its proposal rejected (a function of the noisy gradients
 // only, so no extra privacy cost); the state therefore stays finite.
 //
-// Scaling: the paper's τ_l, τ_g are used; the authors' public code
-// multiplies its taus by √n.
+// Noise scale: by default TauL and TauG are the paper's τ_l, τ_g; TauScale
+// "sqrt-n" reads them as the authors' code does (τ = tau·√n), see
+// DPPenalty. PaperTaus converts either reading for accounting.
 //
 // Randomness, in order: with JitterHalton one Uint64 at the start of the
 // run (the digit scrambling); per iteration Dim normals for p, Dim normals
@@ -83,6 +84,9 @@ type DPHMC struct {
 	TauL float64 `yaml:"tau_l" json:"tau_l"`
 	// TauG is τ_g, the noise level of the gradients: σ_g = 2b_g·τ_g.
 	TauG float64 `yaml:"tau_g" json:"tau_g"`
+	// TauScale is "paper" (or empty) or "sqrt-n" (the authors' code: the
+	// paper's τ is the configured tau times √n).
+	TauScale string `yaml:"tau_scale,omitempty" json:"tau_scale,omitempty"`
 	// NoNoise switches all noise off (ξ = 0 and no σ²/2 correction, exact
 	// clipped gradients): plain HMC with clipping, not private. TauL and
 	// TauG must then be 0, and the clip bounds may be +Inf (no clipping).
@@ -95,11 +99,26 @@ func (h *DPHMC) Name() string {
 	if h.StepJitter == JitterHalton {
 		j = ", halton"
 	}
+	sc := ""
+	if h.TauScale == TauSqrtN {
+		sc = "·√n"
+	}
 	if h.NoNoise {
 		return fmt.Sprintf("HMC(step=%g%s, L=%d, clip_llr=%g, clip_grad=%g, no noise)", h.Step, j, h.LeapfrogSteps, h.ClipLLR, h.ClipGrad)
 	}
-	return fmt.Sprintf("DP-HMC(step=%g%s, L=%d, clip_llr=%g, clip_grad=%g, tau_l=%g, tau_g=%g)",
-		h.Step, j, h.LeapfrogSteps, h.ClipLLR, h.ClipGrad, h.TauL, h.TauG)
+	return fmt.Sprintf("DP-HMC(step=%g%s, L=%d, clip_llr=%g, clip_grad=%g, tau_l=%g%s, tau_g=%g%s)",
+		h.Step, j, h.LeapfrogSteps, h.ClipLLR, h.ClipGrad, h.TauL, sc, h.TauG, sc)
+}
+
+// PaperTaus returns the paper's τ_l and τ_g of this configuration on a
+// dataset of n records (0 with NoNoise). By Räisä et al.'s Theorem 3.5 a
+// run of k iterations then has μ = k/(2τ_l²) + k(L+1)/(2τ_g²) in their
+// Theorem 2.4 (GDP parameter sqrt(k/τ_l² + k(L+1)/τ_g²)).
+func (h *DPHMC) PaperTaus(n int) (tauL, tauG float64) {
+	if h.NoNoise {
+		return 0, 0
+	}
+	return paperTau(h.TauL, h.TauScale, n), paperTau(h.TauG, h.TauScale, n)
 }
 
 // Iterations implements Sampler.
@@ -135,6 +154,9 @@ func (h *DPHMC) Check(m Model, d *Dataset) error {
 	default:
 		return fmt.Errorf("sampler.step_jitter: must be one of none, halton, got %q", h.StepJitter)
 	}
+	if err := checkTauScale(h.TauScale); err != nil {
+		return err
+	}
 	if err := checkClipTau("clip_llr", h.ClipLLR, "tau_l", h.TauL, h.NoNoise); err != nil {
 		return err
 	}
@@ -162,6 +184,7 @@ type hmcWork struct {
 	p0, p    []float64 // initial and final momentum
 	g, gi    []float64 // gradient and per-record scratch
 	sigmaG   float64
+	tauL     float64
 	noise    bool
 	llr      *llrSum
 	grads    *gradSum
@@ -183,7 +206,9 @@ func newHMCWork(h *DPHMC, m Model, d *Dataset, theta []float64) *hmcWork {
 		w.sqrtMass[k] = math.Sqrt(mk)
 	}
 	if w.noise {
-		w.sigmaG = 2 * h.ClipGrad * h.TauG
+		tl, tg := h.PaperTaus(d.Len())
+		w.tauL = tl
+		w.sigmaG = 2 * h.ClipGrad * tg
 	}
 	w.llr = newLLRSum(m, d, theta)
 	w.grads = newGradSum(m, d)
@@ -252,7 +277,7 @@ func (w *hmcWork) deltaH(theta []float64, lpc float64) (dH, sigma, lpp float64) 
 	r := w.llr.sum(w.m, w.d, theta, w.thetaP, c, &w.info)
 	lpp = w.m.LogPrior(w.thetaP)
 	dH = r + (w.kinetic(w.p0) - w.kinetic(w.p)) + (lpp - lpc)
-	return dH, 2 * w.h.TauL * c, lpp
+	return dH, 2 * w.tauL * c, lpp
 }
 
 // Run implements Sampler.

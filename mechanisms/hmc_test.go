@@ -679,6 +679,7 @@ func TestHMCCheckErrors(t *testing.T) {
 		{func(h *DPHMC) { h.Mass = []float64{1, 2, 3} }, "sampler.mass: must have 0, 1 or 2 values"},
 		{func(h *DPHMC) { h.Mass = []float64{1, 0} }, "sampler.mass[1]: must be finite and > 0, got 0"},
 		{func(h *DPHMC) { h.StepJitter = "uniform" }, `sampler.step_jitter: must be one of none, halton, got "uniform"`},
+		{func(h *DPHMC) { h.TauScale = "n" }, `sampler.tau_scale: must be one of paper, sqrt-n, got "n"`},
 		{func(h *DPHMC) { h.ClipLLR = -1 }, "sampler.clip_llr: must be finite and > 0, got -1"},
 		{func(h *DPHMC) { h.ClipGrad = math.Inf(1) }, "sampler.clip_grad: must be finite and > 0, got +Inf"},
 		{func(h *DPHMC) { h.TauL = 0 }, "sampler.tau_l: must be finite and > 0 (or set no_noise), got 0"},
@@ -697,5 +698,44 @@ func TestHMCCheckErrors(t *testing.T) {
 	plain := DPHMC{Iters: 1, Step: 0.1, LeapfrogSteps: 1, ClipLLR: math.Inf(1), ClipGrad: math.Inf(1), NoNoise: true, StepJitter: JitterNone}
 	if err := plain.Check(m, d); err != nil {
 		t.Errorf("plain HMC: %v", err)
+	}
+}
+
+// TauScale "sqrt-n" (the authors' code) is the paper's τ = tau·√n: with
+// n = 16 (√n = 4, so tau·4 is exact) both readings give bit-identical runs
+// of DP-HMC and DP-penalty, and PaperTau(s) report the paper's values.
+func TestTauScale(t *testing.T) {
+	g := mustGauss(t, nil, 2, testCov2)
+	d, _ := SyntheticGauss(16, []float64{0.2, -0.1}, testCov2, 8)
+	pairs := [][2]Sampler{
+		{&DPHMC{Iters: 40, Step: 0.05, LeapfrogSteps: 4, ClipLLR: 2, ClipGrad: 2, TauL: 0.4, TauG: 0.2},
+			&DPHMC{Iters: 40, Step: 0.05, LeapfrogSteps: 4, ClipLLR: 2, ClipGrad: 2, TauL: 0.1, TauG: 0.05, TauScale: TauSqrtN}},
+		{&DPPenalty{Iters: 80, ProposalSD: []float64{0.2}, ClipLLR: 2, Tau: 0.4},
+			&DPPenalty{Iters: 80, ProposalSD: []float64{0.2}, ClipLLR: 2, Tau: 0.1, TauScale: TauSqrtN}},
+	}
+	for _, p := range pairs {
+		var out [2][]float64
+		for i, s := range p {
+			if err := s.Check(g, d); err != nil {
+				t.Fatal(err)
+			}
+			th := []float64{0, 0}
+			if _, err := s.Run(g, d, th, TrialRNG(3, SideD, 0, 0), []int{s.Iterations(d)}, nil); err != nil {
+				t.Fatal(err)
+			}
+			out[i] = th
+		}
+		if out[0][0] != out[1][0] || out[0][1] != out[1][1] || out[0][0] == 0 {
+			t.Errorf("%s vs %s: %v vs %v", p[0].Name(), p[1].Name(), out[0], out[1])
+		}
+	}
+	if tl, tg := pairs[0][1].(*DPHMC).PaperTaus(16); tl != 0.4 || tg != 0.2 {
+		t.Errorf("PaperTaus = %g, %g", tl, tg)
+	}
+	if tau := pairs[1][1].(*DPPenalty).PaperTau(16); tau != 0.4 {
+		t.Errorf("PaperTau = %g", tau)
+	}
+	if tl, tg := (&DPHMC{NoNoise: true}).PaperTaus(16); tl != 0 || tg != 0 {
+		t.Error("no-noise taus")
 	}
 }

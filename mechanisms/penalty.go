@@ -324,8 +324,11 @@ func distance(a, b []float64) float64 {
 // Theorem 2.4 (GDP parameter 1/τ_l per iteration). The penalty test leaves
 // the posterior invariant when no ratio is clipped (Räisä et al. §3).
 //
-// Scaling: the paper's τ is used. The authors' public code multiplies its
-// tau by √n (its tau is τ/√n).
+// Noise scale: by default Tau is the paper's τ. The authors' public code
+// instead multiplies its tau by √n (σ_l = 2·tau·√n·c, so its tau is τ/√n and
+// its μ per iteration is 1/(2·tau²·n)); TauScale "sqrt-n" reproduces that
+// reading, so settings copied from the code mean what they meant there.
+// PaperTau converts either reading to the paper's τ for accounting.
 //
 // Randomness per iteration, in order: Dim normals for the proposal, one
 // normal for ξ (unless NoNoise), one uniform for u.
@@ -340,10 +343,48 @@ type DPPenalty struct {
 	ClipLLR float64 `yaml:"clip_llr" json:"clip_llr"`
 	// Tau is τ_l, the noise level: σ_l = 2τ_l·b_l‖θ′ − θ‖₂.
 	Tau float64 `yaml:"tau" json:"tau"`
+	// TauScale is "paper" (or empty): Tau is the paper's τ; or "sqrt-n":
+	// the authors' code convention, τ = Tau·√n.
+	TauScale string `yaml:"tau_scale,omitempty" json:"tau_scale,omitempty"`
 	// NoNoise switches the noise off (ξ = 0, no σ²/2 correction): plain
 	// random-walk MH with clipped ratios, not private. Tau must then be 0,
 	// and ClipLLR may be +Inf (no clipping).
 	NoNoise bool `yaml:"no_noise,omitempty" json:"no_noise,omitempty"`
+}
+
+// Noise-scale conventions of the penalty samplers.
+const (
+	// TauPaper: τ as in Räisä et al. (σ_l = 2τ·b_l‖θ′−θ‖, σ_g = 2τ_g·b_g).
+	TauPaper = "paper"
+	// TauSqrtN: the authors' code, τ = tau·√n for a dataset of n records.
+	TauSqrtN = "sqrt-n"
+)
+
+// paperTau converts a configured tau to the paper's τ for n records.
+func paperTau(tau float64, scale string, n int) float64 {
+	if scale == TauSqrtN {
+		return tau * math.Sqrt(float64(n))
+	}
+	return tau
+}
+
+// checkTauScale validates a tau_scale field.
+func checkTauScale(scale string) error {
+	switch scale {
+	case "", TauPaper, TauSqrtN:
+		return nil
+	}
+	return fmt.Errorf("sampler.tau_scale: must be one of paper, sqrt-n, got %q", scale)
+}
+
+// PaperTau returns the paper's τ of this configuration on a dataset of n
+// records (0 with NoNoise). Each iteration is then a Gaussian mechanism
+// with μ = 1/(2τ²) in Räisä et al.'s Theorem 2.4.
+func (s *DPPenalty) PaperTau(n int) float64 {
+	if s.NoNoise {
+		return 0
+	}
+	return paperTau(s.Tau, s.TauScale, n)
 }
 
 // Name implements Sampler.
@@ -351,7 +392,11 @@ func (s *DPPenalty) Name() string {
 	if s.NoNoise {
 		return fmt.Sprintf("RWMH(proposal_sd=%v, clip_llr=%g, no noise)", s.ProposalSD, s.ClipLLR)
 	}
-	return fmt.Sprintf("DP-penalty(proposal_sd=%v, clip_llr=%g, tau=%g)", s.ProposalSD, s.ClipLLR, s.Tau)
+	sc := ""
+	if s.TauScale == TauSqrtN {
+		sc = "·√n"
+	}
+	return fmt.Sprintf("DP-penalty(proposal_sd=%v, clip_llr=%g, tau=%g%s)", s.ProposalSD, s.ClipLLR, s.Tau, sc)
 }
 
 // Iterations implements Sampler.
@@ -394,6 +439,9 @@ func (s *DPPenalty) Check(m Model, d *Dataset) error {
 			return fmt.Errorf("sampler.proposal_sd[%d]: must be finite and > 0, got %g", i, v)
 		}
 	}
+	if err := checkTauScale(s.TauScale); err != nil {
+		return err
+	}
 	return checkClipTau("clip_llr", s.ClipLLR, "tau", s.Tau, s.NoNoise)
 }
 
@@ -413,6 +461,7 @@ func (s *DPPenalty) Run(m Model, d *Dataset, theta []float64, rng *rand.Rand, at
 	prop := make([]float64, dim)
 	lpc := m.LogPrior(theta)
 	noise := !s.NoNoise
+	tau := s.PaperTau(d.Len())
 	for t := 1; t <= s.Iters; t++ {
 		for k := range prop {
 			prop[k] = theta[k] + sd[k]*rng.NormFloat64()
@@ -421,7 +470,7 @@ func (s *DPPenalty) Run(m Model, d *Dataset, theta []float64, rng *rand.Rand, at
 		r := llr.sum(m, d, theta, prop, c, &info)
 		lpp := m.LogPrior(prop)
 		info.Proposals++
-		if penaltyAccept(r+lpp-lpc, 2*s.Tau*c, noise, rng) {
+		if penaltyAccept(r+lpp-lpc, 2*tau*c, noise, rng) {
 			copy(theta, prop)
 			lpc = lpp
 			llr.accepted()

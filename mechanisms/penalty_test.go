@@ -306,6 +306,7 @@ func TestPenaltyCheckErrors(t *testing.T) {
 		{func(s *DPPenalty) { s.ProposalSD = []float64{1, 2, 3} }, "sampler.proposal_sd: must have 1 or 2 values"},
 		{func(s *DPPenalty) { s.ProposalSD = []float64{0.1, -1} }, "sampler.proposal_sd[1]: must be finite and > 0, got -1"},
 		{func(s *DPPenalty) { s.ClipLLR = 0 }, "sampler.clip_llr: must be finite and > 0, got 0"},
+		{func(s *DPPenalty) { s.TauScale = "code" }, `sampler.tau_scale: must be one of paper, sqrt-n, got "code"`},
 		{func(s *DPPenalty) { s.ClipLLR = math.Inf(1) }, "sampler.clip_llr: must be finite and > 0, got +Inf"},
 		{func(s *DPPenalty) { s.Tau = 0 }, "sampler.tau: must be finite and > 0 (or set no_noise), got 0"},
 		{func(s *DPPenalty) { s.Tau = math.NaN() }, "sampler.tau: must be finite and > 0"},
