@@ -381,7 +381,7 @@ func correlation(a, b []float64) float64 {
 func checkStationary(t *testing.T, name string, start, final [][]float64, mean, cov []float64, alts map[string][2][]float64) {
 	t.Helper()
 	dim := len(mean)
-	var sem, sev [4]float64
+	sem, sev := make([]float64, dim), make([]float64, dim)
 	for i := 0; i < dim; i++ {
 		m, v, se1, se2 := sampleMoments(final[i])
 		sem[i], sev[i] = se1, se2
@@ -429,7 +429,9 @@ func wrongLaws(t *testing.T, flat GaussianPosterior, d *Dataset, mean, cov []flo
 // 0) targets the posterior exactly (Räisä et al. Thm 3.3): the Gauss model
 // and 2-D linear regression, 10000 chains of 12 iterations each from exact
 // posterior draws, constant and Halton-jittered steps.
-func TestDPHMCTargetsPosterior(t *testing.T) {
+func TestDPHMCTargetsPosterior(t *testing.T) { testDPHMCTargetsPosterior(t, 10000) }
+
+func testDPHMCTargetsPosterior(t *testing.T, chains int) {
 	gm, gd, gmean, gcov := gaussTarget(t)
 	lm, ld, lmean, lcov := linregTarget(t)
 	flatG := mustGauss(t, nil, 1e8, testCov2)
@@ -448,7 +450,7 @@ func TestDPHMCTargetsPosterior(t *testing.T) {
 		{"linreg", lm, ld, lmean, lcov, flatL, &DPHMC{Iters: 12, Step: 0.06, LeapfrogSteps: 8, Mass: []float64{1.2, 0.8}, ClipLLR: 10, ClipGrad: 10, TauL: 0.1, TauG: 0.1}, 0.4},
 	}
 	for _, c := range cases {
-		start, final, info := runFromPosterior(t, c.h, c.m, c.d, posteriorDraw(c.mean, c.cov), 10000, 3)
+		start, final, info := runFromPosterior(t, c.h, c.m, c.d, posteriorDraw(c.mean, c.cov), chains, 3)
 		if info.ClippedGrads != 0 || info.ClippedLLRs != 0 {
 			t.Errorf("%s: %d gradients and %d ratios clipped", c.name, info.ClippedGrads, info.ClippedLLRs)
 		}
@@ -464,7 +466,9 @@ func TestDPHMCTargetsPosterior(t *testing.T) {
 // no clipping: the final states of chains started from exact Ban(μ, Σ, a)
 // draws keep the exact banana moments of BananaLaw. Wrong laws for the
 // power check: the tempered law and the unbent Gaussian's moments.
-func TestDPHMCTargetsBanana(t *testing.T) {
+func TestDPHMCTargetsBanana(t *testing.T) { testDPHMCTargetsBanana(t, 10000) }
+
+func testDPHMCTargetsBanana(t *testing.T, chains int) {
 	b := Banana{A: 2, PriorVar: 4, Var1: 1, Var2: 1}
 	d, err := SyntheticBanana(10, [2]float64{0.5, 1}, b, 3)
 	if err != nil {
@@ -486,7 +490,7 @@ func TestDPHMCTargetsBanana(t *testing.T) {
 		"unbent":   {um[:], []float64{uc[0][0], uc[0][1], uc[1][0], uc[1][1]}},
 	}
 	h := &DPHMC{Iters: 30, Step: 0.05, LeapfrogSteps: 10, ClipLLR: 200, ClipGrad: 200, TauL: 0.005, TauG: 0.003, StepJitter: JitterHalton}
-	start, final, info := runFromPosterior(t, h, b, d, law.Sample, 10000, 4)
+	start, final, info := runFromPosterior(t, h, b, d, law.Sample, chains, 4)
 	if info.ClippedGrads != 0 || info.ClippedLLRs != 0 {
 		t.Errorf("%d gradients and %d ratios clipped", info.ClippedGrads, info.ClippedLLRs)
 	}
@@ -500,7 +504,9 @@ func TestDPHMCTargetsBanana(t *testing.T) {
 // (the penalty method is exact for Gaussian noise of known variance), on
 // the Gauss model and 2-D linear regression; same design as
 // TestDPHMCTargetsPosterior with longer random-walk chains.
-func TestDPPenaltyTargetsPosterior(t *testing.T) {
+func TestDPPenaltyTargetsPosterior(t *testing.T) { testDPPenaltyTargetsPosterior(t, 10000) }
+
+func testDPPenaltyTargetsPosterior(t *testing.T, chains int) {
 	gm, gd, gmean, gcov := gaussTarget(t)
 	lm, ld, lmean, lcov := linregTarget(t)
 	cases := []struct {
@@ -516,7 +522,7 @@ func TestDPPenaltyTargetsPosterior(t *testing.T) {
 		{"linreg cached", hideRatio{lm}, ld, lmean, lcov, LinReg{D: 2, Alpha: 1e-12, Beta: 1}, &DPPenalty{Iters: 80, ProposalSD: []float64{0.2}, ClipLLR: 20, Tau: 0.1}},
 	}
 	for _, c := range cases {
-		start, final, info := runFromPosterior(t, c.s, c.m, c.d, posteriorDraw(c.mean, c.cov), 10000, 5)
+		start, final, info := runFromPosterior(t, c.s, c.m, c.d, posteriorDraw(c.mean, c.cov), chains, 5)
 		if info.ClippedLLRs != 0 {
 			t.Errorf("%s: %d ratios clipped", c.name, info.ClippedLLRs)
 		}
