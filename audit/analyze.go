@@ -36,6 +36,7 @@ type AttackResult struct {
 	// runs to maximise μ_lb, and its own evaluation counts.
 	GDPRule      attacks.Rule    `json:"gdp_rule"`
 	GDPSelection float64         `json:"gdp_selection_mu"`
+	GDPSelCounts stats.Counts    `json:"gdp_selection_counts"`
 	GDPCounts    stats.Counts    `json:"gdp_counts"`
 	GDP          *stats.Estimate `json:"gdp,omitempty"`
 }
@@ -259,7 +260,7 @@ func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64) (PointResul
 			return pr, fmt.Errorf("attack %s: %w", a.Name(), err)
 		}
 		selEst, _ := stats.RegionBound(s.Counts, delta, c.Audit.Confidence)
-		ar := AttackResult{Attack: a.Name(), Rule: s.Rule, Selection: selEst, GDPRule: sg.Rule, GDPSelection: sg.Epsilon}
+		ar := AttackResult{Attack: a.Name(), Rule: s.Rule, Selection: selEst, GDPRule: sg.Rule, GDPSelection: sg.Epsilon, GDPSelCounts: sg.Counts}
 		evalScores := scoreAll(score, eval)
 		ar.Counts = attacks.Count(s.Rule, evalScores, eval.Label)
 		ar.GDPCounts = attacks.Count(sg.Rule, evalScores, eval.Label)
@@ -323,29 +324,49 @@ func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64) (PointResul
 	if len(p.Claims) > 0 {
 		pr.selectionScore = math.Inf(-1)
 	}
+	// Each claim is tested with the rule — the region-bound rule or the GDP
+	// rule of the attacks evaluated — whose selection-run counts refute it
+	// most clearly; the choice uses selection runs only.
+	type cand struct {
+		sel, eval stats.Counts
+	}
+	var cands []cand
+	for _, ar := range pr.Attacks {
+		if ar.Evaluated {
+			cands = append(cands, cand{ar.Selection.Counts, ar.Counts}, cand{ar.GDPSelCounts, ar.GDPCounts})
+		}
+	}
+	selConf := c.Audit.Confidence
 	for _, cl := range p.Claims {
 		prof, knots, ok := cl.At(k)
 		res := ClaimResult{Name: cl.Name, Covered: ok}
 		if ok {
 			res.EpsilonAtDelta = stats.JSONFloat(EpsilonAt(prof, delta))
-			var worst *Refutation
-			for _, ar := range pr.Attacks {
-				if !ar.Evaluated {
-					continue
-				}
-				ref := Refute(ar.Region.FPR, ar.Region.FNR, prof, knots)
-				if worst == nil || ref.Margin > worst.Margin {
-					worst = &ref
+			bestSel, bestIdx := math.Inf(-1), 0
+			for i, cd := range cands {
+				f, g := rateBounds(cd.sel, selConf)
+				if m := Refute(f, g, prof, knots).Margin; m > bestSel {
+					bestSel, bestIdx = m, i
 				}
 			}
-			res.Refutation = worst
-			// Rank points by the training runs' evidence against the claims.
-			a := pr.Attacks[best].Selection
-			pr.selectionScore = math.Max(pr.selectionScore, Refute(a.FPR, a.FNR, prof, knots).Margin)
+			f, g := rateBounds(cands[bestIdx].eval, conf)
+			ref := Refute(f, g, prof, knots)
+			res.Refutation = &ref
+			pr.selectionScore = math.Max(pr.selectionScore, bestSel)
 		}
 		pr.Claims = append(pr.Claims, res)
 	}
 	return pr, nil
+}
+
+// rateBounds returns the one-sided Clopper–Pearson upper bounds of the two
+// error rates at tail level (1 − conf)/2 each, as stats.RegionBound uses.
+func rateBounds(c stats.Counts, conf float64) (fpr, fnr float64) {
+	e, err := stats.RegionBound(c, 0, conf)
+	if err != nil {
+		return 1, 1
+	}
+	return e.FPR, e.FNR
 }
 
 // judge sets the verdict from the claims at the given points.

@@ -43,6 +43,10 @@ func Build(c *Config) (*Plan, error) {
 		p.Sampler = c.Sampler.SGLD
 	case c.Sampler.ULA != nil:
 		p.Sampler = c.Sampler.ULA
+	case c.Sampler.DPPenalty != nil:
+		p.Sampler = c.Sampler.DPPenalty
+	case c.Sampler.DPHMC != nil:
+		p.Sampler = c.Sampler.DPHMC
 	case c.Sampler.GaussianQuery != nil:
 		p.Sampler = c.Sampler.GaussianQuery
 	}
@@ -104,6 +108,28 @@ func buildModel(mc ModelConfig) (mechanisms.Model, error) {
 			return nil, fmt.Errorf("model.logistic.%s", err)
 		}
 		return m, nil
+	case mc.Gauss != nil:
+		g := mc.Gauss
+		cov := g.Cov
+		if (len(cov) > 0) == (g.RaisaCov != nil) {
+			return nil, fmt.Errorf("model.gauss: give exactly one of cov or raisa_cov")
+		}
+		if g.RaisaCov != nil {
+			var err error
+			if cov, err = mechanisms.RaisaCovariance(g.RaisaCov.Dim, g.RaisaCov.Shape, g.RaisaCov.Seed); err != nil {
+				return nil, fmt.Errorf("model.gauss.raisa_cov.%s", err)
+			}
+		}
+		m, err := mechanisms.NewGauss(g.PriorMean, g.PriorSD, cov)
+		if err != nil {
+			return nil, fmt.Errorf("model.gauss.%s", err)
+		}
+		return m, nil
+	case mc.Banana != nil:
+		if err := mc.Banana.Check(); err != nil {
+			return nil, fmt.Errorf("model.banana.%s", err)
+		}
+		return *mc.Banana, nil
 	}
 	return nil, fmt.Errorf("model: no model set")
 }
@@ -145,6 +171,29 @@ func buildPair(c *Config, m mechanisms.Model) (mechanisms.Pair, error) {
 		d, err = mechanisms.SyntheticLogistic(s.N, s.ThetaStar, s.XScale, s.Seed)
 		if err != nil {
 			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_logistic.%s", err)
+		}
+	case dc.SyntheticGauss != nil:
+		g, ok := m.(*mechanisms.Gauss)
+		if !ok {
+			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_gauss: needs model.gauss")
+		}
+		s := dc.SyntheticGauss
+		d, err = mechanisms.SyntheticGauss(s.N, s.ThetaStar, g.Cov(), s.Seed)
+		if err != nil {
+			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_gauss.%s", err)
+		}
+	case dc.SyntheticBanana != nil:
+		b, ok := m.(mechanisms.Banana)
+		if !ok {
+			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_banana: needs model.banana")
+		}
+		s := dc.SyntheticBanana
+		if len(s.ThetaStar) != 2 {
+			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_banana.theta_star: must have 2 values, got %d", len(s.ThetaStar))
+		}
+		d, err = mechanisms.SyntheticBanana(s.N, [2]float64{s.ThetaStar[0], s.ThetaStar[1]}, b, s.Seed)
+		if err != nil {
+			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_banana.%s", err)
 		}
 	case len(dc.Records) > 0:
 		d = &mechanisms.Dataset{Name: "inline", Records: dc.Records}

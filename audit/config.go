@@ -43,6 +43,25 @@ type Config struct {
 type ModelConfig struct {
 	LinReg   *mechanisms.LinReg   `yaml:"linreg,omitempty" json:"linreg,omitempty"`
 	Logistic *mechanisms.Logistic `yaml:"logistic,omitempty" json:"logistic,omitempty"`
+	Gauss    *GaussModel          `yaml:"gauss,omitempty" json:"gauss,omitempty"`
+	Banana   *mechanisms.Banana   `yaml:"banana,omitempty" json:"banana,omitempty"`
+}
+
+// GaussModel configures Räisä et al.'s Gauss model: records x ~ N(θ, Σ),
+// prior θ ~ N(prior_mean, prior_sd²·I). Give Σ row-major in cov, or draw it
+// as the paper does with raisa_cov.
+type GaussModel struct {
+	PriorMean []float64       `yaml:"prior_mean,omitempty" json:"prior_mean,omitempty"`
+	PriorSD   float64         `yaml:"prior_sd" json:"prior_sd"`
+	Cov       []float64       `yaml:"cov,omitempty" json:"cov,omitempty"`
+	RaisaCov  *RaisaCovConfig `yaml:"raisa_cov,omitempty" json:"raisa_cov,omitempty"`
+}
+
+// RaisaCovConfig draws Σ by mechanisms.RaisaCovariance.
+type RaisaCovConfig struct {
+	Dim   int     `yaml:"dim" json:"dim"`
+	Shape float64 `yaml:"shape" json:"shape"`
+	Seed  uint64  `yaml:"seed" json:"seed"`
 }
 
 // DataConfig chooses the dataset D (and, for the counterexample, D′ too):
@@ -54,6 +73,10 @@ type DataConfig struct {
 	SyntheticLinReg *SyntheticData `yaml:"synthetic_linreg,omitempty" json:"synthetic_linreg,omitempty"`
 	// SyntheticLogistic draws a logistic-regression dataset from a seed.
 	SyntheticLogistic *SyntheticData `yaml:"synthetic_logistic,omitempty" json:"synthetic_logistic,omitempty"`
+	// SyntheticGauss draws records x ~ N(θ*, Σ) for the Gauss model.
+	SyntheticGauss *SyntheticData `yaml:"synthetic_gauss,omitempty" json:"synthetic_gauss,omitempty"`
+	// SyntheticBanana draws records from the banana model at θ* (two values).
+	SyntheticBanana *SyntheticData `yaml:"synthetic_banana,omitempty" json:"synthetic_banana,omitempty"`
 	// Records lists the records inline.
 	Records []mechanisms.Record `yaml:"records,omitempty" json:"records,omitempty"`
 }
@@ -89,6 +112,8 @@ type NeighbourConfig struct {
 type SamplerConfig struct {
 	SGLD          *mechanisms.SGLD          `yaml:"sgld,omitempty" json:"sgld,omitempty"`
 	ULA           *mechanisms.ULA           `yaml:"ula,omitempty" json:"ula,omitempty"`
+	DPPenalty     *mechanisms.DPPenalty     `yaml:"dp_penalty,omitempty" json:"dp_penalty,omitempty"`
+	DPHMC         *mechanisms.DPHMC         `yaml:"dp_hmc,omitempty" json:"dp_hmc,omitempty"`
 	GaussianQuery *mechanisms.GaussianQuery `yaml:"gaussian_query,omitempty" json:"gaussian_query,omitempty"`
 }
 
@@ -286,6 +311,10 @@ func (c *Config) Validate() error {
 		n, dim = c.Data.SyntheticLinReg.N, len(c.Data.SyntheticLinReg.ThetaStar)
 	case c.Data.SyntheticLogistic != nil:
 		n, dim = c.Data.SyntheticLogistic.N, len(c.Data.SyntheticLogistic.ThetaStar)
+	case c.Data.SyntheticGauss != nil:
+		n, dim = c.Data.SyntheticGauss.N, len(c.Data.SyntheticGauss.ThetaStar)
+	case c.Data.SyntheticBanana != nil:
+		n, dim = c.Data.SyntheticBanana.N, 2
 	}
 	if n > MaxRecords {
 		return fmt.Errorf("data.%s.n: must be ≤ %d records, got %d", data, MaxRecords, n)

@@ -3,6 +3,9 @@ package audit
 import (
 	"fmt"
 	"math"
+	"strings"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/stats"
@@ -218,8 +221,55 @@ func buildClaims(c *Config, p *Plan) ([]Claim, error) {
 	return out, nil
 }
 
-// theoremClaims returns the sampler's applicable theoretical guarantees as
-// claims. It is filled in by the upper-bounds integration.
-var theoremClaims = func(p *Plan) ([]Claim, error) {
-	return nil, fmt.Errorf("claim.theorems: no theoretical guarantees are attached to %s yet", p.Sampler.Name())
+// theoremClaims returns the sampler's theoretical guarantees as claims:
+// for every variant of the theorems that apply (the printed constants, the
+// conservative reading), the tightest guarantee — smallest ε at the
+// audit's δ at the last release point. Guarantees are computed per release
+// point, for the number of iterations before it.
+func theoremClaims(p *Plan) ([]Claim, error) {
+	per := make([][]closedform.Guarantee, len(p.Points))
+	for k, pt := range p.Points {
+		per[k] = mechanisms.Guarantees(p.Model, p.Sampler, p.Pair, pt.Iteration)
+	}
+	last := per[len(per)-1]
+	delta := p.Config.Audit.Delta
+	if delta <= 0 {
+		delta = 1e-5 // the ranking needs a δ > 0; any fixed one will do
+	}
+	best := map[string]int{}
+	var order []string
+	var reasons []string
+	for i, g := range last {
+		if !g.Applies {
+			reasons = append(reasons, g.Source+": "+g.Reason)
+			continue
+		}
+		j, seen := best[g.Variant]
+		if !seen {
+			order = append(order, g.Variant)
+			best[g.Variant] = i
+			continue
+		}
+		ei, _ := g.Epsilon(delta)
+		ej, _ := last[j].Epsilon(delta)
+		if ei < ej {
+			best[g.Variant] = i
+		}
+	}
+	if len(order) == 0 {
+		return nil, fmt.Errorf("claim.theorems: no theorem applies to %s: %s", p.Sampler.Name(), strings.Join(reasons, "; "))
+	}
+	var out []Claim
+	for _, v := range order {
+		label := mechanisms.GuaranteeLabel(last[best[v]])
+		out = append(out, GuaranteeClaim(label, func(k int) (closedform.Guarantee, bool) {
+			for _, g := range per[k] {
+				if mechanisms.GuaranteeLabel(g) == label {
+					return g, true
+				}
+			}
+			return closedform.Guarantee{}, false
+		}))
+	}
+	return out, nil
 }
