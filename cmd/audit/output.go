@@ -60,11 +60,14 @@ func (o output) write(e *env, fill func(w io.Writer) error) error {
 
 // writeJSON writes v as indented JSON.
 func (o output) writeJSON(e *env, v any) error {
-	return o.write(e, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	})
+	return o.write(e, func(w io.Writer) error { return writeJSONTo(w, v) })
+}
+
+// writeJSONTo encodes v as indented JSON.
+func writeJSONTo(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // newTable returns a table writer with the project's style: headers as
