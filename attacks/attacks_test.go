@@ -198,7 +198,7 @@ func TestClassifiersFindSignal(t *testing.T) {
 func TestLinearSajariMatchesQR(t *testing.T) {
 	d := twoGaussians(sajariMaxRows, 3, 1, 9)
 	z := newStandardizer(d).transform(d)
-	a, err := leastSquares(z)
+	a, err := solveLeastSquares(z)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,6 +217,31 @@ func TestLinearSajariMatchesQR(t *testing.T) {
 	// y = −1, −1, 1, 1; x̄ = 1.5; Sxy = 4, Sxx = 5 → slope 0.8, intercept −1.2.
 	if math.Abs(c[1]-0.8) > 1e-12 || math.Abs(c[0]+1.2) > 1e-12 {
 		t.Errorf("hand case: coefficients %v, want [-1.2 0.8]", c)
+	}
+}
+
+// Degenerate training sets do not fail: a constant column gets weight 0,
+// collinear columns fall back to the ridge solution, and the fitted values
+// agree with the regression on the informative column alone.
+func TestLinearDegenerate(t *testing.T) {
+	d := &Data{N: 6, F: 3, Label: []bool{false, false, false, true, true, true}}
+	for _, x := range []float64{0, 1, 2, 4, 6, 8} {
+		d.X = append(d.X, x, 5, 2*x) // constant column; column 2 = 2·column 0
+	}
+	score, err := LinearLS{}.Fit(d, 1e-5, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := &Data{N: 6, F: 1, X: []float64{0, 1, 2, 4, 6, 8}, Label: d.Label}
+	ref, _ := LinearLS{}.Fit(one, 1e-5, 0.95)
+	for _, x := range []float64{-1, 3, 7} {
+		if a, b := score([]float64{x, 5, 2 * x}), ref([]float64{x}); math.Abs(a-b) > 1e-6 {
+			t.Errorf("degenerate fit at %g: %g, one-column fit %g", x, a, b)
+		}
+	}
+	flat := &Data{N: 4, F: 1, X: []float64{3, 3, 3, 3}, Label: []bool{false, true, false, true}}
+	if s, err := (LinearLS{}).Fit(flat, 1e-5, 0.95); err != nil || s([]float64{3}) != s([]float64{9}) {
+		t.Errorf("constant features: err %v", err)
 	}
 }
 

@@ -112,8 +112,73 @@ func pm1(l bool) float64 {
 }
 
 // leastSquares returns the intercept and coefficients of the regression of
-// ±1 labels on the (standardized) features.
+// ±1 labels on the (standardized) features. Columns that are constant on
+// the training runs carry no information and get coefficient 0; when the
+// remaining columns are collinear, a vanishing ridge (1e-9·N on the normal
+// equations) picks the minimum-norm-like solution instead of failing.
 func leastSquares(z *Data) ([]float64, error) {
+	keep := make([]int, 0, z.F)
+	for j := 0; j < z.F; j++ {
+		first := z.X[j]
+		for i := 1; i < z.N; i++ {
+			if z.X[i*z.F+j] != first {
+				keep = append(keep, j)
+				break
+			}
+		}
+	}
+	coef := make([]float64, z.F+1)
+	if len(keep) == 0 {
+		return coef, nil // nothing varies: a constant score
+	}
+	sub := &Data{N: z.N, F: len(keep), X: make([]float64, 0, z.N*len(keep)), Label: z.Label}
+	for i := 0; i < z.N; i++ {
+		row := z.Row(i)
+		for _, j := range keep {
+			sub.X = append(sub.X, row[j])
+		}
+	}
+	var c []float64
+	var err error
+	if wellConditioned(sub) {
+		c, err = solveLeastSquares(sub)
+	}
+	if c == nil || err != nil {
+		if c, err = ridgeLeastSquares(sub, 1e-9*float64(sub.N)); err != nil {
+			return nil, err
+		}
+	}
+	coef[0] = c[0]
+	for k, j := range keep {
+		coef[j+1] = c[k+1]
+	}
+	return coef, nil
+}
+
+// wellConditioned reports whether the design [1, X] has a condition
+// number below 1e6 (its Gram matrix below 1e12), so that QR-based least
+// squares is accurate; collinear features fail it.
+func wellConditioned(z *Data) bool {
+	k := z.F + 1
+	g := mat.NewSymDense(k, nil)
+	row := make([]float64, k)
+	for i := 0; i < z.N; i++ {
+		row[0] = 1
+		copy(row[1:], z.Row(i))
+		g.SymRankOne(g, 1, mat.NewVecDense(k, row))
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(g, false) {
+		return false
+	}
+	v := eig.Values(nil)
+	return v[0] > 1e-12*v[len(v)-1]
+}
+
+// solveLeastSquares solves the regression with sajari/regression on small
+// training sets and gonum's QR on large ones; a degenerate design is an
+// error.
+func solveLeastSquares(z *Data) ([]float64, error) {
 	if z.N < z.F+1 {
 		return nil, fmt.Errorf("attacks: linear classifier needs at least %d training runs, got %d", z.F+1, z.N)
 	}
@@ -128,7 +193,7 @@ func leastSquares(z *Data) ([]float64, error) {
 		c := r.GetCoeffs()
 		for _, v := range c {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("attacks: linear classifier: degenerate features (collinear or constant)")
+				return nil, fmt.Errorf("attacks: linear classifier: degenerate features (collinear)")
 			}
 		}
 		return c, nil
@@ -136,7 +201,8 @@ func leastSquares(z *Data) ([]float64, error) {
 	return qrLeastSquares(z)
 }
 
-// qrLeastSquares solves the same problem as leastSquares with gonum's QR.
+// qrLeastSquares solves the same problem as solveLeastSquares with gonum's
+// QR, without forming the N×N orthogonal factor.
 func qrLeastSquares(z *Data) ([]float64, error) {
 	a := mat.NewDense(z.N, z.F+1, nil)
 	y := mat.NewVecDense(z.N, nil)
@@ -154,6 +220,35 @@ func qrLeastSquares(z *Data) ([]float64, error) {
 		return nil, fmt.Errorf("attacks: linear classifier: %w", err)
 	}
 	return c.RawVector().Data, nil
+}
+
+// ridgeLeastSquares solves (AᵀA + λI)w = Aᵀy (intercept unpenalised) by
+// Cholesky: the fallback for collinear features.
+func ridgeLeastSquares(z *Data, lambda float64) ([]float64, error) {
+	k := z.F + 1
+	ata := mat.NewSymDense(k, nil)
+	aty := make([]float64, k)
+	row := make([]float64, k)
+	for i := 0; i < z.N; i++ {
+		row[0] = 1
+		copy(row[1:], z.Row(i))
+		ata.SymRankOne(ata, 1, mat.NewVecDense(k, row))
+		for j, v := range row {
+			aty[j] += v * pm1(z.Label[i])
+		}
+	}
+	for j := 1; j < k; j++ {
+		ata.SetSym(j, j, ata.At(j, j)+lambda)
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(ata) {
+		return nil, fmt.Errorf("attacks: linear classifier: degenerate features")
+	}
+	var w mat.VecDense
+	if err := ch.SolveVecTo(&w, mat.NewVecDense(k, aty)); err != nil {
+		return nil, err
+	}
+	return w.RawVector().Data, nil
 }
 
 // Logistic is L2-regularised logistic regression on the standardized

@@ -22,8 +22,10 @@ type ClaimResult struct {
 
 // AttackResult is one attack's outcome at one release point.
 type AttackResult struct {
-	Attack string       `json:"attack"`
-	Rule   attacks.Rule `json:"rule"`
+	Attack string `json:"attack"`
+	// Note reports an attack that could not be fitted.
+	Note string       `json:"note,omitempty"`
+	Rule attacks.Rule `json:"rule"`
 	// Selection is the criterion on the threshold-selection runs: the
 	// region bound their counts give (it decides, never reports).
 	Selection stats.Estimate `json:"selection"`
@@ -248,8 +250,12 @@ func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64) (PointResul
 	best, bestGDP := -1, -1
 	for _, a := range p.Attacks {
 		score, err := a.Fit(train, delta, c.Audit.Confidence)
+		note := ""
 		if err != nil {
-			return pr, fmt.Errorf("attack %s: %w", a.Name(), err)
+			// An attack that cannot be fitted has no power; it never makes
+			// an audit fail (nor can it inflate a bound).
+			note = "fit failed, constant score: " + err.Error()
+			score = func([]float64) float64 { return 0 }
 		}
 		s, err := attacks.ChooseRule(scoreAll(score, sel), sel.Label, delta, c.Audit.Confidence)
 		if err != nil {
@@ -260,7 +266,7 @@ func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64) (PointResul
 			return pr, fmt.Errorf("attack %s: %w", a.Name(), err)
 		}
 		selEst, _ := stats.RegionBound(s.Counts, delta, c.Audit.Confidence)
-		ar := AttackResult{Attack: a.Name(), Rule: s.Rule, Selection: selEst, GDPRule: sg.Rule, GDPSelection: sg.Epsilon, GDPSelCounts: sg.Counts}
+		ar := AttackResult{Attack: a.Name(), Note: note, Rule: s.Rule, Selection: selEst, GDPRule: sg.Rule, GDPSelection: sg.Epsilon, GDPSelCounts: sg.Counts}
 		evalScores := scoreAll(score, eval)
 		ar.Counts = attacks.Count(s.Rule, evalScores, eval.Label)
 		ar.GDPCounts = attacks.Count(sg.Rule, evalScores, eval.Label)
