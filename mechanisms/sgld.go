@@ -225,6 +225,7 @@ func (s *SGLD) Run(m Model, d *Dataset, theta []float64, rng *rand.Rand, at []in
 	}
 	total := s.Iterations(d)
 	bt := newBatcher(s.Scheme, d.Len(), s.Batch, rng)
+	fn := newFastNormal(rng)
 	rel := releaser{at: at, emit: emit}
 	dim := len(theta)
 	grad := make([]float64, dim)
@@ -261,7 +262,7 @@ func (s *SGLD) Run(m Model, d *Dataset, theta []float64, rng *rand.Rand, at []in
 		m.GradLogPrior(theta, grad)
 		half, sd := eta/2, math.Sqrt(nv*eta)
 		for k := range theta {
-			theta[k] += half*(grad[k]+sc*gi[k]) + sd*rng.NormFloat64()
+			theta[k] += half*(grad[k]+sc*gi[k]) + sd*fn.norm()
 		}
 		if !finite(theta) {
 			return info, &DivergedError{Iteration: t + 1, Theta: append([]float64(nil), theta...)}
@@ -278,6 +279,7 @@ func (s *SGLD) Run(m Model, d *Dataset, theta []float64, rng *rand.Rand, at []in
 // runAffine1D is Run for one-dimensional models with affine gradients and
 // no clipping: the same update, with h_i and j_i of every record
 // precomputed, so that an iteration costs a few flops and one normal draw.
+// Both paths draw their noise from a fastNormal seeded from rng.
 func (s *SGLD) runAffine1D(a Affine1D, d *Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
 	n := d.Len()
 	h := make([]float64, n)
@@ -288,6 +290,7 @@ func (s *SGLD) runAffine1D(a Affine1D, d *Dataset, theta []float64, rng *rand.Ra
 	shift, prec := a.AffinePrior1D()
 	total := s.Iterations(d)
 	bt := newBatcher(s.Scheme, n, s.Batch, rng)
+	fn := newFastNormal(rng)
 	rel := releaser{at: at, emit: emit}
 	info := Info{Iterations: total}
 	nv := s.noiseVar()
@@ -295,23 +298,85 @@ func (s *SGLD) runAffine1D(a Affine1D, d *Dataset, theta []float64, rng *rand.Ra
 	constant := s.Step.Gamma == 0
 	half, sd := s.Step.Eta/2, math.Sqrt(nv*s.Step.Eta)
 	next := rel.nextAt()
-	if s.Batch == 1 && s.Scheme == Cyclic && constant {
-		// The paper's setting: one record per iteration in a fixed order,
-		// so the update is θ ← a_i·θ + c_i + sqrt(η)·ξ with a_i, c_i fixed.
-		ac := make([]float64, n)
-		cc := make([]float64, n)
-		fn := float64(n)
-		for k, i := range bt.perm {
-			ac[k] = 1 - half*(prec+fn*j[i])
-			cc[k] = half * (shift + fn*h[i])
+	if s.Batch == 1 && constant && s.Scheme != Poisson {
+		return s.runAffine1DBatch1(h, j, shift, prec, bt, fn, theta, rng, &rel, info)
+	}
+	for t := 0; t < total; t++ {
+		if !constant {
+			eta := s.Step.At(t)
+			half, sd = eta/2, math.Sqrt(nv*eta)
 		}
-		k := 0
+		batch := bt.next(rng)
+		var sh, sj float64
+		for _, i := range batch {
+			sh += h[i]
+			sj += j[i]
+		}
+		info.GradEvals += len(batch)
+		sc := bt.scale(len(batch))
+		th += half*(shift-prec*th+sc*(sh-sj*th)) + sd*fn.norm()
+		if th-th != 0 {
+			return info, &DivergedError{Iteration: t + 1, Theta: []float64{th}}
+		}
+		if t+1 == next {
+			theta[0] = th
+			if err := rel.release(theta); err != nil {
+				return info, err
+			}
+			next = rel.nextAt()
+		}
+	}
+	theta[0] = th
+	return info, nil
+}
+
+// runAffine1DBatch1 is the batch-1, constant-step case of runAffine1D — the
+// paper's setting — where an iteration with record i is the affine map
+// θ ← a_i·θ + c_i + sqrt(η)·ξ with a_i = 1 − (η/2)(prec + n·j_i) and
+// c_i = (η/2)(shift + n·h_i) fixed: one multiply-add and one normal draw.
+// With and without replacement coincide for a batch of one record.
+func (s *SGLD) runAffine1DBatch1(h, j []float64, shift, prec float64, bt *batcher, fn *fastNormal,
+	theta []float64, rng *rand.Rand, rel *releaser, info Info) (Info, error) {
+	n := len(h)
+	half := s.Step.Eta / 2
+	sd := math.Sqrt(s.noiseVar() * s.Step.Eta)
+	a := make([]float64, n)
+	c := make([]float64, n)
+	nf := float64(n)
+	for i := range h {
+		a[i] = 1 - half*(prec+nf*j[i])
+		c[i] = half * (shift + nf*h[i])
+	}
+	order := bt.perm // cyclic: fixed order; reshuffle: reshuffled each epoch
+	if s.Scheme == Cyclic {
+		// Lay the coefficients out in visiting order.
+		a2, c2 := make([]float64, n), make([]float64, n)
+		for k, i := range order {
+			a2[k], c2[k] = a[i], c[i]
+		}
+		a, c = a2, c2
+	}
+	total := info.Iterations
+	th := theta[0]
+	next := rel.nextAt()
+	k := 0
+	if s.Scheme == Cyclic {
+		// The paper's scheme, in a loop of its own: no branch on the
+		// scheme, coefficients read in order, and the ziggurat's common
+		// case inlined by hand (fastNormal.norm is too large for the
+		// compiler to inline). The noise does not depend on θ: adding it
+		// to c_i first and finishing with one fused multiply-add keeps
+		// the serial dependency on θ to a single FMA per iteration.
 		for t := 1; t <= total; t++ {
-			// The noise term does not depend on θ: adding it to c_i first
-			// and finishing with one fused multiply-add keeps the serial
-			// dependency on θ to a single FMA per iteration.
-			w := cc[k] + sd*rng.NormFloat64()
-			th = math.FMA(ac[k], th, w)
+			u := fn.next()
+			zj, zl := int32(u>>32), u&127
+			var z float64
+			if uint32(zj+zj>>31^zj>>31) < zigK[zl] {
+				z = float64(zj) * zigW[zl]
+			} else {
+				z = fn.normSlow(zj, zl)
+			}
+			th = math.FMA(a[k], th, c[k]+sd*z)
 			if k++; k == n {
 				k = 0
 			}
@@ -330,24 +395,27 @@ func (s *SGLD) runAffine1D(a Affine1D, d *Dataset, theta []float64, rng *rand.Ra
 		info.GradEvals = total
 		return info, nil
 	}
-	for t := 0; t < total; t++ {
-		if !constant {
-			eta := s.Step.At(t)
-			half, sd = eta/2, math.Sqrt(nv*eta)
+	for t := 1; t <= total; t++ {
+		var ai, ci float64
+		switch s.Scheme {
+		case Reshuffle:
+			if k == 0 {
+				rng.Shuffle(n, func(x, y int) { order[x], order[y] = order[y], order[x] })
+			}
+			i := order[k]
+			ai, ci = a[i], c[i]
+		default: // with or without replacement, one record
+			i := fn.intn(uint64(n))
+			ai, ci = a[i], c[i]
 		}
-		batch := bt.next(rng)
-		var sh, sj float64
-		for _, i := range batch {
-			sh += h[i]
-			sj += j[i]
+		if k++; k == n {
+			k = 0
 		}
-		info.GradEvals += len(batch)
-		sc := bt.scale(len(batch))
-		th += half*(shift-prec*th+sc*(sh-sj*th)) + sd*rng.NormFloat64()
+		th = math.FMA(ai, th, ci+sd*fn.norm())
 		if th-th != 0 {
-			return info, &DivergedError{Iteration: t + 1, Theta: []float64{th}}
+			return info, &DivergedError{Iteration: t, Theta: []float64{th}}
 		}
-		if t+1 == next {
+		if t == next {
 			theta[0] = th
 			if err := rel.release(theta); err != nil {
 				return info, err
@@ -356,5 +424,6 @@ func (s *SGLD) runAffine1D(a Affine1D, d *Dataset, theta []float64, rng *rand.Ra
 		}
 	}
 	theta[0] = th
+	info.GradEvals = total
 	return info, nil
 }
