@@ -1,0 +1,77 @@
+#!/usr/bin/python3
+"""Reference values for the DP-Barker tests (mechanisms/barker_*_test.go).
+
+Run with /usr/bin/python3 (scipy 1.10, mpmath) from the repository root:
+
+    /usr/bin/python3 mechanisms/testdata/barker_refs.py vcor
+
+Each section prints the constants that the Go tests compare against. The
+computations use mpmath at 30 digits and do not share code with the Go side:
+the V_cor components are parsed from mechanisms/barker_vcor_table.go.
+"""
+import re
+import sys
+
+import mpmath as mp
+
+mp.mp.dps = 30
+
+
+def vcor_table():
+    src = open("mechanisms/barker_vcor_table.go").read()
+    c = mp.mpf(re.search(r"const vcorTableC = (\S+)", src).group(1))
+
+    def floats(name):
+        body = re.search(name + r" = \[\]float64\{(.*?)\}", src, re.S).group(1)
+        return [mp.mpf(x) for x in re.findall(r"[-+0-9.eE]+", body)]
+
+    return c, floats("vcorTableMeans"), floats("vcorTableWeights")
+
+
+def vcor():
+    c, means, weights = vcor_table()
+    s = mp.mpf("0.1")
+    sd = mp.sqrt(c + s * s)
+    tot = mp.fsum(weights)
+    weights = [w / tot for w in weights]
+
+    def g(x):  # density of N(0, C) + V_cor
+        return mp.fsum(w * mp.npdf(x, m, sd) for m, w in zip(means, weights))
+
+    def G(x):  # its CDF
+        return mp.fsum(w * mp.ncdf((x - m) / sd) for m, w in zip(means, weights))
+
+    def f(x):
+        return mp.exp(-abs(x)) / (1 + mp.exp(-abs(x))) ** 2
+
+    def F(x):
+        return 1 / (1 + mp.exp(-x))
+
+    d = lambda x: g(x) - f(x)
+    # Sign changes of g - f: scan in double precision, refine in mpmath.
+    roots = []
+    lo, hi, step = -40.0, 40.0, 0.01
+    x0, d0 = lo, d(lo)
+    k = 1
+    while x0 < hi:
+        x1 = min(lo + k * step, hi)
+        d1 = d(x1)
+        if d0 != 0 and d1 != 0 and (d0 < 0) != (d1 < 0):
+            roots.append(mp.findroot(d, (mp.mpf(x0), mp.mpf(x1)), solver="anderson"))
+        x0, d0, k = x1, d1, k + 1
+    cuts = [mp.mpf(lo)] + roots + [mp.mpf(hi)]
+    tv = mp.fsum(abs(mp.quad(d, [a, b])) for a, b in zip(cuts, cuts[1:])) / 2
+    ks = max(abs(G(r) - F(r)) for r in roots)
+    print("roots:", len(roots))
+    print("refVCorTV2 =", mp.nstr(tv, 20))
+    print("refVCorKS2 =", mp.nstr(ks, 20))
+
+    gap = lambda t: mp.pi * t / mp.sinh(mp.pi * t) - mp.exp(-c * t * t / 2)
+    t0 = max((mp.mpf(i) / 200 for i in range(1, 4000)), key=gap)
+    t = mp.findroot(lambda u: mp.diff(gap, u), t0)
+    print("refVCorLowerBound =", mp.nstr(gap(t) / 2, 20), "at t =", mp.nstr(t, 10))
+
+
+if __name__ == "__main__":
+    for section in sys.argv[1:] or ["vcor"]:
+        globals()[section]()
