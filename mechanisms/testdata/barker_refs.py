@@ -72,6 +72,21 @@ def vcor():
     print("refVCorLowerBound =", mp.nstr(gap(t) / 2, 20), "at t =", mp.nstr(t, 10))
 
 
+def mixture():
+    """Eq. 25 with sigma_x^2 = 2: log-likelihood and its gradient."""
+    v = mp.mpf(2)
+
+    def ll(t1, t2, x):
+        return mp.log(mp.npdf(x, t1, mp.sqrt(v)) / 2 + mp.npdf(x, t1 + t2, mp.sqrt(v)) / 2)
+
+    # Inputs as float64 values (what the Go test passes), not as decimals.
+    for t1, t2, x in [(0, 1, 0.3), (-0.7, 2.5, 1.9), (3, -4, -20), (0.5, 0.5, 40)]:
+        t1, t2, x = mp.mpf(t1), mp.mpf(t2), mp.mpf(x)
+        g1 = mp.diff(lambda a: ll(a, t2, x), t1)
+        g2 = mp.diff(lambda b: ll(t1, b, x), t2)
+        print(mp.nstr(ll(t1, t2, x), 20), mp.nstr(g1, 20), mp.nstr(g2, 20))
+
+
 if __name__ == "__main__":
     for section in sys.argv[1:] or ["vcor"]:
         globals()[section]()
