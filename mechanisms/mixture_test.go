@@ -121,7 +121,10 @@ func TestSyntheticMixture(t *testing.T) {
 		func() error { _, err := SyntheticMixture(0, HeikkilaTheta, m, 1); return err },
 		func() error { _, err := SyntheticMixture(5, []float64{0}, m, 1); return err },
 		func() error { _, err := SyntheticMixture(5, []float64{0, math.NaN()}, m, 1); return err },
-		func() error { _, err := SyntheticMixture(5, HeikkilaTheta, Mixture{Var1: 1, Var2: 0, VarX: 1}, 1); return err },
+		func() error {
+			_, err := SyntheticMixture(5, HeikkilaTheta, Mixture{Var1: 1, Var2: 0, VarX: 1}, 1)
+			return err
+		},
 	} {
 		if bad() == nil {
 			t.Error("invalid generator input accepted")
