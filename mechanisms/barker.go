@@ -27,6 +27,7 @@ type VarianceCheckError struct {
 	Variance, Limit float64
 }
 
+// Error implements error.
 func (e *VarianceCheckError) Error() string {
 	return fmt.Sprintf("DP-Barker: minibatch variance estimate %.6g exceeds the limit %.6g at iteration %d (Heikkilä et al. eq. 15)",
 		e.Variance, e.Limit, e.Iteration)

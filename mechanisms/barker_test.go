@@ -688,7 +688,7 @@ func TestBarkerSubsampledTemperedPosterior(t *testing.T) {
 // concurrently in another order; different trials differ.
 func TestBarkerDeterminism(t *testing.T) {
 	mix := NewHeikkilaMixture()
-	dm, _ := SyntheticMixture(400, HeikkilaTheta, mix, 1)
+	dm, _ := SyntheticMixture(400, HeikkilaTheta(), mix, 1)
 	dl, _ := SyntheticLinReg(50, []float64{1.5}, 2, 1, 1)
 	cases := map[string]*Chain{
 		"full":       {Model: NewLinReg1D(1, 2), Sampler: &DPBarker{Step: 0.1, Iters: 30, Clip: 1}},
