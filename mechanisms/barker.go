@@ -13,10 +13,14 @@ type VarianceFailure string
 const (
 	// VarianceReject rejects the proposal of that iteration (the chain
 	// stays) and counts the event in Info.VarianceCheckFailures. It is the
-	// default.
+	// default, a choice of this package: the paper's main text does not
+	// say what happens (its supplement is not among the project's sources)
+	// and the authors' code stops the chain. Either reaction depends on
+	// the data beyond what Thm 2 accounts for; with the defaults (clip
+	// √b/N0, limit C = 2) the check cannot fail, as s²_Δ* ≤ 1.
 	VarianceReject VarianceFailure = "reject"
 	// VarianceError ends the run with a *VarianceCheckError, as the
-	// authors' code stops the chain ("Batch var > 1, exit").
+	// authors' code stops the chain when its estimate exceeds 1.
 	VarianceError VarianceFailure = "error"
 )
 
@@ -41,8 +45,8 @@ func (e *VarianceCheckError) Error() string {
 //
 //   - Full data (Batch = 0), eq. 9: Δ + N(0, C) + V_cor > 0 with
 //     Δ = τ·Σ_i clip(ln p(x_i|θ′) − ln p(x_i|θ)) + ln p(θ′) − ln p(θ) (eq. 4).
-//     Releasing the decision is (α, 2αB²/C)-RDP when every term τ·clip(·)
-//     is bounded by B (Thm 1).
+//     Releasing the decision is (α, 2αB²/C)-RDP when each record's term
+//     of Δ, τ·clip(·), is bounded by B (Thm 1, which states it for τ = 1).
 //   - Subsampled (Batch = b ≥ 2), §3.3, eq. 18: a minibatch S of b records
 //     drawn uniformly WITHOUT replacement, afresh every iteration;
 //     Δ* = (N0/b)·Σ_{i∈S} clip(llr_i) + ln p(θ′) − ln p(θ) (eq. 6 with the
@@ -90,8 +94,9 @@ type DPBarker struct {
 	// NoClip disables clipping (a non-private baseline, or a planted bug).
 	NoClip bool `yaml:"no_clip,omitempty" json:"no_clip,omitempty"`
 	// VarianceLimit is the largest minibatch variance estimate s²_Δ* the
-	// subsampled test accepts; 0 means C (eq. 15). The authors' code uses 1
-	// at C = 2, the bound Thm 2's proof relies on.
+	// subsampled test accepts; 0 means C (eq. 15). The authors' code checks
+	// s²_Δ* ≤ 1 at C = 2, the bound that clipping at √b/N0 implies (the
+	// paper notes that (19) implies (15) at C = 2).
 	VarianceLimit float64 `yaml:"variance_limit,omitempty" json:"variance_limit,omitempty"`
 	// OnVarianceFailure is "reject" (default) or "error".
 	OnVarianceFailure VarianceFailure `yaml:"on_variance_failure,omitempty" json:"on_variance_failure,omitempty"`

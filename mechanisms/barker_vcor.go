@@ -39,8 +39,9 @@ const (
 //
 // No distribution makes eq. 8 exact for any C > 0 (the logistic
 // characteristic function πt/sinh(πt) decays like e^{−π|t|}, so
-// V_cor's would have to be πt/sinh(πt)·e^{Ct²/2}, unbounded). The paper
-// therefore fits a Gaussian mixture (its Supplement; the authors' code
+// V_cor's would have to be πt/sinh(πt)·e^{Ct²/2}, unbounded, whereas a
+// characteristic function is bounded by 1). The paper therefore fits a
+// Gaussian mixture (details in its Supplement; the authors' code
 // uses 2×50 mirrored components fitted by gradient descent on the log
 // density). Here V_cor is the symmetric mixture
 //
@@ -54,8 +55,8 @@ const (
 // C = 2) and its total-variation error is within 2% of the least the same
 // grid allows (0.00406 vs 0.00400 at C = 2, the latter by linear
 // programming, testdata/barker_refs.py lp). TV reports the attained
-// total-variation distance; VCorTVLowerBound the least distance any
-// correction can attain.
+// total-variation distance; VCorTVLowerBound a lower bound that no
+// correction, of any form, can beat (0.00296 at C = 2).
 //
 // A VCor is immutable and safe for concurrent use.
 type VCor struct {
