@@ -257,9 +257,11 @@ func logisticDraw(rng *rand.Rand) float64 {
 	return math.Log(u) - math.Log1p(-u)
 }
 
-// clipLLR clips x to [−b, b] and reports whether it was clipped (NaN
-// passes through unclipped).
-func clipLLR(x, b float64) (float64, bool) {
+// clipBarkerLLR clips x to [−b, b] and reports whether it was clipped. NaN
+// passes through on purpose: the Barker test then stops with an error
+// naming the iteration, rather than hide a broken likelihood (the penalty
+// samplers' clipLLR maps NaN to 0 instead, to keep their sensitivity bound).
+func clipBarkerLLR(x, b float64) (float64, bool) {
 	if x > b {
 		return b, true
 	}
@@ -310,7 +312,7 @@ func (s *DPBarker) Run(m Model, d *Dataset, theta []float64, rng *rand.Rand, at 
 			var sum float64
 			for i, rec := range d.Records {
 				llProp[i] = m.LogLik(prop, rec)
-				x, c := clipLLR(llProp[i]-llCur[i], p.clip)
+				x, c := clipBarkerLLR(llProp[i]-llCur[i], p.clip)
 				if c {
 					info.ClippedLLRs++
 				}
@@ -324,7 +326,7 @@ func (s *DPBarker) Run(m Model, d *Dataset, theta []float64, rng *rand.Rand, at 
 			var sum float64
 			for k, i := range batch {
 				rec := d.Records[i]
-				x, c := clipLLR(m.LogLik(prop, rec)-m.LogLik(theta, rec), p.clip)
+				x, c := clipBarkerLLR(m.LogLik(prop, rec)-m.LogLik(theta, rec), p.clip)
 				if c {
 					info.ClippedLLRs++
 				}

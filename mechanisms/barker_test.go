@@ -146,9 +146,9 @@ func (ny *nystrom1D) moments(p []float64) (mean, variance float64) {
 	return
 }
 
-// gaussLogDensity returns ℓ(θ) = −(θ − μ)²/(2σ²), the log of a Gaussian
+// gaussLogDensity1D returns ℓ(θ) = −(θ − μ)²/(2σ²), the log of a Gaussian
 // target up to a constant, so that Δ(θ, θ′) = ℓ(θ′) − ℓ(θ).
-func gaussLogDensity(mu, variance float64) func(float64) float64 {
+func gaussLogDensity1D(mu, variance float64) func(float64) float64 {
 	return func(x float64) float64 { return -0.5 * (x - mu) * (x - mu) / variance }
 }
 
@@ -157,7 +157,7 @@ func gaussLogDensity(mu, variance float64) func(float64) float64 {
 // 1e-9 in mean and variance, and its law after 0 steps is the start.
 func TestNystromSelfCheck(t *testing.T) {
 	mu, v := 0.4, 0.09
-	l := gaussLogDensity(mu, v)
+	l := gaussLogDensity1D(mu, v)
 	ny := newNystrom1D(-7.5, 7.5, 401, 0.3, func(a, b float64) float64 { return Sigmoid(l(b) - l(a)) })
 	p0 := ny.initial(func(x float64) float64 { return math.Exp(-x * x / 2) })
 	m0, v0 := ny.moments(p0)
@@ -213,7 +213,7 @@ func TestBarkerFullDataLinReg1D(t *testing.T) {
 		iters  = 120
 		step   = 0.3
 	)
-	l := gaussLogDensity(mu, pv)
+	l := gaussLogDensity1D(mu, pv)
 	prior := func(x float64) float64 { return math.Exp(-0.5 * m.Alpha * x * x) }
 	v2, _ := NewVCor(2)
 	for _, exact := range []bool{true, false} {
@@ -474,7 +474,7 @@ func TestBarkerOneStepAcceptance(t *testing.T) {
 		trials = 200000
 	)
 	pm, pc, _ := m.Posterior(d)
-	l := gaussLogDensity(pm[0], pc[0])
+	l := gaussLogDensity1D(pm[0], pc[0])
 	v, _ := NewVCor(2)
 	gl := func(f func(float64) float64) float64 {
 		return quad.Fixed(func(xi float64) float64 {
