@@ -54,13 +54,17 @@ func (BestCoordinate) Name() string { return NameThreshold }
 
 // Fit implements Classifier.
 func (BestCoordinate) Fit(d *Data, delta, confidence float64) (Scorer, error) {
+	if d.F == 1 {
+		return func(x []float64) float64 { return x[0] }, nil
+	}
 	col := make([]float64, d.N)
+	var ch Chooser
 	best, bestEps := 0, -1.0
 	for j := 0; j < d.F; j++ {
 		for i := 0; i < d.N; i++ {
 			col[i] = d.X[i*d.F+j]
 		}
-		sel, err := ChooseRule(col, d.Label, delta, confidence)
+		sel, _, err := ch.ChooseRules(col, d.Label, delta, confidence)
 		if err != nil {
 			return nil, err
 		}

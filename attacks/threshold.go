@@ -1,9 +1,10 @@
 package attacks
 
 import (
+	"cmp"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/mcmcaudit/mcmcaudit/stats"
 	"gonum.org/v1/gonum/mathext"
@@ -109,7 +110,11 @@ const maxRegionEvals = 4096
 // exact, and usually after a handful of Beta quantiles (at most
 // maxRegionEvals candidates are examined).
 func ChooseRule(scores []float64, labels []bool, delta, confidence float64) (Selection, error) {
-	return chooseRule(scores, labels, delta, confidence, regionObjective)
+	sp, err := newSplits(scores, labels, delta, confidence)
+	if err != nil {
+		return Selection{}, err
+	}
+	return sp.best(regionObjective), nil
 }
 
 // ChooseRuleGDP is ChooseRule for the GDP estimator: it maximises the μ
@@ -117,24 +122,98 @@ func ChooseRule(scores []float64, labels []bool, delta, confidence float64) (Sel
 // (the threshold that is best for the region bound sits at an extreme where
 // μ_lb is loose, so each estimator gets its own rule).
 func ChooseRuleGDP(scores []float64, labels []bool, confidence float64) (Selection, error) {
-	return chooseRule(scores, labels, 0, confidence, gdpObjective)
-}
-
-func chooseRule(scores []float64, labels []bool, delta, confidence float64, obj objective) (Selection, error) {
-	if err := stats.CheckDelta(delta); err != nil {
+	sp, err := newSplits(scores, labels, 0, confidence)
+	if err != nil {
 		return Selection{}, err
 	}
+	return sp.best(gdpObjective), nil
+}
+
+// ChooseRules returns both selections, sorting the scores once.
+func ChooseRules(scores []float64, labels []bool, delta, confidence float64) (region, gdp Selection, err error) {
+	var ch Chooser
+	return ch.ChooseRules(scores, labels, delta, confidence)
+}
+
+// Chooser is ChooseRules with working memory kept between calls, for
+// callers that choose rules for many release points in turn (an audit of
+// 10⁶ runs would otherwise allocate tens of megabytes per point).
+type Chooser struct{ sp splits }
+
+// ChooseRules is the package-level ChooseRules, reusing c's memory.
+func (c *Chooser) ChooseRules(scores []float64, labels []bool, delta, confidence float64) (region, gdp Selection, err error) {
+	if err := c.sp.reset(scores, labels, delta, confidence); err != nil {
+		return Selection{}, Selection{}, err
+	}
+	return c.sp.best(regionObjective), c.sp.best(gdpObjective), nil
+}
+
+// splits holds the candidate thresholds of a scored training set: after
+// sorting, group g (0..m−1) holds equal scores; split k (0..m) puts the
+// threshold after the first k groups, with negBelow[k] negatives and
+// posBelow[k] positives below it.
+type splits struct {
+	neg, pos int
+	// end[k] is the number of sorted scores below split k; the threshold
+	// is computed from the scores when a rule is returned.
+	end                []int32
+	scores             []float64
+	negBelow, posBelow []int32
+	cache              *cpCache
+	delta              float64
+	// working memory, reused by reset and best
+	idx, order []int32
+	vals       []float32
+}
+
+// threshold returns the threshold of split k: midway between the last
+// score below it and the first above (±Inf at the ends).
+func (sp *splits) threshold(k int) float64 {
+	e := int(sp.end[k])
+	switch {
+	case e == 0:
+		return math.Inf(-1)
+	case e == len(sp.idx):
+		return math.Inf(1)
+	}
+	lo, hi := sp.scores[sp.idx[e-1]], sp.scores[sp.idx[e]]
+	return lo + (hi-lo)/2
+}
+
+// roundUp32 returns the smallest float32 ≥ x, so that a float32 plug-in
+// value still bounds the region bound from above.
+func roundUp32(x float64) float32 {
+	f := float32(x)
+	if float64(f) < x {
+		f = math.Nextafter32(f, float32(math.Inf(1)))
+	}
+	return f
+}
+
+func newSplits(scores []float64, labels []bool, delta, confidence float64) (*splits, error) {
+	sp := &splits{}
+	return sp, sp.reset(scores, labels, delta, confidence)
+}
+
+// reset prepares the splits of a new scored set, keeping the memory.
+func (sp *splits) reset(scores []float64, labels []bool, delta, confidence float64) error {
+	if err := stats.CheckDelta(delta); err != nil {
+		return err
+	}
 	if err := stats.CheckConfidence(confidence); err != nil {
-		return Selection{}, err
+		return err
 	}
 	n := len(scores)
 	if n != len(labels) {
-		return Selection{}, fmt.Errorf("attacks: %d scores but %d labels", n, len(labels))
+		return fmt.Errorf("attacks: %d scores but %d labels", n, len(labels))
+	}
+	if n > math.MaxInt32 {
+		return fmt.Errorf("attacks: at most %d scored runs, got %d", math.MaxInt32, n)
 	}
 	neg, pos := 0, 0
 	for i, l := range labels {
 		if math.IsNaN(scores[i]) {
-			return Selection{}, fmt.Errorf("attacks: score %d is NaN", i)
+			return fmt.Errorf("attacks: score %d is NaN", i)
 		}
 		if l {
 			pos++
@@ -143,78 +222,90 @@ func chooseRule(scores []float64, labels []bool, delta, confidence float64, obj 
 		}
 	}
 	if neg == 0 || pos == 0 {
-		return Selection{}, fmt.Errorf("attacks: training set needs runs on both D and D′ (has %d and %d)", neg, pos)
+		return fmt.Errorf("attacks: training set needs runs on both D and D′ (has %d and %d)", neg, pos)
 	}
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
+	idx := sp.idx[:0]
+	for i := 0; i < n; i++ {
+		idx = append(idx, int32(i))
 	}
-	sort.Slice(idx, func(a, b int) bool { return scores[idx[a]] < scores[idx[b]] })
-
-	// Candidate k (0..m) puts the threshold after the k-th group of equal
-	// scores: below it predicted negative under orientation +1.
-	type cand struct {
-		t              float64
-		negBelow, posB int // negatives / positives with score below t
-		point          float64
-		orient         int
-	}
-	var cands []cand
-	negB, posB := 0, 0
-	add := func(t float64) {
-		// Orientation +1: positives predicted above t.
-		fp, fn := neg-negB, posB
-		e := obj.plugin(float64(fp)/float64(neg), float64(fn)/float64(pos), delta)
-		cands = append(cands, cand{t, negB, posB, e, +1})
-		// Orientation −1: positives predicted below t.
-		fp, fn = negB, pos-posB
-		e = obj.plugin(float64(fp)/float64(neg), float64(fn)/float64(pos), delta)
-		cands = append(cands, cand{t, negB, posB, e, -1})
-	}
-	add(math.Inf(-1))
+	sp.idx = idx
+	slices.SortFunc(idx, func(a, b int32) int { return cmp.Compare(scores[a], scores[b]) })
+	sp.neg, sp.pos, sp.delta = neg, pos, delta
+	sp.cache = &cpCache{neg: neg, pos: pos, delta: delta, confidence: confidence, fpr: map[int]float64{}, fnr: map[int]float64{}}
+	sp.scores = scores
+	sp.end, sp.negBelow, sp.posBelow = sp.end[:0], sp.negBelow[:0], sp.posBelow[:0]
+	sp.end = append(sp.end, 0)
+	sp.negBelow = append(sp.negBelow, 0)
+	sp.posBelow = append(sp.posBelow, 0)
+	var nb, pb int32
 	for i := 0; i < n; {
 		j := i
 		for j < n && scores[idx[j]] == scores[idx[i]] {
 			if labels[idx[j]] {
-				posB++
+				pb++
 			} else {
-				negB++
+				nb++
 			}
 			j++
 		}
-		t := math.Inf(1)
-		if j < n {
-			t = scores[idx[i]] + (scores[idx[j]]-scores[idx[i]])/2
-		}
-		add(t)
+		sp.end = append(sp.end, int32(j))
+		sp.negBelow = append(sp.negBelow, nb)
+		sp.posBelow = append(sp.posBelow, pb)
 		i = j
 	}
-	sort.SliceStable(cands, func(a, b int) bool { return cands[a].point > cands[b].point })
-	cache := &cpCache{neg: neg, pos: pos, delta: delta, confidence: confidence,
-		fpr: map[int]float64{}, fnr: map[int]float64{}}
-	best := Selection{Epsilon: -1}
-	for k, c := range cands {
-		if c.point <= best.Epsilon || k == maxRegionEvals {
+	return nil
+}
+
+// counts returns the error counts of candidate c: split c/2 with
+// orientation +1 (positives predicted above the threshold) for even c, −1
+// for odd c.
+func (sp *splits) counts(c int) (fp, fn int) {
+	k := c / 2
+	nb, pb := int(sp.negBelow[k]), int(sp.posBelow[k])
+	if c%2 == 0 {
+		return sp.neg - nb, pb
+	}
+	return nb, sp.pos - pb
+}
+
+// best runs the branch-and-bound search for one objective.
+func (sp *splits) best(obj objective) Selection {
+	m := 2 * len(sp.end)
+	if cap(sp.vals) < m {
+		sp.vals, sp.order = make([]float32, m), make([]int32, m)
+	}
+	vals, order := sp.vals[:m], sp.order[:m]
+	for c := 0; c < m; c++ {
+		fp, fn := sp.counts(c)
+		vals[c] = roundUp32(obj.plugin(float64(fp)/float64(sp.neg), float64(fn)/float64(sp.pos), sp.delta))
+		order[c] = int32(c)
+	}
+	// Decreasing plug-in value; ties by candidate index, so the result is
+	// the same on every run.
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := cmp.Compare(vals[b], vals[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	bestC, bestV := int(order[0]), -1.0
+	for k, c := range order {
+		if float64(vals[c]) <= bestV || k == maxRegionEvals {
 			break
 		}
-		fp, fn := neg-c.negBelow, c.posB
-		if c.orient < 0 {
-			fp, fn = c.negBelow, pos-c.posB
-		}
-		if e := obj.bound(cache, fp, fn); e > best.Epsilon {
-			best = Selection{Rule: Rule{c.t, c.orient},
-				Counts: stats.Counts{FP: fp, Negatives: neg, FN: fn, Positives: pos}, Epsilon: e}
+		fp, fn := sp.counts(int(c))
+		if v := obj.bound(sp.cache, fp, fn); v > bestV {
+			bestC, bestV = int(c), v
 		}
 	}
-	if best.Epsilon < 0 { // every plug-in value is 0: any rule gives 0
-		c := cands[0]
-		fp, fn := neg-c.negBelow, c.posB
-		if c.orient < 0 {
-			fp, fn = c.negBelow, pos-c.posB
-		}
-		best = Selection{Rule: Rule{c.t, c.orient}, Counts: stats.Counts{FP: fp, Negatives: neg, FN: fn, Positives: pos}}
+	fp, fn := sp.counts(bestC)
+	orient := 1
+	if bestC%2 == 1 {
+		orient = -1
 	}
-	return best, nil
+	return Selection{Rule: Rule{sp.threshold(bestC / 2), orient},
+		Counts:  stats.Counts{FP: fp, Negatives: sp.neg, FN: fn, Positives: sp.pos},
+		Epsilon: math.Max(bestV, 0)}
 }
 
 // Count applies rule to scored runs and returns the error counts.

@@ -114,18 +114,64 @@ func splitSizes(n int, s Split) (int, int, int) {
 	return tr, se, n - tr - se
 }
 
-// columns gathers the features of trials [lo, hi) at point p.
-func columns(t *Trials, p, lo, hi int) *attacks.Data {
-	d := &attacks.Data{N: hi - lo, F: t.F, X: make([]float64, 0, (hi-lo)*t.F), Label: make([]bool, hi-lo)}
+// columns gathers the features of trials [lo, hi) at point p, reusing
+// buf's storage when it is large enough (one point is analysed at a time).
+func columns(t *Trials, p, lo, hi int, buf *attacks.Data) *attacks.Data {
+	d := buf
+	if d == nil || cap(d.X) < (hi-lo)*t.F || cap(d.Label) < hi-lo {
+		d = &attacks.Data{X: make([]float64, 0, (hi-lo)*t.F), Label: make([]bool, hi-lo)}
+	}
+	d.N, d.F, d.X, d.Label = hi-lo, t.F, d.X[:0], d.Label[:hi-lo]
 	for i := lo; i < hi; i++ {
-		d.X = append(d.X, t.Row(i, p)...)
+		d.X = d.X[:len(d.X)+t.F]
+		t.Row(i, p, d.X[len(d.X)-t.F:])
 		d.Label[i-lo] = t.Side[i-t.Lo] == mechanisms.SideDPrime
 	}
 	return d
 }
 
-func scoreAll(s attacks.Scorer, d *attacks.Data) []float64 {
-	out := make([]float64, d.N)
+// buffers are reused from one release point to the next.
+type buffers struct {
+	train, sel            *attacks.Data
+	evalLabels            []bool
+	selScores, evalScores []float64
+	row                   []float64
+	chooser               attacks.Chooser
+}
+
+// labelsOf returns the labels (true: D′) of trials [lo, hi).
+func labelsOf(t *Trials, lo, hi int, buf []bool) []bool {
+	if cap(buf) < hi-lo {
+		buf = make([]bool, hi-lo)
+	}
+	buf = buf[:hi-lo]
+	for i := lo; i < hi; i++ {
+		buf[i-lo] = t.Side[i-t.Lo] == mechanisms.SideDPrime
+	}
+	return buf
+}
+
+// scoreStore scores trials [lo, hi) at point p directly from the store.
+func scoreStore(s attacks.Scorer, t *Trials, p, lo, hi int, buf []float64, row *[]float64) []float64 {
+	if cap(buf) < hi-lo {
+		buf = make([]float64, hi-lo)
+	}
+	buf = buf[:hi-lo]
+	if len(*row) < t.F {
+		*row = make([]float64, t.F)
+	}
+	for i := lo; i < hi; i++ {
+		buf[i-lo] = s(t.Row(i, p, *row))
+	}
+	return buf
+}
+
+func scoreAll(s attacks.Scorer, d *attacks.Data, buf []float64) []float64 {
+	out := buf[:0]
+	if cap(out) < d.N {
+		out = make([]float64, d.N)
+	}
+	out = out[:d.N]
 	for i := range out {
 		out[i] = s(d.Row(i))
 	}
@@ -166,8 +212,9 @@ func Analyze(p *Plan, t *Trials) (*Report, error) {
 	r.TestConfidence = 1 - alpha/float64(mA*mP)
 	r.Multiplicity = multiplicityNote(p, mA, mP, alpha)
 
+	var bufs buffers
 	for k := range p.Points {
-		pr, err := analyzePoint(p, t, k, nTr, nSe, r.TestConfidence)
+		pr, err := analyzePoint(p, t, k, nTr, nSe, r.TestConfidence, &bufs)
 		if err != nil {
 			return nil, fmt.Errorf("release %q: %w", p.Points[k].Label, err)
 		}
@@ -228,17 +275,22 @@ func multiplicityNote(p *Plan, mA, mP int, alpha float64) string {
 	return s
 }
 
-func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64) (PointResult, error) {
+func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64, bufs *buffers) (PointResult, error) {
 	c := p.Config
 	n := c.Audit.Trials
 	delta := c.Audit.Delta
 	pr := PointResult{Point: p.Points[k]}
-	train := columns(t, k, 0, nTr)
+	bufs.train = columns(t, k, 0, nTr, bufs.train)
+	train := bufs.train
 	sel := train
 	if nSe > 0 {
-		sel = columns(t, k, nTr, nTr+nSe)
+		bufs.sel = columns(t, k, nTr, nTr+nSe, bufs.sel)
+		sel = bufs.sel
 	}
-	eval := columns(t, k, nTr+nSe, n)
+	// The evaluation runs are scored straight from the feature store; only
+	// their labels are gathered.
+	eval := &attacks.Data{N: n - nTr - nSe, F: t.F, Label: labelsOf(t, nTr+nSe, n, bufs.evalLabels)}
+	bufs.evalLabels = eval.Label
 	for _, d := range []struct {
 		name string
 		d    *attacks.Data
@@ -257,17 +309,15 @@ func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64) (PointResul
 			note = "fit failed, constant score: " + err.Error()
 			score = func([]float64) float64 { return 0 }
 		}
-		s, err := attacks.ChooseRule(scoreAll(score, sel), sel.Label, delta, c.Audit.Confidence)
-		if err != nil {
-			return pr, fmt.Errorf("attack %s: %w", a.Name(), err)
-		}
-		sg, err := attacks.ChooseRuleGDP(scoreAll(score, sel), sel.Label, c.Audit.Confidence)
+		bufs.selScores = scoreAll(score, sel, bufs.selScores)
+		s, sg, err := bufs.chooser.ChooseRules(bufs.selScores, sel.Label, delta, c.Audit.Confidence)
 		if err != nil {
 			return pr, fmt.Errorf("attack %s: %w", a.Name(), err)
 		}
 		selEst, _ := stats.RegionBound(s.Counts, delta, c.Audit.Confidence)
 		ar := AttackResult{Attack: a.Name(), Note: note, Rule: s.Rule, Selection: selEst, GDPRule: sg.Rule, GDPSelection: sg.Epsilon, GDPSelCounts: sg.Counts}
-		evalScores := scoreAll(score, eval)
+		bufs.evalScores = scoreStore(score, t, k, nTr+nSe, n, bufs.evalScores, &bufs.row)
+		evalScores := bufs.evalScores
 		ar.Counts = attacks.Count(s.Rule, evalScores, eval.Label)
 		ar.GDPCounts = attacks.Count(sg.Rule, evalScores, eval.Label)
 		pr.Attacks = append(pr.Attacks, ar)

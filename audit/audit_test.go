@@ -189,7 +189,7 @@ func TestWorkersDoNotChangeResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range t1.X {
-		if math.Float64bits(t1.X[i]) != math.Float64bits(t3.X[i]) {
+		if math.Float32bits(t1.X[i]) != math.Float32bits(t3.X[i]) {
 			t.Fatalf("feature %d differs between 1 and 3 workers", i)
 		}
 	}
@@ -200,7 +200,7 @@ func TestWorkersDoNotChangeResults(t *testing.T) {
 	}
 	for i := 200; i < 350; i++ {
 		for k := range p.Points {
-			a, b := t1.Row(i, k), sh.Row(i, k)
+			a, b := t1.Row(i, k, make([]float64, 1)), sh.Row(i, k, make([]float64, 1))
 			if a[0] != b[0] || t1.Side[i] != sh.Side[i-200] {
 				t.Fatalf("trial %d differs in a shard", i)
 			}

@@ -18,12 +18,15 @@ import (
 
 // The trials file ("part") format, shared by shards and checkpoints:
 //
-//	magic line "mcmcaudit-trials v1\n"
+//	magic line "mcmcaudit-trials v2\n"
 //	uint32 length + JSON header (config hash, the config itself, N, range, P, F, sampler info)
+//	P·F float64: the reference features (trial 0's)
 //	Hi−Lo bytes: the side of each trial
-//	(Hi−Lo)·P·F float64, little-endian: the features
+//	(Hi−Lo)·P·F float32: the features' deviations from the reference
 //	32 bytes: SHA-256 of everything above (a truncated or corrupted file is refused)
-const partMagic = "mcmcaudit-trials v1\n"
+//
+// All numbers are little-endian.
+const partMagic = "mcmcaudit-trials v2\n"
 
 type partHeader struct {
 	ConfigHash string          `json:"config_hash"`
@@ -47,13 +50,17 @@ func WritePart(w io.Writer, p *Plan, t *Trials) error {
 	bw.WriteString(partMagic)
 	binary.Write(bw, binary.LittleEndian, uint32(len(hdr)))
 	bw.Write(hdr)
+	var buf [8]byte
+	for _, x := range t.Ref {
+		binary.LittleEndian.PutUint64(buf[:], math.Float64bits(x))
+		bw.Write(buf[:])
+	}
 	for _, s := range t.Side {
 		bw.WriteByte(byte(s))
 	}
-	var buf [8]byte
 	for _, x := range t.X {
-		binary.LittleEndian.PutUint64(buf[:], math.Float64bits(x))
-		bw.Write(buf[:])
+		binary.LittleEndian.PutUint32(buf[:4], math.Float32bits(x))
+		bw.Write(buf[:4])
 	}
 	if err := bw.Flush(); err != nil {
 		return err
@@ -104,7 +111,14 @@ func ReadPart(r io.Reader) (*Trials, *Config, error) {
 	}
 	m := hdr.Hi - hdr.Lo
 	t := &Trials{ConfigHash: hdr.ConfigHash, N: hdr.N, Lo: hdr.Lo, Hi: hdr.Hi, P: hdr.P, F: hdr.F, Info: hdr.Info,
-		Side: make([]mechanisms.Side, m), X: make([]float64, m*hdr.P*hdr.F)}
+		Side: make([]mechanisms.Side, m), Ref: make([]float64, hdr.P*hdr.F), X: make([]float32, m*hdr.P*hdr.F)}
+	var buf [8]byte
+	for i := range t.Ref {
+		if _, err := io.ReadFull(hr, buf[:]); err != nil {
+			return nil, nil, errors.New("truncated trials file (reference)")
+		}
+		t.Ref[i] = math.Float64frombits(binary.LittleEndian.Uint64(buf[:]))
+	}
 	sides := make([]byte, m)
 	if _, err := io.ReadFull(hr, sides); err != nil {
 		return nil, nil, errors.New("truncated trials file (sides)")
@@ -115,12 +129,11 @@ func ReadPart(r io.Reader) (*Trials, *Config, error) {
 		}
 		t.Side[i] = mechanisms.Side(s)
 	}
-	var buf [8]byte
 	for i := range t.X {
-		if _, err := io.ReadFull(hr, buf[:]); err != nil {
+		if _, err := io.ReadFull(hr, buf[:4]); err != nil {
 			return nil, nil, errors.New("truncated trials file (features)")
 		}
-		t.X[i] = math.Float64frombits(binary.LittleEndian.Uint64(buf[:]))
+		t.X[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[:4]))
 	}
 	sum := hr.h.Sum(nil)
 	var got [32]byte
@@ -159,7 +172,7 @@ func MergeTrials(parts []*Trials, names []string) (*Trials, error) {
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return parts[idx[a]].Lo < parts[idx[b]].Lo })
 	first := parts[0]
-	out := &Trials{ConfigHash: first.ConfigHash, N: first.N, Lo: 0, Hi: first.N, P: first.P, F: first.F}
+	out := &Trials{ConfigHash: first.ConfigHash, N: first.N, Lo: 0, Hi: first.N, P: first.P, F: first.F, Ref: first.Ref}
 	next := 0
 	for _, i := range idx {
 		t := parts[i]
@@ -168,6 +181,11 @@ func MergeTrials(parts []*Trials, names []string) (*Trials, error) {
 		}
 		if t.N != first.N || t.P != first.P || t.F != first.F {
 			return nil, fmt.Errorf("%s has a different shape", names[i])
+		}
+		for k := range t.Ref {
+			if math.Float64bits(t.Ref[k]) != math.Float64bits(first.Ref[k]) {
+				return nil, fmt.Errorf("%s has a different reference (trial 0) than %s", names[i], names[0])
+			}
 		}
 		if t.Lo < next {
 			return nil, fmt.Errorf("%s duplicates trials [%d, %d) already present", names[i], t.Lo, min(next, t.Hi))

@@ -3,7 +3,7 @@ package mechanisms
 import "math/rand/v2"
 
 // Side names the dataset a trial runs on.
-type Side int
+type Side uint8
 
 const (
 	// SideD is the original dataset D (a "negative" in the counts).

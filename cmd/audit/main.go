@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 )
@@ -126,5 +127,11 @@ func report(err error, name string, e *env) int {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func main() {
+	// An audit's heap is dominated by its long-lived feature store; letting
+	// the heap grow 25% (not 100%) before a collection keeps the peak near
+	// that store's size at no measurable cost. GOGC overrides it.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(25)
+	}
 	os.Exit(run(os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr}))
 }
