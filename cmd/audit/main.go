@@ -44,6 +44,7 @@ func (e violationError) Error() string { return e.msg }
 func commands() []command {
 	cmds := []command{
 		{"epsilon", "ε lower bound, GDP μ lower bound and ceiling from attack error counts", runEpsilon},
+		{"curve", "exact ε lower bounds of cyclic SGLD on the Heller–Fetaya counterexample", runCurve},
 	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds
