@@ -180,6 +180,7 @@ func (m Moments) U(r int) float64 { return math.Exp(-float64(m.n-r) * m.L) }
 
 // Order returns, for the special datum at position r ∈ {1, …, n}, the mean
 // difference d_r = μ − μ̂_r (≥ 0), the component mean μ̂_r and its variance.
+// It panics when r is outside [1, n].
 func (m Moments) Order(r int) (diff, mean, variance float64) {
 	if r < 1 || r > m.n {
 		panic(fmt.Sprintf("closedform: order r = %d outside [1, %d]", r, m.n))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sort"
 	"sync"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
@@ -312,14 +313,10 @@ func (q mixture) thresholdBound(delta float64) Bound {
 	return out
 }
 
+// sortUnique sorts xs and drops repeated values.
 func sortUnique(xs *[]float64) {
 	s := *xs
-	// insertion sort is fine for a few hundred points
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
+	sort.Float64s(s)
 	out := s[:0]
 	for i, x := range s {
 		if i == 0 || x != out[len(out)-1] {

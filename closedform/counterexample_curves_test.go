@@ -29,7 +29,7 @@ func TestCurvesOrderedAndFinite(t *testing.T) {
 	checked := 0
 	for _, n := range []int{2, 3, 10, 100, 10000, 1000000, 17864389, 1000000000} {
 		for _, st := range steps {
-			for _, cScale := range []float64{1, 1e3, 1e7} {
+			for _, cScale := range []float64{1, 1e3, 1e7, 1e10} {
 				c := Counterexample{N: n, Alpha: 2, Beta: 1, XH: 1.8, C: cScale}
 				c.Eta = st.eta(c)
 				if c.Validate() != nil {

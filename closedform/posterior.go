@@ -427,6 +427,9 @@ func (c Counterexample) LemmaA9Epsilon(delta float64) (eps float64, epoch int, c
 	if !(delta > 0 && delta < 0.5) {
 		return math.NaN(), 0, nil, fmt.Errorf("delta: must be in (0, 0.5), got %g", delta)
 	}
+	if c.S() <= 1 {
+		return math.NaN(), 0, nil, fmt.Errorf("n: Lemma A.9's step size η = 2/s² needs s = α + n x_h² β > 1, got s = %g", c.S())
+	}
 	b := c.XH * c.XH * c.Beta
 	n := float64(c.N)
 	v1 := math.Max(6, 1+2*math.Exp(1/b))
