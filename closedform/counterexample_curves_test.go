@@ -244,3 +244,39 @@ func BenchmarkCurveRangeFig1(b *testing.B) {
 		}
 	}
 }
+
+// Mixtures whose components are narrower than D1's Gaussian (not reachable
+// with n x_h² β ≥ α, built directly here): ln p − ln q is not concave, the
+// optimal events are unions of two half-lines or more, and the profile
+// falls back to tabulating ℓ. The result must be valid — the hockey-stick
+// integral (term-by-term quadrature) at ε_profile − 1e-7 is still ≥ δ —
+// and, for these smooth cases, tight: at ε_profile + 1e-6 it is ≤ δ.
+func TestProfileNotConcave(t *testing.T) {
+	for _, cfg := range [][4]float64{{1, 0.5, 0.3, 0.1}, {0.2, 0.1, 0.5, 0.1}, {3, 1, 0.2, 0.3}} {
+		q := mixture{grid: geomGrid{n: 3, L: 0.5}, d0: cfg[0], d1: cfg[1], v0: cfg[2], v1: cfg[3], v: 1,
+			uMin: math.Exp(-1), logN: math.Log(3)}
+		var ds, ss []float64
+		for k := 0; k < 3; k++ {
+			u := math.Exp(-0.5 * float64(k))
+			ds = append(ds, cfg[0]+cfg[1]*u)
+			ss = append(ss, math.Sqrt(cfg[2]+cfg[3]*u*u))
+		}
+		hs := hockeyStick(1, ds, ss)
+		for _, d := range []float64{1e-3, 0.05} {
+			th := q.thresholdBound(d)
+			pr, exact := q.profileBound(d, Bound{})
+			if exact {
+				t.Errorf("%v: narrower components reported as concave", cfg)
+			}
+			if pr.Epsilon < th.Epsilon-1e-9 {
+				t.Errorf("%v δ=%g: Profile %.10g below Threshold %.10g", cfg, d, pr.Epsilon, th.Epsilon)
+			}
+			if got := hs(pr.Epsilon - 1e-7); got < d {
+				t.Errorf("%v δ=%g: δ(ε_profile − 1e-7) = %.10g < δ: Profile %.10g too large", cfg, d, got, pr.Epsilon)
+			}
+			if got := hs(pr.Epsilon + 1e-6); got > d {
+				t.Errorf("%v δ=%g: δ(ε_profile + 1e-6) = %.10g > δ: Profile %.10g not tight", cfg, d, got, pr.Epsilon)
+			}
+		}
+	}
+}

@@ -26,8 +26,10 @@ import (
 // variance is at least P's, ln q − ln p is a log-sum-exp of convex
 // quadratics, hence convex: ℓ is concave, {ℓ > ε} is one interval and
 // {ℓ < −ε} the complement of one. Its ends are found by Brent's method on
-// either side of the maximiser of ℓ (golden-section search). Outside the
-// span (both P and Q have mass < e^(−50) there) S is continued to ±∞.
+// either side of the maximiser of ℓ (golden-section search). Otherwise ℓ is
+// tabulated on a grid and every sign change refined (gridLevelSets), which
+// gives a valid but not certified event. Outside the span (both P and Q
+// have mass < e^(−50) there) S is continued to ±∞.
 
 // profileBound returns Profile and whether it is certified exact (ℓ
 // concave). seed is the best half-line bound, a valid starting point.
@@ -39,44 +41,12 @@ func (q mixture) profileBound(delta float64, seed Bound) (Bound, bool) {
 		lq, _ := q.logDensity(t)
 		return -t*t/(2*q.v) - 0.5*math.Log(q.v) - halfLog2Pi - lq
 	}
-	tm, lm := goldenMax(ell, lo, hi, 60)
-	lLo, lHi := ell(lo), ell(hi)
 	xtol := 1e-9 * sd
-
-	// levelSet returns {ℓ > level} (above) or {ℓ < level}.
-	levelSet := func(level float64, above bool) []Interval {
-		if !(lm > level) {
-			if above {
-				return nil
-			}
-			return []Interval{{math.Inf(-1), math.Inf(1)}}
-		}
-		left, right := math.Inf(-1), math.Inf(1)
-		if !(lLo > level) {
-			if r, err := numeric.Root(func(t float64) float64 { return ell(t) - level }, lo, tm, xtol); err == nil {
-				left = r
-			} else {
-				left = lo
-			}
-		}
-		if !(lHi > level) {
-			if r, err := numeric.Root(func(t float64) float64 { return ell(t) - level }, tm, hi, xtol); err == nil {
-				right = r
-			} else {
-				right = hi
-			}
-		}
-		if above {
-			return []Interval{{left, right}}
-		}
-		var s []Interval
-		if !math.IsInf(left, -1) {
-			s = append(s, Interval{math.Inf(-1), left})
-		}
-		if !math.IsInf(right, 1) {
-			s = append(s, Interval{right, math.Inf(1)})
-		}
-		return s
+	var levelSet func(level float64, above bool) []Interval
+	if exact {
+		levelSet = concaveLevelSets(ell, lo, hi, xtol)
+	} else {
+		levelSet = gridLevelSets(ell, lo, hi, xtol)
 	}
 
 	var best Bound
@@ -141,6 +111,101 @@ func (q mixture) profileBound(delta float64, seed Bound) (Bound, bool) {
 		return seed, exact
 	}
 	return best, exact
+}
+
+// concaveLevelSets returns a function giving {ℓ > level} (above) or
+// {ℓ < level} on [lo, hi] for a concave ℓ: one interval around ℓ's
+// maximiser or its complement, continued to ±∞ where ℓ is above the level
+// at the ends.
+func concaveLevelSets(ell func(float64) float64, lo, hi, xtol float64) func(float64, bool) []Interval {
+	tm, lm := goldenMax(ell, lo, hi, 60)
+	lLo, lHi := ell(lo), ell(hi)
+	return func(level float64, above bool) []Interval {
+		if !(lm > level) {
+			if above {
+				return nil
+			}
+			return []Interval{{math.Inf(-1), math.Inf(1)}}
+		}
+		f := func(t float64) float64 { return ell(t) - level }
+		left, right := math.Inf(-1), math.Inf(1)
+		if !(lLo > level) {
+			if r, err := numeric.Root(f, lo, tm, xtol); err == nil {
+				left = r
+			} else {
+				left = lo
+			}
+		}
+		if !(lHi > level) {
+			if r, err := numeric.Root(f, tm, hi, xtol); err == nil {
+				right = r
+			} else {
+				right = hi
+			}
+		}
+		if above {
+			return []Interval{{left, right}}
+		}
+		var s []Interval
+		if !math.IsInf(left, -1) {
+			s = append(s, Interval{math.Inf(-1), left})
+		}
+		if !math.IsInf(right, 1) {
+			s = append(s, Interval{right, math.Inf(1)})
+		}
+		return s
+	}
+}
+
+// levelGrid is the number of points on which gridLevelSets tabulates ℓ.
+const levelGrid = 512
+
+// gridLevelSets is the fallback for an ℓ that need not be concave: ℓ is
+// tabulated once on levelGrid points of [lo, hi], every sign change of
+// ℓ − level between neighbours is refined by Brent's method, and the set is
+// the union of the pieces where ℓ is above (or below) the level, continued
+// to ±∞ past the ends. Features of ℓ narrower than the grid spacing can be
+// missed; the event is still valid, only possibly not optimal.
+func gridLevelSets(ell func(float64) float64, lo, hi, xtol float64) func(float64, bool) []Interval {
+	ts := make([]float64, levelGrid)
+	ls := make([]float64, levelGrid)
+	for i := range ts {
+		ts[i] = lo + (hi-lo)*float64(i)/(levelGrid-1)
+		ls[i] = ell(ts[i])
+	}
+	return func(level float64, above bool) []Interval {
+		in := func(v float64) bool {
+			if above {
+				return v > level
+			}
+			return v < level
+		}
+		f := func(t float64) float64 { return ell(t) - level }
+		var s []Interval
+		start := math.NaN()
+		if in(ls[0]) {
+			start = math.Inf(-1)
+		}
+		for i := 1; i < len(ts); i++ {
+			a, b := in(ls[i-1]), in(ls[i])
+			if a == b {
+				continue
+			}
+			r, err := numeric.Root(f, ts[i-1], ts[i], xtol)
+			if err != nil {
+				r = (ts[i-1] + ts[i]) / 2
+			}
+			if b {
+				start = r
+			} else {
+				s = append(s, Interval{start, r})
+			}
+		}
+		if in(ls[len(ls)-1]) {
+			s = append(s, Interval{start, math.Inf(1)})
+		}
+		return s
+	}
 }
 
 // solveFixedPoint brackets the root of G above lo (where G ≥ 0), growing
