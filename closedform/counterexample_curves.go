@@ -74,7 +74,30 @@ func (c Counterexample) Curves(epoch int, delta float64) (EpochCurves, error) {
 	if err := checkCurveDelta(delta); err != nil {
 		return EpochCurves{}, err
 	}
+	if err := m.checkScale(); err != nil {
+		return EpochCurves{}, err
+	}
 	return m.curves(delta), nil
+}
+
+// maxZ is the largest standardised mean difference the curves accept: the
+// bounds grow like z²/2, and beyond z ≈ 1e100 the Gaussian exponents leave
+// the float64 range.
+const maxZ = 1e100
+
+// checkScale reports moments that float64 cannot carry through the curves.
+func (m Moments) checkScale() error {
+	for _, x := range []float64{m.Mean, m.Var, m.DiffConst, m.DiffSlope, m.VarConst, m.VarSlope} {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("c: too large for float64: the moments at epoch %d overflow", m.Epoch)
+		}
+	}
+	sd := math.Sqrt(math.Min(m.Var, m.VarConst))
+	if z := (m.DiffConst + m.DiffSlope) / sd; !(z <= maxZ) {
+		return fmt.Errorf("c: too large for float64: at epoch %d D2's components lie up to %.3g standard deviations from D1's mean (at most %g supported)",
+			m.Epoch, z, maxZ)
+	}
+	return nil
 }
 
 // CurveRange returns Curves for every epoch in [from, to], computed
@@ -90,6 +113,11 @@ func (c Counterexample) CurveRange(from, to int, delta float64) ([]EpochCurves, 
 		return nil, err
 	}
 	k := c.consts()
+	for e := from; e <= to; e++ {
+		if err := k.moments(c, e).checkScale(); err != nil {
+			return nil, err
+		}
+	}
 	out := make([]EpochCurves, to-from+1)
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -126,6 +154,9 @@ func (c Counterexample) TailCurve(from, to int, delta float64) ([]Bound, error) 
 	out := make([]Bound, 0, to-from+1)
 	for e := from; e <= to; e++ {
 		m := k.moments(c, e)
+		if err := m.checkScale(); err != nil {
+			return nil, err
+		}
 		out = append(out, m.mixture().tailBound(delta))
 	}
 	return out, nil

@@ -280,3 +280,32 @@ func TestProfileNotConcave(t *testing.T) {
 		}
 	}
 }
+
+// Beyond what float64 can carry (z > 1e100) the curves refuse with an
+// error naming c instead of returning NaN; just below, they are finite with
+// a relative error bound.
+func TestCurvesHugeC(t *testing.T) {
+	c := Counterexample{N: 100, Alpha: 2, Beta: 1, XH: 1.8, C: 1e100}
+	c.Eta = c.EtaScaled(2)
+	ec, err := c.Curves(2, 1e-3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []Bound{ec.Chernoff, ec.Tail, ec.Threshold, ec.Profile} {
+		if !(b.Epsilon > 1e190 && b.Epsilon < math.Inf(1)) || !(b.Err < 1e-12*b.Epsilon) {
+			t.Errorf("c = 1e100: bound %g ± %g", b.Epsilon, b.Err)
+		}
+	}
+	for _, cc := range []float64{1e150, 1e300} {
+		c.C = cc
+		if _, err := c.Curves(2, 1e-3); err == nil || !strings.HasPrefix(err.Error(), "c: too large for float64") {
+			t.Errorf("c = %g: err = %v", cc, err)
+		}
+		if _, err := c.CurveRange(1, 3, 1e-3); err == nil {
+			t.Errorf("c = %g: CurveRange accepted", cc)
+		}
+		if _, err := c.TailCurve(1, 3, 1e-3); err == nil {
+			t.Errorf("c = %g: TailCurve accepted", cc)
+		}
+	}
+}

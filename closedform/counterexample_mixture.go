@@ -36,6 +36,15 @@ func (m Moments) mixture() mixture {
 // 1e-16·w² in the log of each term.
 const termErr = 1e-14
 
+// sumLogErr turns the engine's relative error of a mean of n positive terms
+// into an error bound on its log ls: the engine's part, capped at ln n
+// (the mean of positive terms lies between the largest term over n and the
+// largest term, and the engine's sum never leaves that range by more), plus
+// termErr per unit of |ls| for the inputs.
+func (q mixture) sumLogErr(rel, ls float64) float64 {
+	return math.Min(logErr(rel), q.logN+1e-12) + termErr*(1+math.Abs(ls))
+}
+
 // wBreak returns the u at which w(u) = (a + D1·u)/sqrt(V0 + V1·u²) can
 // turn: w′(u) ∝ D1·V0 − a·V1·u (none when that never vanishes).
 func (q mixture) wBreak(a float64) []float64 {
@@ -63,7 +72,7 @@ func (q mixture) logCDF(t float64, upper bool) (float64, float64) {
 	}
 	ls, rel := q.grid.logSum(f, q.wBreak(a))
 	ls -= q.logN
-	return ls, logErr(rel) + termErr*(1+math.Abs(ls))
+	return ls, q.sumLogErr(rel, ls)
 }
 
 // logChernoff returns ln((1/n) Σ_r exp(−z_r²/2)), z_r = d_r/σ̂_r (Heller &
@@ -78,7 +87,7 @@ func (q mixture) logChernoff() (float64, float64) {
 	}
 	ls, rel := q.grid.logSum(f, q.wBreak(q.d0))
 	ls -= q.logN
-	return ls, logErr(rel) + termErr*(1+math.Abs(ls))
+	return ls, q.sumLogErr(rel, ls)
 }
 
 // logDensity returns ln q(t), the mixture's log density at offset t, and a
@@ -94,7 +103,7 @@ func (q mixture) logDensity(t float64) (float64, float64) {
 	}
 	ls, rel := q.grid.logSum(f, q.densityBreaks(a))
 	ls -= q.logN + halfLog2Pi
-	return ls, logErr(rel) + termErr*(1+math.Abs(ls))
+	return ls, q.sumLogErr(rel, ls)
 }
 
 const halfLog2Pi = 0.91893853320467274178032973640561763986139747363778

@@ -208,7 +208,7 @@ func runCurve(args []string, e *env) error {
 	if g.Applies {
 		eps, nu, err := dom.PosteriorDP(p.Delta, v)
 		if err != nil {
-			return err
+			return usageError{"--" + err.Error()}
 		}
 		rep.Posterior.Applies, rep.Posterior.Epsilon, rep.Posterior.Order = true, stats.JSONFloat(eps), nu
 	} else {
@@ -217,7 +217,8 @@ func runCurve(args []string, e *env) error {
 
 	curves, err := ce.CurveRange(p.From, p.To, p.Delta)
 	if err != nil {
-		return err
+		// Only parameter errors are returned, e.g. a c too large for float64.
+		return usageError{"--" + err.Error()}
 	}
 	for _, c := range curves {
 		rep.Rows = append(rep.Rows, curveRow{

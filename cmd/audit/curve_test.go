@@ -215,6 +215,8 @@ func TestCurveBadInput(t *testing.T) {
 		{[]string{"curve", "--n", "0", "--c", "1"}, `--n: invalid value "0": must be an integer in [1,`},
 		{[]string{"curve", "--n", "30", "--c", "1", "--epochs", "0:0", "--plot", plotPath, "--log-scale"}, "--plot: nothing to draw"},
 		{with("--c", "1", "extra"), `unexpected argument "extra"`},
+		{with("--c", "1e150", "--epochs", "1:2"), "--c: too large for float64"},
+		{with("--c", "1e200", "--epochs", "1:2"), "--c: too large for float64"},
 	}
 	for _, c := range cases {
 		out, errs, code := runCLI(t, c.args...)
