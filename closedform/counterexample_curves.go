@@ -54,8 +54,9 @@ type EpochCurves struct {
 	Threshold Bound
 	// Profile is ε(δ) of the exact privacy profile, from the hockey-stick
 	// divergences δ(ε) = ∫[p − e^ε q]₊ and ∫[q − e^ε p]₊ between D1's
-	// Gaussian p and D2's mixture q (Balle et al. 2018, Thm 1; the
-	// supremum over all events is attained at a level set of p/q).
+	// Gaussian p and D2's mixture q (the divergence D_{e^ε} of Balle et al.
+	// 2019, App.; Heller & Fetaya Def. III.1 taken over all events, whose
+	// supremum is attained at a level set of p/q by Neyman–Pearson).
 	Profile Bound
 	// ProfileExact reports that every mixture component has variance ≥ D1's
 	// (true for all configurations with n x_h² β ≥ α): then ln p − ln q is

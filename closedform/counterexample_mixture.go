@@ -30,10 +30,10 @@ func (m Moments) mixture() mixture {
 	}
 }
 
-// termErr is the error charged on a log sum per unit of |ln term| for the inputs
-// of the sums: the moments carry a few ulps of relative error, which the
-// Gaussian exponent −w²/2 turns into an absolute error of order
-// 1e-16·w² in the log of each term.
+// termErr is the error charged on a log sum per unit of its magnitude for
+// the inputs of the sums: the moments carry a few ulps of relative error,
+// which the Gaussian exponent −w²/2 turns into an absolute error of order
+// 1e-16·w² in the log of each term (termErr allows 50 times that).
 const termErr = 1e-14
 
 // sumLogErr turns the engine's relative error of a mean of n positive terms

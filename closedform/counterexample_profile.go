@@ -10,16 +10,19 @@ import (
 //
 // For distributions P and Q and ε ≥ 0, the hockey-stick divergence is
 // δ(ε) = sup_S P(S) − e^ε Q(S) = ∫[p − e^ε q]₊, the supremum being attained
-// by the level set S_ε = {p > e^ε q} (Neyman–Pearson; Balle et al. 2018,
-// Thm 1). The release is (ε, δ)-DP for this pair iff δ(ε) ≤ δ in both
-// directions, so the exact ε(δ) in the direction P over Q is the ε* with
-// δ(ε*) = δ. For a fixed event S the largest ε with P(S) ≥ e^ε Q(S) + δ is
-// F_S = ln(P(S) − δ) − ln Q(S), and F_S ≤ ε* for every S, with equality at
-// S = S_ε*. The engine therefore iterates ε ← F(ε) := F_{S_ε} from a valid
-// start ε₀ ≤ ε* (the best half-line, or 0): δ(ε₀) ≥ δ gives F(ε₀) ≥ ε₀, the
-// iterates increase to ε*, and since F is maximal at ε* (dF/dε ∝
-// e^ε Q(S) − (P(S) − δ) = 0 there) the convergence is quadratic. Every
-// iterate is itself a valid lower bound, whatever the accuracy of S.
+// by the level set S_ε = {p > e^ε q} (Neyman–Pearson; this is the
+// divergence D_{e^ε} of Balle et al. 2019, App., and Heller & Fetaya's
+// Def. III.1 taken over every event). The release is (ε, δ)-DP for this
+// pair iff δ(ε) ≤ δ in both directions, so the exact ε(δ) in the direction
+// P over Q is the ε* with δ(ε*) = δ. For a fixed event S the largest ε with
+// P(S) ≥ e^ε Q(S) + δ is F_S = ln(P(S) − δ) − ln Q(S); F_S ≤ ε* for every
+// S, with equality at S = S_ε*. Write F(ε) = F_{S_ε}. Below ε*, δ(ε) > δ
+// gives F(ε) > ε; above it F(ε) ≤ ε* < ε; and F is flat at ε* (dF/dε ∝
+// e^ε Q(S) − (P(S) − δ) = 0 there). The engine brackets the root of
+// F(ε) − ε from a valid start (the best half-line, or 0) and refines it by
+// Brent's method; every F value is itself a valid lower bound and the
+// largest is reported, so an inexact root costs only second-order
+// tightness, never validity.
 //
 // Writing ℓ(τ) = ln p(τ) − ln q(τ) in the offset τ = θ − μ_j, S_ε = {ℓ > ε}
 // for P over Q and {ℓ < −ε} for Q over P. When every mixture component's
