@@ -14,6 +14,7 @@ import (
 // Interval is an interval of θ written as offsets from D1's mean μ_j at the
 // epoch: {θ : Lo < θ − μ_j < Hi}; Lo may be −Inf and Hi +Inf.
 type Interval struct {
+	// Lo and Hi are the ends, as offsets θ − μ_j.
 	Lo, Hi float64
 }
 
@@ -41,6 +42,7 @@ type Bound struct {
 // EpochCurves gathers the four lower bounds at one epoch, in increasing
 // order of tightness: Chernoff ≤ Tail ≤ Threshold ≤ Profile.
 type EpochCurves struct {
+	// Epoch is K: the bounds concern the iterate after K·n SGLD steps.
 	Epoch int
 	// Chernoff is the quantity of Heller & Fetaya's Fig. 1 (App. A-E):
 	// max{0, ln(1/2 − δ) − ln((1/n) Σ_r exp(−z_r²/2))}, z_r = d_r/σ̂_r, where

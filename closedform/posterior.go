@@ -94,13 +94,16 @@ func (v LemmaA1Variant) String() string {
 // (Lemma A.1, Lemma IV.4) hold for every pair of neighbouring datasets in
 // it.
 type LinRegDomain struct {
-	N      int
-	Alpha  float64
-	Beta   float64
+	// N is the number of records n ≥ 2.
+	N int
+	// Alpha and Beta are the prior and noise precisions α, β > 0.
+	Alpha, Beta float64
+	// Gamma1 ∈ (0, 1/2) sets the allowed spread |yᵢ/xᵢ − c| ≤ n^γ1.
 	Gamma1 float64
-	XH     float64
-	XL     float64
-	C      float64
+	// XH and XL bound the covariates, 0 < x_l ≤ xᵢ ≤ x_h.
+	XH, XL float64
+	// C is the centre c ≥ 0 of the slopes yᵢ/xᵢ.
+	C float64
 }
 
 // Domain returns the domain of the paper's Fig. 1 around a counterexample:
@@ -351,7 +354,10 @@ func (d LinRegDomain) MaxPrivateC(eps, delta float64, v LemmaA1Variant) (float64
 // D(n_p, γ1, x_h, x_h/2, c_p) while cyclic SGLD with η = 2/s² is not
 // (ε′, δ)-DP after (⌈k̇⌉ + 1) epochs (Lemma A.9).
 type TheoremIV1 struct {
-	// Inputs.
+	// Epsilon and Delta are the posterior's target (ε, δ); EpsilonPrime is
+	// the ε′ that SGLD must fail; Gamma1, Gamma2 are the construction's
+	// exponents (c_p = n_p^γ2); Alpha, Beta, XH the model and x_h (x_l =
+	// x_h/2).
 	Epsilon, EpsilonPrime, Delta, Gamma1, Gamma2, Alpha, Beta, XH float64
 	// Nu1 = 2 ln(1/δ)/ε + 1, the order fixed by the construction.
 	Nu1 float64
