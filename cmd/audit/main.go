@@ -51,6 +51,7 @@ func commands() []command {
 		{"run", "audit a sampler configuration (YAML; the built-in scenario without one)", runRun},
 		{"bounds", "every theoretical upper bound for a scenario's sampler, with its assumptions checked", runBounds},
 		{"merge", "join the trials files of 'audit run --shard' and report", runMerge},
+		{"curve", "exact ε lower bounds of cyclic SGLD on the Heller–Fetaya counterexample", runCurve},
 	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds

@@ -1,0 +1,462 @@
+package closedform
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
+	"github.com/mcmcaudit/mcmcaudit/stats"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// LinRegPosterior returns the posterior of the 1-D Bayesian linear
+// regression y = θx + ξ, ξ ~ N(0, 1/β), θ ~ N(0, 1/α) (Heller & Fetaya
+// Lemma IV.2, eq. 6; Bishop 2006 eqs. 3.49–3.51):
+//
+//	N(μ, σ²),  μ = β Σxᵢyᵢ / (α + β Σxᵢ²),  σ² = 1/(α + β Σxᵢ²).
+func LinRegPosterior(alpha, beta, sumXY, sumXX float64) distuv.Normal {
+	prec := alpha + beta*sumXX
+	return distuv.Normal{Mu: beta * sumXY / prec, Sigma: 1 / math.Sqrt(prec)}
+}
+
+// Posteriors returns the posteriors of D1 and D2 (Lemma IV.2) and their
+// mean difference μ1 − μ2 = β c x_h² (3/4) α / (s1 s2), s_i the posterior
+// precisions, computed in that form because the means themselves agree to
+// about 1/n² of their size.
+func (c Counterexample) Posteriors() (d1, d2 distuv.Normal, meanDiff float64) {
+	x2 := c.XH * c.XH
+	n := float64(c.N)
+	d1 = LinRegPosterior(c.Alpha, c.Beta, n*c.C*x2, n*x2)
+	d2 = LinRegPosterior(c.Alpha, c.Beta, (n-0.75)*c.C*x2, (n-0.75)*x2)
+	s1 := c.Alpha + c.Beta*n*x2
+	s2 := c.Alpha + c.Beta*(n-0.75)*x2
+	meanDiff = c.Beta * c.C * x2 * 0.75 * c.Alpha / (s1 * s2)
+	return d1, d2, meanDiff
+}
+
+// PosteriorRenyi returns the exact Rényi divergences of order ν > 1 between
+// the posteriors of D1 and D2, D_ν(p(θ|D1) ‖ p(θ|D2)) and the reverse
+// (Heller & Fetaya eq. 20, via stats.RenyiGaussian). It is the privacy loss
+// of one posterior draw for this pair of datasets only, a lower bound on
+// the RDP of posterior sampling over the whole domain.
+func (c Counterexample) PosteriorRenyi(nu float64) (d12, d21 float64, err error) {
+	if err := c.validateData(); err != nil {
+		return math.NaN(), math.NaN(), err
+	}
+	if !(nu > 1) || math.IsInf(nu, 1) {
+		return math.NaN(), math.NaN(), fmt.Errorf("nu: must be a finite number > 1, got %g", nu)
+	}
+	p1, p2, dm := c.Posteriors()
+	// The divergence depends on the means only through μ1 − μ2.
+	d12 = stats.RenyiGaussian(nu, dm, p1.Sigma, 0, p2.Sigma)
+	d21 = stats.RenyiGaussian(nu, 0, p2.Sigma, dm, p1.Sigma)
+	return d12, d21, nil
+}
+
+// validateData checks the fields the posterior needs (not η).
+func (c Counterexample) validateData() error {
+	d := c
+	d.Eta = 1 / (c.Alpha + float64(c.N)*c.XH*c.XH*c.Beta) // any valid η
+	return d.Validate()
+}
+
+// LemmaA1Variant selects how ε1(ν) of Lemma A.1 is evaluated.
+type LemmaA1Variant int
+
+const (
+	// A1Conservative replaces n by n − 1 in the denominators of the last
+	// three terms of ε1. Claim D.26, which yields those terms, lower-bounds
+	// Σxᵢ² over the n − 1 shared records by (n − 1)x_l² and then uses
+	// "(n − 1)x_l ≈ n x_l" (its step **); without that approximation the
+	// denominators are (n−1)·n^(−2γ1), (n−1)²·n^(−γ1) and (n−1)³. Each
+	// term only grows, so this reading is never smaller than the printed
+	// one.
+	A1Conservative LemmaA1Variant = iota
+	// A1Printed is Lemma A.1 exactly as printed.
+	A1Printed
+)
+
+// String names the variant as the CLI spells it.
+func (v LemmaA1Variant) String() string {
+	switch v {
+	case A1Printed:
+		return "printed"
+	case A1Conservative:
+		return "conservative"
+	}
+	return fmt.Sprintf("LemmaA1Variant(%d)", int(v))
+}
+
+// LinRegDomain is the data domain D(n, γ1, x_h, x_l, c) of Heller & Fetaya
+// eq. 5 — n records with x_l ≤ xᵢ ≤ x_h and |yᵢ/xᵢ − c| ≤ n^γ1 — together
+// with the model's precisions α and β. The posterior privacy results
+// (Lemma A.1, Lemma IV.4) hold for every pair of neighbouring datasets in
+// it.
+type LinRegDomain struct {
+	// N is the number of records n ≥ 2.
+	N int
+	// Alpha and Beta are the prior and noise precisions α, β > 0.
+	Alpha, Beta float64
+	// Gamma1 ∈ (0, 1/2) sets the allowed spread |yᵢ/xᵢ − c| ≤ n^γ1.
+	Gamma1 float64
+	// XH and XL bound the covariates, 0 < x_l ≤ xᵢ ≤ x_h.
+	XH, XL float64
+	// C is the centre c ≥ 0 of the slopes yᵢ/xᵢ.
+	C float64
+}
+
+// Domain returns the domain of the paper's Fig. 1 around a counterexample:
+// its n, α, β, x_h, c with the given γ1 and x_l.
+func (c Counterexample) Domain(gamma1, xl float64) LinRegDomain {
+	return LinRegDomain{N: c.N, Alpha: c.Alpha, Beta: c.Beta, Gamma1: gamma1, XH: c.XH, XL: xl, C: c.C}
+}
+
+// Validate reports the first field outside its allowed range.
+func (d LinRegDomain) Validate() error {
+	if d.N < 2 || float64(d.N) > 1<<53 {
+		return fmt.Errorf("n: must be an integer in [2, 2^53] for Lemma A.1, got %d", d.N)
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"alpha", d.Alpha}, {"beta", d.Beta}, {"xh", d.XH}, {"xl", d.XL}} {
+		if !(p.v > 0) || math.IsInf(p.v, 1) {
+			return fmt.Errorf("%s: must be a finite number > 0, got %g", p.name, p.v)
+		}
+	}
+	if !(d.C >= 0) || math.IsInf(d.C, 1) {
+		return fmt.Errorf("c: must be a finite number ≥ 0, got %g", d.C)
+	}
+	if !(d.XL <= d.XH) {
+		return fmt.Errorf("xl: must be in (0, x_h] = (0, %g], got %g", d.XH, d.XL)
+	}
+	if !(d.Gamma1 > 0 && d.Gamma1 < 0.5) {
+		return fmt.Errorf("gamma1: must be in (0, 0.5), got %g", d.Gamma1)
+	}
+	return nil
+}
+
+// MaxOrder returns the supremum of the Rényi orders ν allowed by Lemma A.1's
+// condition n > max{1 + 10(x_h²/x_l²)ν/β, 1 + ν x_h²/x_l²}, i.e.
+// ν < (n−1)(x_l²/x_h²)·min{β/10, 1}.
+func (d LinRegDomain) MaxOrder() float64 {
+	return float64(d.N-1) * (d.XL * d.XL) / (d.XH * d.XH) * math.Min(d.Beta/10, 1)
+}
+
+// Epsilon1 returns ε1(ν) of Heller & Fetaya Lemma A.1: one posterior draw
+// is (ν, ε1)-RDP on the domain, with
+//
+//	ε1 = x_h²/(2(n−1)x_l²) + (ν−1)ν x_h²/(2((n−1)x_l² − ν x_h²))
+//	   + 20νβx_h⁴/(9 n^(1−2γ1) x_l²) + 20ν x_h⁴(α + x_h²β)/(9x_l⁴) · (c + n^γ1)/n^(2−γ1)
+//	   + 5ν x_h⁴(α + x_h²β)²/(9 x_l⁶ β) · (c + n^γ1)²/n³
+//
+// (A1Printed; A1Conservative puts n − 1 in the last three denominators).
+// It is an error when ν is outside (1, MaxOrder()).
+func (d LinRegDomain) Epsilon1(nu float64, v LemmaA1Variant) (float64, error) {
+	if err := d.Validate(); err != nil {
+		return math.NaN(), err
+	}
+	if hi := d.MaxOrder(); !(nu > 1 && nu < hi) {
+		return math.NaN(), fmt.Errorf("nu: Lemma A.1 needs ν in (1, %g) for n = %d, got %g", hi, d.N, nu)
+	}
+	return d.eps1(nu, v), nil
+}
+
+// eps1 evaluates Lemma A.1 without checks; eps1Slope is its derivative's
+// part that is linear in ν (the last three terms divided by ν).
+func (d LinRegDomain) eps1(nu float64, v LemmaA1Variant) float64 {
+	return d.eps1First(nu) + nu*d.eps1Slope(v)
+}
+
+func (d LinRegDomain) eps1First(nu float64) float64 {
+	n1 := float64(d.N - 1)
+	xh2, xl2 := d.XH*d.XH, d.XL*d.XL
+	return xh2/(2*n1*xl2) + (nu-1)*nu*xh2/(2*(n1*xl2-nu*xh2))
+}
+
+func (d LinRegDomain) eps1Slope(v LemmaA1Variant) float64 {
+	n := float64(d.N)
+	n1, n2, n3 := n, n*n, n*n*n // denominators' n, n², n³ before the n^γ1 factors
+	if v == A1Conservative {
+		m := n - 1
+		n1, n2, n3 = m, m*m, m*m*m
+	}
+	xh2, xl2 := d.XH*d.XH, d.XL*d.XL
+	xh4 := xh2 * xh2
+	ng := math.Pow(n, d.Gamma1)
+	a := d.Alpha + xh2*d.Beta
+	cn := d.C + ng
+	t3 := 20 * d.Beta * xh4 * ng * ng / (9 * n1 * xl2)
+	t4 := 20 * xh4 * a / (9 * xl2 * xl2) * cn * ng / n2
+	t5 := 5 * xh4 * a * a / (9 * xl2 * xl2 * xl2 * d.Beta) * cn * cn / n3
+	return t3 + t4 + t5
+}
+
+// PosteriorDP returns the ε for which one posterior draw is (ε, δ)-DP by
+// Lemma IV.4 — ε1(ν) + ln(1/δ)/(ν−1) — minimised over the orders ν that
+// Lemma A.1 allows, and the minimising ν. The objective is convex in ν; its
+// minimum is found by Brent's method on the derivative. When the minimum is
+// at the open end MaxOrder() it is reported at ν = MaxOrder()·(1 − 1e-9).
+func (d LinRegDomain) PosteriorDP(delta float64, v LemmaA1Variant) (eps, nu float64, err error) {
+	if err := d.Validate(); err != nil {
+		return math.NaN(), math.NaN(), err
+	}
+	if !(delta > 0 && delta < 1) {
+		return math.NaN(), math.NaN(), fmt.Errorf("delta: must be in (0, 1), got %g", delta)
+	}
+	hi := d.MaxOrder()
+	if !(hi > 1) {
+		return math.NaN(), math.NaN(), fmt.Errorf(
+			"n: Lemma A.1 needs n > max{1 + 10(x_h²/x_l²)ν/β, 1 + ν x_h²/x_l²} for some ν > 1; n = %d allows none", d.N)
+	}
+	nu = d.bestOrder(delta, v)
+	eps = d.eps1(nu, v) - math.Log(delta)/(nu-1)
+	if math.IsInf(eps, 0) || math.IsNaN(eps) {
+		return math.NaN(), math.NaN(), fmt.Errorf("c: too large for float64: Lemma A.1's ε1 overflows at c = %g", d.C)
+	}
+	return eps, nu, nil
+}
+
+func (d LinRegDomain) bestOrder(delta float64, v LemmaA1Variant) float64 {
+	hi := d.MaxOrder()
+	L := -math.Log(delta)
+	n1 := float64(d.N - 1)
+	xh2, xl2 := d.XH*d.XH, d.XL*d.XL
+	a := n1 * xl2
+	slope := d.eps1Slope(v)
+	deriv := func(nu float64) float64 {
+		den := a - nu*xh2
+		t2 := xh2 / 2 * ((2*nu-1)*den + (nu*nu-nu)*xh2) / (den * den)
+		return t2 + slope - L/((nu-1)*(nu-1))
+	}
+	top := hi * (1 - 1e-9)
+	lo := 1 + 1e-9*(top-1)
+	if deriv(top) <= 0 {
+		return top
+	}
+	if deriv(lo) >= 0 {
+		return lo
+	}
+	nu, err := numeric.Root(deriv, lo, top, 1e-14*top)
+	if err != nil {
+		panic("closedform: convex objective without a bracketed minimum: " + err.Error())
+	}
+	return nu
+}
+
+// PosteriorGuarantee returns the upper bound of Lemma IV.4 on one posterior
+// draw as a Guarantee: its RDP curve is Lemma A.1's ε1(ν) (+Inf for ν
+// outside the allowed orders), its ε(δ) is PosteriorDP.
+func (d LinRegDomain) PosteriorGuarantee(v LemmaA1Variant) Guarantee {
+	const source = "Heller & Fetaya, Lemma A.1 + Lemma IV.4"
+	hi := d.MaxOrder()
+	checks := []Check{
+		{Name: "domain parameters valid", Holds: d.Validate() == nil, Detail: errString(d.Validate())},
+		{Name: "n > max{1 + 10(x_h²/x_l²)ν/β, 1 + νx_h²/x_l²} for some ν > 1",
+			Holds: hi > 1, Detail: fmt.Sprintf("n = %d allows ν < %g", d.N, hi)},
+	}
+	if ok, _ := allHold(checks); !ok {
+		return NotApplicable(source, v.String(), "one posterior draw", checks)
+	}
+	g := Guarantee{Source: source, Variant: v.String(), Release: "one posterior draw",
+		Checks: checks, Applies: true}
+	g.RDP = func(nu float64) float64 {
+		if !(nu > 1 && nu < hi) {
+			return math.Inf(1)
+		}
+		return d.eps1(nu, v)
+	}
+	g.EpsilonAt = func(delta float64) float64 {
+		e, _, err := d.PosteriorDP(delta, v)
+		if err != nil {
+			return math.NaN()
+		}
+		return e
+	}
+	g.Profile = func(eps float64) float64 {
+		// δ(ε) = min over ν of exp(−(ν−1)(ε − ε1(ν))) (RDP to DP, Mironov 2017 Prop. 3).
+		best := 1.0
+		f := func(nu float64) float64 { return -(nu - 1) * (eps - d.eps1(nu, v)) }
+		a, b := 1.0, hi
+		const invPhi = 0.6180339887498949
+		x1, x2 := b-invPhi*(b-a), a+invPhi*(b-a)
+		f1, f2 := f(x1), f(x2)
+		for k := 0; k < 200; k++ {
+			if f1 <= f2 {
+				b, x2, f2 = x2, x1, f1
+				x1 = b - invPhi*(b-a)
+				f1 = f(x1)
+			} else {
+				a, x1, f1 = x1, x2, f2
+				x2 = a + invPhi*(b-a)
+				f2 = f(x2)
+			}
+		}
+		if m := math.Exp(math.Min(f1, f2)); m < best {
+			best = m
+		}
+		return best
+	}
+	g.Note = "RDP of one posterior draw over the whole domain, converted at the best order"
+	return g
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return err.Error()
+}
+
+// ErrNoPrivateC is returned by MaxPrivateC when even c → 0 leaves the
+// posterior above the requested ε by Lemma A.1.
+var ErrNoPrivateC = errors.New("no c > 0 makes one posterior draw (ε, δ)-DP by Lemma A.1 for this n")
+
+// MaxPrivateC returns the largest c for which one posterior draw on the
+// domain (d.C is ignored) is (ε, δ)-DP by Lemma A.1 and Lemma IV.4, i.e. the
+// c at which PosteriorDP(δ) = ε. PosteriorDP increases with c (ε1 does, for
+// every ν), so the answer is found by Brent's method.
+func (d LinRegDomain) MaxPrivateC(eps, delta float64, v LemmaA1Variant) (float64, error) {
+	if !(eps > 0) || math.IsInf(eps, 1) {
+		return math.NaN(), fmt.Errorf("epsilon: must be a finite number > 0, got %g", eps)
+	}
+	at := func(c float64) float64 {
+		dd := d
+		dd.C = c
+		e, _, err := dd.PosteriorDP(delta, v)
+		if err != nil {
+			return math.NaN()
+		}
+		return e - eps
+	}
+	d0 := d
+	d0.C = 0
+	if _, _, err := d0.PosteriorDP(delta, v); err != nil {
+		return math.NaN(), err
+	}
+	if at(0) >= 0 {
+		return math.NaN(), ErrNoPrivateC
+	}
+	hi := 1.0
+	for at(hi) < 0 {
+		hi *= 2
+		if hi > 1e300 {
+			return math.Inf(1), nil
+		}
+	}
+	return numeric.Root(at, 0, hi, 1e-13*hi)
+}
+
+// TheoremIV1 is the construction in the proof of Heller & Fetaya Theorem
+// IV.1 (App. A-A, eq. 16): for 0 < δ < 1/2 and ε, ε′ > 0 it picks n_p and
+// c_p = n_p^γ2 such that one posterior draw is (ε, δ)-DP on
+// D(n_p, γ1, x_h, x_h/2, c_p) while cyclic SGLD with η = 2/s² is not
+// (ε′, δ)-DP after (⌈k̇⌉ + 1) epochs (Lemma A.9).
+type TheoremIV1 struct {
+	// Epsilon and Delta are the posterior's target (ε, δ); EpsilonPrime is
+	// the ε′ that SGLD must fail; Gamma1, Gamma2 are the construction's
+	// exponents (c_p = n_p^γ2); Alpha, Beta, XH the model and x_h (x_l =
+	// x_h/2).
+	Epsilon, EpsilonPrime, Delta, Gamma1, Gamma2, Alpha, Beta, XH float64
+	// Nu1 = 2 ln(1/δ)/ε + 1, the order fixed by the construction.
+	Nu1 float64
+	// V1 = max{6, 1 + 2e^(1/(x_h²β))} (Lemma A.7).
+	V1 float64
+	// N1, N2, N3 and NSGLD are the four lower bounds on n whose maximum is
+	// n_p: N1 for Lemma A.9's conditions, N2 and N3 for the posterior
+	// (Claim D.28, Lemma A.1), NSGLD from eq. 16 for ε′.
+	N1, N2, N3, NSGLD float64
+	// NP = ⌈max{N1, N2, N3, NSGLD}⌉ and CP = NP^γ2.
+	NP, CP float64
+	// Note records how the printed formulas were read.
+	Note string
+}
+
+// NewTheoremIV1 evaluates the construction. The fourth term of n_2 is
+// printed in App. A-A with the exponent 2/(1 − 2γ1 − γ2), negative for
+// every allowed γ1, γ2; Claim D.28, from which it comes, has
+// 1/(2 − γ1 − γ2), which is what solving n^(2−γ1) ≥ K·n^γ2 gives and what
+// is used here. The ν in n_2 is ν1.
+func NewTheoremIV1(eps, epsPrime, delta, gamma1, gamma2, alpha, beta, xh float64) (TheoremIV1, error) {
+	t := TheoremIV1{Epsilon: eps, EpsilonPrime: epsPrime, Delta: delta, Gamma1: gamma1,
+		Gamma2: gamma2, Alpha: alpha, Beta: beta, XH: xh}
+	switch {
+	case !(eps > 0) || math.IsInf(eps, 1):
+		return t, fmt.Errorf("epsilon: must be a finite number > 0, got %g", eps)
+	case !(epsPrime > 0) || math.IsInf(epsPrime, 1):
+		return t, fmt.Errorf("epsilon-prime: must be a finite number > 0, got %g", epsPrime)
+	case !(delta > 0 && delta < 0.5):
+		return t, fmt.Errorf("delta: must be in (0, 0.5), got %g", delta)
+	case !(gamma1 > 0 && gamma1 < 0.5):
+		return t, fmt.Errorf("gamma1: must be in (0, 0.5), got %g", gamma1)
+	case !(gamma2 > 1+gamma1 && gamma2 < 1.5):
+		return t, fmt.Errorf("gamma2: must be in (1 + γ1, 1.5) = (%g, 1.5), got %g", 1+gamma1, gamma2)
+	case !(alpha > 0) || !(beta > 0) || !(xh > 0):
+		return t, fmt.Errorf("alpha, beta, xh: must be > 0, got %g, %g, %g", alpha, beta, xh)
+	}
+	xl := xh / 2
+	xh2, xl2 := xh*xh, xl*xl
+	xh4 := xh2 * xh2
+	b := xh2 * beta
+	nu := 2*math.Log(1/delta)/eps + 1
+	t.Nu1 = nu
+	t.V1 = math.Max(6, 1+2*math.Exp(1/b))
+	t.N1 = math.Max(math.Max(1/(2*alpha*b)-1/b, alpha/b), alpha/b*(math.Exp(2/b)-2)+1/(2*b)) + 1
+	corr := 1 + 1/math.Pow(1+10*xh2/xl2*nu/beta, gamma2-gamma1)
+	a := alpha + xh2*beta
+	t.N2 = max(
+		1+xh2/xl2*8/eps,
+		1+nu*xh2/xl2*(1+8*(nu-1)/eps),
+		math.Pow(16*nu*beta*xh4/(0.9*eps*xl2), 1/(1-2*gamma1)),
+		math.Pow(16*nu/eps*xh4*a/(0.9*xl2*xl2)*corr, 1/(2-gamma1-gamma2)),
+		math.Pow(4*nu/eps*(xh2*alpha+xh4*beta)*(xh2*alpha+xh4*beta)/(0.9*xl2*xl2*xl2*beta)*corr*corr, 1/(3-2*gamma2)),
+	)
+	t.N3 = math.Max(1+10*xh2/xl2*nu/beta, 1+nu*xh2/xl2) + 1
+	k := 32 * b / 3
+	t.NSGLD = math.Pow(2*t.V1/alpha*k*k*(epsPrime-math.Log(0.5-delta))*math.Exp(2/b), 1/(2*(gamma2-1)))
+	t.NP = math.Ceil(max(t.N1, t.N2, t.N3, t.NSGLD))
+	t.CP = math.Pow(t.NP, gamma2)
+	t.Note = "n_2's fourth term uses Claim D.28's exponent 1/(2−γ1−γ2) (App. A-A prints 2/(1−2γ1−γ2)); ν in n_2 is ν1"
+	if math.IsInf(t.NP, 0) || math.IsNaN(t.NP) || math.IsInf(t.CP, 0) {
+		return t, fmt.Errorf("n_p or c_p overflows float64 (n_p = %g)", t.NP)
+	}
+	return t, nil
+}
+
+// LemmaA9Epsilon returns the lower bound of Heller & Fetaya Lemma A.9 (and
+// Lemma IV.7): cyclic SGLD with η = 2/s² is not (ε, δ)-DP after
+// ⌈k̇⌉ + 1 epochs for any
+// ε < e^(−2/(x_h²β)) α/(2v1) (3/(32x_h²β))² (c/n)² + ln(0.5 − δ),
+// v1 = max{6, 1 + 2e^(1/(x_h²β))}, and that epoch. It needs δ < 1/2 and the
+// conditions on n of Lemmas A.5–A.7, which are returned as checks.
+func (c Counterexample) LemmaA9Epsilon(delta float64) (eps float64, epoch int, checks []Check, err error) {
+	if err := c.validateData(); err != nil {
+		return math.NaN(), 0, nil, err
+	}
+	if !(delta > 0 && delta < 0.5) {
+		return math.NaN(), 0, nil, fmt.Errorf("delta: must be in (0, 0.5), got %g", delta)
+	}
+	if c.S() <= 1 {
+		return math.NaN(), 0, nil, fmt.Errorf("n: Lemma A.9's step size η = 2/s² needs s = α + n x_h² β > 1, got s = %g", c.S())
+	}
+	b := c.XH * c.XH * c.Beta
+	n := float64(c.N)
+	v1 := math.Max(6, 1+2*math.Exp(1/b))
+	k := 3 / (32 * b)
+	eps = math.Exp(-2/b)*c.Alpha/(2*v1)*k*k*(c.C/n)*(c.C/n) + math.Log(0.5-delta)
+	// k̇ = (1/(2n)) log_λ(1/(1 + (1−λ²)/(αη))) − 1 with η = 2/s² (Lemma A.6).
+	cc := c
+	cc.Eta = c.EtaScaled(2)
+	kk := cc.consts()
+	kdot := math.Log1p(kk.oneMLam2/(c.Alpha*cc.Eta))/(2*n*kk.L) - 1
+	epoch = int(math.Ceil(kdot)) + 1
+	nMin := max(c.Alpha/b, c.Alpha/b*(math.Exp(2/b)-2)+1/(2*b), 1/(2*c.Alpha*b)-1/b)
+	checks = []Check{
+		{Name: "x_h²β > 3", Holds: b > 3, Detail: fmt.Sprintf("x_h²β = %g", b)},
+		{Name: "n > max{α/(x_h²β), α/(x_h²β)(e^(2/(x_h²β)) − 2) + 1/(2x_h²β), 1/(2αx_h²β) − 1/(x_h²β)}",
+			Holds: n > nMin, Detail: fmt.Sprintf("n = %d, bound %g", c.N, nMin)},
+		{Name: "k̇ > 0", Holds: kdot > 0, Detail: fmt.Sprintf("k̇ = %g", kdot)},
+	}
+	return eps, epoch, checks, nil
+}

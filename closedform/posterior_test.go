@@ -1,0 +1,279 @@
+package closedform
+
+import (
+	"math"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/stats"
+	"gonum.org/v1/gonum/integrate/quad"
+)
+
+func fig1Domain() LinRegDomain {
+	return LinRegDomain{N: 17864389, Alpha: 2, Beta: 1, Gamma1: 0.1, XH: 1.8, XL: 0.9}
+}
+
+// Lemma IV.2 against Bayes' rule integrated numerically: prior N(0, 1/α)
+// times the Gaussian likelihood of a small dataset, normalised by
+// Gauss–Legendre quadrature (gonum) over ±12 posterior standard deviations.
+func TestLinRegPosteriorMatchesQuadrature(t *testing.T) {
+	const alpha, beta = 1.5, 2.5
+	xs := []float64{0.3, 1.1, -0.7, 2.0}
+	ys := []float64{0.5, 1.9, -1.0, 3.1}
+	var sxy, sxx float64
+	for i := range xs {
+		sxy += xs[i] * ys[i]
+		sxx += xs[i] * xs[i]
+	}
+	post := LinRegPosterior(alpha, beta, sxy, sxx)
+	logDens := func(th float64) float64 {
+		l := -alpha * th * th / 2
+		for i := range xs {
+			r := ys[i] - th*xs[i]
+			l -= beta * r * r / 2
+		}
+		return l
+	}
+	ref := logDens(post.Mu)
+	a, b := post.Mu-12*post.Sigma, post.Mu+12*post.Sigma
+	z := quad.Fixed(func(th float64) float64 { return math.Exp(logDens(th) - ref) }, a, b, 200, quad.Legendre{}, 0)
+	m1 := quad.Fixed(func(th float64) float64 { return th * math.Exp(logDens(th)-ref) }, a, b, 200, quad.Legendre{}, 0) / z
+	m2 := quad.Fixed(func(th float64) float64 { return th * th * math.Exp(logDens(th)-ref) }, a, b, 200, quad.Legendre{}, 0) / z
+	if relDiff(post.Mu, m1) > 1e-12 || relDiff(post.Sigma*post.Sigma, m2-m1*m1) > 1e-10 {
+		t.Errorf("posterior N(%.15g, %.15g²); quadrature mean %.15g, variance %.15g", post.Mu, post.Sigma, m1, m2-m1*m1)
+	}
+}
+
+// The posterior mean difference of D1 and D2 against the difference of the
+// two means computed in 256-bit arithmetic, at the Fig. 1 parameters where
+// the means agree to 15 digits.
+func TestPosteriorMeanDiffBigFloat(t *testing.T) {
+	c := fig1()
+	_, _, dm := c.Posteriors()
+	f := func(x float64) *big.Float { return new(big.Float).SetPrec(256).SetFloat64(x) }
+	mean := func(nEff float64) *big.Float {
+		num := new(big.Float).Mul(f(c.Beta), f(nEff))
+		num.Mul(num, f(c.C*c.XH*c.XH))
+		den := new(big.Float).Mul(f(c.Beta), f(nEff))
+		den.Mul(den, f(c.XH*c.XH))
+		den.Add(den, f(c.Alpha))
+		return num.Quo(num, den)
+	}
+	n := float64(c.N)
+	ref, _ := new(big.Float).Sub(mean(n), mean(n-0.75)).Float64()
+	if relDiff(dm, ref) > 1e-13 {
+		t.Errorf("μ1 − μ2 = %.17g, 256-bit %.17g", dm, ref)
+	}
+}
+
+// The exact Rényi divergence between the two posteriors against numerical
+// integration of ∫ p^ν q^(1−ν), and Lemma A.1's ε1(ν) as an upper bound
+// on it (the lemma bounds every neighbouring pair of the domain, D1/D2
+// included: x_l = x_h/2 puts D2's special datum in it).
+func TestPosteriorRenyi(t *testing.T) {
+	// n = 400 allows orders up to (n−1)/40 ≈ 10 in Lemma A.1; with c = 5000
+	// the means differ by half a posterior standard deviation.
+	c := Counterexample{N: 400, Alpha: 2, Beta: 1, XH: 1.8, C: 5000}
+	p1, p2, dm := c.Posteriors()
+	bounded := 0
+	for _, nu := range []float64{1.5, 2, 7} {
+		d12, d21, err := c.PosteriorRenyi(nu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		num := func(a, b distNorm, nu float64) float64 {
+			lo, hi := -dm-15*math.Max(a.s, b.s), 15*math.Max(a.s, b.s)
+			v := quad.Fixed(func(x float64) float64 {
+				return math.Exp(nu*a.logPdf(x) + (1-nu)*b.logPdf(x))
+			}, lo, hi, 400, quad.Legendre{}, 0)
+			return math.Log(v) / (nu - 1)
+		}
+		a := distNorm{dm, p1.Sigma}
+		b := distNorm{0, p2.Sigma}
+		if r := num(a, b, nu); math.Abs(d12-r) > 1e-10*math.Max(1, r) {
+			t.Errorf("ν = %g: D(P1‖P2) = %.15g, quadrature %.15g", nu, d12, r)
+		}
+		if r := num(b, a, nu); math.Abs(d21-r) > 1e-10*math.Max(1, r) {
+			t.Errorf("ν = %g: D(P2‖P1) = %.15g, quadrature %.15g", nu, d21, r)
+		}
+		for _, v := range []LemmaA1Variant{A1Printed, A1Conservative} {
+			dom := c.Domain(0.1, c.XH/2)
+			if nu >= dom.MaxOrder() {
+				continue
+			}
+			e1, err := dom.Epsilon1(nu, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e1 < math.Max(d12, d21) {
+				t.Errorf("ν = %g, %v: ε1 = %g below the exact divergence %g", nu, v, e1, math.Max(d12, d21))
+			}
+			bounded++
+		}
+	}
+	if bounded != 6 {
+		t.Errorf("Lemma A.1 compared at %d (ν, variant) pairs, want 6", bounded)
+	}
+	if _, _, err := c.PosteriorRenyi(1); err == nil {
+		t.Error("ν = 1 accepted")
+	}
+}
+
+type distNorm struct{ mu, s float64 }
+
+func (d distNorm) logPdf(x float64) float64 {
+	z := (x - d.mu) / d.s
+	return -z*z/2 - math.Log(d.s) - halfLog2Pi
+}
+
+// The largest c with a (0.5, 0.001)-DP posterior at the Fig. 1 domain,
+// against an independent SciPy evaluation of Lemma A.1 + Lemma IV.4
+// (minimize_scalar over ln(ν−1) with xatol 1e-12, brentq over c;
+// /usr/bin/python3, scipy 1.10): 377117972.1453293 (printed variant).
+func TestMaxPrivateCReference(t *testing.T) {
+	d := fig1Domain()
+	c, err := d.MaxPrivateC(0.5, 1e-3, A1Printed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if relDiff(c, 377117972.1453293) > 1e-9 {
+		t.Errorf("c_max = %.17g, SciPy 377117972.1453293", c)
+	}
+	cc, err := d.MaxPrivateC(0.5, 1e-3, A1Conservative)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(cc < c && cc > c*(1-1e-6)) {
+		t.Errorf("conservative c_max = %.17g, printed %.17g", cc, c)
+	}
+	// At c_max the posterior ε is 0.5; just above, it is not.
+	d.C = c
+	e, _, _ := d.PosteriorDP(1e-3, A1Printed)
+	d.C = c * (1 + 1e-9)
+	e2, _, _ := d.PosteriorDP(1e-3, A1Printed)
+	if math.Abs(e-0.5) > 1e-12 || !(e2 > 0.5) {
+		t.Errorf("ε(c_max) = %.17g, ε(c_max·(1+1e-9)) = %.17g", e, e2)
+	}
+	// Too small an n for any c.
+	small := LinRegDomain{N: 200, Alpha: 2, Beta: 1, Gamma1: 0.1, XH: 1.8, XL: 0.9}
+	if _, err := small.MaxPrivateC(0.5, 1e-3, A1Printed); err == nil {
+		t.Error("n = 200: expected no private c")
+	}
+}
+
+// PosteriorDP's optimisation over ν against stats.RDPToDPContinuous (a grid
+// of 400 orders refined by golden-section search) on the same RDP curve.
+func TestPosteriorDPMatchesRDPConversion(t *testing.T) {
+	for _, c := range []float64{0, 2e7, 3e8} {
+		d := fig1Domain()
+		d.C = c
+		for _, v := range []LemmaA1Variant{A1Printed, A1Conservative} {
+			g := d.PosteriorGuarantee(v)
+			if !g.Applies {
+				t.Fatalf("c = %g: guarantee does not apply: %s", c, g.Reason)
+			}
+			e, nu, err := d.PosteriorDP(1e-3, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, refNu, err := stats.RDPToDPContinuous(g.RDP, 1e-3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if relDiff(e, ref) > 1e-9 || e > ref*(1+1e-12) {
+				t.Errorf("c = %g %v: ε = %.15g at ν = %g; RDPToDPContinuous %.15g at ν = %g", c, v, e, nu, ref, refNu)
+			}
+			if got, _ := g.Epsilon(1e-3); got != e {
+				t.Errorf("Guarantee.Epsilon = %g, PosteriorDP %g", got, e)
+			}
+			// Inverting the profile gives the same ε.
+			if inv, err := InvertProfile(g.Profile, 1e-3); err != nil || relDiff(inv, e) > 1e-6 {
+				t.Errorf("c = %g %v: profile inverts to %.10g (err %v), want %.10g", c, v, inv, err, e)
+			}
+		}
+	}
+	small := LinRegDomain{N: 20, Alpha: 2, Beta: 1, Gamma1: 0.1, XH: 1.8, XL: 0.9}
+	if g := small.PosteriorGuarantee(A1Printed); g.Applies || !strings.Contains(g.Reason, "n >") {
+		t.Errorf("n = 20: Applies %v, reason %q", g.Applies, g.Reason)
+	}
+}
+
+// Theorem IV.1's construction for ε = 0.5, ε′ = 38, δ = 0.001 (γ1 = 0.1,
+// γ2 = 1.2, α = 2, β = 1, x_h = 1.8): the posterior at (n_p, c_p) is
+// (0.5, 0.001)-DP by Lemma IV.4 even at the construction's fixed order ν1,
+// Lemma A.9's bound there is ≥ ε′, and the exact Chernoff curve at Lemma
+// A.9's epoch is above Lemma A.9's bound (which is what Lemma A.7 claims).
+func TestTheoremIV1Construction(t *testing.T) {
+	th, err := NewTheoremIV1(0.5, 38, 1e-3, 0.1, 1.2, 2, 1, 1.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th.NP != math.Ceil(max(th.N1, th.N2, th.N3, th.NSGLD)) || th.CP != math.Pow(th.NP, 1.2) {
+		t.Errorf("n_p = %g, c_p = %g inconsistent with %+v", th.NP, th.CP, th)
+	}
+	d := LinRegDomain{N: int(th.NP), Alpha: 2, Beta: 1, Gamma1: 0.1, XH: 1.8, XL: 0.9, C: th.CP}
+	e1, err := d.Epsilon1(th.Nu1, A1Printed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at := e1 + math.Log(1/1e-3)/(th.Nu1-1); at > 0.5 {
+		t.Errorf("posterior ε at ν1 = %g exceeds 0.5", at)
+	}
+	c := Counterexample{N: int(th.NP), Alpha: 2, Beta: 1, XH: 1.8, C: th.CP}
+	c.Eta = c.EtaScaled(2)
+	a9, epoch, checks, err := c.LemmaA9Epsilon(1e-3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range checks {
+		if !ch.Holds {
+			t.Errorf("Lemma A.9 condition fails: %s (%s)", ch.Name, ch.Detail)
+		}
+	}
+	if a9 < 38*(1-1e-12) {
+		t.Errorf("Lemma A.9 bound %g < ε′ = 38", a9)
+	}
+	ec, err := c.Curves(epoch, 1e-3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ec.Chernoff.Epsilon < a9 {
+		t.Errorf("epoch %d: exact Chernoff %g below Lemma A.9's %g", epoch, ec.Chernoff.Epsilon, a9)
+	}
+	for _, bad := range [][5]float64{
+		{0, 38, 1e-3, 0.1, 1.2}, {0.5, 38, 0.5, 0.1, 1.2}, {0.5, 38, 1e-3, 0.5, 1.2},
+		{0.5, 38, 1e-3, 0.1, 1.05}, {0.5, 38, 1e-3, 0.1, 1.5},
+	} {
+		if _, err := NewTheoremIV1(bad[0], bad[1], bad[2], bad[3], bad[4], 2, 1, 1.8); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+func TestDomainErrors(t *testing.T) {
+	d := fig1Domain()
+	d.C = 1
+	cases := []struct {
+		mod  func(*LinRegDomain)
+		want string
+	}{
+		{func(d *LinRegDomain) { d.Gamma1 = 0.5 }, "gamma1: must be in (0, 0.5)"},
+		{func(d *LinRegDomain) { d.XL = 2 }, "xl: must be in (0, x_h]"},
+		{func(d *LinRegDomain) { d.N = 1 }, "n: must be an integer in [2, 2^53]"},
+		{func(d *LinRegDomain) { d.C = -1 }, "c: must be a finite number ≥ 0"},
+	}
+	for _, c := range cases {
+		dd := d
+		c.mod(&dd)
+		if _, _, err := dd.PosteriorDP(1e-3, A1Printed); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("err = %v, want %q", err, c.want)
+		}
+	}
+	if _, err := d.Epsilon1(d.MaxOrder()+1, A1Printed); err == nil || !strings.Contains(err.Error(), "nu: Lemma A.1 needs ν in (1,") {
+		t.Errorf("ν too large: %v", err)
+	}
+	if _, _, err := d.PosteriorDP(0, A1Printed); err == nil {
+		t.Error("δ = 0 accepted")
+	}
+}
