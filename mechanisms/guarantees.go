@@ -20,13 +20,21 @@ import (
 // pair can test.
 func Guarantees(m Model, s Sampler, p Pair, iterations int) []closedform.Guarantee {
 	records := append(append([]Record(nil), p.D.Records...), p.DPrime.Records...)
+	return GuaranteesFor(m, s, records, p.Adjacency, p.D.Len(), iterations)
+}
+
+// GuaranteesFor is Guarantees for a pair described by the records whose
+// gradients matter (those of D and D′, or a representative set of them),
+// its adjacency and the size n of D — for datasets too large to
+// materialise, such as the counterexample at n = 17,864,389.
+func GuaranteesFor(m Model, s Sampler, records []Record, adj Adjacency, n, iterations int) []closedform.Guarantee {
+	p := Pair{Adjacency: adj}
 	var consts GradientConstants
 	if cm, ok := m.(ConstantsModel); ok {
 		consts = cm.GradientConstants(records)
 	} else {
 		consts.Reason = fmt.Sprintf("no gradient constants are known for %s", m.Name())
 	}
-	n := p.D.Len()
 	switch s := s.(type) {
 	case *SGLD:
 		return sgldGuarantees(s, consts, p, n, iterations)

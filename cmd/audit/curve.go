@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -46,6 +47,14 @@ type curveParams struct {
 	LambdaPowN     float64 `json:"lambda_pow_n"`
 }
 
+// curveSGLDBound is one theorem's verdict on SGLD for the counterexample.
+type curveSGLDBound struct {
+	Source  string           `json:"source"`
+	Applies bool             `json:"applies"`
+	Epsilon *stats.JSONFloat `json:"epsilon,omitempty"`
+	Reason  string           `json:"reason,omitempty"`
+}
+
 // curvePosterior is the posterior's ε (Lemma IV.4), constant over epochs.
 type curvePosterior struct {
 	Applies bool            `json:"applies"`
@@ -75,8 +84,12 @@ type curveRow struct {
 type curveReport struct {
 	Params    curveParams    `json:"params"`
 	Posterior curvePosterior `json:"posterior"`
-	Rows      []curveRow     `json:"rows"`
-	Note      string         `json:"note"`
+	// SGLDBounds lists the theoretical upper bounds for SGLD itself on this
+	// configuration, each with the assumption that fails when it does not
+	// apply (at the last epoch's iteration count).
+	SGLDBounds []curveSGLDBound `json:"sgld_upper_bounds"`
+	Rows       []curveRow       `json:"rows"`
+	Note       string           `json:"note"`
 }
 
 const curveNote = "Each eps_* is a lower bound on the epsilon of (epsilon, delta)-DP for releasing the SGLD iterate " +
@@ -215,6 +228,21 @@ func runCurve(args []string, e *env) error {
 		rep.Posterior.Reason = g.Reason
 	}
 
+	// The SGLD theorems, for cyclic batch-1 SGLD on this model and pair: the
+	// records whose gradients matter are the two kinds in D1 ∪ D2.
+	sg := &mechanisms.SGLD{Step: mechanisms.StepSchedule{Eta: ce.Eta}, Batch: 1, Scheme: mechanisms.Cyclic, Epochs: max(p.To, 1)}
+	recs := []mechanisms.Record{{X: []float64{p.XH}, Y: p.C * p.XH}, {X: []float64{p.XH / 2}, Y: p.C * p.XH / 2}}
+	for _, g := range mechanisms.GuaranteesFor(mechanisms.NewLinReg1D(p.Alpha, p.Beta), sg, recs, mechanisms.ReplaceOne, p.N, max(p.To, 1)*p.N) {
+		b := curveSGLDBound{Source: mechanisms.GuaranteeLabel(g), Applies: g.Applies, Reason: g.Reason}
+		if g.Applies {
+			if eps, err := g.Epsilon(p.Delta); err == nil {
+				v := stats.JSONFloat(eps)
+				b.Epsilon = &v
+			}
+		}
+		rep.SGLDBounds = append(rep.SGLDBounds, b)
+	}
+
 	curves, err := ce.CurveRange(p.From, p.To, p.Delta)
 	if err != nil {
 		// Only parameter errors are returned, e.g. a c too large for float64.
@@ -327,6 +355,14 @@ func printCurve(w io.Writer, r curveReport) {
 	fmt.Fprintln(w, "ε_profile: the exact privacy profile, from the hockey-stick divergences between the Gaussian and the mixture")
 	fmt.Fprintf(w, "All four are lower bounds at δ = %g, rounded down by their numerical error (largest error bound %.2g);\n", p.Delta, maxErr)
 	fmt.Fprintln(w, "ε_posterior is an upper bound for one posterior draw (Lemma A.1 + Lemma IV.4, minimised over ν).")
+	fmt.Fprintln(w, "Upper bounds for SGLD itself on this configuration:")
+	for _, b := range r.SGLDBounds {
+		if b.Applies && b.Epsilon != nil {
+			fmt.Fprintf(w, "  %s: ε ≤ %s at δ = %g (epoch %d)\n", b.Source, stats.FormatFloat(float64(*b.Epsilon)), p.Delta, p.To)
+		} else {
+			fmt.Fprintf(w, "  %s: does not apply — %s\n", b.Source, b.Reason)
+		}
+	}
 	if len(inexact) > 0 {
 		fmt.Fprintf(w, "At epochs %s some mixture component is narrower than D1's Gaussian: ε_profile is a valid lower bound there but not certified exact.\n",
 			strings.Join(inexact, ", "))
