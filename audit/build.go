@@ -47,6 +47,8 @@ func Build(c *Config) (*Plan, error) {
 		p.Sampler = c.Sampler.DPPenalty
 	case c.Sampler.DPHMC != nil:
 		p.Sampler = c.Sampler.DPHMC
+	case c.Sampler.DPBarker != nil:
+		p.Sampler = c.Sampler.DPBarker
 	case c.Sampler.GaussianQuery != nil:
 		p.Sampler = c.Sampler.GaussianQuery
 	}
@@ -130,6 +132,11 @@ func buildModel(mc ModelConfig) (mechanisms.Model, error) {
 			return nil, fmt.Errorf("model.banana.%s", err)
 		}
 		return *mc.Banana, nil
+	case mc.Mixture != nil:
+		if err := mc.Mixture.Check(); err != nil {
+			return nil, fmt.Errorf("model.mixture.%s", err)
+		}
+		return *mc.Mixture, nil
 	}
 	return nil, fmt.Errorf("model: no model set")
 }
@@ -194,6 +201,16 @@ func buildPair(c *Config, m mechanisms.Model) (mechanisms.Pair, error) {
 		d, err = mechanisms.SyntheticBanana(s.N, [2]float64{s.ThetaStar[0], s.ThetaStar[1]}, b, s.Seed)
 		if err != nil {
 			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_banana.%s", err)
+		}
+	case dc.SyntheticMixture != nil:
+		mx, ok := m.(mechanisms.Mixture)
+		if !ok {
+			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_mixture: needs model.mixture")
+		}
+		s := dc.SyntheticMixture
+		d, err = mechanisms.SyntheticMixture(s.N, s.ThetaStar, mx, s.Seed)
+		if err != nil {
+			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_mixture.%s", err)
 		}
 	case len(dc.Records) > 0:
 		d = &mechanisms.Dataset{Name: "inline", Records: dc.Records}

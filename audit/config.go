@@ -45,6 +45,7 @@ type ModelConfig struct {
 	Logistic *mechanisms.Logistic `yaml:"logistic,omitempty" json:"logistic,omitempty"`
 	Gauss    *GaussModel          `yaml:"gauss,omitempty" json:"gauss,omitempty"`
 	Banana   *mechanisms.Banana   `yaml:"banana,omitempty" json:"banana,omitempty"`
+	Mixture  *mechanisms.Mixture  `yaml:"mixture,omitempty" json:"mixture,omitempty"`
 }
 
 // GaussModel configures Räisä et al.'s Gauss model: records x ~ N(θ, Σ),
@@ -77,6 +78,8 @@ type DataConfig struct {
 	SyntheticGauss *SyntheticData `yaml:"synthetic_gauss,omitempty" json:"synthetic_gauss,omitempty"`
 	// SyntheticBanana draws records from the banana model at θ* (two values).
 	SyntheticBanana *SyntheticData `yaml:"synthetic_banana,omitempty" json:"synthetic_banana,omitempty"`
+	// SyntheticMixture draws records from Heikkilä et al.'s mixture at θ*.
+	SyntheticMixture *SyntheticData `yaml:"synthetic_mixture,omitempty" json:"synthetic_mixture,omitempty"`
 	// Records lists the records inline.
 	Records []mechanisms.Record `yaml:"records,omitempty" json:"records,omitempty"`
 }
@@ -114,6 +117,7 @@ type SamplerConfig struct {
 	ULA           *mechanisms.ULA           `yaml:"ula,omitempty" json:"ula,omitempty"`
 	DPPenalty     *mechanisms.DPPenalty     `yaml:"dp_penalty,omitempty" json:"dp_penalty,omitempty"`
 	DPHMC         *mechanisms.DPHMC         `yaml:"dp_hmc,omitempty" json:"dp_hmc,omitempty"`
+	DPBarker      *mechanisms.DPBarker      `yaml:"dp_barker,omitempty" json:"dp_barker,omitempty"`
 	GaussianQuery *mechanisms.GaussianQuery `yaml:"gaussian_query,omitempty" json:"gaussian_query,omitempty"`
 }
 
@@ -315,6 +319,8 @@ func (c *Config) Validate() error {
 		n, dim = c.Data.SyntheticGauss.N, len(c.Data.SyntheticGauss.ThetaStar)
 	case c.Data.SyntheticBanana != nil:
 		n, dim = c.Data.SyntheticBanana.N, 2
+	case c.Data.SyntheticMixture != nil:
+		n = c.Data.SyntheticMixture.N
 	}
 	if n > MaxRecords {
 		return fmt.Errorf("data.%s.n: must be ≤ %d records, got %d", data, MaxRecords, n)

@@ -42,6 +42,8 @@ func GuaranteesFor(m Model, s Sampler, records []Record, adj Adjacency, n, itera
 		return ulaGuarantees(s, consts, n, iterations)
 	case *GaussianQuery:
 		return []closedform.Guarantee{gaussianQueryGuarantee(s, p)}
+	case *DPBarker:
+		return barkerGuarantees(s, n, iterations)
 	case *DPPenalty:
 		if s.NoNoise {
 			return []closedform.Guarantee{uncovered("Räisä et al. 2021, Thm 3.5 (DP-penalty)", "no_noise: true makes the sampler plain Metropolis-Hastings, which has no privacy guarantee")}
@@ -125,6 +127,28 @@ func sgldGuarantees(s *SGLD, k GradientConstants, p Pair, n, iterations int) []c
 		out = append(out, gs...)
 	}
 	return out
+}
+
+// barkerGuarantees: Heikkilä et al. Thm 1 / Cor 1 for the full-data test
+// (every per-record term of Δ is τ·clip at most) and Thm 2 / Cor 2 for the
+// subsampled test (llrs clipped at the resolved bound, tempering N0).
+func barkerGuarantees(s *DPBarker, n, iterations int) []closedform.Guarantee {
+	src := "Heikkilä et al. 2019"
+	if s.Exact {
+		return []closedform.Guarantee{uncovered(src, "the exact Barker test (exact: true) adds no noise and has no privacy guarantee")}
+	}
+	p, err := s.resolve(n)
+	if err != nil {
+		return []closedform.Guarantee{uncovered(src, err.Error())}
+	}
+	if math.IsInf(p.clip, 1) {
+		return []closedform.Guarantee{uncovered(src+", Thms 1–2", "the log-likelihood ratios are not clipped (set sampler.clip), so no bound B on them is known")}
+	}
+	if p.full {
+		return wrap(closedform.BarkerFull{LLRBound: p.scale * p.clip, C: p.c, Iterations: iterations}.Guarantees())
+	}
+	return wrap(closedform.BarkerSubsampled{N: n, BatchSize: s.Batch, Iterations: iterations, C: p.c,
+		LLRBound: p.clip, N0: p.n0}.Guarantees())
 }
 
 // fullBatchGDP is the exact accountant of clipped SGLD with full batches:

@@ -20,9 +20,10 @@ import (
 // (SyntheticMixture).
 type Mixture struct {
 	// Var1 and Var2 are the prior variances σ₁² and σ₂².
-	Var1, Var2 float64
+	Var1 float64 `yaml:"var1" json:"var1"`
+	Var2 float64 `yaml:"var2" json:"var2"`
 	// VarX is the component variance σ_x².
-	VarX float64
+	VarX float64 `yaml:"var_x" json:"var_x"`
 }
 
 // NewHeikkilaMixture returns the model with the paper's settings
