@@ -54,7 +54,10 @@ type PointResult struct {
 	Region  stats.Estimate `json:"region"`
 	GDP     stats.Estimate `json:"gdp"`
 	Ceiling stats.Estimate `json:"ceiling"`
-	Claims  []ClaimResult  `json:"claims,omitempty"`
+	// Exact is the true ε at δ of this release when it is known in closed
+	// form (the interim-region counterexample; see ExactEpsilons).
+	Exact  *stats.JSONFloat `json:"exact_epsilon,omitempty"`
+	Claims []ClaimResult    `json:"claims,omitempty"`
 	// selectionScore ranks points for the verdict (training runs only).
 	selectionScore float64
 }
@@ -219,6 +222,12 @@ func Analyze(p *Plan, t *Trials) (*Report, error) {
 			return nil, fmt.Errorf("release %q: %w", p.Points[k].Label, err)
 		}
 		r.Points = append(r.Points, pr)
+	}
+	if ex, ok := ExactEpsilons(p); ok {
+		for k := range r.Points {
+			v := stats.JSONFloat(ex[k])
+			r.Points[k].Exact = &v
+		}
 	}
 	r.EvalNegatives = r.Points[0].Region.Counts.Negatives
 	r.EvalPositives = r.Points[0].Region.Counts.Positives

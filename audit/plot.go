@@ -95,6 +95,14 @@ func WritePlot(w io.Writer, format string, p *Plan, r *Report, extra ...Curve) e
 			return err
 		}
 	}
+	if len(r.Points) > 0 && r.Points[0].Exact != nil {
+		ex := Curve{Name: "exact ε (closed form)"}
+		for k, pr := range r.Points {
+			ex.X, ex.Y = append(ex.X, xs[k]), append(ex.Y, float64(*pr.Exact))
+			ymax = math.Max(ymax, float64(*pr.Exact))
+		}
+		extra = append([]Curve{ex}, extra...)
+	}
 	for i, c := range extra {
 		var pts plotter.XYs
 		for k := range c.X {
