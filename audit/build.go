@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
+	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 )
 
@@ -35,8 +36,10 @@ func Build(c *Config) (*Plan, error) {
 	if p.Model, err = buildModel(c.Model); err != nil {
 		return nil, err
 	}
-	if p.Pair, err = buildPair(c, p.Model); err != nil {
-		return nil, err
+	if c.Sampler.ExactCyclicSGLD == nil {
+		if p.Pair, err = buildPair(c, p.Model); err != nil {
+			return nil, err
+		}
 	}
 	switch {
 	case c.Sampler.SGLD != nil:
@@ -51,19 +54,26 @@ func Build(c *Config) (*Plan, error) {
 		p.Sampler = c.Sampler.DPBarker
 	case c.Sampler.GaussianQuery != nil:
 		p.Sampler = c.Sampler.GaussianQuery
+	case c.Sampler.ExactCyclicSGLD != nil:
+		ex, err := buildExact(c, p)
+		if err != nil {
+			return nil, err
+		}
+		p.Sampler, p.Mech = mechanisms.ExactSampler{E: ex}, ex
 	}
-	ch := &mechanisms.Chain{Model: p.Model, Sampler: p.Sampler, Init: c.Init, Release: c.Release}
-	p.Mech = ch
+	if p.Mech == nil {
+		p.Mech = &mechanisms.Chain{Model: p.Model, Sampler: p.Sampler, Init: c.Init, Release: c.Release}
+	}
 	for _, d := range []*mechanisms.Dataset{p.Pair.D, p.Pair.DPrime} {
-		if err := ch.Check(d); err != nil {
+		if err := p.Mech.Check(d); err != nil {
 			return nil, err
 		}
 	}
-	pd, err := ch.Points(p.Pair.D)
+	pd, err := p.Mech.Points(p.Pair.D)
 	if err != nil {
 		return nil, err
 	}
-	pp, err := ch.Points(p.Pair.DPrime)
+	pp, err := p.Mech.Points(p.Pair.DPrime)
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +101,37 @@ func Build(c *Config) (*Plan, error) {
 	}
 	p.Hash = c.Hash()
 	return p, nil
+}
+
+// buildExact prepares the exact counterexample sampler; the pair is then
+// the virtual one (nothing materialised, any n).
+func buildExact(c *Config, p *Plan) (*mechanisms.ExactCounterexample, error) {
+	ce, lr, ex := c.Data.Counterexample, c.Model.LinReg, c.Sampler.ExactCyclicSGLD
+	if ce == nil || lr == nil || p.Model.Dim() != 1 {
+		return nil, fmt.Errorf("sampler.exact_cyclic_sgld: needs data.counterexample and a one-dimensional model.linreg")
+	}
+	if !c.Init.FromPrior || len(c.Init.Theta) > 0 {
+		return nil, fmt.Errorf("init: the exact sampler starts from the prior (Heller & Fetaya §IV.B); set init.from_prior: true")
+	}
+	pair, err := mechanisms.VirtualCounterexamplePair(ce.N, ce.XH, ce.C)
+	if err != nil {
+		return nil, fmt.Errorf("data.counterexample.%s", err)
+	}
+	p.Pair = pair
+	model := closedform.Counterexample{N: ce.N, Alpha: lr.Alpha, Beta: lr.Beta, XH: ce.XH, C: ce.C}
+	switch {
+	case (ex.Eta > 0) == (ex.EtaScale > 0):
+		return nil, fmt.Errorf("sampler.exact_cyclic_sgld: set exactly one of eta > 0 or eta_scale > 0 (η = eta_scale/s²)")
+	case ex.Eta > 0:
+		model.Eta = ex.Eta
+	default:
+		model.Eta = model.EtaScaled(ex.EtaScale)
+	}
+	e, err := mechanisms.NewExactCounterexample(model, ex.Epochs, c.Release, pair.DPrime)
+	if err != nil {
+		return nil, fmt.Errorf("sampler.exact_cyclic_sgld: %s", strings.TrimPrefix(err.Error(), "sampler."))
+	}
+	return e, nil
 }
 
 func buildModel(mc ModelConfig) (mechanisms.Model, error) {

@@ -119,6 +119,17 @@ type SamplerConfig struct {
 	DPHMC         *mechanisms.DPHMC         `yaml:"dp_hmc,omitempty" json:"dp_hmc,omitempty"`
 	DPBarker      *mechanisms.DPBarker      `yaml:"dp_barker,omitempty" json:"dp_barker,omitempty"`
 	GaussianQuery *mechanisms.GaussianQuery `yaml:"gaussian_query,omitempty" json:"gaussian_query,omitempty"`
+	// ExactCyclicSGLD samples cyclic batch-1 SGLD on the counterexample
+	// exactly at epoch boundaries (any n, nothing materialised).
+	ExactCyclicSGLD *ExactCyclicSGLD `yaml:"exact_cyclic_sgld,omitempty" json:"exact_cyclic_sgld,omitempty"`
+}
+
+// ExactCyclicSGLD configures mechanisms.ExactCounterexample: the step η
+// (η = k/s² with eta_scale k, or eta directly) and the number of epochs.
+type ExactCyclicSGLD struct {
+	Eta      float64 `yaml:"eta,omitempty" json:"eta,omitempty"`
+	EtaScale float64 `yaml:"eta_scale,omitempty" json:"eta_scale,omitempty"`
+	Epochs   int     `yaml:"epochs" json:"epochs"`
 }
 
 // Assignment says how trials are given to D or D′.
@@ -322,8 +333,8 @@ func (c *Config) Validate() error {
 	case c.Data.SyntheticMixture != nil:
 		n = c.Data.SyntheticMixture.N
 	}
-	if n > MaxRecords {
-		return fmt.Errorf("data.%s.n: must be ≤ %d records, got %d", data, MaxRecords, n)
+	if n > MaxRecords && c.Sampler.ExactCyclicSGLD == nil {
+		return fmt.Errorf("data.%s.n: must be ≤ %d records (larger counterexamples: sampler.exact_cyclic_sgld), got %d", data, MaxRecords, n)
 	}
 	if n*dim > MaxDataValues {
 		return fmt.Errorf("data.%s: %d records × %d features exceed the limit of %d values", data, n, dim, MaxDataValues)

@@ -16,15 +16,22 @@ func ExactEpsilons(p *Plan) (eps []float64, ok bool) {
 	c := p.Config
 	ce := c.Data.Counterexample
 	lr := c.Model.LinReg
-	s, isSGLD := p.Sampler.(*mechanisms.SGLD)
-	if ce == nil || lr == nil || !isSGLD || c.Audit.Delta <= 0 || !c.Init.FromPrior {
+	if ce == nil || lr == nil || c.Audit.Delta <= 0 || !c.Init.FromPrior {
 		return nil, false
 	}
-	if s.Batch != 1 || s.Scheme != mechanisms.Cyclic || s.Step.Gamma != 0 || s.Clip != 0 ||
-		(s.NoiseVariance != 0 && s.NoiseVariance != 1) {
+	var model closedform.Counterexample
+	switch s := p.Sampler.(type) {
+	case mechanisms.ExactSampler:
+		model = s.E.Model
+	case *mechanisms.SGLD:
+		if s.Batch != 1 || s.Scheme != mechanisms.Cyclic || s.Step.Gamma != 0 || s.Clip != 0 ||
+			(s.NoiseVariance != 0 && s.NoiseVariance != 1) {
+			return nil, false
+		}
+		model = closedform.Counterexample{N: ce.N, Alpha: lr.Alpha, Beta: lr.Beta, XH: ce.XH, C: ce.C, Eta: s.Step.Eta}
+	default:
 		return nil, false
 	}
-	model := closedform.Counterexample{N: ce.N, Alpha: lr.Alpha, Beta: lr.Beta, XH: ce.XH, C: ce.C, Eta: s.Step.Eta}
 	if model.Validate() != nil {
 		return nil, false
 	}

@@ -128,6 +128,9 @@ func (c *Chain) Points(d *Dataset) ([]ReleasePoint, error) {
 
 // Check implements Mechanism.
 func (c *Chain) Check(d *Dataset) error {
+	if d.Virtual > 0 {
+		return fmt.Errorf("data: %s has %d records described analytically; sampler %s needs them materialised (use the exact counterexample sampler, or n ≤ the materialisation limit)", d.Name, d.Virtual, c.Sampler.Name())
+	}
 	if err := d.Validate(c.Model.DataDim()); err != nil {
 		return err
 	}

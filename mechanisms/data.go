@@ -16,10 +16,20 @@ type Record struct {
 type Dataset struct {
 	Name    string
 	Records []Record
+	// Virtual, when > 0, is the size of a dataset too large to hold whose
+	// law is known analytically (the interim-region counterexample at
+	// n = 17,864,389): Records then lists its distinct records only, and
+	// only analytical mechanisms accept it.
+	Virtual int
 }
 
 // Len returns the number of records.
-func (d *Dataset) Len() int { return len(d.Records) }
+func (d *Dataset) Len() int {
+	if d.Virtual > 0 {
+		return d.Virtual
+	}
+	return len(d.Records)
+}
 
 // Validate checks that the dataset is non-empty, that every record has
 // dim features and that every value is finite.

@@ -44,6 +44,8 @@ func GuaranteesFor(m Model, s Sampler, records []Record, adj Adjacency, n, itera
 		return []closedform.Guarantee{gaussianQueryGuarantee(s, p)}
 	case *DPBarker:
 		return barkerGuarantees(s, n, iterations)
+	case ExactSampler:
+		return sgldGuarantees(s.E.SGLD(), consts, p, n, iterations)
 	case *DPPenalty:
 		if s.NoNoise {
 			return []closedform.Guarantee{uncovered("Räisä et al. 2021, Thm 3.5 (DP-penalty)", "no_noise: true makes the sampler plain Metropolis-Hastings, which has no privacy guarantee")}
