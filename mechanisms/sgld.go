@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 )
 
 // IndexScheme says how SGLD picks the records of each minibatch.
@@ -81,7 +82,48 @@ type SGLD struct {
 	// sqrt(NoiseVariance·η_t)·ξ. 0 means 1, the algorithm. Other values
 	// deviate from SGLD on purpose, to plant a bug for testing an audit.
 	NoiseVariance float64 `yaml:"noise_variance,omitempty" json:"noise_variance,omitempty"`
+
+	// coefs caches the per-record coefficients of the affine fast path by
+	// (model, dataset, η), so that the runs of an audit share them.
+	coefs sync.Map
 }
+
+// affineKey identifies cached fast-path coefficients.
+type affineKey struct {
+	model Affine1D
+	data  *Dataset
+	eta   float64
+}
+
+// affineCoefs are h_i, j_i of every record and, for the step η of the key,
+// a_i = 1 − (η/2)(prec + n·j_i) and c_i = (η/2)(shift + n·h_i).
+type affineCoefs struct {
+	h, j, a, c  []float64
+	shift, prec float64
+}
+
+func (s *SGLD) affineCoefs(m Affine1D, d *Dataset) *affineCoefs {
+	key := affineKey{m, d, s.Step.Eta}
+	if v, ok := s.coefs.Load(key); ok {
+		return v.(*affineCoefs)
+	}
+	n := d.Len()
+	k := &affineCoefs{h: make([]float64, n), j: make([]float64, n), a: make([]float64, n), c: make([]float64, n)}
+	for i, r := range d.Records {
+		k.h[i], k.j[i] = m.AffineGrad1D(r)
+	}
+	k.shift, k.prec = m.AffinePrior1D()
+	half, nf := s.Step.Eta/2, float64(n)
+	for i := range k.h {
+		k.a[i] = 1 - half*(k.prec+nf*k.j[i])
+		k.c[i] = half * (k.shift + nf*k.h[i])
+	}
+	v, _ := s.coefs.LoadOrStore(key, k)
+	return v.(*affineCoefs)
+}
+
+// permPool recycles the visiting orders of cyclic and reshuffled runs.
+var permPool sync.Pool
 
 // Name implements Sampler.
 func (s *SGLD) Name() string {
@@ -282,25 +324,21 @@ func (s *SGLD) Run(m Model, d *Dataset, theta []float64, rng *rand.Rand, at []in
 // Both paths draw their noise from a fastNormal seeded from rng.
 func (s *SGLD) runAffine1D(a Affine1D, d *Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
 	n := d.Len()
-	h := make([]float64, n)
-	j := make([]float64, n)
-	for i, r := range d.Records {
-		h[i], j[i] = a.AffineGrad1D(r)
-	}
-	shift, prec := a.AffinePrior1D()
+	k := s.affineCoefs(a, d)
+	h, j, shift, prec := k.h, k.j, k.shift, k.prec
 	total := s.Iterations(d)
-	bt := newBatcher(s.Scheme, n, s.Batch, rng)
-	fn := newFastNormal(rng)
 	rel := releaser{at: at, emit: emit}
 	info := Info{Iterations: total}
+	constant := s.Step.Gamma == 0
+	if s.Batch == 1 && constant && s.Scheme != Poisson {
+		return s.runAffine1DBatch1(k, n, theta, rng, &rel, info)
+	}
+	bt := newBatcher(s.Scheme, n, s.Batch, rng)
+	fn := newFastNormal(rng)
 	nv := s.noiseVar()
 	th := theta[0]
-	constant := s.Step.Gamma == 0
 	half, sd := s.Step.Eta/2, math.Sqrt(nv*s.Step.Eta)
 	next := rel.nextAt()
-	if s.Batch == 1 && constant && s.Scheme != Poisson {
-		return s.runAffine1DBatch1(h, j, shift, prec, bt, fn, theta, rng, &rel, info)
-	}
 	for t := 0; t < total; t++ {
 		if !constant {
 			eta := s.Step.At(t)
@@ -335,38 +373,36 @@ func (s *SGLD) runAffine1D(a Affine1D, d *Dataset, theta []float64, rng *rand.Ra
 // θ ← a_i·θ + c_i + sqrt(η)·ξ with a_i = 1 − (η/2)(prec + n·j_i) and
 // c_i = (η/2)(shift + n·h_i) fixed: one multiply-add and one normal draw.
 // With and without replacement coincide for a batch of one record.
-func (s *SGLD) runAffine1DBatch1(h, j []float64, shift, prec float64, bt *batcher, fn *fastNormal,
-	theta []float64, rng *rand.Rand, rel *releaser, info Info) (Info, error) {
-	n := len(h)
-	half := s.Step.Eta / 2
+func (s *SGLD) runAffine1DBatch1(k *affineCoefs, n int, theta []float64, rng *rand.Rand, rel *releaser, info Info) (Info, error) {
 	sd := math.Sqrt(s.noiseVar() * s.Step.Eta)
-	a := make([]float64, n)
-	c := make([]float64, n)
-	nf := float64(n)
-	for i := range h {
-		a[i] = 1 - half*(prec+nf*j[i])
-		c[i] = half * (shift + nf*h[i])
-	}
-	order := bt.perm // cyclic: fixed order; reshuffle: reshuffled each epoch
-	if s.Scheme == Cyclic {
-		// Lay the coefficients out in visiting order.
-		a2, c2 := make([]float64, n), make([]float64, n)
-		for k, i := range order {
-			a2[k], c2[k] = a[i], c[i]
+	a, c := k.a, k.c
+	var order []int32
+	if s.Scheme == Cyclic || s.Scheme == Reshuffle {
+		if p, ok := permPool.Get().(*[]int32); ok && cap(*p) >= n {
+			order = (*p)[:n]
+		} else {
+			order = make([]int32, n)
 		}
-		a, c = a2, c2
+		defer func() { permPool.Put(&order) }()
+		for i := range order {
+			order[i] = int32(i)
+		}
+		if s.Scheme == Cyclic {
+			rng.Shuffle(n, func(x, y int) { order[x], order[y] = order[y], order[x] })
+		}
 	}
+	fn := newFastNormal(rng)
 	total := info.Iterations
 	th := theta[0]
 	next := rel.nextAt()
-	k := 0
+	pos := 0
 	if s.Scheme == Cyclic {
 		// The paper's scheme, in a loop of its own: no branch on the
-		// scheme, coefficients read in order, and the ziggurat's common
-		// case inlined by hand (fastNormal.norm is too large for the
-		// compiler to inline). The noise does not depend on θ: adding it
-		// to c_i first and finishing with one fused multiply-add keeps
-		// the serial dependency on θ to a single FMA per iteration.
+		// scheme, and the ziggurat's common case inlined by hand
+		// (fastNormal.norm is too large for the compiler to inline). The
+		// noise does not depend on θ: adding it to c_i first and finishing
+		// with one fused multiply-add keeps the serial dependency on θ to a
+		// single FMA per iteration.
 		for t := 1; t <= total; t++ {
 			u := fn.next()
 			zj, zl := int32(u>>32), u&127
@@ -376,9 +412,10 @@ func (s *SGLD) runAffine1DBatch1(h, j []float64, shift, prec float64, bt *batche
 			} else {
 				z = fn.normSlow(zj, zl)
 			}
-			th = math.FMA(a[k], th, c[k]+sd*z)
-			if k++; k == n {
-				k = 0
+			i := order[pos]
+			th = math.FMA(a[i], th, c[i]+sd*z)
+			if pos++; pos == n {
+				pos = 0
 			}
 			if th-th != 0 {
 				return info, &DivergedError{Iteration: t, Theta: []float64{th}}
@@ -396,22 +433,20 @@ func (s *SGLD) runAffine1DBatch1(h, j []float64, shift, prec float64, bt *batche
 		return info, nil
 	}
 	for t := 1; t <= total; t++ {
-		var ai, ci float64
+		var i int
 		switch s.Scheme {
 		case Reshuffle:
-			if k == 0 {
+			if pos == 0 {
 				rng.Shuffle(n, func(x, y int) { order[x], order[y] = order[y], order[x] })
 			}
-			i := order[k]
-			ai, ci = a[i], c[i]
+			i = int(order[pos])
 		default: // with or without replacement, one record
-			i := fn.intn(uint64(n))
-			ai, ci = a[i], c[i]
+			i = int(fn.intn(uint64(n)))
 		}
-		if k++; k == n {
-			k = 0
+		if pos++; pos == n {
+			pos = 0
 		}
-		th = math.FMA(ai, th, ci+sd*fn.norm())
+		th = math.FMA(a[i], th, c[i]+sd*fn.norm())
 		if th-th != 0 {
 			return info, &DivergedError{Iteration: t, Theta: []float64{th}}
 		}
