@@ -9,8 +9,8 @@ import (
 
 // checkModelGradFD compares m.GradLogLik at (θ, r) with central finite
 // differences of m.LogLik, coordinate by coordinate, and the same for the
-// prior. With step h the central difference errs by h²·|f”'|/6
-// (truncation) plus about eps·|f|/h (rounding). For the models here f”' is
+// prior. With step h the central difference errs by h²·|f‴|/6
+// (truncation) plus about eps·|f|/h (rounding). For the models here f‴ is
 // bounded by a small multiple of the cube of the largest weight or feature
 // met along the coordinate (≲ 10³ for the draws below), so at h = 1e-5 the
 // truncation is ≲ 2e-8, and with |f| ≲ 10³ the rounding is ≲ 2e-8; tol =
