@@ -340,3 +340,12 @@ func sameRecords(a, b *Dataset) bool {
 	}
 	return true
 }
+
+// BenchmarkReadDigits: parse and scale the bundled gzip CSV.
+func BenchmarkReadDigits(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		if _, err := ReadCSVFile(digitsPath, DigitsOptions()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
