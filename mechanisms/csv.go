@@ -242,6 +242,7 @@ type limitedReader struct {
 	left int64
 }
 
+// Read implements io.Reader.
 func (l *limitedReader) Read(p []byte) (int, error) {
 	if l.left <= 0 {
 		return 0, fmt.Errorf("input larger than %d bytes", int64(MaxCSVBytes))

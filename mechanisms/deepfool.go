@@ -35,7 +35,8 @@ type CanaryOptions struct {
 	// Clamp keeps every feature of x* in [Lower, Upper] (e.g. [0, 1] for
 	// the digits divided by 16), as a constraint of the minimisation, not
 	// by clipping afterwards.
-	Clamp bool    `yaml:"clamp,omitempty" json:"clamp,omitempty"`
+	Clamp bool `yaml:"clamp,omitempty" json:"clamp,omitempty"`
+	// Lower and Upper are the feature bounds used with Clamp.
 	Lower float64 `yaml:"lower,omitempty" json:"lower,omitempty"`
 	Upper float64 `yaml:"upper,omitempty" json:"upper,omitempty"`
 	// Targets lists the candidate classes y*; empty means every class
@@ -75,9 +76,11 @@ func (o CanaryOptions) check(k, y0 int) error {
 // YStar ≠ y⁰.
 type CraftedCanary struct {
 	// Index is the position of (x⁰, y⁰) in D.
-	Index int       `json:"index"`
-	X0    []float64 `json:"x0"`
-	Y0    int       `json:"y0"`
+	Index int `json:"index"`
+	// X0 and Y0 are the record's features x⁰ and label y⁰ (a copy).
+	X0 []float64 `json:"x0"`
+	Y0 int       `json:"y0"`
+	// XStar is the crafted x*.
 	XStar []float64 `json:"x_star"`
 	// YStar is the class every model assigns to XStar.
 	YStar int `json:"y_star"`
