@@ -191,9 +191,10 @@ func AgreedRecords(c Classifier, thetas [][]float64, d *Dataset, correct bool) (
 }
 
 // LinearDeepFool is DeepFool's closed form for one affine classifier
-// (Moosavi-Dezfooli et al. 2016, §3.2, eq. 6 and the multi-class linear
-// case): with g_k = f_k(x) − f_{y⁰}(x) and w′_k = w_k − w_{y⁰}, the nearest
-// point where some class k ≠ y⁰ ties with y⁰ is at distance
+// (Moosavi-Dezfooli, Fawzi & Frossard, CVPR 2016, the subsection on affine
+// multiclass classifiers; its equation numbers were not checked here):
+// with g_k = f_k(x) − f_{y⁰}(x) and w′_k = w_k − w_{y⁰}, the nearest point
+// where some class k ≠ y⁰ ties with y⁰ is at distance
 //
 //	dist = min_{k≠y⁰} |g_k| / ‖w′_k‖,  reached by r = (|g_k|/‖w′_k‖²)·w′_k
 //
@@ -469,7 +470,7 @@ func (cr *crafter) clampTo(x, base, v []float64) {
 	}
 }
 
-func dist(a, b []float64) float64 {
+func euclidDist(a, b []float64) float64 {
 	var s float64
 	for i := range a {
 		e := a[i] - b[i]
@@ -577,7 +578,7 @@ func (cr *crafter) target(t int) (x []float64, margin float64, iters int, conver
 			break
 		}
 		nu := math.Sqrt(dot(u, u))
-		if dist(v, u) <= 1e-6*(1+nu) {
+		if euclidDist(v, u) <= 1e-6*(1+nu) {
 			converged = true
 			break
 		}
@@ -603,7 +604,7 @@ func (cr *crafter) target(t int) (x []float64, margin float64, iters int, conver
 				cr.clampTo(try, try, r)
 				mg = cr.minMargin(try, t)
 			}
-			if mg >= kappa/2 && dist(try, cr.x0) < nu {
+			if mg >= kappa/2 && euclidDist(try, cr.x0) < nu {
 				copy(x, try)
 				margin, moved = mg, true
 			}

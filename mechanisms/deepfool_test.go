@@ -94,7 +94,7 @@ func TestLinearDeepFoolMinimal(t *testing.T) {
 			xr[j] = x[j] + r[j]
 		}
 		m.Logits(theta, xr, f)
-		if math.Abs(f[k]-f[y0]) > 1e-12*(1+math.Abs(f[k])) || f[argmax(f)] > f[k]+1e-12 {
+		if math.Abs(f[k]-f[y0]) > 1e-12*(1+math.Abs(f[k])) || f[argmaxOf(f)] > f[k]+1e-12 {
 			t.Errorf("x + r: logits %v, expected a tie of %d and %d at the top", f, y0, k)
 		}
 		// CraftCanary with a vanishing margin reaches the same distance.
@@ -210,7 +210,7 @@ func TestCraftCanarySoftmaxEnsemble(t *testing.T) {
 		for _, th := range thetas {
 			f := make([]float64, m.Classes)
 			m.Logits(th, r.X, f)
-			all = all && float64(argmax(f)) == r.Y
+			all = all && float64(argmaxOf(f)) == r.Y
 		}
 		in := false
 		for _, a := range agreed {

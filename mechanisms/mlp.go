@@ -155,7 +155,7 @@ func (m MLP) output(theta, h, f []float64) {
 // Logits implements Classifier.
 func (m MLP) Logits(theta, x, logits []float64) {
 	var hb [stackHidden]float64
-	h := scratch(hb[:], m.Hidden)
+	h := stackOrHeap(hb[:], m.Hidden)
 	m.hidden(theta, x, h, nil)
 	m.output(theta, h, logits[:m.Classes])
 }
@@ -163,7 +163,7 @@ func (m MLP) Logits(theta, x, logits []float64) {
 // LogitsJacobian implements Classifier: ∂f_k/∂x_j = Σ_i W₂ₖᵢ(1 − h_i²)W₁ᵢⱼ.
 func (m MLP) LogitsJacobian(theta, x, logits, jac []float64) {
 	var hb, db [stackHidden]float64
-	h, dv := scratch(hb[:], m.Hidden), scratch(db[:], m.Hidden)
+	h, dv := stackOrHeap(hb[:], m.Hidden), stackOrHeap(db[:], m.Hidden)
 	m.hidden(theta, x, h, dv)
 	m.output(theta, h, logits[:m.Classes])
 	_, w2, _, _ := m.offsets()
@@ -187,9 +187,9 @@ func (m MLP) LogitsJacobian(theta, x, logits, jac []float64) {
 
 // LogLik implements Model: ln softmax(f(x))_y, computed without overflow.
 func (m MLP) LogLik(theta []float64, r Record) float64 {
-	y := label(r.Y, m.Classes)
+	y := classOf(r.Y, m.Classes)
 	var fb [stackClasses]float64
-	f := scratch(fb[:], m.Classes)
+	f := stackOrHeap(fb[:], m.Classes)
 	m.Logits(theta, r.X, f)
 	return logSoftmaxAt(f, y)
 }
@@ -204,7 +204,7 @@ func (m MLP) LogLik(theta []float64, r Record) float64 {
 // formed), and f, then g, in the b₂ slots.
 func (m MLP) GradLogLik(theta []float64, r Record, grad []float64) {
 	k, d, hh := m.Classes, m.Features, m.Hidden
-	y := label(r.Y, k)
+	y := classOf(r.Y, k)
 	b1, w2, b2, _ := m.offsets()
 	h := grad[b1 : b1+hh]
 	for i := range h {

@@ -128,10 +128,10 @@ func (m Softmax) LogitsJacobian(theta, x, logits, jac []float64) {
 	copy(jac[:m.Classes*m.Features], theta[:m.Classes*m.Features])
 }
 
-// label returns the class of a record, panicking on a label that is not a
+// classOf returns the class of a record, panicking on a label that is not a
 // class index: CheckData rejects such data, so meeting one here is a
 // programmer error.
-func label(y float64, k int) int {
+func classOf(y float64, k int) int {
 	c, ok := classIndex(y, k)
 	if !ok {
 		panic(fmt.Sprintf("mechanisms: label %g is not a class index in [0, %d) (validate the data with CheckData)", y, k))
@@ -142,9 +142,9 @@ func label(y float64, k int) int {
 // LogLik implements Model: the log-softmax f_y − ln Σ_k exp(f_k), computed
 // without overflow (see logSoftmaxAt).
 func (m Softmax) LogLik(theta []float64, r Record) float64 {
-	y := label(r.Y, m.Classes)
+	y := classOf(r.Y, m.Classes)
 	var buf [stackClasses]float64
-	f := scratch(buf[:], m.Classes)
+	f := stackOrHeap(buf[:], m.Classes)
 	m.Logits(theta, r.X, f)
 	return logSoftmaxAt(f, y)
 }
@@ -155,7 +155,7 @@ func (m Softmax) LogLik(theta []float64, r Record) float64 {
 // allocates nothing.
 func (m Softmax) GradLogLik(theta []float64, r Record, grad []float64) {
 	k, d := m.Classes, m.Features
-	y := label(r.Y, k)
+	y := classOf(r.Y, k)
 	g := grad[k*d : k*d+k]
 	m.Logits(theta, r.X, g)
 	softmaxResidual(g, y)
@@ -211,8 +211,8 @@ const (
 	stackHidden  = 256
 )
 
-// scratch returns buf[:n] when it fits, else a new slice.
-func scratch(buf []float64, n int) []float64 {
+// stackOrHeap returns buf[:n] when it fits, else a new slice.
+func stackOrHeap(buf []float64, n int) []float64 {
 	if n <= len(buf) {
 		return buf[:n]
 	}
@@ -291,7 +291,7 @@ func ClassLogProb(c Classifier, theta, x []float64, y int) float64 {
 		panic(fmt.Sprintf("mechanisms: class %d out of range [0, %d)", y, k))
 	}
 	var buf [stackClasses]float64
-	f := scratch(buf[:], k)
+	f := stackOrHeap(buf[:], k)
 	c.Logits(theta, x, f)
 	return logSoftmaxAt(f, y)
 }
@@ -300,12 +300,12 @@ func ClassLogProb(c Classifier, theta, x []float64, y int) float64 {
 // index among ties).
 func PredictClass(c Classifier, theta, x []float64) int {
 	var buf [stackClasses]float64
-	f := scratch(buf[:], c.NumClasses())
+	f := stackOrHeap(buf[:], c.NumClasses())
 	c.Logits(theta, x, f)
-	return argmax(f)
+	return argmaxOf(f)
 }
 
-func argmax(f []float64) int {
+func argmaxOf(f []float64) int {
 	best := 0
 	for k, v := range f {
 		if v > f[best] {

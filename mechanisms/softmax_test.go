@@ -155,7 +155,7 @@ func TestSoftmaxPredict(t *testing.T) {
 		if math.Abs(s-1) > 1e-14 {
 			t.Errorf("probabilities sum to %.17g", s)
 		}
-		if c := PredictClass(m, theta, r.X); p[c] < p[argmax(p)] {
+		if c := PredictClass(m, theta, r.X); p[c] < p[argmaxOf(p)] {
 			t.Errorf("PredictClass = %d is not the most probable", c)
 		}
 		// Direct evaluation of one logit from the documented layout.
