@@ -92,13 +92,13 @@ type CraftedCanary struct {
 	MinMargin float64 `json:"min_margin"`
 	// Iterations is the number of linearisations used for YStar.
 	Iterations int `json:"iterations"`
-	// Converged reports that the search for YStar reached a fixed point
-	// (for the MLP a KKT point of the true problem; always true for
-	// affine classifiers). When false, x* is valid but may not be locally
-	// minimal.
+	// Converged reports that the search for YStar reached a fixed point:
+	// for the MLP a KKT point of the true problem; for affine classifiers
+	// that the least-distance solution passed its KKT check. When false,
+	// x* is valid but may not be (locally) minimal.
 	Converged bool `json:"converged"`
-	// Exact reports that x* is the exact minimum-norm point (to the
-	// solver's rounding, certified by its KKT conditions) of the set where
+	// Exact reports that x* is the exact minimum-norm point (to rounding,
+	// certified by checking the KKT conditions at run time) of the set where
 	// every model prefers some y* ≠ y⁰ by the margin (and, with Clamp,
 	// inside the box): true for classifiers affine in x. For the MLP, x*
 	// is a local solution found by linearising.
@@ -338,7 +338,7 @@ func CraftCanary(c Classifier, thetas [][]float64, d *Dataset, index int, opts C
 		if n := math.Sqrt(n2); n < best.Norm {
 			best = CraftedCanary{Index: index, X0: append([]float64(nil), rec.X...), Y0: y0,
 				XStar: x, YStar: t, Norm: n, MinMargin: margin, Iterations: iters,
-				Converged: converged, Exact: affine}
+				Converged: converged, Exact: affine && converged}
 		}
 	}
 	if math.IsInf(best.Norm, 1) {
@@ -369,6 +369,7 @@ type crafter struct {
 	rows        [][]float64
 	rhs         []float64
 	logits, jac []float64
+	lastKKT     bool // the last solve's KKT certificate held
 }
 
 // minMargin returns the smallest margin of class t over the models at x.
@@ -436,14 +437,35 @@ func (cr *crafter) solve(x, base, vc []float64, t int, margin float64, box bool)
 			i += 2
 		}
 	}
-	v, _, err = numeric.LeastDistance(cr.rows[:i], cr.rhs[:i])
+	v, lam, err := numeric.LeastDistance(cr.rows[:i], cr.rhs[:i])
 	if errors.Is(err, numeric.ErrInfeasible) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("crafting class %d: %w", t, err)
 	}
+	cr.lastKKT = kktHolds(cr.rows[:i], cr.rhs[:i], v, lam)
 	return v, true, nil
+}
+
+// kktHolds checks the Kuhn–Tucker conditions of min ‖v‖ s.t. G v ≥ h at
+// (v, λ): feasibility, λ ≥ 0, v = Gᵀλ, λ_i = 0 on slack rows, each to
+// 1e-9 relative to the scale of the problem. They certify that v is the
+// global minimum (the problem is convex) independently of the solver.
+func kktHolds(g [][]float64, h, v, lam []float64) bool {
+	tol := 1e-9 * (1 + math.Sqrt(dot(v, v)))
+	gl := make([]float64, len(v))
+	for i, row := range g {
+		rn := math.Sqrt(dot(row, row))
+		slack := dot(row, v) - h[i]
+		if slack < -tol*rn || lam[i] < 0 || lam[i]*rn*slack > tol {
+			return false
+		}
+		for q, w := range row {
+			gl[q] += lam[i] * w
+		}
+	}
+	return euclidDist(gl, v) <= tol
 }
 
 // deepFoolStep returns the least-norm step from x to the linearised canary
@@ -510,7 +532,7 @@ func (cr *crafter) target(t int) (x []float64, margin float64, iters int, conver
 		}
 		cr.clampTo(x, cr.x0, v)
 		mg := cr.minMargin(x, t)
-		return x, mg, 1, true, mg > 0, nil
+		return x, mg, 1, cr.lastKKT, mg > 0, nil
 	}
 	// Phase 1, with a trust region: the linearisation of a saturated
 	// network can put the linearised boundary absurdly far away, so a step

@@ -498,6 +498,9 @@ func TestDigitsCanaryEndToEnd(t *testing.T) {
 		}
 		t.Logf("%s: record %d (digit %d) → digit %d at distance %.4g (margin %.3g, %d iterations, converged %v)",
 			c.m.Name(), cn.Index, cn.Y0, cn.YStar, cn.Norm, cn.MinMargin, cn.Iterations, cn.Converged)
+		if _, linear := c.m.(Softmax); linear && !cn.Exact {
+			t.Errorf("%s: the least-distance solution failed its KKT check", c.m.Name())
+		}
 		for _, x := range cn.XStar {
 			if x < 0 || x > 1 {
 				t.Fatalf("%s: x* leaves the pixel range: %g", c.m.Name(), x)
