@@ -134,6 +134,11 @@ func (c *Chain) Check(d *Dataset) error {
 	if err := d.Validate(c.Model.DataDim()); err != nil {
 		return err
 	}
+	if dc, ok := c.Model.(DataChecker); ok {
+		if err := dc.CheckData(d); err != nil {
+			return err
+		}
+	}
 	if err := c.Sampler.Check(c.Model, d); err != nil {
 		return err
 	}

@@ -1,0 +1,429 @@
+package mechanisms
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// FeatureScaling names the per-feature transformation ReadCSV applies after
+// parsing.
+type FeatureScaling string
+
+const (
+	// ScaleNone keeps the values as read (also the meaning of "").
+	ScaleNone FeatureScaling = "none"
+	// ScaleDivide divides every feature by CSVOptions.Divisor (16 maps the
+	// digits' pixel counts 0…16 onto [0, 1]).
+	ScaleDivide FeatureScaling = "divide"
+	// ScaleStandardize maps feature j to (x − m_j)/s_j with m_j the mean and
+	// s_j the population standard deviation of column j over the file; a
+	// constant column becomes 0.
+	ScaleStandardize FeatureScaling = "standardize"
+	// ScaleMinMax maps feature j affinely onto [0, 1] using its minimum and
+	// maximum over the file; a constant column becomes 0.
+	ScaleMinMax FeatureScaling = "minmax"
+)
+
+// DefaultMaxCSVRecords bounds the number of rows ReadCSV accepts when
+// CSVOptions.MaxRecords is 0 (the audit engine's own limit on datasets).
+const DefaultMaxCSVRecords = 1_000_000
+
+// MaxCSVBytes bounds the (decompressed) size of a CSV input, so that a
+// corrupt or hostile file cannot exhaust memory.
+const MaxCSVBytes = 1 << 30
+
+// CSVOptions says how ReadCSV turns rows of numbers into records.
+type CSVOptions struct {
+	// Name of the dataset in reports; ReadCSVFile defaults it to the
+	// file's base name, ReadCSV to "csv".
+	Name string `yaml:"name,omitempty" json:"name,omitempty"`
+	// Header skips the first line (a header of any shape, e.g.
+	// scikit-learn's "569,30,malignant,benign").
+	Header bool `yaml:"header,omitempty" json:"header,omitempty"`
+	// LabelColumn is the 1-based column holding the label; 0 means the
+	// last column. Every other column is a feature, in file order.
+	LabelColumn int `yaml:"label_column,omitempty" json:"label_column,omitempty"`
+	// Classes is the number of classes K: every label must be an integer
+	// in [0, K). 0 infers K as the largest label + 1 (labels must still be
+	// non-negative integers, and K ≥ 2).
+	Classes int `yaml:"classes,omitempty" json:"classes,omitempty"`
+	// RealLabels accepts any finite label (regression data); Classes must
+	// then be 0.
+	RealLabels bool `yaml:"real_labels,omitempty" json:"real_labels,omitempty"`
+	// Scale is the feature transformation ("" or none, divide,
+	// standardize, minmax).
+	Scale FeatureScaling `yaml:"scale,omitempty" json:"scale,omitempty"`
+	// Divisor is the divisor of ScaleDivide (finite, > 0).
+	Divisor float64 `yaml:"divisor,omitempty" json:"divisor,omitempty"`
+	// MaxRecords bounds the number of rows; 0 means DefaultMaxCSVRecords.
+	MaxRecords int `yaml:"max_records,omitempty" json:"max_records,omitempty"`
+}
+
+// DigitsOptions are the options for the bundled testdata/digits.csv.gz
+// (testdata/DATA.md): no header, 64 pixel counts in 0…16 divided by 16 so
+// that every feature lies in [0, 1], labels 0…9 in the last column.
+func DigitsOptions() CSVOptions {
+	return CSVOptions{Name: "digits", Classes: 10, Scale: ScaleDivide, Divisor: 16}
+}
+
+// BreastCancerOptions are the options for the bundled
+// testdata/breast_cancer.csv: one header line, 30 real features
+// standardised, labels 0 (malignant) and 1 (benign) in the last column.
+func BreastCancerOptions() CSVOptions {
+	return CSVOptions{Name: "breast_cancer", Header: true, Classes: 2, Scale: ScaleStandardize}
+}
+
+// check validates the options themselves.
+func (o CSVOptions) check() error {
+	if o.LabelColumn < 0 {
+		return fmt.Errorf("label_column: must be ≥ 0 (0 = last column), got %d", o.LabelColumn)
+	}
+	if o.Classes < 0 || o.Classes == 1 {
+		return fmt.Errorf("classes: must be 0 (infer) or ≥ 2, got %d", o.Classes)
+	}
+	if o.RealLabels && o.Classes != 0 {
+		return fmt.Errorf("classes: must be 0 with real_labels, got %d", o.Classes)
+	}
+	if o.MaxRecords < 0 {
+		return fmt.Errorf("max_records: must be ≥ 0 (0 = %d), got %d", DefaultMaxCSVRecords, o.MaxRecords)
+	}
+	switch o.Scale {
+	case "", ScaleNone, ScaleStandardize, ScaleMinMax:
+		if o.Divisor != 0 {
+			return fmt.Errorf("divisor: only used with scale: divide, got %g with scale %q", o.Divisor, o.Scale)
+		}
+	case ScaleDivide:
+		if !(o.Divisor > 0) || math.IsInf(o.Divisor, 0) {
+			return fmt.Errorf("divisor: must be finite and > 0 with scale: divide, got %g", o.Divisor)
+		}
+	default:
+		return fmt.Errorf("scale: must be one of none, divide, standardize, minmax, got %q", o.Scale)
+	}
+	return nil
+}
+
+// ReadCSV reads a dataset from comma-separated numbers, one record per line
+// (empty lines are skipped): the label column (the last by default) goes to
+// Record.Y and the other columns, in file order, to Record.X. Every row must
+// have as many columns as the first, every value must parse as a finite
+// number, and labels must be integers in [0, Classes) unless RealLabels is
+// set. Errors name the 1-based line and column. Scaling (opts.Scale) is
+// applied after the whole file is read.
+func ReadCSV(r io.Reader, opts CSVOptions) (*Dataset, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	name := opts.Name
+	if name == "" {
+		name = "csv"
+	}
+	maxRec := opts.MaxRecords
+	if maxRec == 0 {
+		maxRec = DefaultMaxCSVRecords
+	}
+	cr := csv.NewReader(&limitedReader{r: r, left: MaxCSVBytes})
+	cr.FieldsPerRecord = -1 // widths are checked here, with better messages
+	cr.ReuseRecord = true
+	cr.TrimLeadingSpace = true
+	d := &Dataset{Name: name}
+	width, labelCol := 0, 0
+	maxLabel := -1.0
+	for first := true; ; first = false {
+		row, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("%s: line %d: %v", name, pe.Line, pe.Err)
+			}
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		if first && opts.Header {
+			continue
+		}
+		if width == 0 {
+			width = len(row)
+			if width < 2 {
+				return nil, fmt.Errorf("%s: line %d: must have at least 2 columns (features and a label), got %d", name, line, width)
+			}
+			labelCol = width - 1
+			if opts.LabelColumn != 0 {
+				if opts.LabelColumn > width {
+					return nil, fmt.Errorf("label_column: must be in [1, %d] (the file has %d columns), got %d", width, width, opts.LabelColumn)
+				}
+				labelCol = opts.LabelColumn - 1
+			}
+		}
+		if len(row) != width {
+			return nil, fmt.Errorf("%s: line %d: must have %d columns like the first row, got %d", name, line, width, len(row))
+		}
+		if len(d.Records) == maxRec {
+			return nil, fmt.Errorf("%s: line %d: more than max_records = %d rows", name, line, maxRec)
+		}
+		rec := Record{X: make([]float64, 0, width-1)}
+		for j, s := range row {
+			line, _ := cr.FieldPos(j)
+			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%s: line %d, column %d: must be a finite number, got %q", name, line, j+1, s)
+			}
+			if j != labelCol {
+				rec.X = append(rec.X, v)
+				continue
+			}
+			if !opts.RealLabels {
+				if v != math.Trunc(v) || v < 0 {
+					return nil, fmt.Errorf("%s: line %d, column %d: label must be a class index (an integer ≥ 0), got %s", name, line, j+1, s)
+				}
+				if opts.Classes > 0 && v >= float64(opts.Classes) {
+					return nil, fmt.Errorf("%s: line %d, column %d: label must be in [0, %d) (classes = %d), got %s", name, line, j+1, opts.Classes, opts.Classes, s)
+				}
+				maxLabel = math.Max(maxLabel, v)
+			}
+			rec.Y = v
+		}
+		d.Records = append(d.Records, rec)
+	}
+	if len(d.Records) == 0 {
+		return nil, fmt.Errorf("%s: must have at least 1 record, got 0", name)
+	}
+	if !opts.RealLabels && opts.Classes == 0 && maxLabel < 1 {
+		return nil, fmt.Errorf("%s: labels must span at least 2 classes when classes is inferred, got only label %g", name, maxLabel)
+	}
+	if err := scaleFeatures(d, opts); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// ReadCSVFile is ReadCSV on a file; gzip-compressed files (recognised by
+// their magic bytes, whatever the name) are decompressed on the fly.
+func ReadCSVFile(path string, opts CSVOptions) (*Dataset, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if opts.Name == "" {
+		base := filepath.Base(path)
+		base = strings.TrimSuffix(base, ".gz")
+		opts.Name = strings.TrimSuffix(base, ".csv")
+	}
+	br := bufio.NewReader(f)
+	var r io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	return ReadCSV(r, opts)
+}
+
+// limitedReader fails (rather than truncating silently) once more than
+// left bytes have been read.
+type limitedReader struct {
+	r    io.Reader
+	left int64
+}
+
+// Read implements io.Reader.
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, fmt.Errorf("input larger than %d bytes", int64(MaxCSVBytes))
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+// scaleFeatures applies opts.Scale in place and checks the result is
+// finite (standardising values near ±MaxFloat64 could overflow).
+func scaleFeatures(d *Dataset, opts CSVOptions) error {
+	nf := len(d.Records[0].X)
+	switch opts.Scale {
+	case "", ScaleNone:
+		return nil
+	case ScaleDivide:
+		for _, r := range d.Records {
+			for j := range r.X {
+				r.X[j] /= opts.Divisor
+			}
+		}
+	case ScaleStandardize:
+		// Two passes (mean, then the mean squared deviation) rather than
+		// E[x²] − E[x]², which cancels catastrophically.
+		n := float64(len(d.Records))
+		for j := 0; j < nf; j++ {
+			var m float64
+			for _, r := range d.Records {
+				m += r.X[j] / n
+			}
+			var v float64
+			for _, r := range d.Records {
+				e := r.X[j] - m
+				v += e * e / n
+			}
+			s := math.Sqrt(v)
+			for _, r := range d.Records {
+				if s > 0 {
+					r.X[j] = (r.X[j] - m) / s
+				} else {
+					r.X[j] = 0
+				}
+			}
+		}
+	case ScaleMinMax:
+		for j := 0; j < nf; j++ {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, r := range d.Records {
+				lo, hi = math.Min(lo, r.X[j]), math.Max(hi, r.X[j])
+			}
+			for _, r := range d.Records {
+				if hi > lo {
+					r.X[j] = (r.X[j] - lo) / (hi - lo)
+				} else {
+					r.X[j] = 0
+				}
+			}
+		}
+	}
+	for i, r := range d.Records {
+		for j, x := range r.X {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("scale: feature %d of record %d is not finite after %s scaling (values too large)", j+1, i, opts.Scale)
+			}
+		}
+	}
+	return nil
+}
+
+// ClassCounts returns the number of records of each class 0…k−1, and an
+// error naming the first record whose label is not an integer in [0, k).
+func ClassCounts(d *Dataset, k int) ([]int, error) {
+	if k < 1 {
+		return nil, fmt.Errorf("classes: must be ≥ 1, got %d", k)
+	}
+	counts := make([]int, k)
+	for i, r := range d.Records {
+		c, ok := classIndex(r.Y, k)
+		if !ok {
+			return nil, fmt.Errorf("dataset %q: record %d label must be a class index in [0, %d), got %g", d.Name, i, k, r.Y)
+		}
+		counts[c]++
+	}
+	return counts, nil
+}
+
+// InferClasses returns the number of classes of a dataset whose labels are
+// class indices: the largest label + 1. Every label must be a non-negative
+// integer, and there must be at least two classes.
+func InferClasses(d *Dataset) (int, error) {
+	k := 0
+	for i, r := range d.Records {
+		if !(r.Y >= 0 && r.Y < 1<<31) || r.Y != math.Trunc(r.Y) {
+			return 0, fmt.Errorf("dataset %q: record %d label must be a class index (an integer ≥ 0), got %g", d.Name, i, r.Y)
+		}
+		k = max(k, int(r.Y)+1)
+	}
+	if k < 2 {
+		return 0, fmt.Errorf("dataset %q: labels must span at least 2 classes, got %d", d.Name, k)
+	}
+	return k, nil
+}
+
+// classIndex converts a label to a class index, reporting whether it is an
+// integer in [0, k).
+func classIndex(y float64, k int) (int, bool) {
+	if !(y >= 0 && y < float64(k)) || y != math.Trunc(y) {
+		return 0, false
+	}
+	return int(y), true
+}
+
+// Split partitions d into a training and a test set, deterministically
+// from seed: round(testFraction·n) records, chosen uniformly at random,
+// form the test set. Both parts keep the records' original order and are
+// deep copies. testFraction must be in (0, 1) and leave both parts
+// non-empty.
+func Split(d *Dataset, testFraction float64, seed uint64) (train, test *Dataset, err error) {
+	n := d.Len()
+	if !(testFraction > 0 && testFraction < 1) {
+		return nil, nil, fmt.Errorf("test_fraction: must be in (0, 1), got %g", testFraction)
+	}
+	nt := int(math.Round(testFraction * float64(n)))
+	if nt < 1 || nt > n-1 {
+		return nil, nil, fmt.Errorf("test_fraction: %g of %d records leaves an empty part", testFraction, n)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5b17))
+	inTest := make([]bool, n)
+	for _, i := range rng.Perm(n)[:nt] {
+		inTest[i] = true
+	}
+	train, test = splitBy(d, inTest)
+	return train, test, nil
+}
+
+// StratifiedSplit is Split class by class: of the n_c records of class c,
+// round(testFraction·n_c) go to the test set, so both parts keep the class
+// proportions (up to rounding). Labels must be class indices in [0, k).
+func StratifiedSplit(d *Dataset, k int, testFraction float64, seed uint64) (train, test *Dataset, err error) {
+	if !(testFraction > 0 && testFraction < 1) {
+		return nil, nil, fmt.Errorf("test_fraction: must be in (0, 1), got %g", testFraction)
+	}
+	if _, err := ClassCounts(d, k); err != nil {
+		return nil, nil, err
+	}
+	byClass := make([][]int, k)
+	for i, r := range d.Records {
+		c := int(r.Y)
+		byClass[c] = append(byClass[c], i)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x57a7))
+	inTest := make([]bool, d.Len())
+	nt := 0
+	for _, idx := range byClass {
+		m := int(math.Round(testFraction * float64(len(idx))))
+		for _, p := range rng.Perm(len(idx))[:m] {
+			inTest[idx[p]] = true
+		}
+		nt += m
+	}
+	if nt < 1 || nt > d.Len()-1 {
+		return nil, nil, fmt.Errorf("test_fraction: %g of %d records leaves an empty part", testFraction, d.Len())
+	}
+	train, test = splitBy(d, inTest)
+	return train, test, nil
+}
+
+func splitBy(d *Dataset, inTest []bool) (train, test *Dataset) {
+	train = &Dataset{Name: d.Name + "/train"}
+	test = &Dataset{Name: d.Name + "/test"}
+	for i, r := range d.Records {
+		c := Record{X: append([]float64(nil), r.X...), Y: r.Y}
+		if inTest[i] {
+			test.Records = append(test.Records, c)
+		} else {
+			train.Records = append(train.Records, c)
+		}
+	}
+	return train, test
+}

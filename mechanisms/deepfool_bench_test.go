@@ -1,0 +1,52 @@
+package mechanisms
+
+import "testing"
+
+// benchCraft times CraftCanary on the digits for an ensemble of 20 SGLD
+// draws (trained once, outside the timing), pixels kept in [0, 1].
+func benchCraft(b *testing.B, m Classifier, epochs int) {
+	d, err := ReadCSVFile(digitsPath, DigitsOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr, _, err := StratifiedSplit(d, 10, 0.2, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	thetas := trainEnsemble(b, m, tr, 20, epochs)
+	agreed, err := AgreedRecords(m, thetas, tr, true)
+	if err != nil || len(agreed) == 0 {
+		b.Fatal(err)
+	}
+	opts := CanaryOptions{Clamp: true, Upper: 1}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := CraftCanary(m, thetas, tr, agreed[i%len(agreed)], opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCraftCanarySoftmax: exact canary for 20 softmax models.
+func BenchmarkCraftCanarySoftmax(b *testing.B) {
+	benchCraft(b, Softmax{Features: 64, Classes: 10, Alpha: 1}, 5)
+}
+
+// BenchmarkCraftCanaryMLP: iterative canary for 20 MLPs (64-16-10).
+func BenchmarkCraftCanaryMLP(b *testing.B) {
+	benchCraft(b, MLP{Features: 64, Hidden: 16, Classes: 10, Alpha: 1}, 10)
+}
+
+// BenchmarkAgreedRecords: agreement of 20 softmax models over 1,438 records.
+func BenchmarkAgreedRecords(b *testing.B) {
+	d, err := ReadCSVFile(digitsPath, DigitsOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := Softmax{Features: 64, Classes: 10, Alpha: 1}
+	thetas := trainEnsemble(b, m, d, 20, 2)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		AgreedRecords(m, thetas, d, true)
+	}
+}

@@ -1,0 +1,331 @@
+package mechanisms
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Classifier is a model whose likelihood is a categorical distribution over
+// K classes given the features,
+//
+//	p(y | x, θ) = softmax(f(x; θ))_y = exp(f_y) / Σ_k exp(f_k),
+//
+// with logits f(x; θ) ∈ ℝᴷ. Record.Y holds the class index y ∈ {0, …, K−1}
+// as a float64. The canary-crafting functions (CraftCanary, AgreedRecords)
+// work on any Classifier.
+type Classifier interface {
+	Model
+	// NumClasses is K.
+	NumClasses() int
+	// Logits writes f(x; θ) (K values) into logits.
+	Logits(theta, x, logits []float64)
+	// LogitsJacobian writes f(x; θ) into logits and its Jacobian in x,
+	// ∂f_k/∂x_j, into jac (K×DataDim, row-major).
+	LogitsJacobian(theta, x, logits, jac []float64)
+}
+
+// DataChecker is implemented by models that constrain records beyond their
+// width and finiteness (class labels, for a Classifier). Chain.Check calls
+// it, so that a sampler never meets a record the model cannot evaluate.
+type DataChecker interface {
+	CheckData(d *Dataset) error
+}
+
+// Softmax is Bayesian multinomial logistic regression with K classes, D
+// features and an isotropic Gaussian prior on all parameters:
+//
+//	f_k(x) = w_kᵀx + b_k,  p(y | x, θ) = softmax(f(x))_y,  θ ~ N(0, I/Alpha).
+//
+// Layout of θ (Dim = K·D + K): the weight matrix W (K×D) row by row, then
+// the biases, θ[k·D + j] = W_kj and θ[K·D + k] = b_k. The parametrisation
+// is over-complete (adding a vector to every row of W leaves p unchanged);
+// the prior makes the posterior proper all the same.
+//
+// A Softmax is a value with no state and safe for concurrent use; its
+// methods allocate nothing.
+type Softmax struct {
+	// Features is D, the number of features of a record.
+	Features int `yaml:"features" json:"features"`
+	// Classes is K ≥ 2.
+	Classes int `yaml:"classes" json:"classes"`
+	// Alpha is the prior precision of every parameter.
+	Alpha float64 `yaml:"alpha" json:"alpha"`
+}
+
+// Check validates the parameters.
+func (m Softmax) Check() error {
+	if m.Features < 1 {
+		return fmt.Errorf("features: must be ≥ 1, got %d", m.Features)
+	}
+	if m.Classes < 2 {
+		return fmt.Errorf("classes: must be ≥ 2, got %d", m.Classes)
+	}
+	if m.Features > 1<<20 || m.Classes > 1<<16 || m.Features*m.Classes > 1<<24 {
+		return fmt.Errorf("features × classes: must be ≤ 2^24 parameters, got %d × %d", m.Features, m.Classes)
+	}
+	if !(m.Alpha > 0) || math.IsInf(m.Alpha, 0) {
+		return fmt.Errorf("alpha: must be finite and > 0, got %g", m.Alpha)
+	}
+	return nil
+}
+
+// Name implements Model.
+func (m Softmax) Name() string {
+	return fmt.Sprintf("softmax(features=%d, classes=%d, alpha=%g)", m.Features, m.Classes, m.Alpha)
+}
+
+// Dim implements Model: K·D + K.
+func (m Softmax) Dim() int { return m.Classes * (m.Features + 1) }
+
+// DataDim implements Model.
+func (m Softmax) DataDim() int { return m.Features }
+
+// NumClasses implements Classifier.
+func (m Softmax) NumClasses() int { return m.Classes }
+
+// CheckData implements DataChecker: D features per record, finite values,
+// labels that are class indices in [0, K).
+func (m Softmax) CheckData(d *Dataset) error { return checkClassData(d, m.Features, m.Classes) }
+
+func checkClassData(d *Dataset, features, classes int) error {
+	if err := d.Validate(features); err != nil {
+		return err
+	}
+	_, err := ClassCounts(d, classes)
+	return err
+}
+
+// LogPrior implements Model: −Alpha·‖θ‖²/2 (constant dropped).
+func (m Softmax) LogPrior(theta []float64) float64 { return -0.5 * m.Alpha * dot(theta, theta) }
+
+// GradLogPrior implements Model: −Alpha·θ.
+func (m Softmax) GradLogPrior(theta, grad []float64) {
+	for i, t := range theta {
+		grad[i] = -m.Alpha * t
+	}
+}
+
+// SamplePrior implements PriorSampler.
+func (m Softmax) SamplePrior(rng *rand.Rand, theta []float64) {
+	s := 1 / math.Sqrt(m.Alpha)
+	for i := range theta {
+		theta[i] = s * rng.NormFloat64()
+	}
+}
+
+// Logits implements Classifier: f_k = w_kᵀx + b_k.
+func (m Softmax) Logits(theta, x, logits []float64) {
+	k, d := m.Classes, m.Features
+	for c := 0; c < k; c++ {
+		logits[c] = theta[k*d+c] + dot(theta[c*d:(c+1)*d], x)
+	}
+}
+
+// LogitsJacobian implements Classifier: ∂f_k/∂x = w_k, so jac is a copy of W.
+func (m Softmax) LogitsJacobian(theta, x, logits, jac []float64) {
+	m.Logits(theta, x, logits)
+	copy(jac[:m.Classes*m.Features], theta[:m.Classes*m.Features])
+}
+
+// classOf returns the class of a record, panicking on a label that is not a
+// class index: CheckData rejects such data, so meeting one here is a
+// programmer error.
+func classOf(y float64, k int) int {
+	c, ok := classIndex(y, k)
+	if !ok {
+		panic(fmt.Sprintf("mechanisms: label %g is not a class index in [0, %d) (validate the data with CheckData)", y, k))
+	}
+	return c
+}
+
+// LogLik implements Model: the log-softmax f_y − ln Σ_k exp(f_k), computed
+// without overflow (see logSoftmaxAt).
+func (m Softmax) LogLik(theta []float64, r Record) float64 {
+	y := classOf(r.Y, m.Classes)
+	var buf [stackClasses]float64
+	f := stackOrHeap(buf[:], m.Classes)
+	m.Logits(theta, r.X, f)
+	return logSoftmaxAt(f, y)
+}
+
+// GradLogLik implements Model: with g = e_y − softmax(f), the gradient is
+// ∂/∂W_kj = g_k·x_j and ∂/∂b_k = g_k (the outer product g ⊗ (x, 1)). The
+// logits are kept in grad's bias slots while they are needed, so the call
+// allocates nothing.
+func (m Softmax) GradLogLik(theta []float64, r Record, grad []float64) {
+	k, d := m.Classes, m.Features
+	y := classOf(r.Y, k)
+	g := grad[k*d : k*d+k]
+	m.Logits(theta, r.X, g)
+	softmaxResidual(g, y)
+	for c := 0; c < k; c++ {
+		row := grad[c*d : (c+1)*d]
+		gc := g[c]
+		for j, x := range r.X {
+			row[j] = gc * x
+		}
+	}
+}
+
+// Predict returns the class probabilities p(· | x, θ) (a new slice).
+func (m Softmax) Predict(theta, x []float64) []float64 {
+	return ClassProbs(m, theta, x, make([]float64, m.Classes))
+}
+
+// Prob returns p(y | x, θ).
+func (m Softmax) Prob(theta, x []float64, y int) float64 {
+	return math.Exp(ClassLogProb(m, theta, x, y))
+}
+
+// GradientConstants implements ConstantsModel. With g = e_y − p and
+// x̃ = (x, 1), ∇_θ ln p(y | x, θ) = g ⊗ x̃, so its norm is ‖g‖·‖x̃‖, and
+//
+//	‖g‖² = (1 − p_y)² + Σ_{k≠y} p_k² ≤ (1 − p_y)² + (Σ_{k≠y} p_k)² = 2(1 − p_y)² ≤ 2,
+//
+// giving c = √2·max‖x̃‖ over the records (approached, never attained, as p
+// concentrates on one wrong class). The difference of two records'
+// gradients is bounded by the triangle inequality, √2·(‖x̃₁‖ + ‖x̃₂‖) for
+// the two largest norms; for records with parallel x̃ and g′ = −g (each
+// record predicted confidently as the other's label) it is approached, so
+// nothing tighter holds in general. The prior Alpha‖θ‖²/2 has L = a = Alpha.
+func (m Softmax) GradientConstants(records []Record) GradientConstants {
+	var n1, n2 float64
+	for _, r := range records {
+		n := math.Sqrt(dot(r.X, r.X) + 1)
+		if n > n1 {
+			n1, n2 = n, n1
+		} else if n > n2 {
+			n2 = n
+		}
+	}
+	return GradientConstants{LikGradBound: math.Sqrt2 * n1, LikGradDiff: math.Sqrt2 * (n1 + n2),
+		PriorLipschitz: m.Alpha, PriorConvexity: m.Alpha}
+}
+
+// stackClasses is the number of classes (and stackHidden the hidden width)
+// up to which per-call scratch lives in a stack array; larger models fall
+// back to a heap slice.
+const (
+	stackClasses = 64
+	stackHidden  = 256
+)
+
+// stackOrHeap returns buf[:n] when it fits, else a new slice.
+func stackOrHeap(buf []float64, n int) []float64 {
+	if n <= len(buf) {
+		return buf[:n]
+	}
+	return make([]float64, n)
+}
+
+// logSoftmaxAt returns ln softmax(f)_y without overflow or needless
+// rounding: with m = max_k f_k, it is (f_y − m) − ln Σ_k exp(f_k − m); when
+// f_y is the maximum it is −log1p(Σ_{k≠y} exp(f_k − f_y)), which keeps full
+// relative precision when p_y is close to 1 (ln p_y ≈ −(1 − p_y)).
+func logSoftmaxAt(f []float64, y int) float64 {
+	mx := f[0]
+	for _, v := range f[1:] {
+		mx = math.Max(mx, v)
+	}
+	if f[y] == mx {
+		var s float64
+		for k, v := range f {
+			if k != y {
+				s += math.Exp(v - mx)
+			}
+		}
+		return -math.Log1p(s)
+	}
+	var s float64
+	for _, v := range f {
+		s += math.Exp(v - mx)
+	}
+	return (f[y] - mx) - math.Log(s)
+}
+
+// softmaxInPlace replaces logits f by softmax(f).
+func softmaxInPlace(f []float64) {
+	mx := f[0]
+	for _, v := range f[1:] {
+		mx = math.Max(mx, v)
+	}
+	var s float64
+	for k, v := range f {
+		e := math.Exp(v - mx)
+		f[k] = e
+		s += e
+	}
+	for k := range f {
+		f[k] /= s
+	}
+}
+
+// softmaxResidual replaces logits f by g = e_y − softmax(f), the gradient
+// of ln softmax(f)_y with respect to f. g_y = 1 − p_y is computed as
+// Σ_{k≠y} p_k, which keeps its relative precision when p_y is near 1.
+func softmaxResidual(f []float64, y int) {
+	softmaxInPlace(f)
+	var rest float64
+	for k, p := range f {
+		if k != y {
+			rest += p
+			f[k] = -p
+		}
+	}
+	f[y] = rest
+}
+
+// ClassProbs writes p(· | x, θ) into probs (len K) and returns it.
+func ClassProbs(c Classifier, theta, x, probs []float64) []float64 {
+	probs = probs[:c.NumClasses()]
+	c.Logits(theta, x, probs)
+	softmaxInPlace(probs)
+	return probs
+}
+
+// ClassLogProb returns ln p(y | x, θ).
+func ClassLogProb(c Classifier, theta, x []float64, y int) float64 {
+	k := c.NumClasses()
+	if y < 0 || y >= k {
+		panic(fmt.Sprintf("mechanisms: class %d out of range [0, %d)", y, k))
+	}
+	var buf [stackClasses]float64
+	f := stackOrHeap(buf[:], k)
+	c.Logits(theta, x, f)
+	return logSoftmaxAt(f, y)
+}
+
+// PredictClass returns the most probable class for x under θ (the smallest
+// index among ties).
+func PredictClass(c Classifier, theta, x []float64) int {
+	var buf [stackClasses]float64
+	f := stackOrHeap(buf[:], c.NumClasses())
+	c.Logits(theta, x, f)
+	return argmaxOf(f)
+}
+
+func argmaxOf(f []float64) int {
+	best := 0
+	for k, v := range f {
+		if v > f[best] {
+			best = k
+		}
+	}
+	return best
+}
+
+// Accuracy returns the fraction of records of d that θ classifies
+// correctly.
+func Accuracy(c Classifier, theta []float64, d *Dataset) float64 {
+	if d.Len() == 0 {
+		return math.NaN()
+	}
+	n := 0
+	for _, r := range d.Records {
+		if float64(PredictClass(c, theta, r.X)) == r.Y {
+			n++
+		}
+	}
+	return float64(n) / float64(d.Len())
+}
