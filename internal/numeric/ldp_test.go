@@ -42,7 +42,7 @@ func TestNNLSScipy(t *testing.T) {
 		},
 	}
 	for n, c := range cases {
-		z, err := NNLS(columns(c.a), c.b)
+		z, err := NNLS(columnsMatrix(columns(c.a)), c.b)
 		if err != nil {
 			t.Fatal(err)
 		}
