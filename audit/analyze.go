@@ -56,8 +56,11 @@ type PointResult struct {
 	Ceiling stats.Estimate `json:"ceiling"`
 	// Exact is the true ε at δ of this release when it is known in closed
 	// form (the interim-region counterexample; see ExactEpsilons).
-	Exact  *stats.JSONFloat `json:"exact_epsilon,omitempty"`
-	Claims []ClaimResult    `json:"claims,omitempty"`
+	Exact *stats.JSONFloat `json:"exact_epsilon,omitempty"`
+	// TestAccuracy is the mean accuracy of the released models on the
+	// held-out test set, over every trial (when measured).
+	TestAccuracy *float64      `json:"test_accuracy,omitempty"`
+	Claims       []ClaimResult `json:"claims,omitempty"`
 	// selectionScore ranks points for the verdict (training runs only).
 	selectionScore float64
 }
@@ -222,6 +225,12 @@ func Analyze(p *Plan, t *Trials) (*Report, error) {
 			return nil, fmt.Errorf("release %q: %w", p.Points[k].Label, err)
 		}
 		r.Points = append(r.Points, pr)
+	}
+	if t.TestSize > 0 {
+		for k := range r.Points {
+			a := float64(t.Correct[k]) / (float64(t.N) * float64(t.TestSize))
+			r.Points[k].TestAccuracy = &a
+		}
 	}
 	if ex, ok := ExactEpsilons(p); ok {
 		for k := range r.Points {

@@ -26,6 +26,12 @@ type Plan struct {
 	FeatureNames []string
 	Attacks      []attacks.Classifier
 	Claims       []Claim
+	// Canary is the DeepFool canary when the neighbour was crafted.
+	Canary *mechanisms.CraftedCanary
+	// TestSet holds the records kept out of D for the accuracy metric.
+	TestSet *mechanisms.Dataset
+	// Accuracy reports the test accuracy of every release.
+	Accuracy bool
 }
 
 // Build turns a validated config into a plan, checking everything that
@@ -35,11 +41,6 @@ func Build(c *Config) (*Plan, error) {
 	var err error
 	if p.Model, err = buildModel(c.Model); err != nil {
 		return nil, err
-	}
-	if c.Sampler.ExactCyclicSGLD == nil {
-		if p.Pair, err = buildPair(c, p.Model); err != nil {
-			return nil, err
-		}
 	}
 	switch {
 	case c.Sampler.SGLD != nil:
@@ -60,6 +61,11 @@ func Build(c *Config) (*Plan, error) {
 			return nil, err
 		}
 		p.Sampler, p.Mech = mechanisms.ExactSampler{E: ex}, ex
+	}
+	if c.Sampler.ExactCyclicSGLD == nil {
+		if err = buildPair(c, p); err != nil {
+			return nil, err
+		}
 	}
 	if p.Mech == nil {
 		p.Mech = &mechanisms.Chain{Model: p.Model, Sampler: p.Sampler, Init: c.Init, Release: c.Release}
@@ -85,6 +91,17 @@ func Build(c *Config) (*Plan, error) {
 		return nil, err
 	}
 	p.FeatureNames = p.Features.Names()
+	for _, m := range c.Audit.Metrics {
+		switch m {
+		case "accuracy":
+			if _, ok := p.Model.(mechanisms.Classifier); !ok || p.TestSet == nil {
+				return nil, fmt.Errorf("audit.metrics: accuracy needs a classification model and data.csv with test_fraction > 0")
+			}
+			p.Accuracy = true
+		default:
+			return nil, fmt.Errorf("audit.metrics: must be accuracy, got %q", m)
+		}
+	}
 	if b := float64(c.Audit.Trials) * float64(len(p.Points)) * float64(len(p.FeatureNames)) * 8; b > MaxFeatureBytes {
 		return nil, fmt.Errorf("audit.trials: %d trials × %d release points × %d features need %.3g GB of features (limit %d GB): release fewer points or run fewer trials",
 			c.Audit.Trials, len(p.Points), len(p.FeatureNames), b/1e9, MaxFeatureBytes>>30)
@@ -173,6 +190,16 @@ func buildModel(mc ModelConfig) (mechanisms.Model, error) {
 			return nil, fmt.Errorf("model.banana.%s", err)
 		}
 		return *mc.Banana, nil
+	case mc.Softmax != nil:
+		if err := mc.Softmax.Check(); err != nil {
+			return nil, fmt.Errorf("model.softmax.%s", err)
+		}
+		return *mc.Softmax, nil
+	case mc.MLP != nil:
+		if err := mc.MLP.Check(); err != nil {
+			return nil, fmt.Errorf("model.mlp.%s", err)
+		}
+		return *mc.MLP, nil
 	case mc.Mixture != nil:
 		if err := mc.Mixture.Check(); err != nil {
 			return nil, fmt.Errorf("model.mixture.%s", err)
@@ -182,7 +209,19 @@ func buildModel(mc ModelConfig) (mechanisms.Model, error) {
 	return nil, fmt.Errorf("model: no model set")
 }
 
-func buildPair(c *Config, m mechanisms.Model) (mechanisms.Pair, error) {
+// buildPair builds D (and the held-out test set of a CSV dataset) and its
+// neighbour D′, crafting a DeepFool canary when asked.
+func buildPair(c *Config, p *Plan) error {
+	pair, err := buildPairOf(c, p)
+	if err != nil {
+		return err
+	}
+	p.Pair = pair
+	return nil
+}
+
+func buildPairOf(c *Config, p *Plan) (mechanisms.Pair, error) {
+	m := p.Model
 	dc := c.Data
 	var d *mechanisms.Dataset
 	var err error
@@ -253,6 +292,10 @@ func buildPair(c *Config, m mechanisms.Model) (mechanisms.Pair, error) {
 		if err != nil {
 			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_mixture.%s", err)
 		}
+	case dc.CSV != nil:
+		if d, p.TestSet, err = loadCSV(c, m); err != nil {
+			return mechanisms.Pair{}, err
+		}
 	case len(dc.Records) > 0:
 		d = &mechanisms.Dataset{Name: "inline", Records: dc.Records}
 	}
@@ -260,6 +303,9 @@ func buildPair(c *Config, m mechanisms.Model) (mechanisms.Pair, error) {
 		return mechanisms.Pair{}, fmt.Errorf("data: %s", err)
 	}
 	nb := c.Neighbour
+	if nb.DeepFool != nil {
+		return craftCanary(c, p, d)
+	}
 	var rec mechanisms.Record
 	if nb.Adjacency != mechanisms.RemoveOne {
 		if nb.Record == nil {
@@ -270,11 +316,11 @@ func buildPair(c *Config, m mechanisms.Model) (mechanisms.Pair, error) {
 			return mechanisms.Pair{}, fmt.Errorf("neighbour.record.x: must have %d values, got %d", m.DataDim(), len(rec.X))
 		}
 	}
-	p, err := mechanisms.Neighbour(d, nb.Adjacency, nb.Index, rec)
+	pair, err := mechanisms.Neighbour(d, nb.Adjacency, nb.Index, rec)
 	if err != nil {
 		return mechanisms.Pair{}, fmt.Errorf("neighbour.%s", err)
 	}
-	return p, nil
+	return pair, nil
 }
 
 // buildFeatures parses the feature list: theta, norm, coord:K, loglik.
@@ -292,6 +338,12 @@ func buildFeatures(names []string, p *Plan) (attacks.FeatureMap, error) {
 				return nil, fmt.Errorf("audit.features: coord:K needs K in [0, %d], got %q", p.Model.Dim()-1, name)
 			}
 			maps = append(maps, attacks.Coords{Idx: []int{k}})
+		case name == "probs" || name == "logprobs":
+			cl, ok := p.Model.(mechanisms.Classifier)
+			if !ok || p.Canary == nil {
+				return nil, fmt.Errorf("audit.features: %s needs a classification model and a DeepFool canary (neighbour.deepfool)", name)
+			}
+			maps = append(maps, canaryFeatures{cl, *p.Canary, name == "logprobs"})
 		case name == "loglik":
 			ll := attacks.LogLik{Model: p.Model}
 			pr := p.Pair
@@ -308,7 +360,7 @@ func buildFeatures(names []string, p *Plan) (attacks.FeatureMap, error) {
 			}
 			maps = append(maps, ll)
 		default:
-			return nil, fmt.Errorf("audit.features: must be theta, norm, coord:K or loglik, got %q", name)
+			return nil, fmt.Errorf("audit.features: must be theta, norm, coord:K, loglik, probs or logprobs, got %q", name)
 		}
 	}
 	if len(maps) == 1 {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -37,6 +38,9 @@ type Config struct {
 	Release   mechanisms.ReleaseSpec `yaml:"release,omitempty" json:"release"`
 	Audit     AuditConfig            `yaml:"audit" json:"audit"`
 	Claim     *ClaimConfig           `yaml:"claim,omitempty" json:"claim,omitempty"`
+
+	// baseDir resolves relative data paths ("" = the working directory).
+	baseDir string
 }
 
 // ModelConfig chooses the model: exactly one field is set.
@@ -46,6 +50,8 @@ type ModelConfig struct {
 	Gauss    *GaussModel          `yaml:"gauss,omitempty" json:"gauss,omitempty"`
 	Banana   *mechanisms.Banana   `yaml:"banana,omitempty" json:"banana,omitempty"`
 	Mixture  *mechanisms.Mixture  `yaml:"mixture,omitempty" json:"mixture,omitempty"`
+	Softmax  *mechanisms.Softmax  `yaml:"softmax,omitempty" json:"softmax,omitempty"`
+	MLP      *mechanisms.MLP      `yaml:"mlp,omitempty" json:"mlp,omitempty"`
 }
 
 // GaussModel configures Räisä et al.'s Gauss model: records x ~ N(θ, Σ),
@@ -80,8 +86,28 @@ type DataConfig struct {
 	SyntheticBanana *SyntheticData `yaml:"synthetic_banana,omitempty" json:"synthetic_banana,omitempty"`
 	// SyntheticMixture draws records from Heikkilä et al.'s mixture at θ*.
 	SyntheticMixture *SyntheticData `yaml:"synthetic_mixture,omitempty" json:"synthetic_mixture,omitempty"`
+	// CSV reads the dataset from a file.
+	CSV *CSVData `yaml:"csv,omitempty" json:"csv,omitempty"`
 	// Records lists the records inline.
 	Records []mechanisms.Record `yaml:"records,omitempty" json:"records,omitempty"`
+}
+
+// CSVData reads a dataset from a CSV file (gzip allowed), relative to the
+// scenario file's directory (to the working directory for a scenario not
+// read from a file). Preset digits or breast_cancer gives the options of
+// the bundled sets (testdata/DATA.md); Options overrides them. A held-out
+// test set (TestFraction of the records, stratified by class, from Seed)
+// is kept out of D and used only to report the accuracy of the releases.
+type CSVData struct {
+	Path         string                 `yaml:"path" json:"path"`
+	Preset       string                 `yaml:"preset,omitempty" json:"preset,omitempty"`
+	Options      *mechanisms.CSVOptions `yaml:"options,omitempty" json:"options,omitempty"`
+	TestFraction float64                `yaml:"test_fraction,omitempty" json:"test_fraction,omitempty"`
+	Seed         uint64                 `yaml:"seed,omitempty" json:"seed,omitempty"`
+	// SHA256 pins the file's contents: Build fills it in, and refuses a
+	// file whose digest differs from a given one (so shards and merges of
+	// one audit read the same data).
+	SHA256 string `yaml:"sha256,omitempty" json:"sha256,omitempty"`
 }
 
 // CounterexampleData parametrises Heller & Fetaya eq. 8.
@@ -103,12 +129,28 @@ type SyntheticData struct {
 
 // NeighbourConfig builds D′ from D (not used with the counterexample pair).
 type NeighbourConfig struct {
+	// DeepFool crafts the canary as Heller & Fetaya §V do: train Models
+	// models on D with the scenario's sampler, pick a record they all
+	// classify correctly and alike, and move it minimally across their
+	// decision boundaries (mechanisms.CraftCanary); D′ replaces the record
+	// by the crafted one with its original label. Index and Record are then
+	// not used.
+	DeepFool *DeepFoolConfig `yaml:"deepfool,omitempty" json:"deepfool,omitempty"`
 	// Adjacency is replace-one (default), remove-one or add-one.
 	Adjacency mechanisms.Adjacency `yaml:"adjacency,omitempty" json:"adjacency,omitempty"`
 	// Index of the record replaced or removed (replace-one, remove-one).
 	Index int `yaml:"index" json:"index"`
 	// Record is the canary that replaces record Index, or is added.
 	Record *mechanisms.Record `yaml:"record,omitempty" json:"record,omitempty"`
+}
+
+// DeepFoolConfig configures the canary crafting of NeighbourConfig.
+type DeepFoolConfig struct {
+	// Models is the size of the ensemble trained on D (its runs use a
+	// random stream of their own, never an audited trial's).
+	Models int `yaml:"models" json:"models"`
+	// Canary sets the margin, feature box and targets of the crafting.
+	Canary mechanisms.CanaryOptions `yaml:"canary,omitempty" json:"canary"`
 }
 
 // SamplerConfig chooses the sampler: exactly one field is set.
@@ -171,6 +213,9 @@ type AuditConfig struct {
 	Split      Split      `yaml:"split" json:"split"`
 	// Features lists the feature maps: theta, norm, coord:K, loglik.
 	Features []string `yaml:"features,omitempty" json:"features"`
+	// Metrics lists what is reported per release besides ε: accuracy (of
+	// the released model on the held-out test set of data.csv).
+	Metrics []string `yaml:"metrics,omitempty" json:"metrics,omitempty"`
 	// Attacks lists the classifiers: threshold, linear, logistic, qda.
 	Attacks []string `yaml:"attacks,omitempty" json:"attacks"`
 	// AttackSelection is training (default) or bonferroni.
@@ -232,7 +277,8 @@ func ParseConfig(b []byte) (*Config, error) {
 	return &c, nil
 }
 
-// LoadConfig reads and parses a scenario file.
+// LoadConfig reads and parses a scenario file; relative data paths in it
+// are resolved from the file's directory.
 func LoadConfig(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -241,7 +287,12 @@ func LoadConfig(path string) (*Config, error) {
 	if len(b) > 64<<20 {
 		return nil, fmt.Errorf("config: %s is larger than 64 MiB", path)
 	}
-	return ParseConfig(b)
+	c, err := ParseConfig(b)
+	if err != nil {
+		return nil, err
+	}
+	c.baseDir = filepath.Dir(path)
+	return c, nil
 }
 
 func unwrapPathError(err error) string {
@@ -332,6 +383,8 @@ func (c *Config) Validate() error {
 		n, dim = c.Data.SyntheticBanana.N, 2
 	case c.Data.SyntheticMixture != nil:
 		n = c.Data.SyntheticMixture.N
+	case c.Data.CSV != nil && c.Data.CSV.Path == "":
+		return fmt.Errorf("data.csv.path: required")
 	}
 	if n > MaxRecords && c.Sampler.ExactCyclicSGLD == nil {
 		return fmt.Errorf("data.%s.n: must be ≤ %d records (larger counterexamples: sampler.exact_cyclic_sgld), got %d", data, MaxRecords, n)
@@ -341,6 +394,14 @@ func (c *Config) Validate() error {
 	}
 	if data == "counterexample" && c.Neighbour != nil {
 		return fmt.Errorf("neighbour: the counterexample data defines D′ itself; remove the neighbour section")
+	}
+	if c.Neighbour != nil && c.Neighbour.DeepFool != nil {
+		if c.Neighbour.DeepFool.Models < 1 || c.Neighbour.DeepFool.Models > 10000 {
+			return fmt.Errorf("neighbour.deepfool.models: must be in [1, 10000], got %d", c.Neighbour.DeepFool.Models)
+		}
+		if c.Neighbour.Adjacency != "" && c.Neighbour.Adjacency != mechanisms.ReplaceOne {
+			return fmt.Errorf("neighbour.adjacency: a DeepFool canary replaces a record (replace-one), got %q", c.Neighbour.Adjacency)
+		}
 	}
 	if data != "counterexample" && c.Neighbour == nil {
 		return fmt.Errorf("neighbour: required to build D′ from D (adjacency, index, record)")

@@ -37,13 +37,15 @@ type partHeader struct {
 	P          int             `json:"points"`
 	F          int             `json:"features"`
 	Info       mechanisms.Info `json:"info"`
+	Correct    []int64         `json:"correct,omitempty"`
+	TestSize   int             `json:"test_size,omitempty"`
 }
 
 // WritePart writes trials of plan p in the part format.
 func WritePart(w io.Writer, p *Plan, t *Trials) error {
 	h := sha256.New()
 	bw := bufio.NewWriter(io.MultiWriter(w, h))
-	hdr, err := json.Marshal(partHeader{ConfigHash: p.Hash, Config: p.Config, N: t.N, Lo: t.Lo, Hi: t.Hi, P: t.P, F: t.F, Info: t.Info})
+	hdr, err := json.Marshal(partHeader{ConfigHash: p.Hash, Config: p.Config, N: t.N, Lo: t.Lo, Hi: t.Hi, P: t.P, F: t.F, Info: t.Info, Correct: t.Correct, TestSize: t.TestSize})
 	if err != nil {
 		return err
 	}
@@ -110,7 +112,11 @@ func ReadPart(r io.Reader) (*Trials, *Config, error) {
 		return nil, nil, errors.New("corrupt trials file (config does not match its hash)")
 	}
 	m := hdr.Hi - hdr.Lo
+	if len(hdr.Correct) != 0 && len(hdr.Correct) != hdr.P {
+		return nil, nil, errors.New("corrupt trials file (metrics)")
+	}
 	t := &Trials{ConfigHash: hdr.ConfigHash, N: hdr.N, Lo: hdr.Lo, Hi: hdr.Hi, P: hdr.P, F: hdr.F, Info: hdr.Info,
+		Correct: hdr.Correct, TestSize: hdr.TestSize,
 		Side: make([]mechanisms.Side, m), Ref: make([]float64, hdr.P*hdr.F), X: make([]float32, m*hdr.P*hdr.F)}
 	var buf [8]byte
 	for i := range t.Ref {
@@ -172,7 +178,10 @@ func MergeTrials(parts []*Trials, names []string) (*Trials, error) {
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return parts[idx[a]].Lo < parts[idx[b]].Lo })
 	first := parts[0]
-	out := &Trials{ConfigHash: first.ConfigHash, N: first.N, Lo: 0, Hi: first.N, P: first.P, F: first.F, Ref: first.Ref}
+	out := &Trials{ConfigHash: first.ConfigHash, N: first.N, Lo: 0, Hi: first.N, P: first.P, F: first.F, Ref: first.Ref, TestSize: first.TestSize}
+	if first.TestSize > 0 {
+		out.Correct = make([]int64, first.P)
+	}
 	next := 0
 	for _, i := range idx {
 		t := parts[i]
@@ -196,6 +205,9 @@ func MergeTrials(parts []*Trials, names []string) (*Trials, error) {
 		out.Side = append(out.Side, t.Side...)
 		out.X = append(out.X, t.X...)
 		out.Info.Add(t.Info)
+		for k, c := range t.Correct {
+			out.Correct[k] += c
+		}
 		next = t.Hi
 	}
 	if next != first.N {

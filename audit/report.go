@@ -114,6 +114,10 @@ func WriteTable(w io.Writer, p *Plan, r *Report) error {
 	if exact {
 		header = append(header, "exact ε")
 	}
+	acc := len(r.Points) > 0 && r.Points[0].TestAccuracy != nil
+	if acc {
+		header = append(header, "test acc.")
+	}
 	if len(p.Claims) > 0 {
 		header = append(header, "upper bound", "claim")
 	}
@@ -130,6 +134,9 @@ func WriteTable(w io.Writer, p *Plan, r *Report) error {
 		if exact {
 			row = append(row, f4(float64(*pr.Exact)))
 		}
+		if acc {
+			row = append(row, fmt.Sprintf("%.4f", *pr.TestAccuracy))
+		}
 		if len(p.Claims) > 0 {
 			ub, v := upperBound(pr)
 			row = append(row, ub, v)
@@ -144,6 +151,9 @@ func WriteTable(w io.Writer, p *Plan, r *Report) error {
 	fmt.Fprintln(w, "ε_lb: Clopper-Pearson region bound (Heller-Fetaya eq. 12) on the evaluation runs, at the test confidence;")
 	fmt.Fprintln(w, "μ_lb: GDP lower bound, with its own threshold chosen on training runs; † ε(μ_lb) assumes a Gaussian trade-off")
 	fmt.Fprintln(w, "curve, μ_lb itself is rigorous. ceiling: the largest ε_lb these run counts allow.")
+	if acc {
+		fmt.Fprintf(w, "test acc.: mean accuracy of the released models on %d held-out records, over all %d runs.\n", p.TestSet.Len(), r.Trials)
+	}
 	if exact {
 		fmt.Fprintln(w, "exact ε: the true ε at δ of each release, from the closed form of the counterexample (the privacy profile of")
 		fmt.Fprintln(w, "Gaussian vs n-component mixture): every valid lower bound lies below it.")
@@ -188,7 +198,8 @@ func WriteTable(w io.Writer, p *Plan, r *Report) error {
 func WriteCSV(w io.Writer, p *Plan, r *Report) error {
 	cw := csv.NewWriter(w)
 	head := []string{"point", "iteration", "label", "attack", "fp", "negatives", "fn", "positives",
-		"fpr_upper", "fnr_upper", "eps_lb", "gdp_attack", "gdp_fp", "gdp_fn", "mu_lb", "eps_gdp", "ceiling", "confidence", "delta", "headline"}
+		"fpr_upper", "fnr_upper", "eps_lb", "gdp_attack", "gdp_fp", "gdp_fn", "mu_lb", "eps_gdp", "ceiling", "confidence", "delta", "headline",
+		"exact_eps", "test_accuracy"}
 	for _, cl := range p.Claims {
 		head = append(head, "claim_eps_at_delta:"+cl.Name, "claim_refuted:"+cl.Name)
 	}
@@ -211,7 +222,13 @@ func WriteCSV(w io.Writer, p *Plan, r *Report) error {
 			g(pr.Region.FPR), g(pr.Region.FNR), g(pr.Region.Epsilon),
 			pr.Attacks[pr.BestGDP].Attack, strconv.Itoa(pr.GDP.Counts.FP), strconv.Itoa(pr.GDP.Counts.FN),
 			g(pr.GDP.Mu), g(pr.GDP.Epsilon), g(pr.Ceiling.Epsilon),
-			g(pr.Region.Confidence), g(pr.Region.Delta), strconv.FormatBool(k == r.Headline)}
+			g(pr.Region.Confidence), g(pr.Region.Delta), strconv.FormatBool(k == r.Headline), "", ""}
+		if pr.Exact != nil {
+			row[len(row)-2] = g(float64(*pr.Exact))
+		}
+		if pr.TestAccuracy != nil {
+			row[len(row)-1] = g(*pr.TestAccuracy)
+		}
 		for _, cr := range pr.Claims {
 			if !cr.Covered {
 				row = append(row, "", "")

@@ -35,6 +35,11 @@ type Trials struct {
 	// X[((i−Lo)·P + p)·F + f] is the deviation from Ref.
 	X    []float32       `json:"-"`
 	Info mechanisms.Info `json:"info"`
+	// Correct[p] counts the test records the releases at point p classify
+	// correctly, summed over the trials (integers, so that the sum is the
+	// same in any order); TestSize is the test set's size (0: no metric).
+	Correct  []int64 `json:"correct,omitempty"`
+	TestSize int     `json:"test_size,omitempty"`
 }
 
 // Row writes the features of trial i at release point p into out (length
@@ -97,10 +102,13 @@ func Simulate(ctx context.Context, p *Plan, lo, hi, workers int, progress Progre
 	t := &Trials{ConfigHash: p.Hash, N: n, Lo: lo, Hi: hi, P: len(p.Points), F: len(p.FeatureNames)}
 	t.Side = make([]mechanisms.Side, hi-lo)
 	t.X = make([]float32, (hi-lo)*t.P*t.F)
+	if p.Accuracy {
+		t.Correct, t.TestSize = make([]int64, t.P), p.TestSet.Len()
+	}
 	seed := p.Config.Seed
 	// The reference: trial 0's features, recomputed by every shard.
 	t.Ref = make([]float64, t.P*t.F)
-	if _, err := RunTrial(p, 0, SideOf(seed, 0, p.Config.Audit.Assignment), func(k int, feat []float64) {
+	if _, err := RunTrial(p, 0, SideOf(seed, 0, p.Config.Audit.Assignment), func(k int, feat []float64, _ int) {
 		copy(t.Ref[k*t.F:], feat)
 	}); err != nil {
 		return nil, err
@@ -117,9 +125,13 @@ func Simulate(ctx context.Context, p *Plan, lo, hi, workers int, progress Progre
 	for w := 0; w < Workers(workers); w++ {
 		g.Go(func() error {
 			var info mechanisms.Info
+			correct := make([]int64, len(t.Correct))
 			defer func() {
 				mu.Lock()
 				t.Info.Add(info)
+				for k, c := range correct {
+					t.Correct[k] += c
+				}
 				mu.Unlock()
 			}()
 			for {
@@ -132,9 +144,12 @@ func Simulate(ctx context.Context, p *Plan, lo, hi, workers int, progress Progre
 						return err
 					}
 					var serr error
-					ri, err := RunTrial(p, i, t.Side[i-lo], func(k int, feat []float64) {
+					ri, err := RunTrial(p, i, t.Side[i-lo], func(k int, feat []float64, ok int) {
 						if e := t.set(i, k, feat); e != nil && serr == nil {
 							serr = e
+						}
+						if len(correct) > 0 {
+							correct[k] += int64(ok)
 						}
 					})
 					if err != nil {
@@ -159,8 +174,9 @@ func Simulate(ctx context.Context, p *Plan, lo, hi, workers int, progress Progre
 }
 
 // RunTrial runs trial i on the given side and passes the features of each
-// release to sink (feat is reused: copy it).
-func RunTrial(p *Plan, i int, side mechanisms.Side, sink func(k int, feat []float64)) (mechanisms.Info, error) {
+// release to sink (feat is reused: copy it), with the number of test
+// records the release classifies correctly when the plan measures accuracy.
+func RunTrial(p *Plan, i int, side mechanisms.Side, sink func(k int, feat []float64, correct int)) (mechanisms.Info, error) {
 	d := p.Pair.D
 	if side == mechanisms.SideDPrime {
 		d = p.Pair.DPrime
@@ -175,7 +191,11 @@ func RunTrial(p *Plan, i int, side mechanisms.Side, sink func(k int, feat []floa
 				return fmt.Errorf("feature of release %q is not finite (%g)", p.Points[k].Label, v)
 			}
 		}
-		sink(k, feat)
+		correct := 0
+		if p.Accuracy {
+			correct = countCorrect(p.Model.(mechanisms.Classifier), theta, p.TestSet)
+		}
+		sink(k, feat, correct)
 		released++
 		return nil
 	})
@@ -186,4 +206,15 @@ func RunTrial(p *Plan, i int, side mechanisms.Side, sink func(k int, feat []floa
 		return info, fmt.Errorf("trial %d (on %s): %d releases, expected %d", i, side, released, len(p.Points))
 	}
 	return info, nil
+}
+
+// countCorrect counts the records of d that θ classifies correctly.
+func countCorrect(c mechanisms.Classifier, theta []float64, d *mechanisms.Dataset) int {
+	n := 0
+	for _, r := range d.Records {
+		if mechanisms.PredictClass(c, theta, r.X) == int(r.Y) {
+			n++
+		}
+	}
+	return n
 }

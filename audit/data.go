@@ -1,0 +1,150 @@
+package audit
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+)
+
+// loadCSV reads data.csv: the file (its digest checked against, or pinned
+// into, the config), the options of its preset, and the held-out test set.
+func loadCSV(c *Config, m mechanisms.Model) (d, test *mechanisms.Dataset, err error) {
+	dc := c.Data.CSV
+	path := dc.Path
+	if !filepath.IsAbs(path) && c.baseDir != "" {
+		path = filepath.Join(c.baseDir, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("data.csv.path: cannot read %s: %s", path, unwrapPathError(err))
+	}
+	h := sha256.New()
+	_, err = io.Copy(h, io.LimitReader(f, mechanisms.MaxCSVBytes+1))
+	f.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("data.csv.path: cannot read %s: %v", path, err)
+	}
+	digest := hex.EncodeToString(h.Sum(nil))
+	switch {
+	case dc.SHA256 == "":
+		dc.SHA256 = digest
+	case !strings.EqualFold(dc.SHA256, digest):
+		return nil, nil, fmt.Errorf("data.csv.sha256: %s has digest %s, the scenario pins %s", path, digest, dc.SHA256)
+	}
+	var opts mechanisms.CSVOptions
+	switch dc.Preset {
+	case "":
+	case "digits":
+		opts = mechanisms.DigitsOptions()
+	case "breast_cancer":
+		opts = mechanisms.BreastCancerOptions()
+	default:
+		return nil, nil, fmt.Errorf("data.csv.preset: must be digits or breast_cancer, got %q", dc.Preset)
+	}
+	if dc.Options != nil {
+		opts = *dc.Options
+	}
+	all, err := mechanisms.ReadCSVFile(path, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("data.csv: %s", err)
+	}
+	if dc.TestFraction == 0 {
+		return all, nil, nil
+	}
+	if !(dc.TestFraction > 0 && dc.TestFraction < 1) || math.IsNaN(dc.TestFraction) {
+		return nil, nil, fmt.Errorf("data.csv.test_fraction: must be in [0, 1), got %g", dc.TestFraction)
+	}
+	if cl, ok := m.(mechanisms.Classifier); ok {
+		d, test, err = mechanisms.StratifiedSplit(all, cl.NumClasses(), dc.TestFraction, dc.Seed)
+	} else {
+		d, test, err = mechanisms.Split(all, dc.TestFraction, dc.Seed)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("data.csv.%s", err)
+	}
+	return d, test, nil
+}
+
+// streamCanary is the random stream of the models trained to craft a
+// DeepFool canary: never one an audited trial uses.
+const streamCanary = 2
+
+// craftCanary follows Heller & Fetaya §V: train an ensemble on D with the
+// scenario's sampler (final states), find the records every model
+// classifies correctly and alike, and craft the nearest x* that every
+// model assigns to another class; D′ holds (x*, y⁰) instead of the record.
+func craftCanary(c *Config, p *Plan, d *mechanisms.Dataset) (mechanisms.Pair, error) {
+	cl, ok := p.Model.(mechanisms.Classifier)
+	if !ok {
+		return mechanisms.Pair{}, fmt.Errorf("neighbour.deepfool: needs a classification model (softmax or mlp), got %s", p.Model.Name())
+	}
+	if p.Sampler == nil {
+		return mechanisms.Pair{}, fmt.Errorf("neighbour.deepfool: needs a sampler to train the models")
+	}
+	df := c.Neighbour.DeepFool
+	ch := &mechanisms.Chain{Model: p.Model, Sampler: p.Sampler, Init: c.Init, Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseFinal}}
+	if err := ch.Check(d); err != nil {
+		return mechanisms.Pair{}, err
+	}
+	thetas := make([][]float64, df.Models)
+	for i := range thetas {
+		rng := mechanisms.TrialRNG(c.Seed, mechanisms.SideD, i, streamCanary)
+		if _, err := ch.Run(d, rng, func(_ int, th []float64) error {
+			thetas[i] = append([]float64(nil), th...)
+			return nil
+		}); err != nil {
+			return mechanisms.Pair{}, fmt.Errorf("neighbour.deepfool: training model %d: %w", i, err)
+		}
+	}
+	agreed, err := mechanisms.AgreedRecords(cl, thetas, d, true)
+	if err != nil {
+		return mechanisms.Pair{}, fmt.Errorf("neighbour.deepfool: %w", err)
+	}
+	if len(agreed) == 0 {
+		return mechanisms.Pair{}, fmt.Errorf("neighbour.deepfool: the %d models agree on no record (train them longer)", df.Models)
+	}
+	var lastErr error
+	for _, idx := range agreed {
+		can, err := mechanisms.CraftCanary(cl, thetas, d, idx, df.Canary)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		p.Canary = &can
+		return can.Pair(d)
+	}
+	return mechanisms.Pair{}, fmt.Errorf("neighbour.deepfool.canary: no agreed record could be crafted: %v", lastErr)
+}
+
+// canaryFeatures are the four features of Heller & Fetaya §V:
+// p(y*|x*,θ), p(y⁰|x*,θ), p(y*|x⁰,θ), p(y⁰|x⁰,θ) (or their logarithms).
+type canaryFeatures struct {
+	model mechanisms.Classifier
+	can   mechanisms.CraftedCanary
+	log   bool
+}
+
+// Names implements attacks.FeatureMap.
+func (f canaryFeatures) Names() []string {
+	p := "p"
+	if f.log {
+		p = "ln p"
+	}
+	return []string{p + "(y*|x*)", p + "(y0|x*)", p + "(y*|x0)", p + "(y0|x0)"}
+}
+
+// Map implements attacks.FeatureMap.
+func (f canaryFeatures) Map(theta, out []float64) {
+	if f.log {
+		f.can.LogFeatures(f.model, theta, out)
+	} else {
+		f.can.Features(f.model, theta, out)
+	}
+}
