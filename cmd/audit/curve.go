@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"flag"
 	"fmt"
+	"html/template"
 	"image/color"
 	"io"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/stats"
@@ -107,7 +109,7 @@ func runCurve(args []string, e *env) error {
 			"(D1) versus a uniform mixture of n Gaussians (D2). Defaults are the Fig. 1 caption's parameters.")
 	var p curveParams
 	var cMaxPrivate float64
-	var epochs, variant, jsonOut, csvOut, plotOut string
+	var epochs, variant, jsonOut, csvOut, plotOut, htmlOut string
 	var logScale bool
 	fs.intVar(&p.N, "n", 17864389, 1, 1<<53, "dataset size n,")
 	fs.floatVar(&p.Alpha, "alpha", 2, "(0, ∞)", positive, "prior precision α,")
@@ -127,6 +129,7 @@ func runCurve(args []string, e *env) error {
 	fs.StringVar(&jsonOut, "json", "", "write params and rows as JSON to FILE (- for stdout)")
 	fs.StringVar(&csvOut, "csv", "", "write the rows as CSV to FILE (- for stdout)")
 	fs.StringVar(&plotOut, "plot", "", "plot the curves to FILE.svg or FILE.png")
+	fs.StringVar(&htmlOut, "html", "", "write a self-contained HTML report (table and plot) to FILE (- for stdout)")
 	fs.BoolVar(&logScale, "log-scale", false, "use a logarithmic ε axis in --plot (points with ε = 0 are left out)")
 	if err := fs.parse(args, e, 0); err != nil {
 		return err
@@ -269,8 +272,20 @@ func runCurve(args []string, e *env) error {
 			return err
 		}
 	}
-	if jsonOut != "-" && csvOut != "-" {
+	if err := output(htmlOut).checkWritable("html"); err != nil {
+		return err
+	}
+	var htmlBuf bytes.Buffer
+	if htmlOut != "" {
+		if err := curveHTML(&htmlBuf, rep, logScale); err != nil {
+			return err
+		}
+	}
+	if jsonOut != "-" && csvOut != "-" && htmlOut != "-" {
 		printCurve(e.stdout, rep)
+	}
+	if err := output(htmlOut).write(e, func(w io.Writer) error { _, err := htmlBuf.WriteTo(w); return err }); err != nil {
+		return err
 	}
 	if err := output(plotOut).write(e, func(w io.Writer) error { _, err := plotBuf.WriteTo(w); return err }); err != nil {
 		return err
@@ -498,4 +513,37 @@ func (epochTicks) Ticks(lo, hi float64) []plot.Tick {
 		ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', -1, 64)})
 	}
 	return ticks
+}
+
+// curveHTML renders the curve report as one self-contained HTML page.
+func curveHTML(w io.Writer, r curveReport, logScale bool) error {
+	var text, svg bytes.Buffer
+	printCurve(&text, r)
+	if err := plotCurve(&svg, r, "curve.svg", logScale); err != nil {
+		return err
+	}
+	header := []string{"epoch", "ε_chernoff", "ε_tail", "ε_threshold", "ε_profile"}
+	f := func(x stats.JSONFloat) string { return stats.FormatFloat(float64(x)) }
+	var rows [][]string
+	for _, row := range r.Rows {
+		rows = append(rows, []string{strconv.Itoa(row.Epoch), f(row.EpsChernoff), f(row.EpsTail), f(row.EpsThreshold), f(row.EpsProfile)})
+	}
+	post := "no posterior guarantee: " + r.Posterior.Reason
+	if r.Posterior.Applies {
+		post = fmt.Sprintf("One posterior draw is (%s, %g)-DP (%s): the curves show how far cyclic SGLD is from it.",
+			stats.FormatFloat(float64(r.Posterior.Epsilon)), r.Params.Delta, r.Posterior.Source)
+	}
+	p := r.Params
+	return audit.WriteHTMLPage(w, audit.HTMLPage{
+		Title: "Interim-region counterexample: exact privacy loss of cyclic SGLD",
+		Subtitle: fmt.Sprintf("Heller & Fetaya §IV.B: n = %d, α = %g, β = %g, x_h = %g, c = %s, %s, δ = %g",
+			p.N, p.Alpha, p.Beta, p.XH, fmtG(p.C), etaText(p), p.Delta),
+		Verdict: post,
+		Sections: []audit.HTMLSection{
+			{Heading: "Lower bounds on ε per epoch", Body: audit.HTMLPlot(svg.Bytes())},
+			{Heading: "Values", Body: audit.HTMLTable(header, rows, -1)},
+			{Heading: "Report as printed", Body: template.HTML("<pre>" + template.HTMLEscapeString(text.String()) + "</pre>")},
+		},
+		Footer: "mcmcaudit · audit curve",
+	})
 }

@@ -9,10 +9,11 @@ func runMerge(args []string, e *env) error {
 		"Joins the trials files written by 'audit run --shard I/N --out PART', checks that they come from one\n"+
 			"configuration and cover every trial exactly once, then runs the attacks and estimators: the report is\n"+
 			"the one a single 'audit run' would have printed.")
-	var jsonOut, csvOut, plotOut string
+	var jsonOut, csvOut, plotOut, htmlOut string
 	fs.StringVar(&jsonOut, "json", "", "write the report as JSON to FILE (- for stdout)")
 	fs.StringVar(&csvOut, "csv", "", "write one row per release point as CSV to FILE (- for stdout)")
 	fs.StringVar(&plotOut, "plot", "", "draw ε_lb per release point to FILE (.svg or .png)")
+	fs.StringVar(&htmlOut, "html", "", "write a self-contained HTML report to FILE (- for stdout)")
 	if err := fs.parse(args, e, 1<<20); err != nil {
 		return err
 	}
@@ -23,7 +24,7 @@ func runMerge(args []string, e *env) error {
 	for _, o := range []struct {
 		o    output
 		flag string
-	}{{output(jsonOut), "json"}, {output(csvOut), "csv"}, {output(plotOut), "plot"}} {
+	}{{output(jsonOut), "json"}, {output(csvOut), "csv"}, {output(plotOut), "plot"}, {output(htmlOut), "html"}} {
 		if err := o.o.checkWritable(o.flag); err != nil {
 			return err
 		}
@@ -32,7 +33,7 @@ func runMerge(args []string, e *env) error {
 		}
 	}
 	if stdoutTaken > 1 {
-		return usagef("only one of --json, --csv can write to stdout (-)")
+		return usagef("only one of --json, --csv, --html can write to stdout (-)")
 	}
 	if plotOut != "" {
 		if _, err := audit.PlotFormat(plotOut); err != nil {
@@ -60,5 +61,5 @@ func runMerge(args []string, e *env) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	return writeReport(e, plan, merged, jsonOut, csvOut, plotOut, stdoutTaken > 0)
+	return writeReport(e, plan, merged, reportOutputs{jsonOut, csvOut, plotOut, htmlOut}, stdoutTaken > 0)
 }

@@ -55,6 +55,10 @@ func (o output) write(e *env, fill func(w io.Writer) error) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	// CreateTemp makes the file private (0600); a report is an ordinary file.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
 	return os.Rename(tmp.Name(), path)
 }
 

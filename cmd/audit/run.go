@@ -17,6 +17,7 @@ import (
 // runFlags are the flags of "audit run".
 type runFlags struct {
 	json, csv, plot      string
+	html                 string
 	workers, trials      int
 	seed                 string
 	claimEps, claimDelta float64
@@ -38,6 +39,7 @@ func runRun(args []string, e *env) error {
 	fs.StringVar(&f.json, "json", "", "write the report as JSON to FILE (- for stdout)")
 	fs.StringVar(&f.csv, "csv", "", "write one row per release point as CSV to FILE (- for stdout)")
 	fs.StringVar(&f.plot, "plot", "", "draw ε_lb per release point to FILE (.svg or .png)")
+	fs.StringVar(&f.html, "html", "", "write a self-contained HTML report (verdict, tables, plot) to FILE (- for stdout)")
 	fs.intVar(&f.workers, "workers", 0, 0, 4096, "concurrent runs (0: one per CPU; never changes the result),")
 	fs.intVar(&f.trials, "trials", 0, 0, audit.MaxTrials, "override audit.trials (0: keep the config's),")
 	fs.StringVar(&f.seed, "seed", "", "override the config's seed (an unsigned integer)")
@@ -64,7 +66,7 @@ func runRun(args []string, e *env) error {
 	outs := []struct {
 		o    output
 		flag string
-	}{{output(f.json), "json"}, {output(f.csv), "csv"}, {output(f.plot), "plot"}}
+	}{{output(f.json), "json"}, {output(f.csv), "csv"}, {output(f.plot), "plot"}, {output(f.html), "html"}}
 	stdoutTaken := 0
 	for _, o := range outs {
 		if err := o.o.checkWritable(o.flag); err != nil {
@@ -75,7 +77,7 @@ func runRun(args []string, e *env) error {
 		}
 	}
 	if stdoutTaken > 1 {
-		return usagef("only one of --json, --csv, --plot can write to stdout (-)")
+		return usagef("only one of --json, --csv, --html can write to stdout (-)")
 	}
 	if f.plot != "" {
 		if f.plot == "-" {
@@ -120,12 +122,16 @@ func runRun(args []string, e *env) error {
 		}
 		return runError(err)
 	}
-	return writeReport(e, plan, trials, f.json, f.csv, f.plot, stdoutTaken > 0)
+	return writeReport(e, plan, trials, reportOutputs{f.json, f.csv, f.plot, f.html}, stdoutTaken > 0)
 }
 
-// writeReport analyses complete trials and writes the table, JSON, CSV and plot;
-// it returns a violationError when a claim is refuted.
-func writeReport(e *env, plan *audit.Plan, trials *audit.Trials, jsonOut, csvOut, plotOut string, quietTable bool) error {
+// reportOutputs are the files a report is written to ("" = none).
+type reportOutputs struct{ json, csv, plot, html string }
+
+// writeReport analyses complete trials and writes the table, JSON, CSV,
+// plot and HTML; it returns a violationError when a claim is refuted.
+func writeReport(e *env, plan *audit.Plan, trials *audit.Trials, o reportOutputs, quietTable bool) error {
+	jsonOut, csvOut, plotOut := o.json, o.csv, o.plot
 	rep, err := audit.Analyze(plan, trials)
 	if err != nil {
 		return runError(err)
@@ -150,6 +156,9 @@ func writeReport(e *env, plan *audit.Plan, trials *audit.Trials, jsonOut, csvOut
 		if err := output(plotOut).write(e, func(w io.Writer) error { return audit.WritePlot(w, format, plan, rep) }); err != nil {
 			return err
 		}
+	}
+	if err := output(o.html).write(e, func(w io.Writer) error { return audit.WriteHTML(w, plan, rep, doc.Versions) }); err != nil {
+		return err
 	}
 	if rep.Violated() {
 		return violationError{rep.Violations[0]}
@@ -186,7 +195,7 @@ func runShard(fs *flagSet, f *runFlags, plan *audit.Plan, e *env) error {
 	if f.out == "" || f.out == "-" {
 		return usagef("--shard needs --out FILE for the trials file (a file: it is binary)")
 	}
-	if f.json != "" || f.csv != "" || f.plot != "" || f.checkpoint != "" {
+	if f.json != "" || f.csv != "" || f.plot != "" || f.html != "" || f.checkpoint != "" {
 		return usagef("--shard writes only a trials file; reports come from 'audit merge'")
 	}
 	if err := output(f.out).checkWritable("out"); err != nil {
