@@ -91,7 +91,7 @@ func WritePlot(w io.Writer, format string, p *Plan, r *Report, extra ...Curve) e
 			}
 			return float64(pr.Claims[ci].EpsilonAtDelta)
 		})
-		if err := add("upper bound: "+cl.Name, pts, 2+ci, true); err != nil {
+		if err := add("upper bound: "+shortLabel(cl.Name), pts, 2+ci, true); err != nil {
 			return err
 		}
 	}
@@ -124,4 +124,16 @@ func WritePlot(w io.Writer, format string, p *Plan, r *Report, extra ...Curve) e
 	}
 	_, err = wt.WriteTo(w)
 	return err
+}
+
+// shortLabel fits a claim's name in a legend: the part before the first
+// colon, at most 56 characters.
+func shortLabel(s string) string {
+	if i := strings.Index(s, ":"); i > 0 {
+		s = s[:i]
+	}
+	if r := []rune(s); len(r) > 56 {
+		s = string(r[:55]) + "…"
+	}
+	return s
 }

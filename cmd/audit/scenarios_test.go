@@ -15,7 +15,7 @@ func TestScenarioFiles(t *testing.T) {
 		t.Fatalf("only %d scenarios", len(files))
 	}
 	for _, f := range files {
-		_, errs, code := runCLI(t, "run", f, "--trials", "400", "--quiet")
+		_, errs, code := runCLI(t, "run", f, "--trials", "60", "--quiet")
 		if code != 0 && code != exitViolation {
 			t.Errorf("%s: exit %d %s", f, code, errs)
 		}

@@ -1,0 +1,7 @@
+//go:build slow
+
+package main
+
+import "testing"
+
+func TestGallerySlowCommands(t *testing.T) { runGallery(t, true) }
