@@ -8,6 +8,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
@@ -140,22 +141,8 @@ func Refute(fprUB, fnrUB float64, profile func(float64) float64, knots []float64
 		e := math.Exp(eps)
 		return 1 - d - math.Min(fprUB+e*fnrUB, fnrUB+e*fprUB)
 	}
-	const invPhi = 0.6180339887498949
-	x1, x2 := hi-invPhi*(hi-lo), lo+invPhi*(hi-lo)
-	f1, f2 := margin(x1), margin(x2)
-	for i := 0; i < 80 && hi-lo > 1e-12; i++ {
-		if f1 >= f2 {
-			hi, x2, f2 = x2, x1, f1
-			x1 = hi - invPhi*(hi-lo)
-			f1 = margin(x1)
-		} else {
-			lo, x1, f1 = x1, x2, f2
-			x2 = lo + invPhi*(hi-lo)
-			f2 = margin(x2)
-		}
-	}
-	eval(x1)
-	eval(x2)
+	x, _ := numeric.GoldenMax(margin, lo, hi, 80, 1e-12)
+	eval(x)
 	for _, k := range knots {
 		eval(k)
 		eval(math.Nextafter(k, math.Inf(1)))

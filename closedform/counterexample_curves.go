@@ -360,33 +360,11 @@ func sortUnique(xs *[]float64) {
 	*xs = out
 }
 
-// goldenMax maximises f on [a, b] by golden-section search (Kiefer 1953),
-// exact for unimodal f; it returns the best point seen.
+// goldenMax maximises f on [a, b] by golden-section search
+// (numeric.GoldenMax), exact for unimodal f; it returns the best point
+// seen, the endpoints included.
 func goldenMax(f func(float64) float64, a, b float64, iters int) (float64, float64) {
-	const invPhi = 0.6180339887498949
-	x1, x2 := b-invPhi*(b-a), a+invPhi*(b-a)
-	f1, f2 := f(x1), f(x2)
-	bx, bf := x1, f1
-	if f2 > bf {
-		bx, bf = x2, f2
-	}
-	for k := 0; k < iters; k++ {
-		if f1 >= f2 {
-			b, x2, f2 = x2, x1, f1
-			x1 = b - invPhi*(b-a)
-			f1 = f(x1)
-			if f1 > bf {
-				bx, bf = x1, f1
-			}
-		} else {
-			a, x1, f1 = x1, x2, f2
-			x2 = a + invPhi*(b-a)
-			f2 = f(x2)
-			if f2 > bf {
-				bx, bf = x2, f2
-			}
-		}
-	}
+	bx, bf := numeric.GoldenMax(f, a, b, iters, 0)
 	for _, x := range [2]float64{a, b} {
 		if v := f(x); v > bf {
 			bx, bf = x, v

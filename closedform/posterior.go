@@ -278,22 +278,8 @@ func (d LinRegDomain) PosteriorGuarantee(v LemmaA1Variant) Guarantee {
 		// δ(ε) = min over ν of exp(−(ν−1)(ε − ε1(ν))) (RDP to DP, Mironov 2017 Prop. 3).
 		best := 1.0
 		f := func(nu float64) float64 { return -(nu - 1) * (eps - d.eps1(nu, v)) }
-		a, b := 1.0, hi
-		const invPhi = 0.6180339887498949
-		x1, x2 := b-invPhi*(b-a), a+invPhi*(b-a)
-		f1, f2 := f(x1), f(x2)
-		for k := 0; k < 200; k++ {
-			if f1 <= f2 {
-				b, x2, f2 = x2, x1, f1
-				x1 = b - invPhi*(b-a)
-				f1 = f(x1)
-			} else {
-				a, x1, f1 = x1, x2, f2
-				x2 = a + invPhi*(b-a)
-				f2 = f(x2)
-			}
-		}
-		if m := math.Exp(math.Min(f1, f2)); m < best {
+		_, fm := numeric.GoldenMin(f, 1.0, hi, 200, 0)
+		if m := math.Exp(fm); m < best {
 			best = m
 		}
 		return best

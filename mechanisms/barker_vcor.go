@@ -351,20 +351,7 @@ func VCorTVLowerBound(c float64) float64 {
 		}
 	}
 	lo, hi := math.Max(bt-step, step/2), bt+step
-	const phi = 0.6180339887498949
-	x1, x2 := hi-phi*(hi-lo), lo+phi*(hi-lo)
-	f1, f2 := gap(x1), gap(x2)
-	for i := 0; i < 60; i++ {
-		if f1 > f2 {
-			hi, x2, f2 = x2, x1, f1
-			x1 = hi - phi*(hi-lo)
-			f1 = gap(x1)
-		} else {
-			lo, x1, f1 = x1, x2, f2
-			x2 = lo + phi*(hi-lo)
-			f2 = gap(x2)
-		}
-	}
-	best = math.Max(best, math.Max(f1, f2))
+	_, g := numeric.GoldenMax(gap, lo, hi, 60, 0)
+	best = math.Max(best, g)
 	return math.Max(best, 0) / 2
 }

@@ -3,6 +3,8 @@ package stats
 import (
 	"fmt"
 	"math"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
 )
 
 // RDPCurve is a Rényi-DP guarantee: order α > 1 ↦ ε_RDP(α). A curve may
@@ -65,25 +67,9 @@ func RDPToDPContinuous(curve RDPCurve, delta float64) (eps, order float64, err e
 	}
 	logInvDelta := -math.Log(delta)
 	obj := func(a float64) float64 { return curve(a) + logInvDelta/(a-1) }
-	const invPhi = 0.6180339887498949
-	x1, x2 := hi-invPhi*(hi-lo), lo+invPhi*(hi-lo)
-	f1, f2 := obj(x1), obj(x2)
-	for k := 0; k < 200 && hi-lo > 1e-13*hi; k++ {
-		if f1 <= f2 {
-			hi, x2, f2 = x2, x1, f1
-			x1 = hi - invPhi*(hi-lo)
-			f1 = obj(x1)
-		} else {
-			lo, x1, f1 = x1, x2, f2
-			x2 = lo + invPhi*(hi-lo)
-			f2 = obj(x2)
-		}
-	}
-	if f1 < eps {
-		eps, order = f1, x1
-	}
-	if f2 < eps {
-		eps, order = f2, x2
+	x, fx := numeric.GoldenMin(obj, lo, hi, 200, 1e-13*hi)
+	if fx < eps {
+		eps, order = fx, x
 	}
 	return eps, order, nil
 }

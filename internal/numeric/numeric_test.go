@@ -101,3 +101,25 @@ func TestRoot(t *testing.T) {
 		t.Error("NaN function: no error")
 	}
 }
+
+func TestGolden(t *testing.T) {
+	// A unimodal function with its maximum at 1/e: x·ln(1/x).
+	x, fx := GoldenMax(func(x float64) float64 { return -x * math.Log(x) }, 0.01, 1, 200, 1e-15)
+	if math.Abs(x-1/math.E) > 1e-7 || math.Abs(fx-1/math.E) > 1e-14 {
+		t.Errorf("GoldenMax = (%g, %g), want (1/e, 1/e)", x, fx)
+	}
+	x, fx = GoldenMin(func(x float64) float64 { return (x - 2) * (x - 2) }, -5, 10, 200, 0)
+	if math.Abs(x-2) > 1e-7 || fx > 1e-14 {
+		t.Errorf("GoldenMin = (%g, %g), want (2, 0)", x, fx)
+	}
+	// NaN regions are never chosen.
+	x, _ = GoldenMax(func(x float64) float64 {
+		if x < 0.5 {
+			return math.NaN()
+		}
+		return -math.Abs(x - 0.7)
+	}, 0, 1, 100, 0)
+	if math.Abs(x-0.7) > 1e-6 {
+		t.Errorf("GoldenMax with NaN region: %g", x)
+	}
+}
