@@ -8,6 +8,28 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
+// countsAt counts errors of the rule "positive when o·(s − t) ≥ 0", which
+// with every score as t also covers the splits "at t" — written apart from
+// Count, which uses a strict inequality, as an independent reference.
+func countsAt(scores []float64, labels []bool, t float64, o int) stats.Counts {
+	var c stats.Counts
+	for i, s := range scores {
+		p := float64(o)*(s-t) >= 0
+		if labels[i] {
+			c.Positives++
+			if !p {
+				c.FN++
+			}
+		} else {
+			c.Negatives++
+			if p {
+				c.FP++
+			}
+		}
+	}
+	return c
+}
+
 // bruteRule evaluates stats.RegionBound at every threshold (each score and
 // ±Inf) in both orientations: the exhaustive search ChooseRule prunes.
 func bruteRule(scores []float64, labels []bool, delta, conf float64) float64 {
@@ -15,22 +37,7 @@ func bruteRule(scores []float64, labels []bool, delta, conf float64) float64 {
 	ts := append([]float64{math.Inf(-1), math.Inf(1)}, scores...)
 	for _, t := range ts {
 		for _, o := range []int{1, -1} {
-			// Predict positive when o·(s − t) ≥ 0 covers the "at t" splits.
-			var c stats.Counts
-			for i, s := range scores {
-				p := float64(o)*(s-t) >= 0
-				if labels[i] {
-					c.Positives++
-					if !p {
-						c.FN++
-					}
-				} else {
-					c.Negatives++
-					if p {
-						c.FP++
-					}
-				}
-			}
+			c := countsAt(scores, labels, t, o)
 			e, err := stats.RegionBound(c, delta, conf)
 			if err != nil {
 				panic(err)
@@ -99,21 +106,7 @@ func TestChooseRuleGDPMatchesExhaustiveSearch(t *testing.T) {
 		ts := append([]float64{math.Inf(-1), math.Inf(1)}, scores...)
 		for _, th := range ts {
 			for _, o := range []int{1, -1} {
-				var c stats.Counts
-				for i, s := range scores {
-					p := float64(o)*(s-th) >= 0
-					if labels[i] {
-						c.Positives++
-						if !p {
-							c.FN++
-						}
-					} else {
-						c.Negatives++
-						if p {
-							c.FP++
-						}
-					}
-				}
+				c := countsAt(scores, labels, th, o)
 				mu, _, _, err := stats.GDPMuLowerBound(c, 0.9)
 				if err != nil {
 					t.Fatal(err)

@@ -36,6 +36,12 @@ func runScenario(t *testing.T, yml string, workers int) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runConfig(t, c, workers)
+}
+
+// runConfig builds, simulates and analyses a scenario.
+func runConfig(t *testing.T, c *Config, workers int) *Report {
+	t.Helper()
 	p, err := Build(c)
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,6 @@
 package audit
 
-import (
-	"context"
-	"testing"
-)
+import "testing"
 
 func runFile(t *testing.T, path string, seed uint64) *Report {
 	t.Helper()
@@ -14,19 +11,7 @@ func runFile(t *testing.T, path string, seed uint64) *Report {
 	if seed != 0 {
 		c.Seed = seed
 	}
-	p, err := Build(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := Simulate(context.Background(), p, 0, c.Audit.Trials, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Analyze(p, tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return runConfig(t, c, 0)
 }
 
 // Planted bug: DP-SGLD whose noise variance is half of what its accountant

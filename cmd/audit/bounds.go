@@ -40,15 +40,9 @@ func runBounds(args []string, e *env) error {
 	if err := fs.parse(args, e, 1); err != nil {
 		return err
 	}
-	var cfg *audit.Config
-	var err error
-	if fs.NArg() == 1 {
-		cfg, err = audit.LoadConfig(fs.Arg(0))
-	} else {
-		cfg, err = audit.DefaultConfig()
-	}
+	cfg, err := loadScenario(fs)
 	if err != nil {
-		return usageError{err.Error()}
+		return err
 	}
 	out := output(jsonOut)
 	if err := out.checkWritable("json"); err != nil {

@@ -227,7 +227,9 @@ func runError(err error) error {
 	return usageError{err.Error()}
 }
 
-func loadRunConfig(fs *flagSet, f *runFlags) (*audit.Config, error) {
+// loadScenario reads the scenario named on the command line, or the
+// built-in one.
+func loadScenario(fs *flagSet) (*audit.Config, error) {
 	var cfg *audit.Config
 	var err error
 	if fs.NArg() == 1 {
@@ -237,6 +239,14 @@ func loadRunConfig(fs *flagSet, f *runFlags) (*audit.Config, error) {
 	}
 	if err != nil {
 		return nil, usageError{err.Error()}
+	}
+	return cfg, nil
+}
+
+func loadRunConfig(fs *flagSet, f *runFlags) (*audit.Config, error) {
+	cfg, err := loadScenario(fs)
+	if err != nil {
+		return nil, err
 	}
 	if f.trials > 0 {
 		cfg.Audit.Trials = f.trials
