@@ -241,8 +241,10 @@ func Analyze(p *Plan, t *Trials) (*Report, error) {
 	r.EvalNegatives = r.Points[0].Region.Counts.Negatives
 	r.EvalPositives = r.Points[0].Region.Counts.Positives
 
-	// The headline and the verdict.
-	if c.Audit.PointSelection == SelectOnTraining {
+	// The headline and the verdict. Anything but an explicit Bonferroni
+	// request is the training-run selection, the procedure whose α the
+	// multiplicity above assumed (mP = 1).
+	if mP == 1 {
 		best := 0
 		for k, pr := range r.Points {
 			if pr.selectionScore > r.Points[best].selectionScore {
@@ -298,6 +300,12 @@ func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64, bufs *buffe
 	n := c.Audit.Trials
 	delta := c.Audit.Delta
 	pr := PointResult{Point: p.Points[k]}
+	// Every attack is evaluated only under an explicit Bonferroni request;
+	// anything else is the training-run choice of one attack.
+	mA := 1
+	if c.Audit.AttackSelection == SelectBonferroni {
+		mA = len(p.Attacks)
+	}
 	bufs.train = columns(t, k, 0, nTr, bufs.train)
 	train := bufs.train
 	sel := train
@@ -349,7 +357,7 @@ func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64, bufs *buffe
 	// Evaluate: the training-chosen attack, or all of them (Bonferroni).
 	for i := range pr.Attacks {
 		ar := &pr.Attacks[i]
-		if c.Audit.AttackSelection == SelectOnTraining && i != best {
+		if mA == 1 && i != best {
 			continue
 		}
 		reg, err := stats.RegionBound(ar.Counts, delta, conf)
@@ -362,7 +370,7 @@ func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64, bufs *buffe
 		}
 		ar.Evaluated, ar.Region, ar.GDP = true, &reg, &gdp
 	}
-	if c.Audit.AttackSelection == SelectBonferroni {
+	if mA > 1 {
 		for i := range pr.Attacks {
 			if pr.Attacks[i].Region.Epsilon > pr.Attacks[best].Region.Epsilon {
 				best = i

@@ -241,3 +241,35 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// A library user who leaves the selections at their zero value gets the
+// training-run selection — the procedure whose α the analysis assumes — and
+// never a Bonferroni-style maximum over points judged at the undivided α
+// (the bug: the zero value took the Bonferroni branch with mP = 1).
+func TestZeroValueSelectionsAreTrainingSelection(t *testing.T) {
+	c, err := ParseConfig([]byte(`
+name: zero-selection
+seed: 7
+model: {linreg: {dim: 1, alpha: 1, beta: 1}}
+data: {counterexample: {n: 6, xh: 1, c: 3}}
+sampler: {sgld: {step: {eta: 0.05}, batch: 1, scheme: cyclic, epochs: 6}}
+init: {from_prior: true}
+release: {mode: epochs}
+audit: {trials: 2000, split: {train: 0.5, eval: 0.5}, delta: 1.0e-5, confidence: 0.95}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	explicit := runConfig(t, c, 2)
+	c.Audit.PointSelection, c.Audit.AttackSelection = "", ""
+	zero := runConfig(t, c, 2)
+	if zero.Headline < 0 || zero.Headline != explicit.Headline {
+		t.Fatalf("zero-value point selection: headline %d, explicit training selection %d", zero.Headline, explicit.Headline)
+	}
+	if zero.TestConfidence != c.Audit.Confidence {
+		t.Fatalf("test confidence %g, want %g", zero.TestConfidence, c.Audit.Confidence)
+	}
+	if zero.Epsilon != explicit.Epsilon {
+		t.Fatalf("headline ε %+v differs from the explicit training selection's %+v", zero.Epsilon, explicit.Epsilon)
+	}
+}
