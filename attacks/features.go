@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // FeatureMap turns a released state θ into the feature vector an attack
@@ -71,7 +72,7 @@ func (Norm) Map(theta, out []float64) {
 // (the canary and the record it replaced).
 type LogLik struct {
 	Model   mechanisms.Model
-	Records []mechanisms.Record
+	Records []dataset.Record
 	Labels  []string
 }
 

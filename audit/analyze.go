@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
@@ -131,7 +132,7 @@ func columns(t *Trials, p, lo, hi int, buf *attacks.Data) *attacks.Data {
 	for i := lo; i < hi; i++ {
 		d.X = d.X[:len(d.X)+t.F]
 		t.Row(i, p, d.X[len(d.X)-t.F:])
-		d.Label[i-lo] = t.Side[i-t.Lo] == mechanisms.SideDPrime
+		d.Label[i-lo] = t.Side[i-t.Lo] == dataset.SideDPrime
 	}
 	return d
 }
@@ -152,7 +153,7 @@ func labelsOf(t *Trials, lo, hi int, buf []bool) []bool {
 	}
 	buf = buf[:hi-lo]
 	for i := lo; i < hi; i++ {
-		buf[i-lo] = t.Side[i-t.Lo] == mechanisms.SideDPrime
+		buf[i-lo] = t.Side[i-t.Lo] == dataset.SideDPrime
 	}
 	return buf
 }

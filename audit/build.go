@@ -8,6 +8,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/attacks"
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // Plan is a validated, built scenario: everything the trials and the
@@ -17,7 +18,7 @@ type Plan struct {
 	// Hash identifies the config (see Config.Hash).
 	Hash     string
 	Model    mechanisms.Model
-	Pair     mechanisms.Pair
+	Pair     dataset.Pair
 	Sampler  mechanisms.Sampler
 	Mech     mechanisms.Mechanism
 	Points   []mechanisms.ReleasePoint
@@ -29,7 +30,7 @@ type Plan struct {
 	// Canary is the DeepFool canary when the neighbour was crafted.
 	Canary *mechanisms.CraftedCanary
 	// TestSet holds the records kept out of D for the accuracy metric.
-	TestSet *mechanisms.Dataset
+	TestSet *dataset.Dataset
 	// Accuracy reports the test accuracy of every release.
 	Accuracy bool
 }
@@ -70,7 +71,7 @@ func Build(c *Config) (*Plan, error) {
 	if p.Mech == nil {
 		p.Mech = &mechanisms.Chain{Model: p.Model, Sampler: p.Sampler, Init: c.Init, Release: c.Release}
 	}
-	for _, d := range []*mechanisms.Dataset{p.Pair.D, p.Pair.DPrime} {
+	for _, d := range []*dataset.Dataset{p.Pair.D, p.Pair.DPrime} {
 		if err := p.Mech.Check(d); err != nil {
 			return nil, err
 		}
@@ -130,7 +131,7 @@ func buildExact(c *Config, p *Plan) (*mechanisms.ExactCounterexample, error) {
 	if !c.Init.FromPrior || len(c.Init.Theta) > 0 {
 		return nil, fmt.Errorf("init: the exact sampler starts from the prior (Heller & Fetaya §IV.B); set init.from_prior: true")
 	}
-	pair, err := mechanisms.VirtualCounterexamplePair(ce.N, ce.XH, ce.C)
+	pair, err := dataset.VirtualCounterexamplePair(ce.N, ce.XH, ce.C)
 	if err != nil {
 		return nil, fmt.Errorf("data.counterexample.%s", err)
 	}
@@ -220,20 +221,20 @@ func buildPair(c *Config, p *Plan) error {
 	return nil
 }
 
-func buildPairOf(c *Config, p *Plan) (mechanisms.Pair, error) {
+func buildPairOf(c *Config, p *Plan) (dataset.Pair, error) {
 	m := p.Model
 	dc := c.Data
-	var d *mechanisms.Dataset
+	var d *dataset.Dataset
 	var err error
 	switch {
 	case dc.Counterexample != nil:
 		ce := dc.Counterexample
 		if m.Dim() != 1 {
-			return mechanisms.Pair{}, fmt.Errorf("data.counterexample: needs a one-dimensional model (model.linreg.dim: 1)")
+			return dataset.Pair{}, fmt.Errorf("data.counterexample: needs a one-dimensional model (model.linreg.dim: 1)")
 		}
-		p, err := mechanisms.CounterexamplePair(ce.N, ce.XH, ce.C)
+		p, err := dataset.CounterexamplePair(ce.N, ce.XH, ce.C)
 		if err != nil {
-			return mechanisms.Pair{}, fmt.Errorf("data.counterexample.%s", err)
+			return dataset.Pair{}, fmt.Errorf("data.counterexample.%s", err)
 		}
 		return p, nil
 	case dc.SyntheticLinReg != nil:
@@ -248,7 +249,7 @@ func buildPairOf(c *Config, p *Plan) (mechanisms.Pair, error) {
 		}
 		d, err = mechanisms.SyntheticLinReg(s.N, s.ThetaStar, s.Beta, s.XScale, s.Seed)
 		if err != nil {
-			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_linreg.%s", err)
+			return dataset.Pair{}, fmt.Errorf("data.synthetic_linreg.%s", err)
 		}
 	case dc.SyntheticLogistic != nil:
 		s := dc.SyntheticLogistic
@@ -257,68 +258,68 @@ func buildPairOf(c *Config, p *Plan) (mechanisms.Pair, error) {
 		}
 		d, err = mechanisms.SyntheticLogistic(s.N, s.ThetaStar, s.XScale, s.Seed)
 		if err != nil {
-			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_logistic.%s", err)
+			return dataset.Pair{}, fmt.Errorf("data.synthetic_logistic.%s", err)
 		}
 	case dc.SyntheticGauss != nil:
 		g, ok := m.(*mechanisms.Gauss)
 		if !ok {
-			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_gauss: needs model.gauss")
+			return dataset.Pair{}, fmt.Errorf("data.synthetic_gauss: needs model.gauss")
 		}
 		s := dc.SyntheticGauss
 		d, err = mechanisms.SyntheticGauss(s.N, s.ThetaStar, g.Cov(), s.Seed)
 		if err != nil {
-			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_gauss.%s", err)
+			return dataset.Pair{}, fmt.Errorf("data.synthetic_gauss.%s", err)
 		}
 	case dc.SyntheticBanana != nil:
 		b, ok := m.(mechanisms.Banana)
 		if !ok {
-			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_banana: needs model.banana")
+			return dataset.Pair{}, fmt.Errorf("data.synthetic_banana: needs model.banana")
 		}
 		s := dc.SyntheticBanana
 		if len(s.ThetaStar) != 2 {
-			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_banana.theta_star: must have 2 values, got %d", len(s.ThetaStar))
+			return dataset.Pair{}, fmt.Errorf("data.synthetic_banana.theta_star: must have 2 values, got %d", len(s.ThetaStar))
 		}
 		d, err = mechanisms.SyntheticBanana(s.N, [2]float64{s.ThetaStar[0], s.ThetaStar[1]}, b, s.Seed)
 		if err != nil {
-			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_banana.%s", err)
+			return dataset.Pair{}, fmt.Errorf("data.synthetic_banana.%s", err)
 		}
 	case dc.SyntheticMixture != nil:
 		mx, ok := m.(mechanisms.Mixture)
 		if !ok {
-			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_mixture: needs model.mixture")
+			return dataset.Pair{}, fmt.Errorf("data.synthetic_mixture: needs model.mixture")
 		}
 		s := dc.SyntheticMixture
 		d, err = mechanisms.SyntheticMixture(s.N, s.ThetaStar, mx, s.Seed)
 		if err != nil {
-			return mechanisms.Pair{}, fmt.Errorf("data.synthetic_mixture.%s", err)
+			return dataset.Pair{}, fmt.Errorf("data.synthetic_mixture.%s", err)
 		}
 	case dc.CSV != nil:
 		if d, p.TestSet, err = loadCSV(c, m); err != nil {
-			return mechanisms.Pair{}, err
+			return dataset.Pair{}, err
 		}
 	case len(dc.Records) > 0:
-		d = &mechanisms.Dataset{Name: "inline", Records: dc.Records}
+		d = &dataset.Dataset{Name: "inline", Records: dc.Records}
 	}
 	if err := d.Validate(m.DataDim()); err != nil {
-		return mechanisms.Pair{}, fmt.Errorf("data: %s", err)
+		return dataset.Pair{}, fmt.Errorf("data: %s", err)
 	}
 	nb := c.Neighbour
 	if nb.DeepFool != nil {
 		return craftCanary(c, p, d)
 	}
-	var rec mechanisms.Record
-	if nb.Adjacency != mechanisms.RemoveOne {
+	var rec dataset.Record
+	if nb.Adjacency != dataset.RemoveOne {
 		if nb.Record == nil {
-			return mechanisms.Pair{}, fmt.Errorf("neighbour.record: required for %s adjacency", nb.Adjacency)
+			return dataset.Pair{}, fmt.Errorf("neighbour.record: required for %s adjacency", nb.Adjacency)
 		}
 		rec = *nb.Record
 		if len(rec.X) != m.DataDim() {
-			return mechanisms.Pair{}, fmt.Errorf("neighbour.record.x: must have %d values, got %d", m.DataDim(), len(rec.X))
+			return dataset.Pair{}, fmt.Errorf("neighbour.record.x: must have %d values, got %d", m.DataDim(), len(rec.X))
 		}
 	}
-	pair, err := mechanisms.Neighbour(d, nb.Adjacency, nb.Index, rec)
+	pair, err := dataset.Neighbour(d, nb.Adjacency, nb.Index, rec)
 	if err != nil {
-		return mechanisms.Pair{}, fmt.Errorf("neighbour.%s", err)
+		return dataset.Pair{}, fmt.Errorf("neighbour.%s", err)
 	}
 	return pair, nil
 }
@@ -348,14 +349,14 @@ func buildFeatures(names []string, p *Plan) (attacks.FeatureMap, error) {
 			ll := attacks.LogLik{Model: p.Model}
 			pr := p.Pair
 			switch pr.Adjacency {
-			case mechanisms.ReplaceOne:
-				ll.Records = []mechanisms.Record{pr.D.Records[pr.Index], pr.DPrime.Records[pr.Index]}
+			case dataset.ReplaceOne:
+				ll.Records = []dataset.Record{pr.D.Records[pr.Index], pr.DPrime.Records[pr.Index]}
 				ll.Labels = []string{"record in D", "record in D′"}
-			case mechanisms.RemoveOne:
-				ll.Records = []mechanisms.Record{pr.D.Records[pr.Index]}
+			case dataset.RemoveOne:
+				ll.Records = []dataset.Record{pr.D.Records[pr.Index]}
 				ll.Labels = []string{"removed record"}
-			case mechanisms.AddOne:
-				ll.Records = []mechanisms.Record{pr.DPrime.Records[pr.Index]}
+			case dataset.AddOne:
+				ll.Records = []dataset.Record{pr.DPrime.Records[pr.Index]}
 				ll.Labels = []string{"added record"}
 			}
 			maps = append(maps, ll)

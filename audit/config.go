@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -89,7 +90,7 @@ type DataConfig struct {
 	// CSV reads the dataset from a file.
 	CSV *CSVData `yaml:"csv,omitempty" json:"csv,omitempty"`
 	// Records lists the records inline.
-	Records []mechanisms.Record `yaml:"records,omitempty" json:"records,omitempty"`
+	Records []dataset.Record `yaml:"records,omitempty" json:"records,omitempty"`
 }
 
 // CSVData reads a dataset from a CSV file (gzip allowed), relative to the
@@ -99,11 +100,11 @@ type DataConfig struct {
 // test set (TestFraction of the records, stratified by class, from Seed)
 // is kept out of D and used only to report the accuracy of the releases.
 type CSVData struct {
-	Path         string                 `yaml:"path" json:"path"`
-	Preset       string                 `yaml:"preset,omitempty" json:"preset,omitempty"`
-	Options      *mechanisms.CSVOptions `yaml:"options,omitempty" json:"options,omitempty"`
-	TestFraction float64                `yaml:"test_fraction,omitempty" json:"test_fraction,omitempty"`
-	Seed         uint64                 `yaml:"seed,omitempty" json:"seed,omitempty"`
+	Path         string              `yaml:"path" json:"path"`
+	Preset       string              `yaml:"preset,omitempty" json:"preset,omitempty"`
+	Options      *dataset.CSVOptions `yaml:"options,omitempty" json:"options,omitempty"`
+	TestFraction float64             `yaml:"test_fraction,omitempty" json:"test_fraction,omitempty"`
+	Seed         uint64              `yaml:"seed,omitempty" json:"seed,omitempty"`
 	// SHA256 pins the file's contents: Build fills it in, and refuses a
 	// file whose digest differs from a given one (so shards and merges of
 	// one audit read the same data).
@@ -137,11 +138,11 @@ type NeighbourConfig struct {
 	// not used.
 	DeepFool *DeepFoolConfig `yaml:"deepfool,omitempty" json:"deepfool,omitempty"`
 	// Adjacency is replace-one (default), remove-one or add-one.
-	Adjacency mechanisms.Adjacency `yaml:"adjacency,omitempty" json:"adjacency,omitempty"`
+	Adjacency dataset.Adjacency `yaml:"adjacency,omitempty" json:"adjacency,omitempty"`
 	// Index of the record replaced or removed (replace-one, remove-one).
 	Index int `yaml:"index" json:"index"`
 	// Record is the canary that replaces record Index, or is added.
-	Record *mechanisms.Record `yaml:"record,omitempty" json:"record,omitempty"`
+	Record *dataset.Record `yaml:"record,omitempty" json:"record,omitempty"`
 }
 
 // DeepFoolConfig configures the canary crafting of NeighbourConfig.
@@ -326,7 +327,7 @@ func (c *Config) defaults() {
 		c.Release.Mode = mechanisms.ReleaseFinal
 	}
 	if c.Neighbour != nil && c.Neighbour.Adjacency == "" {
-		c.Neighbour.Adjacency = mechanisms.ReplaceOne
+		c.Neighbour.Adjacency = dataset.ReplaceOne
 	}
 }
 
@@ -399,7 +400,7 @@ func (c *Config) Validate() error {
 		if c.Neighbour.DeepFool.Models < 1 || c.Neighbour.DeepFool.Models > 10000 {
 			return fmt.Errorf("neighbour.deepfool.models: must be in [1, 10000], got %d", c.Neighbour.DeepFool.Models)
 		}
-		if c.Neighbour.Adjacency != "" && c.Neighbour.Adjacency != mechanisms.ReplaceOne {
+		if c.Neighbour.Adjacency != "" && c.Neighbour.Adjacency != dataset.ReplaceOne {
 			return fmt.Errorf("neighbour.adjacency: a DeepFool canary replaces a record (replace-one), got %q", c.Neighbour.Adjacency)
 		}
 	}

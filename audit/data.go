@@ -11,11 +11,12 @@ import (
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // loadCSV reads data.csv: the file (its digest checked against, or pinned
 // into, the config), the options of its preset, and the held-out test set.
-func loadCSV(c *Config, m mechanisms.Model) (d, test *mechanisms.Dataset, err error) {
+func loadCSV(c *Config, m mechanisms.Model) (d, test *dataset.Dataset, err error) {
 	dc := c.Data.CSV
 	path := dc.Path
 	if !filepath.IsAbs(path) && c.baseDir != "" {
@@ -26,7 +27,7 @@ func loadCSV(c *Config, m mechanisms.Model) (d, test *mechanisms.Dataset, err er
 		return nil, nil, fmt.Errorf("data.csv.path: cannot read %s: %s", path, unwrapPathError(err))
 	}
 	h := sha256.New()
-	_, err = io.Copy(h, io.LimitReader(f, mechanisms.MaxCSVBytes+1))
+	_, err = io.Copy(h, io.LimitReader(f, dataset.MaxCSVBytes+1))
 	f.Close()
 	if err != nil {
 		return nil, nil, fmt.Errorf("data.csv.path: cannot read %s: %v", path, err)
@@ -38,20 +39,20 @@ func loadCSV(c *Config, m mechanisms.Model) (d, test *mechanisms.Dataset, err er
 	case !strings.EqualFold(dc.SHA256, digest):
 		return nil, nil, fmt.Errorf("data.csv.sha256: %s has digest %s, the scenario pins %s", path, digest, dc.SHA256)
 	}
-	var opts mechanisms.CSVOptions
+	var opts dataset.CSVOptions
 	switch dc.Preset {
 	case "":
 	case "digits":
-		opts = mechanisms.DigitsOptions()
+		opts = dataset.DigitsOptions()
 	case "breast_cancer":
-		opts = mechanisms.BreastCancerOptions()
+		opts = dataset.BreastCancerOptions()
 	default:
 		return nil, nil, fmt.Errorf("data.csv.preset: must be digits or breast_cancer, got %q", dc.Preset)
 	}
 	if dc.Options != nil {
 		opts = *dc.Options
 	}
-	all, err := mechanisms.ReadCSVFile(path, opts)
+	all, err := dataset.ReadCSVFile(path, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("data.csv: %s", err)
 	}
@@ -62,9 +63,9 @@ func loadCSV(c *Config, m mechanisms.Model) (d, test *mechanisms.Dataset, err er
 		return nil, nil, fmt.Errorf("data.csv.test_fraction: must be in [0, 1), got %g", dc.TestFraction)
 	}
 	if cl, ok := m.(mechanisms.Classifier); ok {
-		d, test, err = mechanisms.StratifiedSplit(all, cl.NumClasses(), dc.TestFraction, dc.Seed)
+		d, test, err = dataset.StratifiedSplit(all, cl.NumClasses(), dc.TestFraction, dc.Seed)
 	} else {
-		d, test, err = mechanisms.Split(all, dc.TestFraction, dc.Seed)
+		d, test, err = dataset.Split(all, dc.TestFraction, dc.Seed)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("data.csv.%s", err)
@@ -80,35 +81,35 @@ const streamCanary = 2
 // scenario's sampler (final states), find the records every model
 // classifies correctly and alike, and craft the nearest x* that every
 // model assigns to another class; D′ holds (x*, y⁰) instead of the record.
-func craftCanary(c *Config, p *Plan, d *mechanisms.Dataset) (mechanisms.Pair, error) {
+func craftCanary(c *Config, p *Plan, d *dataset.Dataset) (dataset.Pair, error) {
 	cl, ok := p.Model.(mechanisms.Classifier)
 	if !ok {
-		return mechanisms.Pair{}, fmt.Errorf("neighbour.deepfool: needs a classification model (softmax or mlp), got %s", p.Model.Name())
+		return dataset.Pair{}, fmt.Errorf("neighbour.deepfool: needs a classification model (softmax or mlp), got %s", p.Model.Name())
 	}
 	if p.Sampler == nil {
-		return mechanisms.Pair{}, fmt.Errorf("neighbour.deepfool: needs a sampler to train the models")
+		return dataset.Pair{}, fmt.Errorf("neighbour.deepfool: needs a sampler to train the models")
 	}
 	df := c.Neighbour.DeepFool
 	ch := &mechanisms.Chain{Model: p.Model, Sampler: p.Sampler, Init: c.Init, Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseFinal}}
 	if err := ch.Check(d); err != nil {
-		return mechanisms.Pair{}, err
+		return dataset.Pair{}, err
 	}
 	thetas := make([][]float64, df.Models)
 	for i := range thetas {
-		rng := mechanisms.TrialRNG(c.Seed, mechanisms.SideD, i, streamCanary)
+		rng := mechanisms.TrialRNG(c.Seed, dataset.SideD, i, streamCanary)
 		if _, err := ch.Run(d, rng, func(_ int, th []float64) error {
 			thetas[i] = append([]float64(nil), th...)
 			return nil
 		}); err != nil {
-			return mechanisms.Pair{}, fmt.Errorf("neighbour.deepfool: training model %d: %w", i, err)
+			return dataset.Pair{}, fmt.Errorf("neighbour.deepfool: training model %d: %w", i, err)
 		}
 	}
 	agreed, err := mechanisms.AgreedRecords(cl, thetas, d, true)
 	if err != nil {
-		return mechanisms.Pair{}, fmt.Errorf("neighbour.deepfool: %w", err)
+		return dataset.Pair{}, fmt.Errorf("neighbour.deepfool: %w", err)
 	}
 	if len(agreed) == 0 {
-		return mechanisms.Pair{}, fmt.Errorf("neighbour.deepfool: the %d models agree on no record (train them longer)", df.Models)
+		return dataset.Pair{}, fmt.Errorf("neighbour.deepfool: the %d models agree on no record (train them longer)", df.Models)
 	}
 	var lastErr error
 	for _, idx := range agreed {
@@ -120,7 +121,7 @@ func craftCanary(c *Config, p *Plan, d *mechanisms.Dataset) (mechanisms.Pair, er
 		p.Canary = &can
 		return can.Pair(d)
 	}
-	return mechanisms.Pair{}, fmt.Errorf("neighbour.deepfool.canary: no agreed record could be crafted: %v", lastErr)
+	return dataset.Pair{}, fmt.Errorf("neighbour.deepfool.canary: no agreed record could be crafted: %v", lastErr)
 }
 
 // canaryFeatures are the four features of Heller & Fetaya §V:

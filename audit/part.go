@@ -14,6 +14,7 @@ import (
 	"sort"
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // The trials file ("part") format, shared by shards and checkpoints:
@@ -117,7 +118,7 @@ func ReadPart(r io.Reader) (*Trials, *Config, error) {
 	}
 	t := &Trials{ConfigHash: hdr.ConfigHash, N: hdr.N, Lo: hdr.Lo, Hi: hdr.Hi, P: hdr.P, F: hdr.F, Info: hdr.Info,
 		Correct: hdr.Correct, TestSize: hdr.TestSize,
-		Side: make([]mechanisms.Side, m), Ref: make([]float64, hdr.P*hdr.F), X: make([]float32, m*hdr.P*hdr.F)}
+		Side: make([]dataset.Side, m), Ref: make([]float64, hdr.P*hdr.F), X: make([]float32, m*hdr.P*hdr.F)}
 	var buf [8]byte
 	for i := range t.Ref {
 		if _, err := io.ReadFull(hr, buf[:]); err != nil {
@@ -133,7 +134,7 @@ func ReadPart(r io.Reader) (*Trials, *Config, error) {
 		if s > 1 {
 			return nil, nil, errors.New("corrupt trials file (side)")
 		}
-		t.Side[i] = mechanisms.Side(s)
+		t.Side[i] = dataset.Side(s)
 	}
 	for i := range t.X {
 		if _, err := io.ReadFull(hr, buf[:4]); err != nil {

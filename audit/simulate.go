@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -29,7 +30,7 @@ type Trials struct {
 	P  int `json:"-"`
 	F  int `json:"-"`
 	// Side[i−Lo] is the dataset trial i ran on.
-	Side []mechanisms.Side `json:"-"`
+	Side []dataset.Side `json:"-"`
 	// Ref[p·F + f] is trial 0's feature f at release point p.
 	Ref []float64 `json:"-"`
 	// X[((i−Lo)·P + p)·F + f] is the deviation from Ref.
@@ -70,11 +71,11 @@ const streamSide = 1
 
 // SideOf returns the dataset of trial i: for random assignment a fair coin
 // from the trial's own stream, for balanced assignment the parity of i.
-func SideOf(seed uint64, i int, a Assignment) mechanisms.Side {
+func SideOf(seed uint64, i int, a Assignment) dataset.Side {
 	if a == AssignBalanced {
-		return mechanisms.Side(i & 1)
+		return dataset.Side(i & 1)
 	}
-	return mechanisms.Side(mechanisms.TrialRNG(seed, mechanisms.SideD, i, streamSide).Uint64() >> 63)
+	return dataset.Side(mechanisms.TrialRNG(seed, dataset.SideD, i, streamSide).Uint64() >> 63)
 }
 
 // Workers resolves a worker count: 0 means one per CPU.
@@ -100,7 +101,7 @@ func Simulate(ctx context.Context, p *Plan, lo, hi, workers int, progress Progre
 		return nil, fmt.Errorf("audit: trial range [%d, %d) outside [0, %d)", lo, hi, n)
 	}
 	t := &Trials{ConfigHash: p.Hash, N: n, Lo: lo, Hi: hi, P: len(p.Points), F: len(p.FeatureNames)}
-	t.Side = make([]mechanisms.Side, hi-lo)
+	t.Side = make([]dataset.Side, hi-lo)
 	t.X = make([]float32, (hi-lo)*t.P*t.F)
 	if p.Accuracy {
 		t.Correct, t.TestSize = make([]int64, t.P), p.TestSet.Len()
@@ -176,9 +177,9 @@ func Simulate(ctx context.Context, p *Plan, lo, hi, workers int, progress Progre
 // RunTrial runs trial i on the given side and passes the features of each
 // release to sink (feat is reused: copy it), with the number of test
 // records the release classifies correctly when the plan measures accuracy.
-func RunTrial(p *Plan, i int, side mechanisms.Side, sink func(k int, feat []float64, correct int)) (mechanisms.Info, error) {
+func RunTrial(p *Plan, i int, side dataset.Side, sink func(k int, feat []float64, correct int)) (mechanisms.Info, error) {
 	d := p.Pair.D
-	if side == mechanisms.SideDPrime {
+	if side == dataset.SideDPrime {
 		d = p.Pair.DPrime
 	}
 	feat := make([]float64, len(p.FeatureNames))
@@ -209,7 +210,7 @@ func RunTrial(p *Plan, i int, side mechanisms.Side, sink func(k int, feat []floa
 }
 
 // countCorrect counts the records of d that θ classifies correctly.
-func countCorrect(c mechanisms.Classifier, theta []float64, d *mechanisms.Dataset) int {
+func countCorrect(c mechanisms.Classifier, theta []float64, d *dataset.Dataset) int {
 	n := 0
 	for _, r := range d.Records {
 		if mechanisms.PredictClass(c, theta, r.X) == int(r.Y) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // Banana is the banana model of Räisä et al. (2021), §4.1: a Gaussian
@@ -90,7 +92,7 @@ func (b Banana) GradLogPrior(theta, grad []float64) {
 }
 
 // LogLik implements Model: ln N(x₁; θ₁, σ₁²) + ln N(x₂; θ₂ + aθ₁², σ₂²).
-func (b Banana) LogLik(theta []float64, r Record) float64 {
+func (b Banana) LogLik(theta []float64, r dataset.Record) float64 {
 	p1, u := b.Unbend(theta)
 	e1, e2 := r.X[0]-p1, r.X[1]-u
 	return -0.5*(e1*e1/b.Var1+e2*e2/b.Var2) - 0.5*math.Log(4*math.Pi*math.Pi*b.Var1*b.Var2)
@@ -98,7 +100,7 @@ func (b Banana) LogLik(theta []float64, r Record) float64 {
 
 // GradLogLik implements Model: with u = θ₂ + aθ₁²,
 // ∂/∂θ₁ = (x₁−θ₁)/σ₁² + 2aθ₁(x₂−u)/σ₂², ∂/∂θ₂ = (x₂−u)/σ₂².
-func (b Banana) GradLogLik(theta []float64, r Record, grad []float64) {
+func (b Banana) GradLogLik(theta []float64, r dataset.Record, grad []float64) {
 	p1, u := b.Unbend(theta)
 	e2 := (r.X[1] - u) / b.Var2
 	grad[0] = (r.X[0]-p1)/b.Var1 + 2*b.A*p1*e2
@@ -109,7 +111,7 @@ func (b Banana) GradLogLik(theta []float64, r Record, grad []float64) {
 // same at θ′, ln p(x|θ′) − ln p(x|θ) = (θ₁′−θ₁)(x₁ − (θ₁+θ₁′)/2)/σ₁² +
 // (u′−u)(x₂ − (u+u′)/2)/σ₂², where u′−u = (θ₂′−θ₂) + a(θ₁′−θ₁)(θ₁′+θ₁) is
 // formed without cancelling large terms.
-func (b Banana) LogLikRatio(theta, thetaNew []float64, r Record) float64 {
+func (b Banana) LogLikRatio(theta, thetaNew []float64, r dataset.Record) float64 {
 	d1 := thetaNew[0] - theta[0]
 	_, u := b.Unbend(theta)
 	_, un := b.Unbend(thetaNew)
@@ -137,7 +139,7 @@ type BananaLaw struct {
 // Ban(μ, Σ, a) with (Räisä et al. §4.1), τᵢ = 1/σᵢ², x̄ᵢ the data means,
 //
 //	μᵢ = nτᵢx̄ᵢ/(nτᵢ + τ₀),  Σ = diag(1/(nτ₁ + τ₀), 1/(nτ₂ + τ₀)).
-func (b Banana) BananaPosterior(d *Dataset) (BananaLaw, error) {
+func (b Banana) BananaPosterior(d *dataset.Dataset) (BananaLaw, error) {
 	if err := b.Check(); err != nil {
 		return BananaLaw{}, err
 	}
@@ -191,7 +193,7 @@ func (l BananaLaw) LogDensity(theta []float64) float64 {
 // SyntheticBanana draws n records from the banana model's likelihood at
 // θ = theta: x₁ ~ N(θ₁, σ₁²), x₂ ~ N(θ₂ + aθ₁², σ₂²) (Räisä et al. §4.1
 // use θ = (0, 3)). The same seed gives the same dataset.
-func SyntheticBanana(n int, theta [2]float64, b Banana, seed uint64) (*Dataset, error) {
+func SyntheticBanana(n int, theta [2]float64, b Banana, seed uint64) (*dataset.Dataset, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("n: must be ≥ 1, got %d", n)
 	}
@@ -206,11 +208,11 @@ func SyntheticBanana(n int, theta [2]float64, b Banana, seed uint64) (*Dataset, 
 	rng := rand.New(rand.NewPCG(seed, 0x5eed15))
 	s1, s2 := math.Sqrt(b.Var1), math.Sqrt(b.Var2)
 	p1, u := b.Unbend(theta[:])
-	d := &Dataset{Name: fmt.Sprintf("synthetic-banana(n=%d, seed=%d)", n, seed), Records: make([]Record, n)}
+	d := &dataset.Dataset{Name: fmt.Sprintf("synthetic-banana(n=%d, seed=%d)", n, seed), Records: make([]dataset.Record, n)}
 	for k := range d.Records {
 		x1 := p1 + s1*rng.NormFloat64()
 		x2 := u + s2*rng.NormFloat64()
-		d.Records[k] = Record{X: []float64{x1, x2}}
+		d.Records[k] = dataset.Record{X: []float64{x1, x2}}
 	}
 	return d, nil
 }

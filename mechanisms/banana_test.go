@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -23,7 +24,7 @@ func TestBananaDensities(t *testing.T) {
 	for trial := 0; trial < 50; trial++ {
 		theta := []float64{rng.NormFloat64(), 2 * rng.NormFloat64()}
 		thetaNew := []float64{theta[0] + 0.2*rng.NormFloat64(), theta[1] + 0.2*rng.NormFloat64()}
-		r := Record{X: []float64{rng.NormFloat64(), 3 * rng.NormFloat64()}}
+		r := dataset.Record{X: []float64{rng.NormFloat64(), 3 * rng.NormFloat64()}}
 		phi2 := theta[1] + b.A*theta[0]*theta[0]
 		p0 := distuv.Normal{Mu: 0, Sigma: math.Sqrt(b.PriorVar)}
 		wantPrior := p0.LogProb(theta[0]) + p0.LogProb(phi2) - 2*p0.LogProb(0) // constant dropped

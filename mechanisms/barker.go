@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // VarianceFailure says what the subsampled DP-Barker test does when the
@@ -191,11 +193,11 @@ func (s *DPBarker) Name() string {
 }
 
 // Iterations implements Sampler.
-func (s *DPBarker) Iterations(*Dataset) int { return s.Iters }
+func (s *DPBarker) Iterations(*dataset.Dataset) int { return s.Iters }
 
 // IterationsPerEpoch implements Sampler: 1 for the full-data test, ⌈n/b⌉
 // for the subsampled one.
-func (s *DPBarker) IterationsPerEpoch(d *Dataset) int {
+func (s *DPBarker) IterationsPerEpoch(d *dataset.Dataset) int {
 	if s.Batch < 1 {
 		return 1
 	}
@@ -203,7 +205,7 @@ func (s *DPBarker) IterationsPerEpoch(d *Dataset) int {
 }
 
 // Check implements Sampler.
-func (s *DPBarker) Check(m Model, d *Dataset) error {
+func (s *DPBarker) Check(m Model, d *dataset.Dataset) error {
 	if !(s.Step > 0) || math.IsInf(s.Step, 0) {
 		return fmt.Errorf("sampler.step: must be finite and > 0, got %g", s.Step)
 	}
@@ -275,7 +277,7 @@ func clipBarkerLLR(x, b float64) (float64, bool) {
 // proposal (Dim normals), the minibatch (b indices, subsampled test only),
 // then the test noise (a component index and one normal for N(0, ·) +
 // V_cor, or one uniform for the exact test).
-func (s *DPBarker) Run(m Model, d *Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
+func (s *DPBarker) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
 	p, err := s.resolve(d.Len())
 	if err != nil {
 		return Info{}, err

@@ -3,17 +3,19 @@ package mechanisms
 import (
 	"sync"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // benchBarker runs one chain of b.N iterations and reports the cost per
 // iteration.
-func benchBarker(b *testing.B, m Model, d *Dataset, s *DPBarker, init []float64) {
+func benchBarker(b *testing.B, m Model, d *dataset.Dataset, s *DPBarker, init []float64) {
 	s.Iters = max(b.N, 1)
 	c := &Chain{Model: m, Sampler: s, Init: Init{Theta: init}, Release: ReleaseSpec{Mode: ReleaseFinal}}
 	if err := c.Check(d); err != nil {
 		b.Fatal(err)
 	}
-	rng := TrialRNG(1, SideD, 0, 0)
+	rng := TrialRNG(1, dataset.SideD, 0, 0)
 	b.ResetTimer()
 	if _, err := c.Run(d, rng, nil); err != nil {
 		b.Fatal(err)
@@ -43,7 +45,7 @@ func BenchmarkDPBarkerSubsampledLinReg(b *testing.B) {
 
 var (
 	paperDataOnce sync.Once
-	paperData     *Dataset
+	paperData     *dataset.Dataset
 )
 
 // BenchmarkDPBarkerSubsampledPaper: the paper's GMM experiment (§4):
@@ -59,7 +61,7 @@ func BenchmarkDPBarkerSubsampledPaper(b *testing.B) {
 // BenchmarkVCorSample: one draw of N(0, C) + V_cor at C = 2.
 func BenchmarkVCorSample(b *testing.B) {
 	v, _ := NewVCor(2)
-	rng := TrialRNG(1, SideD, 0, 0)
+	rng := TrialRNG(1, dataset.SideD, 0, 0)
 	var s float64
 	for i := 0; i < b.N; i++ {
 		s += v.sampleWithNormal(rng, 1.42)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"gonum.org/v1/gonum/integrate/quad"
 )
 
@@ -15,7 +16,7 @@ import (
 // k, 0)) on GOMAXPROCS workers and returns their final states and summed
 // counters. Every chain owns its random source, so the result does not
 // depend on the number of workers.
-func runFinal(t *testing.T, c *Chain, d *Dataset, n int, seed uint64) ([][]float64, Info) {
+func runFinal(t *testing.T, c *Chain, d *dataset.Dataset, n int, seed uint64) ([][]float64, Info) {
 	t.Helper()
 	if err := c.Check(d); err != nil {
 		t.Fatal(err)
@@ -30,7 +31,7 @@ func runFinal(t *testing.T, c *Chain, d *Dataset, n int, seed uint64) ([][]float
 		go func(w int) {
 			defer wg.Done()
 			for k := w; k < n; k += workers {
-				infos[k], errs[k] = c.Run(d, TrialRNG(seed, SideD, k, 0), func(_ int, th []float64) error {
+				infos[k], errs[k] = c.Run(d, TrialRNG(seed, dataset.SideD, k, 0), func(_ int, th []float64) error {
 					out[k] = append([]float64(nil), th...)
 					return nil
 				})
@@ -393,7 +394,7 @@ const (
 // independent transcription of Heikkilä et al. eqs. 6, 15, 18, 19/23 with
 // the linear-regression llr written out:
 // llr_i = −(β/2)[(y_i − θ′x_i)² − (y_i − θx_i)²].
-func refSubsampledTest(v *VCor, m LinReg, d *Dataset, batches [][]int, n0, clip, limit, c, th, tp float64, variant subVariant) (pAcc, pFail float64) {
+func refSubsampledTest(v *VCor, m LinReg, d *dataset.Dataset, batches [][]int, n0, clip, limit, c, th, tp float64, variant subVariant) (pAcc, pFail float64) {
 	n := d.Len()
 	b := len(batches[0])
 	scale := n0 / float64(b)
@@ -435,12 +436,12 @@ func refSubsampledTest(v *VCor, m LinReg, d *Dataset, batches [][]int, n0, clip,
 }
 
 // sixRecords is a small 1-D regression dataset for the enumerated tests.
-func sixRecords() *Dataset {
+func sixRecords() *dataset.Dataset {
 	xs := []float64{0.5, 1.2, -0.8, 1.9, 0.3, -1.5}
 	ys := []float64{0.9, 0.4, -1.6, 1.1, 1.3, -0.2}
-	d := &Dataset{Name: "six"}
+	d := &dataset.Dataset{Name: "six"}
 	for i := range xs {
-		d.Records = append(d.Records, Record{X: []float64{xs[i]}, Y: ys[i]})
+		d.Records = append(d.Records, dataset.Record{X: []float64{xs[i]}, Y: ys[i]})
 	}
 	return d
 }
@@ -630,11 +631,11 @@ func TestBarkerSubsampledExactKernel(t *testing.T) {
 
 // boundedRegression is a deterministic 1-D regression dataset with
 // |x| ≤ 1 and |y| ≤ 0.8, so that log-likelihood ratios stay small.
-func boundedRegression(n int) *Dataset {
-	d := &Dataset{Name: fmt.Sprintf("bounded-regression(n=%d)", n)}
+func boundedRegression(n int) *dataset.Dataset {
+	d := &dataset.Dataset{Name: fmt.Sprintf("bounded-regression(n=%d)", n)}
 	for i := 0; i < n; i++ {
 		x := -1 + 2*(float64(i)+0.5)/float64(n)
-		d.Records = append(d.Records, Record{X: []float64{x}, Y: 0.5*x + 0.3*math.Sin(7*float64(i))})
+		d.Records = append(d.Records, dataset.Record{X: []float64{x}, Y: 0.5*x + 0.3*math.Sin(7*float64(i))})
 	}
 	return d
 }
@@ -708,7 +709,7 @@ func TestBarkerDeterminism(t *testing.T) {
 		const trials = 32
 		runOne := func(k int) []uint64 {
 			var out []uint64
-			_, err := c.Run(d, TrialRNG(42, SideDPrime, k, 0), func(_ int, th []float64) error {
+			_, err := c.Run(d, TrialRNG(42, dataset.SideDPrime, k, 0), func(_ int, th []float64) error {
 				for _, x := range th {
 					out = append(out, math.Float64bits(x))
 				}
@@ -749,7 +750,7 @@ func TestBarkerDeterminism(t *testing.T) {
 // nanModel is linear regression whose log-likelihood is NaN for θ > 1.
 type nanModel struct{ LinReg }
 
-func (m nanModel) LogLik(theta []float64, r Record) float64 {
+func (m nanModel) LogLik(theta []float64, r dataset.Record) float64 {
 	if theta[0] > 1 {
 		return math.NaN()
 	}
@@ -788,7 +789,7 @@ func TestBarkerErrors(t *testing.T) {
 	}
 	// NaN log-likelihood ratio: an error, not a silent rejection.
 	c := &Chain{Model: nanModel{m}, Sampler: &DPBarker{Step: 1, Iters: 200}, Init: Init{Theta: []float64{0.9}}}
-	if _, err := c.Run(d, TrialRNG(1, SideD, 0, 0), nil); err == nil || !contains(err.Error(), "NaN") {
+	if _, err := c.Run(d, TrialRNG(1, dataset.SideD, 0, 0), nil); err == nil || !contains(err.Error(), "NaN") {
 		t.Errorf("NaN llr: err = %v", err)
 	}
 	// on_variance_failure: error stops the run with *VarianceCheckError;
@@ -796,7 +797,7 @@ func TestBarkerErrors(t *testing.T) {
 	for _, mode := range []VarianceFailure{VarianceError, VarianceReject} {
 		s := &DPBarker{Step: 3, Iters: 50, Batch: 5, NoClip: true, VarianceLimit: 1e-6, OnVarianceFailure: mode}
 		c := &Chain{Model: m, Sampler: s, Init: Init{Theta: []float64{0}}}
-		info, err := c.Run(d, TrialRNG(1, SideD, 0, 0), nil)
+		info, err := c.Run(d, TrialRNG(1, dataset.SideD, 0, 0), nil)
 		var ve *VarianceCheckError
 		if mode == VarianceError && (!errors.As(err, &ve) || ve.Iteration != 1 || info.VarianceCheckFailures != 1) {
 			t.Errorf("error mode: err = %v, info %+v", err, info)
@@ -807,7 +808,7 @@ func TestBarkerErrors(t *testing.T) {
 	}
 	// A proposal overflowing to ±Inf ends the run with *DivergedError.
 	c = &Chain{Model: m, Sampler: &DPBarker{Step: 1e308, Iters: 100, Exact: true}, Init: Init{Theta: []float64{1.7e308}}}
-	_, err := c.Run(d, TrialRNG(1, SideD, 0, 0), nil)
+	_, err := c.Run(d, TrialRNG(1, dataset.SideD, 0, 0), nil)
 	var de *DivergedError
 	if !errors.As(err, &de) {
 		t.Errorf("overflowing proposal: err = %v", err)

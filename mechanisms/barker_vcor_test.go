@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 var updateVCor = flag.Bool("update-vcor", false, "rewrite barker_vcor_table.go from FitVCor(2)")
@@ -182,7 +184,7 @@ func TestVCorAcceptProbClosedForm(t *testing.T) {
 // sqrt(C + s²)) moves P(accept | Δ = 1) from 0.73 to 0.85, over 100 SE.
 func TestVCorSampling(t *testing.T) {
 	v, _ := NewVCor(2)
-	rng := TrialRNG(5, SideD, 0, 0)
+	rng := TrialRNG(5, dataset.SideD, 0, 0)
 	const n = 200000
 	sd := math.Sqrt(2 + vcorSD*vcorSD)
 	for _, delta := range []float64{-4, -1, 0, 1, 2.5} {

@@ -1,6 +1,10 @@
 package mechanisms
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+)
 
 // benchSGLD runs one chain of b.N iterations of batch-1 SGLD on 1-D linear
 // regression with n = 1000 records and reports the cost per iteration.
@@ -12,7 +16,7 @@ func benchSGLD(b *testing.B, m Model, scheme IndexScheme) {
 	if err := c.Check(d); err != nil {
 		b.Fatal(err)
 	}
-	rng := TrialRNG(1, SideD, 0, 0)
+	rng := TrialRNG(1, dataset.SideD, 0, 0)
 	b.ResetTimer()
 	if _, err := c.Run(d, rng, nil); err != nil {
 		b.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // Emit receives the k-th release of a run. theta is only valid during the
@@ -73,17 +75,17 @@ type Sampler interface {
 	Name() string
 	// Check validates the sampler's settings for this model and dataset;
 	// errors name the field and its allowed range.
-	Check(m Model, d *Dataset) error
+	Check(m Model, d *dataset.Dataset) error
 	// Iterations is the number of updates of one run on d.
-	Iterations(d *Dataset) int
+	Iterations(d *dataset.Dataset) int
 	// IterationsPerEpoch is the number of updates in one pass over d
 	// (1 for full-data samplers).
-	IterationsPerEpoch(d *Dataset) int
+	IterationsPerEpoch(d *dataset.Dataset) int
 	// Run performs one run starting from theta (updated in place), drawing
 	// all randomness from rng, and calls emit(k, θ) after iteration at[k]
 	// for every k (at is ascending). A non-finite state ends the run with
 	// a *DivergedError.
-	Run(m Model, d *Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error)
+	Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error)
 }
 
 // Init chooses a chain's starting point.
@@ -111,23 +113,23 @@ type Mechanism interface {
 	// Dim is the length of every released vector.
 	Dim() int
 	// Points returns the release points of a run on d.
-	Points(d *Dataset) ([]ReleasePoint, error)
+	Points(d *dataset.Dataset) ([]ReleasePoint, error)
 	// Check validates the mechanism for dataset d.
-	Check(d *Dataset) error
+	Check(d *dataset.Dataset) error
 	// Run performs one run on d.
-	Run(d *Dataset, rng *rand.Rand, emit Emit) (Info, error)
+	Run(d *dataset.Dataset, rng *rand.Rand, emit Emit) (Info, error)
 }
 
 // Dim implements Mechanism.
 func (c *Chain) Dim() int { return c.Model.Dim() }
 
 // Points implements Mechanism.
-func (c *Chain) Points(d *Dataset) ([]ReleasePoint, error) {
+func (c *Chain) Points(d *dataset.Dataset) ([]ReleasePoint, error) {
 	return c.Release.Points(c.Sampler.Iterations(d), c.Sampler.IterationsPerEpoch(d))
 }
 
 // Check implements Mechanism.
-func (c *Chain) Check(d *Dataset) error {
+func (c *Chain) Check(d *dataset.Dataset) error {
 	if d.Virtual > 0 {
 		return fmt.Errorf("data: %s has %d records described analytically; sampler %s needs them materialised (use the exact counterexample sampler, or n ≤ the materialisation limit)", d.Name, d.Virtual, c.Sampler.Name())
 	}
@@ -155,7 +157,7 @@ func (c *Chain) Check(d *Dataset) error {
 
 // Run implements Mechanism. The starting point is drawn first from rng (if
 // from the prior), then the sampler consumes rng.
-func (c *Chain) Run(d *Dataset, rng *rand.Rand, emit Emit) (Info, error) {
+func (c *Chain) Run(d *dataset.Dataset, rng *rand.Rand, emit Emit) (Info, error) {
 	pts, err := c.Points(d)
 	if err != nil {
 		return Info{}, err

@@ -2,6 +2,8 @@ package mechanisms
 
 import (
 	"math"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // GradientConstants is what the theoretical bounds need to know about a
@@ -26,10 +28,10 @@ type GradientConstants struct {
 // ConstantsModel is implemented by models whose gradient constants are
 // known.
 type ConstantsModel interface {
-	GradientConstants(records []Record) GradientConstants
+	GradientConstants(records []dataset.Record) GradientConstants
 }
 
-func maxNorm(records []Record) float64 {
+func maxNorm(records []dataset.Record) float64 {
 	var m float64
 	for _, r := range records {
 		m = math.Max(m, math.Sqrt(dot(r.X, r.X)))
@@ -40,7 +42,7 @@ func maxNorm(records []Record) float64 {
 // GradientConstants implements ConstantsModel: ∇ ln p(d | θ) = β(y − θᵀx)x
 // grows without bound in θ (unless every x = 0), so no finite c exists;
 // the prior α‖θ‖²/2 has L = a = α.
-func (m LinReg) GradientConstants(records []Record) GradientConstants {
+func (m LinReg) GradientConstants(records []dataset.Record) GradientConstants {
 	return GradientConstants{
 		PriorLipschitz: m.Alpha, PriorConvexity: m.Alpha,
 		Reason: "the linear-regression gradient β(y − θᵀx)x is unbounded in θ (a bounded domain for θ, as Heller eq. 5 bounds the data, would be needed)",
@@ -51,7 +53,7 @@ func (m LinReg) GradientConstants(records []Record) GradientConstants {
 // y ∈ {0, 1}, so c = max‖x‖ over the records and the difference of two
 // records' gradients is at most the sum of the two largest norms; the prior
 // α‖θ‖²/2 has L = a = α.
-func (m Logistic) GradientConstants(records []Record) GradientConstants {
+func (m Logistic) GradientConstants(records []dataset.Record) GradientConstants {
 	var n1, n2 float64
 	for _, r := range records {
 		n := math.Sqrt(dot(r.X, r.X))
@@ -67,7 +69,7 @@ func (m Logistic) GradientConstants(records []Record) GradientConstants {
 
 // GradientConstants implements ConstantsModel: ∇ ln p(x | θ) = Σ⁻¹(x − θ)
 // is unbounded in θ; the prior N(μ₀, σ₀²I) has L = a = 1/σ₀².
-func (g *Gauss) GradientConstants(records []Record) GradientConstants {
+func (g *Gauss) GradientConstants(records []dataset.Record) GradientConstants {
 	p := 1 / (g.sigma0 * g.sigma0)
 	return GradientConstants{PriorLipschitz: p, PriorConvexity: p,
 		Reason: "the Gaussian-mean gradient Σ⁻¹(x − θ) is unbounded in θ"}
@@ -75,6 +77,6 @@ func (g *Gauss) GradientConstants(records []Record) GradientConstants {
 
 // GradientConstants implements ConstantsModel: the banana's gradient is
 // unbounded and its posterior is not log-concave.
-func (b Banana) GradientConstants(records []Record) GradientConstants {
+func (b Banana) GradientConstants(records []dataset.Record) GradientConstants {
 	return GradientConstants{Reason: "the banana model's likelihood gradient is unbounded in θ"}
 }

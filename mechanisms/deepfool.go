@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // This file holds the canary construction of Heller & Fetaya §V, adapted:
@@ -107,15 +108,15 @@ type CraftedCanary struct {
 
 // Record returns the canary record (x*, y⁰): Heller & Fetaya keep the
 // label of the record they replace.
-func (c CraftedCanary) Record() Record {
-	return Record{X: append([]float64(nil), c.XStar...), Y: float64(c.Y0)}
+func (c CraftedCanary) Record() dataset.Record {
+	return dataset.Record{X: append([]float64(nil), c.XStar...), Y: float64(c.Y0)}
 }
 
 // Pair returns D and D′ = D with record Index replaced by (x*, y⁰).
-func (c CraftedCanary) Pair(d *Dataset) (Pair, error) {
-	p, err := Canary(d, c.Index, c.Record())
+func (c CraftedCanary) Pair(d *dataset.Dataset) (dataset.Pair, error) {
+	p, err := dataset.Canary(d, c.Index, c.Record())
 	if err != nil {
-		return Pair{}, err
+		return dataset.Pair{}, err
 	}
 	p.Note = fmt.Sprintf("record %d (label %d) replaced by its DeepFool canary: features moved by %.4g, classified as %d by every model", c.Index, c.Y0, c.Norm, c.YStar)
 	return p, nil
@@ -166,7 +167,7 @@ func checkThetas(c Classifier, thetas [][]float64) error {
 // θ₁…θ_M assigns to the same class (the most probable one), and, if
 // correct is set, to the record's own label: the candidates for (x⁰, y⁰)
 // in Heller & Fetaya §V.
-func AgreedRecords(c Classifier, thetas [][]float64, d *Dataset, correct bool) ([]int, error) {
+func AgreedRecords(c Classifier, thetas [][]float64, d *dataset.Dataset, correct bool) ([]int, error) {
 	if err := checkThetas(c, thetas); err != nil {
 		return nil, err
 	}
@@ -276,7 +277,7 @@ func (Softmax) logitsAffineInX() {}
 // ≥ κ/2 and the distance shrinks, until a fixed point (a KKT point of the
 // true problem) or MaxIter linearisations. The result is a local solution:
 // valid, but not certified to be the global minimum.
-func CraftCanary(c Classifier, thetas [][]float64, d *Dataset, index int, opts CanaryOptions) (CraftedCanary, error) {
+func CraftCanary(c Classifier, thetas [][]float64, d *dataset.Dataset, index int, opts CanaryOptions) (CraftedCanary, error) {
 	if err := checkThetas(c, thetas); err != nil {
 		return CraftedCanary{}, err
 	}
@@ -288,7 +289,7 @@ func CraftCanary(c Classifier, thetas [][]float64, d *Dataset, index int, opts C
 	}
 	k := c.NumClasses()
 	rec := d.Records[index]
-	y0, ok := classIndex(rec.Y, k)
+	y0, ok := dataset.ClassIndex(rec.Y, k)
 	if !ok {
 		return CraftedCanary{}, fmt.Errorf("index: record %d label must be a class index in [0, %d), got %g", index, k, rec.Y)
 	}

@@ -1,15 +1,19 @@
 package mechanisms
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+)
 
 // benchCraft times CraftCanary on the digits for an ensemble of 20 SGLD
 // draws (trained once, outside the timing), pixels kept in [0, 1].
 func benchCraft(b *testing.B, m Classifier, epochs int) {
-	d, err := ReadCSVFile(digitsPath, DigitsOptions())
+	d, err := dataset.ReadCSVFile(digitsPath, dataset.DigitsOptions())
 	if err != nil {
 		b.Fatal(err)
 	}
-	tr, _, err := StratifiedSplit(d, 10, 0.2, 1)
+	tr, _, err := dataset.StratifiedSplit(d, 10, 0.2, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -39,7 +43,7 @@ func BenchmarkCraftCanaryMLP(b *testing.B) {
 
 // BenchmarkAgreedRecords: agreement of 20 softmax models over 1,438 records.
 func BenchmarkAgreedRecords(b *testing.B) {
-	d, err := ReadCSVFile(digitsPath, DigitsOptions())
+	d, err := dataset.ReadCSVFile(digitsPath, dataset.DigitsOptions())
 	if err != nil {
 		b.Fatal(err)
 	}

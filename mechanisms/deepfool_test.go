@@ -6,19 +6,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"gonum.org/v1/gonum/mat"
 )
 
 // ensembleFixture is a three-model softmax ensemble (4 features, 3
 // classes) and a record in (0, 1)⁴ that all three classify as class 1.
-func ensembleFixture() (Softmax, [][]float64, *Dataset) {
+func ensembleFixture() (Softmax, [][]float64, *dataset.Dataset) {
 	m := Softmax{Features: 4, Classes: 3, Alpha: 1}
 	thetas := [][]float64{
 		{-1.322, -1.349, -0.597, 0.231, 0.99, -0.104, -0.387, -0.804, 0.572, 1.758, 0.522, -1.726, -1.035, 1.306, 0.151},
 		{-1.189, -1.318, -0.259, 0.329, 0.822, -0.009, -0.88, -1.192, 0.816, 1.302, 0.624, -1.018, -1.557, 1.682, -0.128},
 		{-0.792, -1.311, -0.845, 0.35, 1.059, 0.399, -0.907, -0.564, 0.419, 1.536, 0.021, -0.798, -0.788, 2.33, 0.396},
 	}
-	d := &Dataset{Name: "fixture", Records: []Record{
+	d := &dataset.Dataset{Name: "fixture", Records: []dataset.Record{
 		{X: []float64{0.9, 0.1, 0.1, 0.1}, Y: 0},
 		{X: []float64{0.611, 0.478, 0.333, 0.585}, Y: 1},
 	}}
@@ -98,7 +99,7 @@ func TestLinearDeepFoolMinimal(t *testing.T) {
 			t.Errorf("x + r: logits %v, expected a tie of %d and %d at the top", f, y0, k)
 		}
 		// CraftCanary with a vanishing margin reaches the same distance.
-		d := &Dataset{Records: []Record{{X: x, Y: float64(y0)}}}
+		d := &dataset.Dataset{Records: []dataset.Record{{X: x, Y: float64(y0)}}}
 		cn, err := CraftCanary(m, [][]float64{theta}, d, 0, CanaryOptions{Margin: 1e-12})
 		if err != nil {
 			t.Fatal(err)
@@ -194,7 +195,7 @@ func TestCraftCanarySoftmaxEnsemble(t *testing.T) {
 			thetas[i][j] = base[j] + 0.2*rng.NormFloat64()
 		}
 	}
-	var d Dataset
+	var d dataset.Dataset
 	for i := 0; i < 40; i++ {
 		r := randomRecord(rng, m.Features, m.Classes, 1)
 		r.Y = float64(PredictClass(m, base, r.X))
@@ -296,7 +297,7 @@ func TestCraftCanaryMLP(t *testing.T) {
 			thetas[i][j] = base[j] + 0.1*rng.NormFloat64()
 		}
 	}
-	var d Dataset
+	var d dataset.Dataset
 	for i := 0; i < 30; i++ {
 		r := randomRecord(rng, m.Features, m.Classes, 1)
 		r.Y = float64(PredictClass(m, base, r.X))
@@ -428,7 +429,7 @@ func TestCraftCanaryErrors(t *testing.T) {
 
 // trainEnsemble runs n independent SGLD chains of model m on d (seeded by
 // TrialRNG) and returns their final states.
-func trainEnsemble(t testing.TB, m Model, d *Dataset, n, epochs int) [][]float64 {
+func trainEnsemble(t testing.TB, m Model, d *dataset.Dataset, n, epochs int) [][]float64 {
 	t.Helper()
 	c := &Chain{Model: m, Init: Init{FromPrior: true}, Release: ReleaseSpec{Mode: ReleaseFinal},
 		Sampler: &SGLD{Step: StepSchedule{Eta: 1e-3}, Batch: 32, Scheme: Reshuffle, Epochs: epochs}}
@@ -437,7 +438,7 @@ func trainEnsemble(t testing.TB, m Model, d *Dataset, n, epochs int) [][]float64
 	}
 	var out [][]float64
 	for i := 0; i < n; i++ {
-		if _, err := c.Run(d, TrialRNG(17, SideD, i, 0), func(_ int, th []float64) error {
+		if _, err := c.Run(d, TrialRNG(17, dataset.SideD, i, 0), func(_ int, th []float64) error {
 			out = append(out, append([]float64(nil), th...))
 			return nil
 		}); err != nil {
@@ -457,11 +458,11 @@ func trainEnsemble(t testing.TB, m Model, d *Dataset, n, epochs int) [][]float64
 // 359 held-out digits), so only a broken model, sampler or loader fails it
 // (a model that ignored its features would score ≈ 0.1).
 func TestDigitsCanaryEndToEnd(t *testing.T) {
-	d, err := ReadCSVFile(digitsPath, DigitsOptions())
+	d, err := dataset.ReadCSVFile(digitsPath, dataset.DigitsOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, te, err := StratifiedSplit(d, 10, 0.2, 1)
+	tr, te, err := dataset.StratifiedSplit(d, 10, 0.2, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // A trial's releases depend only on (seed, side, trial index, dataset,
@@ -24,7 +26,7 @@ func TestTrialDeterminism(t *testing.T) {
 		const trials = 64
 		runOne := func(k int) []uint64 {
 			var out []uint64
-			_, err := c.Run(d, TrialRNG(42, SideDPrime, k, 0), func(_ int, th []float64) error {
+			_, err := c.Run(d, TrialRNG(42, dataset.SideDPrime, k, 0), func(_ int, th []float64) error {
 				out = append(out, math.Float64bits(th[0]))
 				return nil
 			})
@@ -65,7 +67,7 @@ func TestTrialDeterminism(t *testing.T) {
 			t.Errorf("%s: trials 0 and 1 coincide", name)
 		}
 	}
-	if TrialRNG(1, SideD, 0, 0).Uint64() == TrialRNG(1, SideDPrime, 0, 0).Uint64() {
+	if TrialRNG(1, dataset.SideD, 0, 0).Uint64() == TrialRNG(1, dataset.SideDPrime, 0, 0).Uint64() {
 		t.Error("sides share a stream")
 	}
 }
@@ -75,7 +77,7 @@ func TestSGLDDivergence(t *testing.T) {
 	for _, m := range []Model{NewLinReg1D(1, 1), hideAffine{NewLinReg1D(1, 1)}} {
 		c := &Chain{Model: m, Sampler: &SGLD{Step: StepSchedule{Eta: 5}, Batch: 1, Scheme: Cyclic, Epochs: 200},
 			Init: Init{Theta: []float64{1}}, Release: ReleaseSpec{Mode: ReleaseFinal}}
-		_, err := c.Run(d, TrialRNG(1, SideD, 0, 0), nil)
+		_, err := c.Run(d, TrialRNG(1, dataset.SideD, 0, 0), nil)
 		de, ok := err.(*DivergedError)
 		if !ok || de.Iteration < 1 || de.Iteration > 4000 {
 			t.Errorf("diverging chain: err = %v", err)
@@ -106,13 +108,13 @@ func TestCheckErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", b.s.Name(), err, b.want)
 		}
 	}
-	if err := (&Dataset{Name: "empty"}).Validate(1); err == nil {
+	if err := (&dataset.Dataset{Name: "empty"}).Validate(1); err == nil {
 		t.Error("empty dataset accepted")
 	}
 	if _, err := (ReleaseSpec{Mode: ReleaseSnapshots, At: []int{0}}).Points(10, 1); err == nil {
 		t.Error("snapshot at iteration 0 accepted")
 	}
-	if _, err := CounterexamplePair(0, 1, 1); err == nil {
+	if _, err := dataset.CounterexamplePair(0, 1, 1); err == nil {
 		t.Error("n = 0 accepted")
 	}
 }

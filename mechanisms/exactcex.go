@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // ExactCounterexample samples cyclic SGLD (batch 1, constant step η, the
@@ -25,7 +26,7 @@ type ExactCounterexample struct {
 	Model   closedform.Counterexample
 	Epochs  int
 	Release ReleaseSpec
-	D2      *Dataset // the neighbour: runs on it draw r
+	D2      *dataset.Dataset // the neighbour: runs on it draw r
 
 	points   []ReleasePoint
 	moments  []closedform.Moments
@@ -33,28 +34,9 @@ type ExactCounterexample struct {
 	priorStd float64
 }
 
-// VirtualCounterexamplePair is Heller & Fetaya's pair (eq. 8) for n too
-// large to hold: virtual datasets of n records listing their distinct
-// records (for features and model constants).
-func VirtualCounterexamplePair(n int, xh, c float64) (Pair, error) {
-	if n < 2 {
-		return Pair{}, fmt.Errorf("n: must be ≥ 2, got %d", n)
-	}
-	if !(xh > 0) || math.IsInf(xh, 0) {
-		return Pair{}, fmt.Errorf("xh: must be finite and > 0, got %g", xh)
-	}
-	if math.IsNaN(c) || math.IsInf(c, 0) {
-		return Pair{}, fmt.Errorf("c: must be finite, got %g", c)
-	}
-	d1 := &Dataset{Name: "D1", Virtual: n, Records: []Record{{X: []float64{xh}, Y: c * xh}}}
-	d2 := &Dataset{Name: "D2", Virtual: n, Records: []Record{{X: []float64{xh}, Y: c * xh}, {X: []float64{xh / 2}, Y: c * xh / 2}}}
-	return Pair{D: d1, DPrime: d2, Adjacency: ReplaceOne, Index: n - 1,
-		Note: fmt.Sprintf("Heller-Fetaya eq. 8 (not materialised): %d copies of (x_h, c x_h), one replaced by (x_h/2, c x_h/2), x_h = %g, c = %g", n, xh, c)}, nil
-}
-
 // NewExactCounterexample prepares the sampler: the means at every release
 // epoch and the transitions between them.
-func NewExactCounterexample(model closedform.Counterexample, epochs int, release ReleaseSpec, d2 *Dataset) (*ExactCounterexample, error) {
+func NewExactCounterexample(model closedform.Counterexample, epochs int, release ReleaseSpec, d2 *dataset.Dataset) (*ExactCounterexample, error) {
 	if err := model.Validate(); err != nil {
 		return nil, fmt.Errorf("sampler.%w", err)
 	}
@@ -96,16 +78,16 @@ func (e *ExactCounterexample) Name() string {
 func (e *ExactCounterexample) Dim() int { return 1 }
 
 // Iterations implements Sampler.
-func (e *ExactCounterexample) Iterations(*Dataset) int { return e.Epochs * e.Model.N }
+func (e *ExactCounterexample) Iterations(*dataset.Dataset) int { return e.Epochs * e.Model.N }
 
 // IterationsPerEpoch implements Sampler.
-func (e *ExactCounterexample) IterationsPerEpoch(*Dataset) int { return e.Model.N }
+func (e *ExactCounterexample) IterationsPerEpoch(*dataset.Dataset) int { return e.Model.N }
 
 // Points implements Mechanism.
-func (e *ExactCounterexample) Points(*Dataset) ([]ReleasePoint, error) { return e.points, nil }
+func (e *ExactCounterexample) Points(*dataset.Dataset) ([]ReleasePoint, error) { return e.points, nil }
 
 // Check implements Mechanism and Sampler.
-func (e *ExactCounterexample) Check(d *Dataset) error {
+func (e *ExactCounterexample) Check(d *dataset.Dataset) error {
 	if d.Len() != e.Model.N {
 		return fmt.Errorf("data: the exact sampler needs the counterexample's n = %d records, got %d", e.Model.N, d.Len())
 	}
@@ -119,7 +101,7 @@ func (e *ExactCounterexample) SGLD() *SGLD {
 
 // Run implements Mechanism: one run on D1 or D2 (d == D2), drawing r (on
 // D2), e₀ and one normal per release from rng.
-func (e *ExactCounterexample) Run(d *Dataset, rng *rand.Rand, emit Emit) (Info, error) {
+func (e *ExactCounterexample) Run(d *dataset.Dataset, rng *rand.Rand, emit Emit) (Info, error) {
 	info := Info{Iterations: e.Epochs * e.Model.N}
 	onD2 := d == e.D2
 	u := 0.0
@@ -153,15 +135,15 @@ type ExactSampler struct{ E *ExactCounterexample }
 func (s ExactSampler) Name() string { return s.E.Name() }
 
 // Check implements Sampler.
-func (s ExactSampler) Check(_ Model, d *Dataset) error { return s.E.Check(d) }
+func (s ExactSampler) Check(_ Model, d *dataset.Dataset) error { return s.E.Check(d) }
 
 // Iterations implements Sampler.
-func (s ExactSampler) Iterations(d *Dataset) int { return s.E.Iterations(d) }
+func (s ExactSampler) Iterations(d *dataset.Dataset) int { return s.E.Iterations(d) }
 
 // IterationsPerEpoch implements Sampler.
-func (s ExactSampler) IterationsPerEpoch(d *Dataset) int { return s.E.IterationsPerEpoch(d) }
+func (s ExactSampler) IterationsPerEpoch(d *dataset.Dataset) int { return s.E.IterationsPerEpoch(d) }
 
 // Run implements Sampler: an exact sampler has no step-by-step run.
-func (s ExactSampler) Run(Model, *Dataset, []float64, *rand.Rand, []int, Emit) (Info, error) {
+func (s ExactSampler) Run(Model, *dataset.Dataset, []float64, *rand.Rand, []int, Emit) (Info, error) {
 	return Info{}, fmt.Errorf("the exact counterexample sampler runs as a mechanism, not step by step")
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // The exact sampler against the real one: cyclic SGLD run step by step on
@@ -22,8 +23,8 @@ func TestExactCounterexampleMatchesSGLD(t *testing.T) {
 	)
 	s := alpha + n*xh*xh*beta
 	eta := 0.4 / s // λ = 0.8
-	pair, _ := CounterexamplePair(n, xh, c)
-	vpair, _ := VirtualCounterexamplePair(n, xh, c)
+	pair, _ := dataset.CounterexamplePair(n, xh, c)
+	vpair, _ := dataset.VirtualCounterexamplePair(n, xh, c)
 	model := closedform.Counterexample{N: n, Alpha: alpha, Beta: beta, XH: xh, C: c, Eta: eta}
 	ex, err := NewExactCounterexample(model, epochs, ReleaseSpec{Mode: ReleaseEpochs}, vpair.DPrime)
 	if err != nil {
@@ -43,10 +44,10 @@ func TestExactCounterexampleMatchesSGLD(t *testing.T) {
 			d, vd = pair.DPrime, vpair.DPrime
 		}
 		for k := 0; k < chains; k++ {
-			if _, err := ch.Run(d, TrialRNG(1, Side(side), k, 0), func(p int, th []float64) error { real[p][k] = th[0]; return nil }); err != nil {
+			if _, err := ch.Run(d, TrialRNG(1, dataset.Side(side), k, 0), func(p int, th []float64) error { real[p][k] = th[0]; return nil }); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := ex.Run(vd, TrialRNG(2, Side(side), k, 0), func(p int, th []float64) error { exact[p][k] = th[0]; return nil }); err != nil {
+			if _, err := ex.Run(vd, TrialRNG(2, dataset.Side(side), k, 0), func(p int, th []float64) error { exact[p][k] = th[0]; return nil }); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // The ziggurat draws a standard normal: checked against Φ with a
@@ -15,7 +16,7 @@ import (
 // is produced by a separate branch.
 func TestFastNormalDistribution(t *testing.T) {
 	const n = 1_000_000
-	f := newFastNormal(TrialRNG(9, SideD, 0, 0))
+	f := newFastNormal(TrialRNG(9, dataset.SideD, 0, 0))
 	xs := make([]float64, n)
 	var m1, m2, m3, m4 float64
 	tail := 0
@@ -61,7 +62,7 @@ func TestFastNormalDistribution(t *testing.T) {
 }
 
 func BenchmarkFastNormal(b *testing.B) {
-	f := newFastNormal(TrialRNG(1, SideD, 0, 0))
+	f := newFastNormal(TrialRNG(1, dataset.SideD, 0, 0))
 	var s float64
 	for i := 0; i < b.N; i++ {
 		s += f.norm()
@@ -72,7 +73,7 @@ func BenchmarkFastNormal(b *testing.B) {
 }
 
 func BenchmarkRandNormFloat64(b *testing.B) {
-	r := TrialRNG(1, SideD, 0, 0)
+	r := TrialRNG(1, dataset.SideD, 0, 0)
 	var s float64
 	for i := 0; i < b.N; i++ {
 		s += r.NormFloat64()

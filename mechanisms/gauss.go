@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -131,7 +132,7 @@ func (g *Gauss) GradLogPrior(theta, grad []float64) {
 }
 
 // LogLik implements Model: ln N(x; θ, Σ) = −½(x−θ)ᵀΣ⁻¹(x−θ) − ½ ln det(2πΣ).
-func (g *Gauss) LogLik(theta []float64, r Record) float64 {
+func (g *Gauss) LogLik(theta []float64, r dataset.Record) float64 {
 	var q float64
 	for i := 0; i < g.d; i++ {
 		row := g.prec[i*g.d : (i+1)*g.d]
@@ -145,7 +146,7 @@ func (g *Gauss) LogLik(theta []float64, r Record) float64 {
 }
 
 // GradLogLik implements Model: Σ⁻¹(x − θ).
-func (g *Gauss) GradLogLik(theta []float64, r Record, grad []float64) {
+func (g *Gauss) GradLogLik(theta []float64, r dataset.Record, grad []float64) {
 	for i := 0; i < g.d; i++ {
 		row := g.prec[i*g.d : (i+1)*g.d]
 		var s float64
@@ -159,7 +160,7 @@ func (g *Gauss) GradLogLik(theta []float64, r Record, grad []float64) {
 // LogLikRatio implements LogLikRatioModel: ln p(x|θ′) − ln p(x|θ) =
 // (θ′−θ)ᵀΣ⁻¹(x − (θ+θ′)/2), the difference of the two quadratic forms
 // factored so that no two large terms are subtracted.
-func (g *Gauss) LogLikRatio(theta, thetaNew []float64, r Record) float64 {
+func (g *Gauss) LogLikRatio(theta, thetaNew []float64, r dataset.Record) float64 {
 	var q float64
 	for i := 0; i < g.d; i++ {
 		row := g.prec[i*g.d : (i+1)*g.d]
@@ -181,7 +182,7 @@ func (g *Gauss) SamplePrior(rng *rand.Rand, theta []float64) {
 
 // Posterior implements GaussianPosterior: S⁻¹ = I/σ₀² + nΣ⁻¹,
 // m = S(μ₀/σ₀² + Σ⁻¹ Σᵢ xᵢ).
-func (g *Gauss) Posterior(ds *Dataset) (mean, cov []float64, err error) {
+func (g *Gauss) Posterior(ds *dataset.Dataset) (mean, cov []float64, err error) {
 	if err := ds.Validate(g.d); err != nil {
 		return nil, nil, err
 	}
@@ -280,7 +281,7 @@ func RaisaCovariance(d int, shape float64, seed uint64) ([]float64, error) {
 // SyntheticGauss draws n records x ~ N(theta, cov) for the Gauss model
 // (cov row-major, symmetric positive definite). The same seed gives the
 // same dataset.
-func SyntheticGauss(n int, theta, cov []float64, seed uint64) (*Dataset, error) {
+func SyntheticGauss(n int, theta, cov []float64, seed uint64) (*dataset.Dataset, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("n: must be ≥ 1, got %d", n)
 	}
@@ -297,7 +298,7 @@ func SyntheticGauss(n int, theta, cov []float64, seed uint64) (*Dataset, error) 
 		}
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed14))
-	d := &Dataset{Name: fmt.Sprintf("synthetic-gauss(n=%d, seed=%d)", n, seed), Records: make([]Record, n)}
+	d := &dataset.Dataset{Name: fmt.Sprintf("synthetic-gauss(n=%d, seed=%d)", n, seed), Records: make([]dataset.Record, n)}
 	z := make([]float64, g.d)
 	for k := range d.Records {
 		for i := range z {
@@ -311,13 +312,13 @@ func SyntheticGauss(n int, theta, cov []float64, seed uint64) (*Dataset, error) 
 			}
 			x[i] = s
 		}
-		d.Records[k] = Record{X: x}
+		d.Records[k] = dataset.Record{X: x}
 	}
 	return d, nil
 }
 
 // linearGrad implements linearGradModel: ∇ ln p(xᵢ | θ) = Σ⁻¹xᵢ − Σ⁻¹θ.
-func (g *Gauss) linearGrad(ds *Dataset) (a, b []float64) {
+func (g *Gauss) linearGrad(ds *dataset.Dataset) (a, b []float64) {
 	d := g.d
 	a = make([]float64, ds.Len()*d)
 	for n, r := range ds.Records {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -72,7 +73,7 @@ func TestGaussDensities(t *testing.T) {
 			thetaNew[i] = theta[i] + 0.3*rng.NormFloat64()
 			x[i] = 2 * rng.NormFloat64()
 		}
-		r := Record{X: x}
+		r := dataset.Record{X: x}
 		ref := refLogNormal(t, x, theta, cov)
 		if got := g.LogLik(theta, r); math.Abs(got-ref) > 1e-10*math.Max(1, math.Abs(ref)) {
 			t.Fatalf("LogLik = %.15g, Cholesky route %.15g", got, ref)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // GaussianQuery is the Gaussian mechanism on a sum query, a mechanism of
@@ -30,13 +32,13 @@ func (g *GaussianQuery) Name() string {
 }
 
 // Iterations implements Sampler: one release.
-func (g *GaussianQuery) Iterations(*Dataset) int { return 1 }
+func (g *GaussianQuery) Iterations(*dataset.Dataset) int { return 1 }
 
 // IterationsPerEpoch implements Sampler.
-func (g *GaussianQuery) IterationsPerEpoch(*Dataset) int { return 1 }
+func (g *GaussianQuery) IterationsPerEpoch(*dataset.Dataset) int { return 1 }
 
 // Check implements Sampler.
-func (g *GaussianQuery) Check(m Model, d *Dataset) error {
+func (g *GaussianQuery) Check(m Model, d *dataset.Dataset) error {
 	if !(g.Sigma > 0) || math.IsInf(g.Sigma, 0) {
 		return fmt.Errorf("sampler.sigma: must be finite and > 0, got %g", g.Sigma)
 	}
@@ -50,7 +52,7 @@ func (g *GaussianQuery) Check(m Model, d *Dataset) error {
 }
 
 // Query returns the (clipped) sum Σ_i clip_C(x_i).
-func (g *GaussianQuery) Query(d *Dataset, dim int) []float64 {
+func (g *GaussianQuery) Query(d *dataset.Dataset, dim int) []float64 {
 	q := make([]float64, dim)
 	for _, r := range d.Records {
 		f := 1.0
@@ -71,7 +73,7 @@ func (g *GaussianQuery) Query(d *Dataset, dim int) []float64 {
 }
 
 // Run implements Sampler: theta's starting value is ignored.
-func (g *GaussianQuery) Run(m Model, d *Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
+func (g *GaussianQuery) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
 	q := g.Query(d, len(theta))
 	for k := range theta {
 		theta[k] = q[k] + g.Sigma*rng.NormFloat64()

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
@@ -18,8 +19,8 @@ import (
 // Model constants (gradient bounds) are evaluated over the records of D
 // and D′: the statements are about this pair, which is all an audit of the
 // pair can test.
-func Guarantees(m Model, s Sampler, p Pair, iterations int) []closedform.Guarantee {
-	records := append(append([]Record(nil), p.D.Records...), p.DPrime.Records...)
+func Guarantees(m Model, s Sampler, p dataset.Pair, iterations int) []closedform.Guarantee {
+	records := append(append([]dataset.Record(nil), p.D.Records...), p.DPrime.Records...)
 	return GuaranteesFor(m, s, records, p.Adjacency, p.D.Len(), iterations)
 }
 
@@ -27,8 +28,8 @@ func Guarantees(m Model, s Sampler, p Pair, iterations int) []closedform.Guarant
 // gradients matter (those of D and D′, or a representative set of them),
 // its adjacency and the size n of D — for datasets too large to
 // materialise, such as the counterexample at n = 17,864,389.
-func GuaranteesFor(m Model, s Sampler, records []Record, adj Adjacency, n, iterations int) []closedform.Guarantee {
-	p := Pair{Adjacency: adj}
+func GuaranteesFor(m Model, s Sampler, records []dataset.Record, adj dataset.Adjacency, n, iterations int) []closedform.Guarantee {
+	p := dataset.Pair{Adjacency: adj}
 	var consts GradientConstants
 	if cm, ok := m.(ConstantsModel); ok {
 		consts = cm.GradientConstants(records)
@@ -79,7 +80,7 @@ func wrap(gs []closedform.Guarantee, err error) []closedform.Guarantee {
 // step; both are computed for the nominal noise variance η (a
 // NoiseVariance ≠ 1 is a deliberately planted deviation that the bounds
 // do not know about).
-func sgldGuarantees(s *SGLD, k GradientConstants, p Pair, n, iterations int) []closedform.Guarantee {
+func sgldGuarantees(s *SGLD, k GradientConstants, p dataset.Pair, n, iterations int) []closedform.Guarantee {
 	if s.Step.Gamma != 0 {
 		return []closedform.Guarantee{uncovered("Bertazzi et al. 2025 / subsampled Gaussian accountant",
 			"the bounds assume a constant step size (sampler.step.gamma must be 0)")}
@@ -96,7 +97,7 @@ func sgldGuarantees(s *SGLD, k GradientConstants, p Pair, n, iterations int) []c
 			return []closedform.Guarantee{uncovered("subsampled Gaussian accountant",
 				fmt.Sprintf("the accountant needs Poisson or without-replacement sampling; scheme %s is neither", s.Scheme))}
 		}
-		if p.Adjacency != ReplaceOne {
+		if p.Adjacency != dataset.ReplaceOne {
 			return []closedform.Guarantee{uncovered("subsampled Gaussian accountant", "the accountant is for replace-one adjacency")}
 		}
 		cfg.Clip, cfg.Drift, cfg.NoiseVar, cfg.Steps = s.Clip, eta/2, eta, iterations
@@ -205,13 +206,13 @@ func ulaGuarantees(u *ULA, k GradientConstants, n, iterations int) []closedform.
 // gaussianQueryGuarantee: with clipping at C, one record moves the sum by
 // at most 2C (replace-one) or C (add/remove), and the release is exactly
 // μ-GDP with μ = sensitivity/σ (Dong, Roth & Su 2019, Thm 2.7).
-func gaussianQueryGuarantee(g *GaussianQuery, p Pair) closedform.Guarantee {
+func gaussianQueryGuarantee(g *GaussianQuery, p dataset.Pair) closedform.Guarantee {
 	src := "Gaussian mechanism (Dong, Roth & Su 2019, Thm 2.7)"
 	if g.Clip == 0 {
 		return uncovered(src, "the sum is not clipped (sampler.clip = 0), so its sensitivity is unbounded")
 	}
 	sens := 2 * g.Clip
-	if p.Adjacency != ReplaceOne {
+	if p.Adjacency != dataset.ReplaceOne {
 		sens = g.Clip
 	}
 	mu := sens / g.Sigma

@@ -48,3 +48,6 @@ type hideAffine struct{ Model }
 func (h hideAffine) SamplePrior(rng *rand.Rand, theta []float64) {
 	h.Model.(PriorSampler).SamplePrior(rng, theta)
 }
+
+// digitsPath is the bundled digits set (testdata/DATA.md).
+const digitsPath = "../testdata/digits.csv.gz"

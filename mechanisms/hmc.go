@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // Step-size jitter schemes of DPHMC.
@@ -122,16 +124,16 @@ func (h *DPHMC) PaperTaus(n int) (tauL, tauG float64) {
 }
 
 // Iterations implements Sampler.
-func (h *DPHMC) Iterations(*Dataset) int { return h.Iters }
+func (h *DPHMC) Iterations(*dataset.Dataset) int { return h.Iters }
 
 // IterationsPerEpoch implements Sampler: every iteration uses all the data.
-func (h *DPHMC) IterationsPerEpoch(*Dataset) int { return 1 }
+func (h *DPHMC) IterationsPerEpoch(*dataset.Dataset) int { return 1 }
 
 // MaxLeapfrogSteps bounds L.
 const MaxLeapfrogSteps = 100000
 
 // Check implements Sampler.
-func (h *DPHMC) Check(m Model, d *Dataset) error {
+func (h *DPHMC) Check(m Model, d *dataset.Dataset) error {
 	if h.Iters < 1 || h.Iters > MaxIterations {
 		return fmt.Errorf("sampler.iterations: must be in [1, 2^40], got %d", h.Iters)
 	}
@@ -177,7 +179,7 @@ func haltonPoint(i uint64, mask uint64) float64 {
 type hmcWork struct {
 	h        *DPHMC
 	m        Model
-	d        *Dataset
+	d        *dataset.Dataset
 	invMass  []float64
 	sqrtMass []float64
 	thetaP   []float64 // proposal θ′
@@ -191,7 +193,7 @@ type hmcWork struct {
 	info     Info
 }
 
-func newHMCWork(h *DPHMC, m Model, d *Dataset, theta []float64) *hmcWork {
+func newHMCWork(h *DPHMC, m Model, d *dataset.Dataset, theta []float64) *hmcWork {
 	dim := len(theta)
 	w := &hmcWork{h: h, m: m, d: d, noise: !h.NoNoise,
 		invMass: make([]float64, dim), sqrtMass: make([]float64, dim),
@@ -281,7 +283,7 @@ func (w *hmcWork) deltaH(theta []float64, lpc float64) (dH, sigma, lpp float64) 
 }
 
 // Run implements Sampler.
-func (h *DPHMC) Run(m Model, d *Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
+func (h *DPHMC) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
 	if !finite(theta) {
 		return Info{}, &DivergedError{Iteration: 0, Theta: append([]float64(nil), theta...)}
 	}

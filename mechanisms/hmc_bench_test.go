@@ -3,11 +3,13 @@ package mechanisms
 import (
 	"fmt"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // benchGauss returns the Gauss model of dimension dim (Räisä covariance,
 // seed 1, prior N(0, 100² I)) and n records drawn at θ = (0, 3, 0, …).
-func benchGauss(b *testing.B, dim, n int) (*Gauss, *Dataset) {
+func benchGauss(b *testing.B, dim, n int) (*Gauss, *dataset.Dataset) {
 	cov, err := RaisaCovariance(dim, 0.5, 1)
 	if err != nil {
 		b.Fatal(err)
@@ -30,7 +32,7 @@ func benchGauss(b *testing.B, dim, n int) (*Gauss, *Dataset) {
 // benchRun runs one chain of b.N iterations from the posterior mean and
 // reports the cost per iteration and per per-record evaluation (gradient
 // or log-likelihood ratio).
-func benchRun(b *testing.B, m Model, d *Dataset, s Sampler, evalsPerIter int) {
+func benchRun(b *testing.B, m Model, d *dataset.Dataset, s Sampler, evalsPerIter int) {
 	start := make([]float64, m.Dim())
 	if gp, ok := m.(GaussianPosterior); ok {
 		mean, _, err := gp.Posterior(d)
@@ -42,7 +44,7 @@ func benchRun(b *testing.B, m Model, d *Dataset, s Sampler, evalsPerIter int) {
 	if err := s.Check(m, d); err != nil {
 		b.Fatal(err)
 	}
-	rng := TrialRNG(1, SideD, 0, 0)
+	rng := TrialRNG(1, dataset.SideD, 0, 0)
 	b.ResetTimer()
 	if _, err := s.Run(m, d, start, rng, nil, nil); err != nil {
 		b.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -124,7 +125,7 @@ func (r *refHMC) trajectory(th0, p0 []float64, rng *rand.Rand) (th, p []float64)
 // gaussTarget is the test posterior: the Gauss model with an informative
 // prior, 20 records, correlated Σ (posterior SDs 0.20 and 0.14,
 // correlation 0.82).
-func gaussTarget(t testing.TB) (Model, *Dataset, []float64, []float64) {
+func gaussTarget(t testing.TB) (Model, *dataset.Dataset, []float64, []float64) {
 	g := mustGauss(t, []float64{1, -1}, 0.5, testCov2)
 	d, err := SyntheticGauss(20, []float64{0.3, 0.8}, testCov2, 4)
 	if err != nil {
@@ -138,7 +139,7 @@ func gaussTarget(t testing.TB) (Model, *Dataset, []float64, []float64) {
 }
 
 // linregTarget is 2-D Bayesian linear regression with 20 records.
-func linregTarget(t testing.TB) (Model, *Dataset, []float64, []float64) {
+func linregTarget(t testing.TB) (Model, *dataset.Dataset, []float64, []float64) {
 	m := LinReg{D: 2, Alpha: 2, Beta: 1}
 	d, err := SyntheticLinReg(20, []float64{0.7, -0.4}, 1, 1, 6)
 	if err != nil {
@@ -159,11 +160,11 @@ func linregTarget(t testing.TB) (Model, *Dataset, []float64, []float64) {
 // for the Gauss model (fast and generic paths) and linear regression.
 func TestHMCMatchesReferenceNoiseOff(t *testing.T) {
 	rng := rand.New(rand.NewPCG(51, 52))
-	gaussGeneric := func(tb testing.TB) (Model, *Dataset, []float64, []float64) {
+	gaussGeneric := func(tb testing.TB) (Model, *dataset.Dataset, []float64, []float64) {
 		m, d, mean, cov := gaussTarget(tb)
 		return hideRatio{m}, d, mean, cov
 	}
-	for _, tg := range []func(testing.TB) (Model, *Dataset, []float64, []float64){gaussTarget, gaussGeneric, linregTarget} {
+	for _, tg := range []func(testing.TB) (Model, *dataset.Dataset, []float64, []float64){gaussTarget, gaussGeneric, linregTarget} {
 		m, d, mean, cov := tg(t)
 		for _, mass := range [][]float64{nil, {0.5, 2}} {
 			for _, clip := range []float64{math.Inf(1), 1e6} {
@@ -207,12 +208,12 @@ func TestHMCMatchesReferenceNoiseOff(t *testing.T) {
 
 // acceptanceFromFixed runs N one-iteration chains from theta0 and returns
 // the acceptance frequency.
-func acceptanceFromFixed(t *testing.T, s Sampler, m Model, d *Dataset, theta0 []float64, N int, seed uint64) (float64, Info) {
+func acceptanceFromFixed(t *testing.T, s Sampler, m Model, d *dataset.Dataset, theta0 []float64, N int, seed uint64) (float64, Info) {
 	t.Helper()
 	var info Info
 	for k := 0; k < N; k++ {
 		th := append([]float64(nil), theta0...)
-		in, err := s.Run(m, d, th, TrialRNG(seed, SideD, k, 0), nil, nil)
+		in, err := s.Run(m, d, th, TrialRNG(seed, dataset.SideD, k, 0), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -330,7 +331,7 @@ func posteriorDraw(mean, cov []float64) func(*rand.Rand, []float64) {
 // runFromPosterior runs N independent chains; chain k starts from an exact
 // posterior draw (stream 1 of trial k's RNG) and runs on stream 0. It
 // returns the start and final states per coordinate, [coord][chain].
-func runFromPosterior(t *testing.T, s Sampler, m Model, d *Dataset, draw func(*rand.Rand, []float64), N int, seed uint64) (start, final [][]float64, info Info) {
+func runFromPosterior(t *testing.T, s Sampler, m Model, d *dataset.Dataset, draw func(*rand.Rand, []float64), N int, seed uint64) (start, final [][]float64, info Info) {
 	t.Helper()
 	if err := s.Check(m, d); err != nil {
 		t.Fatal(err)
@@ -342,11 +343,11 @@ func runFromPosterior(t *testing.T, s Sampler, m Model, d *Dataset, draw func(*r
 	}
 	th := make([]float64, dim)
 	for k := 0; k < N; k++ {
-		draw(TrialRNG(seed, SideD, k, 1), th)
+		draw(TrialRNG(seed, dataset.SideD, k, 1), th)
 		for i, v := range th {
 			start[i][k] = v
 		}
-		in, err := s.Run(m, d, th, TrialRNG(seed, SideD, k, 0), []int{s.Iterations(d)}, nil)
+		in, err := s.Run(m, d, th, TrialRNG(seed, dataset.SideD, k, 0), []int{s.Iterations(d)}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -413,7 +414,7 @@ func checkStationary(t *testing.T, name string, start, final [][]float64, mean, 
 // wrongLaws returns the plausible wrong targets of a conjugate model: the
 // tempered posterior π² (half the covariance) and the posterior without
 // the prior (the likelihood's Gaussian, from flat-prior variants of m).
-func wrongLaws(t *testing.T, flat GaussianPosterior, d *Dataset, mean, cov []float64) map[string][2][]float64 {
+func wrongLaws(t *testing.T, flat GaussianPosterior, d *dataset.Dataset, mean, cov []float64) map[string][2][]float64 {
 	fm, fc, err := flat.Posterior(d)
 	if err != nil {
 		t.Fatal(err)
@@ -439,7 +440,7 @@ func testDPHMCTargetsPosterior(t *testing.T, chains int) {
 	cases := []struct {
 		name      string
 		m         Model
-		d         *Dataset
+		d         *dataset.Dataset
 		mean, cov []float64
 		flat      GaussianPosterior
 		h         *DPHMC
@@ -512,7 +513,7 @@ func testDPPenaltyTargetsPosterior(t *testing.T, chains int) {
 	cases := []struct {
 		name      string
 		m         Model
-		d         *Dataset
+		d         *dataset.Dataset
 		mean, cov []float64
 		flat      GaussianPosterior
 		s         *DPPenalty
@@ -586,7 +587,7 @@ func TestHMCPenaltyDeterminism(t *testing.T) {
 		const trials = 32
 		runOne := func(k int) ([]uint64, Info) {
 			var out []uint64
-			info, err := c.Run(d, TrialRNG(42, SideDPrime, k, 0), func(_ int, th []float64) error {
+			info, err := c.Run(d, TrialRNG(42, dataset.SideDPrime, k, 0), func(_ int, th []float64) error {
 				for _, v := range th {
 					out = append(out, math.Float64bits(v))
 				}
@@ -648,7 +649,7 @@ func TestHMCDivergentTrajectories(t *testing.T) {
 	m, d, mean, _ := gaussTarget(t)
 	h := &DPHMC{Iters: 20, Step: 1000, LeapfrogSteps: 200, ClipLLR: 15, ClipGrad: math.Inf(1), NoNoise: true}
 	th := append([]float64(nil), mean...)
-	info, err := h.Run(m, d, th, TrialRNG(1, SideD, 0, 0), nil, nil)
+	info, err := h.Run(m, d, th, TrialRNG(1, dataset.SideD, 0, 0), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -658,11 +659,11 @@ func TestHMCDivergentTrajectories(t *testing.T) {
 	if info.GradEvals >= h.Iters*(h.LeapfrogSteps+1)*d.Len() {
 		t.Errorf("divergent trajectories were not abandoned early (%d gradient evaluations)", info.GradEvals)
 	}
-	_, err = h.Run(m, d, []float64{math.NaN(), 0}, TrialRNG(1, SideD, 0, 0), nil, nil)
+	_, err = h.Run(m, d, []float64{math.NaN(), 0}, TrialRNG(1, dataset.SideD, 0, 0), nil, nil)
 	if _, ok := err.(*DivergedError); !ok {
 		t.Errorf("NaN start: err = %v", err)
 	}
-	_, err = (&DPPenalty{Iters: 1, ProposalSD: []float64{1}, ClipLLR: 1, Tau: 1}).Run(m, d, []float64{math.Inf(1), 0}, TrialRNG(1, SideD, 0, 0), nil, nil)
+	_, err = (&DPPenalty{Iters: 1, ProposalSD: []float64{1}, ClipLLR: 1, Tau: 1}).Run(m, d, []float64{math.Inf(1), 0}, TrialRNG(1, dataset.SideD, 0, 0), nil, nil)
 	if _, ok := err.(*DivergedError); !ok {
 		t.Errorf("Inf start: err = %v", err)
 	}
@@ -726,7 +727,7 @@ func TestTauScale(t *testing.T) {
 				t.Fatal(err)
 			}
 			th := []float64{0, 0}
-			if _, err := s.Run(g, d, th, TrialRNG(3, SideD, 0, 0), []int{s.Iterations(d)}, nil); err != nil {
+			if _, err := s.Run(g, d, th, TrialRNG(3, dataset.SideD, 0, 0), []int{s.Iterations(d)}, nil); err != nil {
 				t.Fatal(err)
 			}
 			out[i] = th

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -74,13 +75,13 @@ func dot(a, b []float64) float64 {
 }
 
 // LogLik implements Model: ln N(y; θᵀx, 1/Beta).
-func (m LinReg) LogLik(theta []float64, r Record) float64 {
+func (m LinReg) LogLik(theta []float64, r dataset.Record) float64 {
 	e := r.Y - dot(theta, r.X)
 	return 0.5*math.Log(m.Beta/(2*math.Pi)) - 0.5*m.Beta*e*e
 }
 
 // GradLogLik implements Model: Beta·(y − θᵀx)·x.
-func (m LinReg) GradLogLik(theta []float64, r Record, grad []float64) {
+func (m LinReg) GradLogLik(theta []float64, r dataset.Record, grad []float64) {
 	e := m.Beta * (r.Y - dot(theta, r.X))
 	for i, x := range r.X {
 		grad[i] = e * x
@@ -99,13 +100,13 @@ func (m LinReg) SamplePrior(rng *rand.Rand, theta []float64) {
 func (m LinReg) AffinePrior1D() (shift, prec float64) { return 0, m.Alpha }
 
 // AffineGrad1D implements Affine1D: ∇ ln p = Beta·x·y − Beta·x²·θ.
-func (m LinReg) AffineGrad1D(r Record) (h, j float64) {
+func (m LinReg) AffineGrad1D(r dataset.Record) (h, j float64) {
 	x := r.X[0]
 	return m.Beta * x * r.Y, m.Beta * x * x
 }
 
 // Posterior implements GaussianPosterior.
-func (m LinReg) Posterior(d *Dataset) (mean, cov []float64, err error) {
+func (m LinReg) Posterior(d *dataset.Dataset) (mean, cov []float64, err error) {
 	if err := d.Validate(m.D); err != nil {
 		return nil, nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // Logistic is Bayesian logistic regression with labels y ∈ {0, 1} and an
@@ -65,7 +67,7 @@ func Sigmoid(z float64) float64 {
 }
 
 // LogLik implements Model: y·ln σ(θᵀx) + (1−y)·ln σ(−θᵀx).
-func (m Logistic) LogLik(theta []float64, r Record) float64 {
+func (m Logistic) LogLik(theta []float64, r dataset.Record) float64 {
 	z := dot(theta, r.X)
 	if r.Y >= 0.5 {
 		return LogSigmoid(z)
@@ -74,7 +76,7 @@ func (m Logistic) LogLik(theta []float64, r Record) float64 {
 }
 
 // GradLogLik implements Model: (y − σ(θᵀx))·x.
-func (m Logistic) GradLogLik(theta []float64, r Record, grad []float64) {
+func (m Logistic) GradLogLik(theta []float64, r dataset.Record, grad []float64) {
 	g := r.Y - Sigmoid(dot(theta, r.X))
 	for i, x := range r.X {
 		grad[i] = g * x

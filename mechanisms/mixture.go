@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // Mixture is the two-component Gaussian mixture of Heikkilä et al. (2019)
@@ -82,7 +83,7 @@ func (m Mixture) logComponents(theta []float64, x float64) (l1, l2 float64) {
 
 // LogLik implements Model: ln(½N(x; θ₁, σ_x²) + ½N(x; θ₁+θ₂, σ_x²)) by
 // log-sum-exp (eq. 25).
-func (m Mixture) LogLik(theta []float64, r Record) float64 {
+func (m Mixture) LogLik(theta []float64, r dataset.Record) float64 {
 	l1, l2 := m.logComponents(theta, r.X[0])
 	return numeric.LogAddExp(l1, l2)
 }
@@ -90,7 +91,7 @@ func (m Mixture) LogLik(theta []float64, r Record) float64 {
 // GradLogLik implements Model: with responsibilities ρ_k of the two
 // components, ∂/∂θ₁ = (ρ₁(x−θ₁) + ρ₂(x−θ₁−θ₂))/σ_x² and
 // ∂/∂θ₂ = ρ₂(x−θ₁−θ₂)/σ_x².
-func (m Mixture) GradLogLik(theta []float64, r Record, grad []float64) {
+func (m Mixture) GradLogLik(theta []float64, r dataset.Record, grad []float64) {
 	x := r.X[0]
 	l1, l2 := m.logComponents(theta, x)
 	// ρ₂ = 1/(1 + e^{l1−l2}) = σ(l2 − l1), computed without overflow.
@@ -112,7 +113,7 @@ func (m Mixture) SamplePrior(rng *rand.Rand, theta []float64) {
 // probability ½ from N(θ₁, σ_x²), else from N(θ₁ + θ₂, σ_x²). The same seed
 // gives the same dataset. The paper's data are
 // SyntheticMixture(HeikkilaN, HeikkilaTheta(), NewHeikkilaMixture(), seed).
-func SyntheticMixture(n int, theta []float64, m Mixture, seed uint64) (*Dataset, error) {
+func SyntheticMixture(n int, theta []float64, m Mixture, seed uint64) (*dataset.Dataset, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("n: must be ≥ 1, got %d", n)
 	}
@@ -129,13 +130,13 @@ func SyntheticMixture(n int, theta []float64, m Mixture, seed uint64) (*Dataset,
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed13))
 	sd := math.Sqrt(m.VarX)
-	d := &Dataset{Name: fmt.Sprintf("synthetic-mixture(n=%d, seed=%d)", n, seed), Records: make([]Record, n)}
+	d := &dataset.Dataset{Name: fmt.Sprintf("synthetic-mixture(n=%d, seed=%d)", n, seed), Records: make([]dataset.Record, n)}
 	for i := range d.Records {
 		mu := theta[0]
 		if rng.Float64() < 0.5 {
 			mu += theta[1]
 		}
-		d.Records[i] = Record{X: []float64{mu + sd*rng.NormFloat64()}}
+		d.Records[i] = dataset.Record{X: []float64{mu + sd*rng.NormFloat64()}}
 	}
 	return d, nil
 }

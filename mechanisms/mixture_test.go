@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // Log-likelihood and gradient of eq. 25 against mpmath (30 digits): the
@@ -27,7 +29,7 @@ func TestMixtureLogLikReference(t *testing.T) {
 	grad := make([]float64, 2)
 	for _, c := range cases {
 		th := []float64{c.t1, c.t2}
-		r := Record{X: []float64{c.x}}
+		r := dataset.Record{X: []float64{c.x}}
 		if got := m.LogLik(th, r); math.Abs(got-c.ll) > c.relLL*math.Abs(c.ll) {
 			t.Errorf("LogLik(%v, %g) = %.17g, want %.17g", th, c.x, got, c.ll)
 		}
@@ -43,12 +45,12 @@ func TestMixtureLogLikReference(t *testing.T) {
 // 1e-16·|f|/h ≲ 1e-9; tolerance 1e-7 (relative to 1 + |g|).
 func TestMixtureGradFiniteDifferences(t *testing.T) {
 	m := NewHeikkilaMixture()
-	rng := TrialRNG(3, SideD, 0, 0)
+	rng := TrialRNG(3, dataset.SideD, 0, 0)
 	const h = 1e-5
 	grad := make([]float64, 2)
 	for k := 0; k < 200; k++ {
 		th := []float64{3 * rng.NormFloat64(), 2 * rng.NormFloat64()}
-		r := Record{X: []float64{4 * rng.NormFloat64()}}
+		r := dataset.Record{X: []float64{4 * rng.NormFloat64()}}
 		m.GradLogLik(th, r, grad)
 		gp := make([]float64, 2)
 		m.GradLogPrior(th, gp)
@@ -71,7 +73,7 @@ func TestMixtureGradFiniteDifferences(t *testing.T) {
 	// (midpoint sum on [−30, 30], error far below 1e-9).
 	var s float64
 	for x := -30.0 + 0.0005; x < 30; x += 0.001 {
-		s += math.Exp(m.LogLik([]float64{0.4, -1.3}, Record{X: []float64{x}})) * 0.001
+		s += math.Exp(m.LogLik([]float64{0.4, -1.3}, dataset.Record{X: []float64{x}})) * 0.001
 	}
 	if math.Abs(s-1) > 1e-9 {
 		t.Errorf("∫ p(x|θ) dx = %.12g", s)
@@ -217,11 +219,11 @@ func TestBarkerMixturePosterior(t *testing.T) {
 		}
 		out := make([][]float64, chains)
 		for k := range out {
-			init := TrialRNG(9, SideD, k, 1)
+			init := TrialRNG(9, dataset.SideD, k, 1)
 			u := init.Float64() * acc
 			cell := sort.SearchFloat64s(cum, u)
 			th := []float64{lo + float64(cell/n)*h + (init.Float64()-0.5)*h, lo + float64(cell%n)*h + (init.Float64()-0.5)*h}
-			if _, err := s.Run(model, d, th, TrialRNG(9, SideD, k, 0), []int{iters}, nil); err != nil {
+			if _, err := s.Run(model, d, th, TrialRNG(9, dataset.SideD, k, 0), []int{iters}, nil); err != nil {
 				t.Fatal(err)
 			}
 			out[k] = th

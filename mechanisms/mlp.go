@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // MLP is a Bayesian neural network with one hidden layer of tanh units and a
@@ -80,7 +82,7 @@ func (m MLP) NumClasses() int { return m.Classes }
 
 // CheckData implements DataChecker: D features per record, finite values,
 // labels that are class indices in [0, K).
-func (m MLP) CheckData(d *Dataset) error { return checkClassData(d, m.Features, m.Classes) }
+func (m MLP) CheckData(d *dataset.Dataset) error { return checkClassData(d, m.Features, m.Classes) }
 
 // LogPrior implements Model: −Alpha·‖θ‖²/2 (constant dropped).
 func (m MLP) LogPrior(theta []float64) float64 { return -0.5 * m.Alpha * dot(theta, theta) }
@@ -186,7 +188,7 @@ func (m MLP) LogitsJacobian(theta, x, logits, jac []float64) {
 }
 
 // LogLik implements Model: ln softmax(f(x))_y, computed without overflow.
-func (m MLP) LogLik(theta []float64, r Record) float64 {
+func (m MLP) LogLik(theta []float64, r dataset.Record) float64 {
 	y := classOf(r.Y, m.Classes)
 	var fb [stackClasses]float64
 	f := stackOrHeap(fb[:], m.Classes)
@@ -202,7 +204,7 @@ func (m MLP) LogLik(theta []float64, r Record) float64 {
 // Scratch lives in grad: h in the b₁ slots, the tanh derivatives in the
 // first column of the W₁ block (slot i·D, overwritten only after δ_i is
 // formed), and f, then g, in the b₂ slots.
-func (m MLP) GradLogLik(theta []float64, r Record, grad []float64) {
+func (m MLP) GradLogLik(theta []float64, r dataset.Record, grad []float64) {
 	k, d, hh := m.Classes, m.Features, m.Hidden
 	y := classOf(r.Y, k)
 	b1, w2, b2, _ := m.offsets()
@@ -250,7 +252,7 @@ func (m MLP) Prob(theta, x []float64, y int) float64 {
 // hidden-layer part δ ⊗ (x, 1) with δ = (W₂ᵀg) ⊙ (1 − h²) grows with the
 // output weights W₂, so ‖∇ ln p(y | x, θ)‖ has no finite bound over θ. The
 // prior Alpha‖θ‖²/2 has L = a = Alpha (the posterior is not log-concave).
-func (m MLP) GradientConstants(records []Record) GradientConstants {
+func (m MLP) GradientConstants(records []dataset.Record) GradientConstants {
 	return GradientConstants{PriorLipschitz: m.Alpha, PriorConvexity: m.Alpha,
 		Reason: "the MLP's hidden-layer gradient (W₂ᵀg ⊙ (1 − h²)) ⊗ (x, 1) grows with the output weights, so it is unbounded in θ"}
 }

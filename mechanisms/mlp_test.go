@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 func TestMLPGradientFiniteDifferences(t *testing.T) {
@@ -124,7 +126,7 @@ func TestMLPPredictAndStability(t *testing.T) {
 		var s float64
 		for y, py := range p {
 			s += py
-			if ll := m.LogLik(theta, Record{X: x, Y: float64(y)}); math.Abs(math.Exp(ll)-py) > 1e-14 {
+			if ll := m.LogLik(theta, dataset.Record{X: x, Y: float64(y)}); math.Abs(math.Exp(ll)-py) > 1e-14 {
 				t.Errorf("exp(LogLik) = %g, Predict = %g", math.Exp(ll), py)
 			}
 		}
@@ -135,7 +137,7 @@ func TestMLPPredictAndStability(t *testing.T) {
 	// Enormous output weights: logits of order 1e6, log-likelihood and
 	// gradient finite; tanh saturation gives exact ±1 units.
 	theta := randomTheta(rng, m.Dim(), 1e6)
-	r := Record{X: []float64{1, -1, 2, 0, 1}, Y: 1}
+	r := dataset.Record{X: []float64{1, -1, 2, 0, 1}, Y: 1}
 	ll := m.LogLik(theta, r)
 	g := make([]float64, m.Dim())
 	m.GradLogLik(theta, r, g)
@@ -176,17 +178,17 @@ func TestMLPCheck(t *testing.T) {
 // runs computed concurrently, in reverse order, match serial runs bit for
 // bit (the models share no scratch state between goroutines).
 func TestDigitsRunsDeterministic(t *testing.T) {
-	d, err := ReadCSVFile(digitsPath, DigitsOptions())
+	d, err := dataset.ReadCSVFile(digitsPath, dataset.DigitsOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	small := &Dataset{Name: "digits-300", Records: d.Records[:300]}
+	small := &dataset.Dataset{Name: "digits-300", Records: d.Records[:300]}
 	for _, m := range []Model{Softmax{Features: 64, Classes: 10, Alpha: 1}, MLP{Features: 64, Hidden: 8, Classes: 10, Alpha: 1}} {
 		c := &Chain{Model: m, Init: Init{FromPrior: true}, Release: ReleaseSpec{Mode: ReleaseEpochs},
 			Sampler: &SGLD{Step: StepSchedule{Eta: 1e-3}, Batch: 16, Scheme: Reshuffle, Epochs: 2, Clip: 2}}
 		run := func(i int) []float64 {
 			var out []float64
-			if _, err := c.Run(small, TrialRNG(5, SideDPrime, i, 0), func(_ int, th []float64) error {
+			if _, err := c.Run(small, TrialRNG(5, dataset.SideDPrime, i, 0), func(_ int, th []float64) error {
 				out = append(out, th...)
 				return nil
 			}); err != nil {

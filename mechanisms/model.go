@@ -1,6 +1,10 @@
 package mechanisms
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+)
 
 // Model is a Bayesian target π(θ | D) ∝ p(θ)·Π_i p(x_i | θ) with
 // per-record log-likelihoods, the form every sampler here needs.
@@ -18,9 +22,9 @@ type Model interface {
 	// GradLogPrior writes ∇ ln p(θ) into grad.
 	GradLogPrior(theta, grad []float64)
 	// LogLik returns ln p(r | θ) (normalised where the model is).
-	LogLik(theta []float64, r Record) float64
+	LogLik(theta []float64, r dataset.Record) float64
 	// GradLogLik writes ∇_θ ln p(r | θ) into grad.
-	GradLogLik(theta []float64, r Record, grad []float64)
+	GradLogLik(theta []float64, r dataset.Record, grad []float64)
 }
 
 // PriorSampler is implemented by models whose prior can be sampled, so that
@@ -33,7 +37,7 @@ type PriorSampler interface {
 // GaussianPosterior is implemented by conjugate models: the exact posterior
 // is N(Mean, Cov) (Cov row-major, Dim×Dim). Tests use it as ground truth.
 type GaussianPosterior interface {
-	Posterior(d *Dataset) (mean, cov []float64, err error)
+	Posterior(d *dataset.Dataset) (mean, cov []float64, err error)
 }
 
 // Affine1D is implemented by one-dimensional models whose gradients are
@@ -41,6 +45,6 @@ type GaussianPosterior interface {
 // ∇ ln p(x_i | θ) = H_i − J_i·θ. Samplers use it for an exact fast path
 // (the same update rule, with per-record coefficients precomputed).
 type Affine1D interface {
-	AffineGrad1D(r Record) (h, j float64)
+	AffineGrad1D(r dataset.Record) (h, j float64)
 	AffinePrior1D() (shift, prec float64)
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"gonum.org/v1/gonum/floats"
 )
 
@@ -13,13 +14,13 @@ import (
 // two nearly equal log-likelihoods. The penalty samplers use it when
 // present and fall back to LogLik differences otherwise.
 type LogLikRatioModel interface {
-	LogLikRatio(theta, thetaNew []float64, r Record) float64
+	LogLikRatio(theta, thetaNew []float64, r dataset.Record) float64
 }
 
 // LogLikRatio implements LogLikRatioModel for linear regression:
 // ln p(y|x,θ′) − ln p(y|x,θ) = β·((θ′−θ)ᵀx)·(y − (θ+θ′)ᵀx/2), the difference of
 // the squared residuals factored as (e−e′)(e+e′)/2.
-func (m LinReg) LogLikRatio(theta, thetaNew []float64, r Record) float64 {
+func (m LinReg) LogLikRatio(theta, thetaNew []float64, r dataset.Record) float64 {
 	var dz, mz float64
 	for i, x := range r.X {
 		dz += (thetaNew[i] - theta[i]) * x
@@ -114,7 +115,7 @@ func clipGrad(g []float64, b float64) bool {
 // same functions, up to rounding.
 type linearGradModel interface {
 	// linearGrad returns the aᵢ (n×d, row-major) and B (d×d, row-major).
-	linearGrad(d *Dataset) (a, b []float64)
+	linearGrad(d *dataset.Dataset) (a, b []float64)
 }
 
 // linearCache holds a linearGradModel's precomputed terms for one dataset.
@@ -124,7 +125,7 @@ type linearCache struct {
 	v    []float64 // scratch: Bθ or B·midpoint
 }
 
-func newLinearCache(m Model, d *Dataset) *linearCache {
+func newLinearCache(m Model, d *dataset.Dataset) *linearCache {
 	lm, ok := m.(linearGradModel)
 	if !ok {
 		return nil
@@ -157,7 +158,7 @@ type llrSum struct {
 	delta     []float64
 }
 
-func newLLRSum(m Model, d *Dataset, theta []float64) *llrSum {
+func newLLRSum(m Model, d *dataset.Dataset, theta []float64) *llrSum {
 	s := &llrSum{}
 	if s.lin = newLinearCache(m, d); s.lin != nil {
 		s.delta = make([]float64, m.Dim())
@@ -176,7 +177,7 @@ func newLLRSum(m Model, d *Dataset, theta []float64) *llrSum {
 }
 
 // sum returns R(θ, θ′) for the clip bound c, counting evaluations and clips.
-func (s *llrSum) sum(m Model, d *Dataset, theta, thetaNew []float64, c float64, info *Info) float64 {
+func (s *llrSum) sum(m Model, d *dataset.Dataset, theta, thetaNew []float64, c float64, info *Info) float64 {
 	var total float64
 	nclip := 0
 	switch {
@@ -235,13 +236,13 @@ type gradSum struct {
 	scratch []float64
 }
 
-func newGradSum(m Model, d *Dataset) *gradSum {
+func newGradSum(m Model, d *dataset.Dataset) *gradSum {
 	return &gradSum{lin: newLinearCache(m, d), scratch: make([]float64, m.Dim())}
 }
 
 // sum writes G(θ) into out for the clip bound b, counting evaluations and
 // clips.
-func (s *gradSum) sum(m Model, d *Dataset, theta []float64, b float64, out []float64, info *Info) {
+func (s *gradSum) sum(m Model, d *dataset.Dataset, theta []float64, b float64, out []float64, info *Info) {
 	for k := range out {
 		out[k] = 0
 	}
@@ -400,10 +401,10 @@ func (s *DPPenalty) Name() string {
 }
 
 // Iterations implements Sampler.
-func (s *DPPenalty) Iterations(*Dataset) int { return s.Iters }
+func (s *DPPenalty) Iterations(*dataset.Dataset) int { return s.Iters }
 
 // IterationsPerEpoch implements Sampler: every iteration uses all the data.
-func (s *DPPenalty) IterationsPerEpoch(*Dataset) int { return 1 }
+func (s *DPPenalty) IterationsPerEpoch(*dataset.Dataset) int { return 1 }
 
 // checkClipTau validates the clip bound and noise level shared by the
 // penalty samplers.
@@ -427,7 +428,7 @@ func checkClipTau(clipName string, clip float64, tauName string, tau float64, no
 }
 
 // Check implements Sampler.
-func (s *DPPenalty) Check(m Model, d *Dataset) error {
+func (s *DPPenalty) Check(m Model, d *dataset.Dataset) error {
 	if s.Iters < 1 || s.Iters > MaxIterations {
 		return fmt.Errorf("sampler.iterations: must be in [1, 2^40], got %d", s.Iters)
 	}
@@ -446,7 +447,7 @@ func (s *DPPenalty) Check(m Model, d *Dataset) error {
 }
 
 // Run implements Sampler.
-func (s *DPPenalty) Run(m Model, d *Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
+func (s *DPPenalty) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
 	dim := len(theta)
 	if !finite(theta) {
 		return Info{}, &DivergedError{Iteration: 0, Theta: append([]float64(nil), theta...)}

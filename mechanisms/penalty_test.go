@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/integrate/quad"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // penaltyProb is the acceptance probability of the penalty test, accept iff
@@ -133,10 +134,10 @@ func TestClipSensitivityProperty(t *testing.T) {
 	const n = 30
 	for trial := 0; trial < 2000; trial++ {
 		m := models[trial%len(models)]
-		randRecord := func(scale float64) Record {
-			return Record{X: []float64{scale * rng.NormFloat64(), scale * rng.NormFloat64()}, Y: scale * rng.NormFloat64()}
+		randRecord := func(scale float64) dataset.Record {
+			return dataset.Record{X: []float64{scale * rng.NormFloat64(), scale * rng.NormFloat64()}, Y: scale * rng.NormFloat64()}
 		}
-		d := &Dataset{Name: "prop", Records: make([]Record, n)}
+		d := &dataset.Dataset{Name: "prop", Records: make([]dataset.Record, n)}
 		for i := range d.Records {
 			scale := 1.0
 			if rng.IntN(5) == 0 {
@@ -145,13 +146,13 @@ func TestClipSensitivityProperty(t *testing.T) {
 			d.Records[i] = randRecord(scale)
 		}
 		idx := rng.IntN(n)
-		var repl Record
+		var repl dataset.Record
 		if trial%2 == 0 {
 			repl = randRecord(math.Pow(10, float64(rng.IntN(7))))
 		} else {
 			repl = randRecord(1)
 		}
-		pair, err := Neighbour(d, ReplaceOne, idx, repl)
+		pair, err := dataset.Neighbour(d, dataset.ReplaceOne, idx, repl)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +237,7 @@ func TestPenaltyAcceptanceEndToEnd(t *testing.T) {
 	var info Info
 	for k := 0; k < N; k++ {
 		th := append([]float64(nil), theta0...)
-		in, err := s.Run(g, d, th, TrialRNG(5, SideD, k, 0), []int{1}, nil)
+		in, err := s.Run(g, d, th, TrialRNG(5, dataset.SideD, k, 0), []int{1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,7 +332,7 @@ func TestPenaltyCheckErrors(t *testing.T) {
 // hideLinear hides the linear-gradient fast path but keeps LogLikRatio.
 type hideLinear struct{ Model }
 
-func (h hideLinear) LogLikRatio(theta, thetaNew []float64, r Record) float64 {
+func (h hideLinear) LogLikRatio(theta, thetaNew []float64, r dataset.Record) float64 {
 	return h.Model.(LogLikRatioModel).LogLikRatio(theta, thetaNew, r)
 }
 

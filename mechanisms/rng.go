@@ -1,24 +1,10 @@
 package mechanisms
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
 
-// Side names the dataset a trial runs on.
-type Side uint8
-
-const (
-	// SideD is the original dataset D (a "negative" in the counts).
-	SideD Side = 0
-	// SideDPrime is the neighbour D′ (a "positive").
-	SideDPrime Side = 1
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
-
-// String returns "D" or "D′".
-func (s Side) String() string {
-	if s == SideDPrime {
-		return "D′"
-	}
-	return "D"
-}
 
 // splitmix64 is the finaliser of Steele, Lea & Flood's SplitMix64, used to
 // turn structured seed tuples into well-mixed 64-bit words.
@@ -34,7 +20,7 @@ func splitmix64(x uint64) uint64 {
 // trial's output depends only on these numbers — never on worker count,
 // shard layout or resumption. Stream separates independent uses within a
 // trial (0 for the sampler).
-func TrialRNG(seed uint64, side Side, trial int, stream uint64) *rand.Rand {
+func TrialRNG(seed uint64, side dataset.Side, trial int, stream uint64) *rand.Rand {
 	a := splitmix64(seed ^ splitmix64(uint64(side)+1))
 	b := splitmix64(a ^ splitmix64(uint64(trial)+0x632be59bd9b4e019))
 	c := splitmix64(b ^ splitmix64(stream+0x85157af5))

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // IndexScheme says how SGLD picks the records of each minibatch.
@@ -91,7 +93,7 @@ type SGLD struct {
 // affineKey identifies cached fast-path coefficients.
 type affineKey struct {
 	model Affine1D
-	data  *Dataset
+	data  *dataset.Dataset
 	eta   float64
 }
 
@@ -102,7 +104,7 @@ type affineCoefs struct {
 	shift, prec float64
 }
 
-func (s *SGLD) affineCoefs(m Affine1D, d *Dataset) *affineCoefs {
+func (s *SGLD) affineCoefs(m Affine1D, d *dataset.Dataset) *affineCoefs {
 	key := affineKey{m, d, s.Step.Eta}
 	if v, ok := s.coefs.Load(key); ok {
 		return v.(*affineCoefs)
@@ -142,7 +144,7 @@ func (s *SGLD) noiseVar() float64 {
 }
 
 // IterationsPerEpoch implements Sampler: ⌈n/b⌉.
-func (s *SGLD) IterationsPerEpoch(d *Dataset) int {
+func (s *SGLD) IterationsPerEpoch(d *dataset.Dataset) int {
 	if s.Batch < 1 {
 		return 1
 	}
@@ -150,7 +152,7 @@ func (s *SGLD) IterationsPerEpoch(d *Dataset) int {
 }
 
 // Iterations implements Sampler.
-func (s *SGLD) Iterations(d *Dataset) int {
+func (s *SGLD) Iterations(d *dataset.Dataset) int {
 	if s.Iters > 0 {
 		return s.Iters
 	}
@@ -162,7 +164,7 @@ func (s *SGLD) Iterations(d *Dataset) int {
 const MaxIterations = 1 << 40
 
 // Check implements Sampler.
-func (s *SGLD) Check(m Model, d *Dataset) error {
+func (s *SGLD) Check(m Model, d *dataset.Dataset) error {
 	if err := s.Step.Check("sampler.step"); err != nil {
 		return err
 	}
@@ -261,7 +263,7 @@ func (bt *batcher) scale(batchLen int) float64 {
 }
 
 // Run implements Sampler.
-func (s *SGLD) Run(m Model, d *Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
+func (s *SGLD) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
 	if a, ok := m.(Affine1D); ok && m.Dim() == 1 && s.Clip == 0 {
 		return s.runAffine1D(a, d, theta, rng, at, emit)
 	}
@@ -322,7 +324,7 @@ func (s *SGLD) Run(m Model, d *Dataset, theta []float64, rng *rand.Rand, at []in
 // no clipping: the same update, with h_i and j_i of every record
 // precomputed, so that an iteration costs a few flops and one normal draw.
 // Both paths draw their noise from a fastNormal seeded from rng.
-func (s *SGLD) runAffine1D(a Affine1D, d *Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
+func (s *SGLD) runAffine1D(a Affine1D, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
 	n := d.Len()
 	k := s.affineCoefs(a, d)
 	h, j, shift, prec := k.h, k.j, k.shift, k.prec

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // finalStates runs N independent chains (trial seeds 0..N−1) and returns
 // the released 1-D states, indexed [point][trial].
-func finalStates(t *testing.T, c *Chain, d *Dataset, n int, seed uint64) [][]float64 {
+func finalStates(t *testing.T, c *Chain, d *dataset.Dataset, n int, seed uint64) [][]float64 {
 	t.Helper()
 	if err := c.Check(d); err != nil {
 		t.Fatal(err)
@@ -19,7 +21,7 @@ func finalStates(t *testing.T, c *Chain, d *Dataset, n int, seed uint64) [][]flo
 		out[i] = make([]float64, n)
 	}
 	for k := 0; k < n; k++ {
-		rng := TrialRNG(seed, SideD, k, 0)
+		rng := TrialRNG(seed, dataset.SideD, k, 0)
 		_, err := c.Run(d, rng, func(p int, th []float64) error {
 			out[p][k] = th[0]
 			return nil
@@ -34,7 +36,7 @@ func finalStates(t *testing.T, c *Chain, d *Dataset, n int, seed uint64) [][]flo
 // affineStep is one SGLD iteration of Heller eq. 3 on 1-D linear regression
 // written as θ ← a·θ + b + sqrt(η)·ξ: with P = α + s·Σ_batch β x², Q = s·Σ_batch β x y
 // (s the batch scaling), a = 1 − (η/2)P and b = (η/2)Q.
-func affineStep(m LinReg, d *Dataset, batch []int, scale, eta float64) (a, b float64) {
+func affineStep(m LinReg, d *dataset.Dataset, batch []int, scale, eta float64) (a, b float64) {
 	p, q := m.Alpha, 0.0
 	for _, i := range batch {
 		x := d.Records[i].X[0]
@@ -83,7 +85,7 @@ func permutations(n int) [][]int {
 
 // epochMap composes the per-iteration maps of one epoch that visits the
 // data in order perm in batches of b.
-func epochMap(m LinReg, d *Dataset, perm []int, b int, eta float64) (A, B, C float64) {
+func epochMap(m LinReg, d *dataset.Dataset, perm []int, b int, eta float64) (A, B, C float64) {
 	A, B, C = 1, 0, 0
 	n := len(perm)
 	for pos := 0; pos < n; pos += b {
@@ -101,7 +103,7 @@ func epochMap(m LinReg, d *Dataset, perm []int, b int, eta float64) (A, B, C flo
 // posterior, so the test sees the O(η) bias rather than waving it away.
 func TestSGLDStationaryExact(t *testing.T) {
 	m := NewLinReg1D(1, 2)
-	d := &Dataset{Name: "five", Records: []Record{
+	d := &dataset.Dataset{Name: "five", Records: []dataset.Record{
 		{X: []float64{0.3}, Y: 0.5}, {X: []float64{-1.1}, Y: -0.2}, {X: []float64{0.8}, Y: 1.4},
 		{X: []float64{1.5}, Y: 0.9}, {X: []float64{-0.4}, Y: -1.0},
 	}}
@@ -227,7 +229,7 @@ func TestULAStationaryLinReg(t *testing.T) {
 	xs := [2][]float64{make([]float64, N), make([]float64, N)}
 	prod := make([]float64, N)
 	for k := 0; k < N; k++ {
-		_, err := c.Run(d, TrialRNG(11, SideD, k, 0), func(_ int, th []float64) error {
+		_, err := c.Run(d, TrialRNG(11, dataset.SideD, k, 0), func(_ int, th []float64) error {
 			xs[0][k], xs[1][k] = th[0], th[1]
 			return nil
 		})
@@ -266,7 +268,7 @@ func TestCyclicSGLDCounterexampleMoments(t *testing.T) {
 	)
 	s := alpha + n*xh*xh*beta
 	eta := 2 * stepFraction / s
-	pair, err := CounterexamplePair(n, xh, c)
+	pair, err := dataset.CounterexamplePair(n, xh, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +305,7 @@ func TestCyclicSGLDCounterexampleMoments(t *testing.T) {
 		exactD2[e] = mom{mean, s2/n - mean*mean}
 	}
 	m := NewLinReg1D(alpha, beta)
-	for side, d := range []*Dataset{pair.D, pair.DPrime} {
+	for side, d := range []*dataset.Dataset{pair.D, pair.DPrime} {
 		ch := &Chain{Model: m, Init: Init{FromPrior: true},
 			Sampler: &SGLD{Step: StepSchedule{Eta: eta}, Batch: 1, Scheme: Cyclic, Epochs: epochs},
 			Release: ReleaseSpec{Mode: ReleaseEpochs}}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // Classifier is a model whose likelihood is a categorical distribution over
@@ -29,7 +31,7 @@ type Classifier interface {
 // width and finiteness (class labels, for a Classifier). Chain.Check calls
 // it, so that a sampler never meets a record the model cannot evaluate.
 type DataChecker interface {
-	CheckData(d *Dataset) error
+	CheckData(d *dataset.Dataset) error
 }
 
 // Softmax is Bayesian multinomial logistic regression with K classes, D
@@ -86,13 +88,13 @@ func (m Softmax) NumClasses() int { return m.Classes }
 
 // CheckData implements DataChecker: D features per record, finite values,
 // labels that are class indices in [0, K).
-func (m Softmax) CheckData(d *Dataset) error { return checkClassData(d, m.Features, m.Classes) }
+func (m Softmax) CheckData(d *dataset.Dataset) error { return checkClassData(d, m.Features, m.Classes) }
 
-func checkClassData(d *Dataset, features, classes int) error {
+func checkClassData(d *dataset.Dataset, features, classes int) error {
 	if err := d.Validate(features); err != nil {
 		return err
 	}
-	_, err := ClassCounts(d, classes)
+	_, err := dataset.ClassCounts(d, classes)
 	return err
 }
 
@@ -132,7 +134,7 @@ func (m Softmax) LogitsJacobian(theta, x, logits, jac []float64) {
 // class index: CheckData rejects such data, so meeting one here is a
 // programmer error.
 func classOf(y float64, k int) int {
-	c, ok := classIndex(y, k)
+	c, ok := dataset.ClassIndex(y, k)
 	if !ok {
 		panic(fmt.Sprintf("mechanisms: label %g is not a class index in [0, %d) (validate the data with CheckData)", y, k))
 	}
@@ -141,7 +143,7 @@ func classOf(y float64, k int) int {
 
 // LogLik implements Model: the log-softmax f_y − ln Σ_k exp(f_k), computed
 // without overflow (see logSoftmaxAt).
-func (m Softmax) LogLik(theta []float64, r Record) float64 {
+func (m Softmax) LogLik(theta []float64, r dataset.Record) float64 {
 	y := classOf(r.Y, m.Classes)
 	var buf [stackClasses]float64
 	f := stackOrHeap(buf[:], m.Classes)
@@ -153,7 +155,7 @@ func (m Softmax) LogLik(theta []float64, r Record) float64 {
 // ∂/∂W_kj = g_k·x_j and ∂/∂b_k = g_k (the outer product g ⊗ (x, 1)). The
 // logits are kept in grad's bias slots while they are needed, so the call
 // allocates nothing.
-func (m Softmax) GradLogLik(theta []float64, r Record, grad []float64) {
+func (m Softmax) GradLogLik(theta []float64, r dataset.Record, grad []float64) {
 	k, d := m.Classes, m.Features
 	y := classOf(r.Y, k)
 	g := grad[k*d : k*d+k]
@@ -189,7 +191,7 @@ func (m Softmax) Prob(theta, x []float64, y int) float64 {
 // the two largest norms; for records with parallel x̃ and g′ = −g (each
 // record predicted confidently as the other's label) it is approached, so
 // nothing tighter holds in general. The prior Alpha‖θ‖²/2 has L = a = Alpha.
-func (m Softmax) GradientConstants(records []Record) GradientConstants {
+func (m Softmax) GradientConstants(records []dataset.Record) GradientConstants {
 	var n1, n2 float64
 	for _, r := range records {
 		n := math.Sqrt(dot(r.X, r.X) + 1)
@@ -317,7 +319,7 @@ func argmaxOf(f []float64) int {
 
 // Accuracy returns the fraction of records of d that θ classifies
 // correctly.
-func Accuracy(c Classifier, theta []float64, d *Dataset) float64 {
+func Accuracy(c Classifier, theta []float64, d *dataset.Dataset) float64 {
 	if d.Len() == 0 {
 		return math.NaN()
 	}

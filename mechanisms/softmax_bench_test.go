@@ -3,6 +3,8 @@ package mechanisms
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // benchGrad reports the cost of one per-record gradient of m on the
@@ -10,13 +12,13 @@ import (
 func benchGrad(b *testing.B, m Model) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	theta := randomTheta(rng, m.Dim(), 0.3)
-	recs := make([]Record, 64)
+	recs := make([]dataset.Record, 64)
 	for i := range recs {
 		x := make([]float64, m.DataDim())
 		for j := range x {
 			x[j] = rng.Float64()
 		}
-		recs[i] = Record{X: x, Y: float64(rng.IntN(10))}
+		recs[i] = dataset.Record{X: x, Y: float64(rng.IntN(10))}
 	}
 	g := make([]float64, m.Dim())
 	b.ReportAllocs()
@@ -48,11 +50,11 @@ func BenchmarkSoftmaxLogLik(b *testing.B) {
 // benchDigitsRun times one SGLD run of the lead's audit shape: 20 epochs,
 // batch 32, over the 1,438 training digits (≈ 28,760 record gradients).
 func benchDigitsRun(b *testing.B, m Model) {
-	d, err := ReadCSVFile(digitsPath, DigitsOptions())
+	d, err := dataset.ReadCSVFile(digitsPath, dataset.DigitsOptions())
 	if err != nil {
 		b.Fatal(err)
 	}
-	tr, _, err := StratifiedSplit(d, 10, 0.2, 1)
+	tr, _, err := dataset.StratifiedSplit(d, 10, 0.2, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,7 +65,7 @@ func benchDigitsRun(b *testing.B, m Model) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := c.Run(tr, TrialRNG(1, SideD, i, 0), nil); err != nil {
+		if _, err := c.Run(tr, TrialRNG(1, dataset.SideD, i, 0), nil); err != nil {
 			b.Fatal(err)
 		}
 	}

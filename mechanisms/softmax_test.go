@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // checkModelGradFD compares m.GradLogLik at (θ, r) with central finite
@@ -17,7 +19,7 @@ import (
 // 1e-6·(1 + |g|) leaves a margin of 50. Any real defect (a missing factor,
 // a transposed index, the wrong sign) moves a coordinate by O(|g|), far
 // more.
-func checkModelGradFD(t *testing.T, m Model, theta []float64, r Record) {
+func checkModelGradFD(t *testing.T, m Model, theta []float64, r dataset.Record) {
 	t.Helper()
 	const h, tol = 1e-5, 1e-6
 	dim := m.Dim()
@@ -52,12 +54,12 @@ func checkModelGradFD(t *testing.T, m Model, theta []float64, r Record) {
 }
 
 // randomRecord draws x ~ N(0, s²I) and a uniform label.
-func randomRecord(rng *rand.Rand, d, k int, s float64) Record {
+func randomRecord(rng *rand.Rand, d, k int, s float64) dataset.Record {
 	x := make([]float64, d)
 	for j := range x {
 		x[j] = s * rng.NormFloat64()
 	}
-	return Record{X: x, Y: float64(rng.IntN(k))}
+	return dataset.Record{X: x, Y: float64(rng.IntN(k))}
 }
 
 func randomTheta(rng *rand.Rand, dim int, s float64) []float64 {
@@ -119,7 +121,7 @@ func TestLogSoftmaxStability(t *testing.T) {
 	// (e_y − e_ŷ) ⊗ (x, 1).
 	m := Softmax{Features: 2, Classes: 3, Alpha: 1}
 	theta := []float64{400, 0, -350, 0, 0, 0, 0, 0, 5} // f = (800, −700, 5) at x = (2, 0)
-	r := Record{X: []float64{2, 0}, Y: 1}
+	r := dataset.Record{X: []float64{2, 0}, Y: 1}
 	if got := m.LogLik(theta, r); got != -1500 {
 		t.Errorf("LogLik = %.17g, want −1500", got)
 	}
@@ -145,7 +147,7 @@ func TestSoftmaxPredict(t *testing.T) {
 		for y, py := range p {
 			s += py
 			// exp(LogLik) must agree with Predict: two code paths.
-			if ll := m.LogLik(theta, Record{X: r.X, Y: float64(y)}); math.Abs(math.Exp(ll)-py) > 1e-14 {
+			if ll := m.LogLik(theta, dataset.Record{X: r.X, Y: float64(y)}); math.Abs(math.Exp(ll)-py) > 1e-14 {
 				t.Errorf("exp(LogLik) = %g, Predict = %g", math.Exp(ll), py)
 			}
 			if q := m.Prob(theta, r.X, y); math.Abs(q-py) > 1e-15 {
@@ -177,7 +179,7 @@ func TestSoftmaxPredict(t *testing.T) {
 func TestSoftmaxGradientConstants(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	m := Softmax{Features: 4, Classes: 5, Alpha: 3}
-	var recs []Record
+	var recs []dataset.Record
 	for i := 0; i < 30; i++ {
 		recs = append(recs, randomRecord(rng, m.Features, m.Classes, 1))
 	}
@@ -204,7 +206,7 @@ func TestSoftmaxGradientConstants(t *testing.T) {
 	}
 	// Worst case: the record of largest norm, its class given −∞ logit and
 	// another class +∞: ‖∇‖ = √2‖x̃‖ to rounding.
-	var big Record
+	var big dataset.Record
 	for _, r := range recs {
 		if dot(r.X, r.X) > dot(big.X, big.X) {
 			big = r
@@ -229,7 +231,7 @@ func testConcurrentAllocFree(t *testing.T, m Model) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	c := m.(Classifier)
 	theta := randomTheta(rng, m.Dim(), 0.5)
-	recs := make([]Record, 50)
+	recs := make([]dataset.Record, 50)
 	for i := range recs {
 		recs[i] = randomRecord(rng, m.DataDim(), c.NumClasses(), 1)
 	}
@@ -289,7 +291,7 @@ func TestSoftmaxCheck(t *testing.T) {
 	if err := m.Check(); err != nil {
 		t.Fatal(err)
 	}
-	d := &Dataset{Name: "t", Records: []Record{{X: []float64{1, 2}, Y: 2}, {X: []float64{1, 2}, Y: 3}}}
+	d := &dataset.Dataset{Name: "t", Records: []dataset.Record{{X: []float64{1, 2}, Y: 2}, {X: []float64{1, 2}, Y: 3}}}
 	if err := m.CheckData(d); err == nil || err.Error() != `dataset "t": record 1 label must be a class index in [0, 3), got 3` {
 		t.Errorf("CheckData: %v", err)
 	}

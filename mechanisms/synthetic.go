@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // SyntheticLinReg draws n records for LinReg: x ~ N(0, I_d) (times xScale),
 // y = θ*ᵀx + N(0, 1/beta). The same seed gives the same dataset.
-func SyntheticLinReg(n int, thetaStar []float64, beta, xScale float64, seed uint64) (*Dataset, error) {
+func SyntheticLinReg(n int, thetaStar []float64, beta, xScale float64, seed uint64) (*dataset.Dataset, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("n: must be ≥ 1, got %d", n)
 	}
@@ -22,21 +24,21 @@ func SyntheticLinReg(n int, thetaStar []float64, beta, xScale float64, seed uint
 		return nil, fmt.Errorf("x_scale: must be finite and > 0, got %g", xScale)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed11))
-	d := &Dataset{Name: fmt.Sprintf("synthetic-linreg(n=%d, seed=%d)", n, seed), Records: make([]Record, n)}
+	d := &dataset.Dataset{Name: fmt.Sprintf("synthetic-linreg(n=%d, seed=%d)", n, seed), Records: make([]dataset.Record, n)}
 	sd := 1 / math.Sqrt(beta)
 	for i := range d.Records {
 		x := make([]float64, len(thetaStar))
 		for k := range x {
 			x[k] = xScale * rng.NormFloat64()
 		}
-		d.Records[i] = Record{X: x, Y: dot(thetaStar, x) + sd*rng.NormFloat64()}
+		d.Records[i] = dataset.Record{X: x, Y: dot(thetaStar, x) + sd*rng.NormFloat64()}
 	}
 	return d, nil
 }
 
 // SyntheticLogistic draws n records for Logistic: x ~ N(0, I_d) (times
 // xScale), y ~ Bernoulli(σ(θ*ᵀx)).
-func SyntheticLogistic(n int, thetaStar []float64, xScale float64, seed uint64) (*Dataset, error) {
+func SyntheticLogistic(n int, thetaStar []float64, xScale float64, seed uint64) (*dataset.Dataset, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("n: must be ≥ 1, got %d", n)
 	}
@@ -47,7 +49,7 @@ func SyntheticLogistic(n int, thetaStar []float64, xScale float64, seed uint64) 
 		return nil, fmt.Errorf("x_scale: must be finite and > 0, got %g", xScale)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed12))
-	d := &Dataset{Name: fmt.Sprintf("synthetic-logistic(n=%d, seed=%d)", n, seed), Records: make([]Record, n)}
+	d := &dataset.Dataset{Name: fmt.Sprintf("synthetic-logistic(n=%d, seed=%d)", n, seed), Records: make([]dataset.Record, n)}
 	for i := range d.Records {
 		x := make([]float64, len(thetaStar))
 		for k := range x {
@@ -57,7 +59,7 @@ func SyntheticLogistic(n int, thetaStar []float64, xScale float64, seed uint64) 
 		if rng.Float64() < Sigmoid(dot(thetaStar, x)) {
 			y = 1
 		}
-		d.Records[i] = Record{X: x, Y: y}
+		d.Records[i] = dataset.Record{X: x, Y: y}
 	}
 	return d, nil
 }

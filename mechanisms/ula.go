@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // ULA is the unadjusted Langevin algorithm of Bertazzi et al. eq. 12 with
@@ -33,13 +35,13 @@ func (u *ULA) Name() string {
 }
 
 // Iterations implements Sampler.
-func (u *ULA) Iterations(*Dataset) int { return u.Iters }
+func (u *ULA) Iterations(*dataset.Dataset) int { return u.Iters }
 
 // IterationsPerEpoch implements Sampler: every iteration uses all the data.
-func (u *ULA) IterationsPerEpoch(*Dataset) int { return 1 }
+func (u *ULA) IterationsPerEpoch(*dataset.Dataset) int { return 1 }
 
 // Check implements Sampler.
-func (u *ULA) Check(m Model, d *Dataset) error {
+func (u *ULA) Check(m Model, d *dataset.Dataset) error {
 	if !(u.Gamma > 0) || math.IsInf(u.Gamma, 0) {
 		return fmt.Errorf("sampler.gamma: must be finite and > 0, got %g", u.Gamma)
 	}
@@ -80,7 +82,7 @@ func (u *ULA) project(x []float64) bool {
 }
 
 // Run implements Sampler.
-func (u *ULA) Run(m Model, d *Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
+func (u *ULA) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
 	rel := releaser{at: at, emit: emit}
 	grad := make([]float64, len(theta))
 	sum := make([]float64, len(theta))

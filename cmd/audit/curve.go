@@ -16,6 +16,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -234,8 +235,8 @@ func runCurve(args []string, e *env) error {
 	// The SGLD theorems, for cyclic batch-1 SGLD on this model and pair: the
 	// records whose gradients matter are the two kinds in D1 ∪ D2.
 	sg := &mechanisms.SGLD{Step: mechanisms.StepSchedule{Eta: ce.Eta}, Batch: 1, Scheme: mechanisms.Cyclic, Epochs: max(p.To, 1)}
-	recs := []mechanisms.Record{{X: []float64{p.XH}, Y: p.C * p.XH}, {X: []float64{p.XH / 2}, Y: p.C * p.XH / 2}}
-	for _, g := range mechanisms.GuaranteesFor(mechanisms.NewLinReg1D(p.Alpha, p.Beta), sg, recs, mechanisms.ReplaceOne, p.N, max(p.To, 1)*p.N) {
+	recs := []dataset.Record{{X: []float64{p.XH}, Y: p.C * p.XH}, {X: []float64{p.XH / 2}, Y: p.C * p.XH / 2}}
+	for _, g := range mechanisms.GuaranteesFor(mechanisms.NewLinReg1D(p.Alpha, p.Beta), sg, recs, dataset.ReplaceOne, p.N, max(p.To, 1)*p.N) {
 		b := curveSGLDBound{Source: mechanisms.GuaranteeLabel(g), Applies: g.Applies, Reason: g.Reason}
 		if g.Applies {
 			if eps, err := g.Epsilon(p.Delta); err == nil {

@@ -1,4 +1,4 @@
-package mechanisms
+package dataset
 
 import (
 	"fmt"
@@ -151,4 +151,23 @@ func CounterexamplePair(n int, xh, c float64) (Pair, error) {
 	p.DPrime.Name = "D2"
 	p.Note = fmt.Sprintf("Heller-Fetaya eq. 8: %d copies of (x_h, c x_h), one replaced by (x_h/2, c x_h/2), x_h = %g, c = %g", n, xh, c)
 	return p, nil
+}
+
+// VirtualCounterexamplePair is Heller & Fetaya's pair (eq. 8) for n too
+// large to hold: virtual datasets of n records listing their distinct
+// records (for features and model constants).
+func VirtualCounterexamplePair(n int, xh, c float64) (Pair, error) {
+	if n < 2 {
+		return Pair{}, fmt.Errorf("n: must be ≥ 2, got %d", n)
+	}
+	if !(xh > 0) || math.IsInf(xh, 0) {
+		return Pair{}, fmt.Errorf("xh: must be finite and > 0, got %g", xh)
+	}
+	if math.IsNaN(c) || math.IsInf(c, 0) {
+		return Pair{}, fmt.Errorf("c: must be finite, got %g", c)
+	}
+	d1 := &Dataset{Name: "D1", Virtual: n, Records: []Record{{X: []float64{xh}, Y: c * xh}}}
+	d2 := &Dataset{Name: "D2", Virtual: n, Records: []Record{{X: []float64{xh}, Y: c * xh}, {X: []float64{xh / 2}, Y: c * xh / 2}}}
+	return Pair{D: d1, DPrime: d2, Adjacency: ReplaceOne, Index: n - 1,
+		Note: fmt.Sprintf("Heller-Fetaya eq. 8 (not materialised): %d copies of (x_h, c x_h), one replaced by (x_h/2, c x_h/2), x_h = %g, c = %g", n, xh, c)}, nil
 }

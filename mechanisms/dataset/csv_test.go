@@ -1,4 +1,4 @@
-package mechanisms
+package dataset
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 )
 
 const (
-	digitsPath = "../testdata/digits.csv.gz"
-	cancerPath = "../testdata/breast_cancer.csv"
+	digitsPath = "../../testdata/digits.csv.gz"
+	cancerPath = "../../testdata/breast_cancer.csv"
 )
 
 // The checksums of testdata/DATA.md, and the counts it states, re-derived.

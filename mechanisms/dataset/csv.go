@@ -1,4 +1,4 @@
-package mechanisms
+package dataset
 
 import (
 	"bufio"
@@ -324,7 +324,7 @@ func ClassCounts(d *Dataset, k int) ([]int, error) {
 	}
 	counts := make([]int, k)
 	for i, r := range d.Records {
-		c, ok := classIndex(r.Y, k)
+		c, ok := ClassIndex(r.Y, k)
 		if !ok {
 			return nil, fmt.Errorf("dataset %q: record %d label must be a class index in [0, %d), got %g", d.Name, i, k, r.Y)
 		}
@@ -350,9 +350,9 @@ func InferClasses(d *Dataset) (int, error) {
 	return k, nil
 }
 
-// classIndex converts a label to a class index, reporting whether it is an
+// ClassIndex converts a label to a class index, reporting whether it is an
 // integer in [0, k).
-func classIndex(y float64, k int) (int, bool) {
+func ClassIndex(y float64, k int) (int, bool) {
 	if !(y >= 0 && y < float64(k)) || y != math.Trunc(y) {
 		return 0, false
 	}
