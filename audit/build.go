@@ -8,6 +8,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/attacks"
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -28,7 +29,7 @@ type Plan struct {
 	Attacks      []attacks.Classifier
 	Claims       []Claim
 	// Canary is the DeepFool canary when the neighbour was crafted.
-	Canary *mechanisms.CraftedCanary
+	Canary *canary.Canary
 	// TestSet holds the records kept out of D for the accuracy metric.
 	TestSet *dataset.Dataset
 	// Accuracy reports the test accuracy of every release.

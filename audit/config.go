@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"go.yaml.in/yaml/v3"
 )
@@ -133,7 +134,7 @@ type NeighbourConfig struct {
 	// DeepFool crafts the canary as Heller & Fetaya §V do: train Models
 	// models on D with the scenario's sampler, pick a record they all
 	// classify correctly and alike, and move it minimally across their
-	// decision boundaries (mechanisms.CraftCanary); D′ replaces the record
+	// decision boundaries (canary.Craft); D′ replaces the record
 	// by the crafted one with its original label. Index and Record are then
 	// not used.
 	DeepFool *DeepFoolConfig `yaml:"deepfool,omitempty" json:"deepfool,omitempty"`
@@ -151,7 +152,7 @@ type DeepFoolConfig struct {
 	// random stream of their own, never an audited trial's).
 	Models int `yaml:"models" json:"models"`
 	// Canary sets the margin, feature box and targets of the crafting.
-	Canary mechanisms.CanaryOptions `yaml:"canary,omitempty" json:"canary"`
+	Canary canary.Options `yaml:"canary,omitempty" json:"canary"`
 }
 
 // SamplerConfig chooses the sampler: exactly one field is set.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -104,7 +105,7 @@ func craftCanary(c *Config, p *Plan, d *dataset.Dataset) (dataset.Pair, error) {
 			return dataset.Pair{}, fmt.Errorf("neighbour.deepfool: training model %d: %w", i, err)
 		}
 	}
-	agreed, err := mechanisms.AgreedRecords(cl, thetas, d, true)
+	agreed, err := canary.AgreedRecords(cl, thetas, d, true)
 	if err != nil {
 		return dataset.Pair{}, fmt.Errorf("neighbour.deepfool: %w", err)
 	}
@@ -113,7 +114,7 @@ func craftCanary(c *Config, p *Plan, d *dataset.Dataset) (dataset.Pair, error) {
 	}
 	var lastErr error
 	for _, idx := range agreed {
-		can, err := mechanisms.CraftCanary(cl, thetas, d, idx, df.Canary)
+		can, err := canary.Craft(cl, thetas, d, idx, df.Canary)
 		if err != nil {
 			lastErr = err
 			continue
@@ -128,7 +129,7 @@ func craftCanary(c *Config, p *Plan, d *dataset.Dataset) (dataset.Pair, error) {
 // p(y*|x*,θ), p(y⁰|x*,θ), p(y*|x⁰,θ), p(y⁰|x⁰,θ) (or their logarithms).
 type canaryFeatures struct {
 	model mechanisms.Classifier
-	can   mechanisms.CraftedCanary
+	can   canary.Canary
 	log   bool
 }
 

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -18,7 +19,7 @@ func TestMLPGradientFiniteDifferences(t *testing.T) {
 		for rep := 0; rep < 3; rep++ {
 			// Weights of scale 0.5 keep most hidden units out of
 			// saturation, so that every coordinate is exercised.
-			checkModelGradFD(t, m, randomTheta(rng, m.Dim(), 0.5), randomRecord(rng, m.Features, m.Classes, 1))
+			checkModelGradFD(t, m, testutil.RandomTheta(rng, m.Dim(), 0.5), testutil.RandomRecord(rng, m.Features, m.Classes, 1))
 		}
 	}
 }
@@ -63,8 +64,8 @@ func TestMLPLayout(t *testing.T) {
 func TestLogitsJacobianFiniteDifferences(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	for _, c := range []Classifier{Softmax{Features: 7, Classes: 4, Alpha: 1}, MLP{Features: 7, Hidden: 5, Classes: 4, Alpha: 1}} {
-		theta := randomTheta(rng, c.Dim(), 0.7)
-		x := randomRecord(rng, c.DataDim(), c.NumClasses(), 1).X
+		theta := testutil.RandomTheta(rng, c.Dim(), 0.7)
+		x := testutil.RandomRecord(rng, c.DataDim(), c.NumClasses(), 1).X
 		k, d := c.NumClasses(), c.DataDim()
 		f, jac := make([]float64, k), make([]float64, k*d)
 		c.LogitsJacobian(theta, x, f, jac)
@@ -120,8 +121,8 @@ func TestMLPPredictAndStability(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	m := MLP{Features: 5, Hidden: 6, Classes: 3, Alpha: 1}
 	for rep := 0; rep < 20; rep++ {
-		theta := randomTheta(rng, m.Dim(), 1)
-		x := randomRecord(rng, m.Features, m.Classes, 1).X
+		theta := testutil.RandomTheta(rng, m.Dim(), 1)
+		x := testutil.RandomRecord(rng, m.Features, m.Classes, 1).X
 		p := m.Predict(theta, x)
 		var s float64
 		for y, py := range p {
@@ -136,7 +137,7 @@ func TestMLPPredictAndStability(t *testing.T) {
 	}
 	// Enormous output weights: logits of order 1e6, log-likelihood and
 	// gradient finite; tanh saturation gives exact ±1 units.
-	theta := randomTheta(rng, m.Dim(), 1e6)
+	theta := testutil.RandomTheta(rng, m.Dim(), 1e6)
 	r := dataset.Record{X: []float64{1, -1, 2, 0, 1}, Y: 1}
 	ll := m.LogLik(theta, r)
 	g := make([]float64, m.Dim())

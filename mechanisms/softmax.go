@@ -72,6 +72,11 @@ func (m Softmax) Check() error {
 	return nil
 }
 
+// LogitsAffineInX reports that the logits θ_kᵀx + b_k are affine in the
+// features x, so that one linearisation of the decision boundaries is exact
+// (canary crafting solves the least-distance problem once).
+func (Softmax) LogitsAffineInX() bool { return true }
+
 // Name implements Model.
 func (m Softmax) Name() string {
 	return fmt.Sprintf("softmax(features=%d, classes=%d, alpha=%g)", m.Features, m.Classes, m.Alpha)

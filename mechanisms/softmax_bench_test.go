@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -11,7 +12,7 @@ import (
 // digits' shape (64 features in [0, 1], 10 classes).
 func benchGrad(b *testing.B, m Model) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	theta := randomTheta(rng, m.Dim(), 0.3)
+	theta := testutil.RandomTheta(rng, m.Dim(), 0.3)
 	recs := make([]dataset.Record, 64)
 	for i := range recs {
 		x := make([]float64, m.DataDim())
@@ -38,8 +39,8 @@ func BenchmarkSoftmaxGradLogLik(b *testing.B) {
 func BenchmarkSoftmaxLogLik(b *testing.B) {
 	m := Softmax{Features: 64, Classes: 10, Alpha: 1}
 	rng := rand.New(rand.NewPCG(1, 1))
-	theta := randomTheta(rng, m.Dim(), 0.3)
-	r := randomRecord(rng, 64, 10, 0.5)
+	theta := testutil.RandomTheta(rng, m.Dim(), 0.3)
+	r := testutil.RandomRecord(rng, 64, 10, 0.5)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -54,27 +55,11 @@ func checkModelGradFD(t *testing.T, m Model, theta []float64, r dataset.Record) 
 }
 
 // randomRecord draws x ~ N(0, s²I) and a uniform label.
-func randomRecord(rng *rand.Rand, d, k int, s float64) dataset.Record {
-	x := make([]float64, d)
-	for j := range x {
-		x[j] = s * rng.NormFloat64()
-	}
-	return dataset.Record{X: x, Y: float64(rng.IntN(k))}
-}
-
-func randomTheta(rng *rand.Rand, dim int, s float64) []float64 {
-	th := make([]float64, dim)
-	for i := range th {
-		th[i] = s * rng.NormFloat64()
-	}
-	return th
-}
-
 func TestSoftmaxGradientFiniteDifferences(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, m := range []Softmax{{Features: 1, Classes: 2, Alpha: 1}, {Features: 5, Classes: 3, Alpha: 0.5}, {Features: 64, Classes: 10, Alpha: 2}} {
 		for rep := 0; rep < 3; rep++ {
-			checkModelGradFD(t, m, randomTheta(rng, m.Dim(), 1), randomRecord(rng, m.Features, m.Classes, 1))
+			checkModelGradFD(t, m, testutil.RandomTheta(rng, m.Dim(), 1), testutil.RandomRecord(rng, m.Features, m.Classes, 1))
 		}
 	}
 }
@@ -140,8 +125,8 @@ func TestSoftmaxPredict(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	m := Softmax{Features: 6, Classes: 4, Alpha: 1}
 	for rep := 0; rep < 20; rep++ {
-		theta := randomTheta(rng, m.Dim(), 2)
-		r := randomRecord(rng, m.Features, m.Classes, 1)
+		theta := testutil.RandomTheta(rng, m.Dim(), 2)
+		r := testutil.RandomRecord(rng, m.Features, m.Classes, 1)
 		p := m.Predict(theta, r.X)
 		var s float64
 		for y, py := range p {
@@ -181,7 +166,7 @@ func TestSoftmaxGradientConstants(t *testing.T) {
 	m := Softmax{Features: 4, Classes: 5, Alpha: 3}
 	var recs []dataset.Record
 	for i := 0; i < 30; i++ {
-		recs = append(recs, randomRecord(rng, m.Features, m.Classes, 1))
+		recs = append(recs, testutil.RandomRecord(rng, m.Features, m.Classes, 1))
 	}
 	k := m.GradientConstants(recs)
 	if k.PriorLipschitz != 3 || k.PriorConvexity != 3 || k.LikGradBound <= 0 || k.LikGradDiff < k.LikGradBound {
@@ -190,7 +175,7 @@ func TestSoftmaxGradientConstants(t *testing.T) {
 	ga, gb := make([]float64, m.Dim()), make([]float64, m.Dim())
 	var maxNorm, maxDiff float64
 	for rep := 0; rep < 2000; rep++ {
-		theta := randomTheta(rng, m.Dim(), math.Exp(4*rng.Float64()))
+		theta := testutil.RandomTheta(rng, m.Dim(), math.Exp(4*rng.Float64()))
 		a, b := recs[rng.IntN(len(recs))], recs[rng.IntN(len(recs))]
 		m.GradLogLik(theta, a, ga)
 		m.GradLogLik(theta, b, gb)
@@ -230,10 +215,10 @@ func TestSoftmaxConcurrentAndAllocFree(t *testing.T) {
 func testConcurrentAllocFree(t *testing.T, m Model) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	c := m.(Classifier)
-	theta := randomTheta(rng, m.Dim(), 0.5)
+	theta := testutil.RandomTheta(rng, m.Dim(), 0.5)
 	recs := make([]dataset.Record, 50)
 	for i := range recs {
-		recs[i] = randomRecord(rng, m.DataDim(), c.NumClasses(), 1)
+		recs[i] = testutil.RandomRecord(rng, m.DataDim(), c.NumClasses(), 1)
 	}
 	want := make([][]float64, len(recs))
 	for i, r := range recs {

@@ -1,14 +1,15 @@
-package mechanisms
+package canary
 
 import (
 	"testing"
 
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // benchCraft times CraftCanary on the digits for an ensemble of 20 SGLD
 // draws (trained once, outside the timing), pixels kept in [0, 1].
-func benchCraft(b *testing.B, m Classifier, epochs int) {
+func benchCraft(b *testing.B, m mechanisms.Classifier, epochs int) {
 	d, err := dataset.ReadCSVFile(digitsPath, dataset.DigitsOptions())
 	if err != nil {
 		b.Fatal(err)
@@ -22,10 +23,10 @@ func benchCraft(b *testing.B, m Classifier, epochs int) {
 	if err != nil || len(agreed) == 0 {
 		b.Fatal(err)
 	}
-	opts := CanaryOptions{Clamp: true, Upper: 1}
+	opts := Options{Clamp: true, Upper: 1}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := CraftCanary(m, thetas, tr, agreed[i%len(agreed)], opts); err != nil {
+		if _, err := Craft(m, thetas, tr, agreed[i%len(agreed)], opts); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -33,12 +34,12 @@ func benchCraft(b *testing.B, m Classifier, epochs int) {
 
 // BenchmarkCraftCanarySoftmax: exact canary for 20 softmax models.
 func BenchmarkCraftCanarySoftmax(b *testing.B) {
-	benchCraft(b, Softmax{Features: 64, Classes: 10, Alpha: 1}, 5)
+	benchCraft(b, mechanisms.Softmax{Features: 64, Classes: 10, Alpha: 1}, 5)
 }
 
 // BenchmarkCraftCanaryMLP: iterative canary for 20 MLPs (64-16-10).
 func BenchmarkCraftCanaryMLP(b *testing.B) {
-	benchCraft(b, MLP{Features: 64, Hidden: 16, Classes: 10, Alpha: 1}, 10)
+	benchCraft(b, mechanisms.MLP{Features: 64, Hidden: 16, Classes: 10, Alpha: 1}, 10)
 }
 
 // BenchmarkAgreedRecords: agreement of 20 softmax models over 1,438 records.
@@ -47,7 +48,7 @@ func BenchmarkAgreedRecords(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := Softmax{Features: 64, Classes: 10, Alpha: 1}
+	m := mechanisms.Softmax{Features: 64, Classes: 10, Alpha: 1}
 	thetas := trainEnsemble(b, m, d, 20, 2)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -1,4 +1,4 @@
-package mechanisms
+package canary
 
 import (
 	"math"
@@ -6,14 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
 // ensembleFixture is a three-model softmax ensemble (4 features, 3
 // classes) and a record in (0, 1)⁴ that all three classify as class 1.
-func ensembleFixture() (Softmax, [][]float64, *dataset.Dataset) {
-	m := Softmax{Features: 4, Classes: 3, Alpha: 1}
+func ensembleFixture() (mechanisms.Softmax, [][]float64, *dataset.Dataset) {
+	m := mechanisms.Softmax{Features: 4, Classes: 3, Alpha: 1}
 	thetas := [][]float64{
 		{-1.322, -1.349, -0.597, 0.231, 0.99, -0.104, -0.387, -0.804, 0.572, 1.758, 0.522, -1.726, -1.035, 1.306, 0.151},
 		{-1.189, -1.318, -0.259, 0.329, 0.822, -0.009, -0.88, -1.192, 0.816, 1.302, 0.624, -1.018, -1.557, 1.682, -0.128},
@@ -44,7 +47,7 @@ func TestCraftCanaryEnsembleReference(t *testing.T) {
 		{false, 1.000804038736466, []float64{-0.39583899379332228175, 0.70323271241094922605, 0.57396654100031739822, -0.14472863210568354373}},
 		{true, 1.0363294656200996, []float64{-0.56085244941381182724, 0.522, 0.667, -0.20506167681692506901}},
 	} {
-		cn, err := CraftCanary(m, thetas, d, 1, CanaryOptions{Margin: 0.01, Clamp: c.clamp, Lower: 0, Upper: 1})
+		cn, err := Craft(m, thetas, d, 1, Options{Margin: 0.01, Clamp: c.clamp, Lower: 0, Upper: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +66,7 @@ func TestCraftCanaryEnsembleReference(t *testing.T) {
 			t.Errorf("clamp %v: margin %.16g, want 0.01 (an active constraint)", c.clamp, cn.MinMargin)
 		}
 		for _, th := range thetas {
-			if PredictClass(m, th, cn.XStar) != 2 {
+			if mechanisms.PredictClass(m, th, cn.XStar) != 2 {
 				t.Errorf("clamp %v: a model does not classify x* as 2", c.clamp)
 			}
 		}
@@ -76,16 +79,16 @@ func TestCraftCanaryEnsembleReference(t *testing.T) {
 // along 2000 random directions.
 func TestLinearDeepFoolMinimal(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	m := Softmax{Features: 6, Classes: 4, Alpha: 1}
+	m := mechanisms.Softmax{Features: 6, Classes: 4, Alpha: 1}
 	for rep := 0; rep < 10; rep++ {
-		theta := randomTheta(rng, m.Dim(), 1)
-		x := randomRecord(rng, m.Features, m.Classes, 1).X
-		y0 := PredictClass(m, theta, x)
+		theta := testutil.RandomTheta(rng, m.Dim(), 1)
+		x := testutil.RandomRecord(rng, m.Features, m.Classes, 1).X
+		y0 := mechanisms.PredictClass(m, theta, x)
 		r, k, dist := LinearDeepFool(m, theta, x, y0)
 		if k < 0 || k == y0 {
 			t.Fatalf("target %d", k)
 		}
-		if n := math.Sqrt(dot(r, r)); math.Abs(n-dist) > 1e-12*dist {
+		if n := math.Sqrt(floats.Dot(r, r)); math.Abs(n-dist) > 1e-12*dist {
 			t.Errorf("‖r‖ = %g, dist = %g", n, dist)
 		}
 		// x + r is on the boundary between y0 and k.
@@ -95,12 +98,12 @@ func TestLinearDeepFoolMinimal(t *testing.T) {
 			xr[j] = x[j] + r[j]
 		}
 		m.Logits(theta, xr, f)
-		if math.Abs(f[k]-f[y0]) > 1e-12*(1+math.Abs(f[k])) || f[argmaxOf(f)] > f[k]+1e-12 {
+		if math.Abs(f[k]-f[y0]) > 1e-12*(1+math.Abs(f[k])) || f[floats.MaxIdx(f)] > f[k]+1e-12 {
 			t.Errorf("x + r: logits %v, expected a tie of %d and %d at the top", f, y0, k)
 		}
 		// CraftCanary with a vanishing margin reaches the same distance.
 		d := &dataset.Dataset{Records: []dataset.Record{{X: x, Y: float64(y0)}}}
-		cn, err := CraftCanary(m, [][]float64{theta}, d, 0, CanaryOptions{Margin: 1e-12})
+		cn, err := Craft(m, [][]float64{theta}, d, 0, Options{Margin: 1e-12})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,8 +138,8 @@ func TestLinearDeepFoolMinimal(t *testing.T) {
 // canary point and the first that is; +Inf if none is. Whatever it
 // returns is a canary point, so it can only overstate the minimum along
 // the ray, never understate it.
-func flipDistance(c Classifier, thetas [][]float64, x []float64, y0 int, v []float64, tmax, kappa float64) float64 {
-	nv := math.Sqrt(dot(v, v))
+func flipDistance(c mechanisms.Classifier, thetas [][]float64, x []float64, y0 int, v []float64, tmax, kappa float64) float64 {
+	nv := math.Sqrt(floats.Dot(v, v))
 	p := make([]float64, len(x))
 	f := make([]float64, c.NumClasses())
 	valid := func(s float64) bool {
@@ -186,8 +189,8 @@ func flipDistance(c Classifier, thetas [][]float64, x []float64, y0 int, v []flo
 // random direction reaches a point every model misclassifies sooner.
 func TestCraftCanarySoftmaxEnsemble(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
-	m := Softmax{Features: 8, Classes: 5, Alpha: 1}
-	base := randomTheta(rng, m.Dim(), 1)
+	m := mechanisms.Softmax{Features: 8, Classes: 5, Alpha: 1}
+	base := testutil.RandomTheta(rng, m.Dim(), 1)
 	thetas := make([][]float64, 12)
 	for i := range thetas {
 		thetas[i] = make([]float64, m.Dim())
@@ -197,8 +200,8 @@ func TestCraftCanarySoftmaxEnsemble(t *testing.T) {
 	}
 	var d dataset.Dataset
 	for i := 0; i < 40; i++ {
-		r := randomRecord(rng, m.Features, m.Classes, 1)
-		r.Y = float64(PredictClass(m, base, r.X))
+		r := testutil.RandomRecord(rng, m.Features, m.Classes, 1)
+		r.Y = float64(mechanisms.PredictClass(m, base, r.X))
 		d.Records = append(d.Records, r)
 	}
 	agreed, err := AgreedRecords(m, thetas, &d, true)
@@ -211,7 +214,7 @@ func TestCraftCanarySoftmaxEnsemble(t *testing.T) {
 		for _, th := range thetas {
 			f := make([]float64, m.Classes)
 			m.Logits(th, r.X, f)
-			all = all && float64(argmaxOf(f)) == r.Y
+			all = all && float64(floats.MaxIdx(f)) == r.Y
 		}
 		in := false
 		for _, a := range agreed {
@@ -223,7 +226,7 @@ func TestCraftCanarySoftmaxEnsemble(t *testing.T) {
 	}
 	idx := agreed[0]
 	const kappa = 0.05
-	cn, err := CraftCanary(m, thetas, &d, idx, CanaryOptions{Margin: kappa})
+	cn, err := Craft(m, thetas, &d, idx, Options{Margin: kappa})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,8 +291,8 @@ func TestCraftCanarySoftmaxEnsemble(t *testing.T) {
 // gonum's least squares, independently of the crafting code.
 func TestCraftCanaryMLP(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 26))
-	m := MLP{Features: 6, Hidden: 5, Classes: 3, Alpha: 1}
-	base := randomTheta(rng, m.Dim(), 1)
+	m := mechanisms.MLP{Features: 6, Hidden: 5, Classes: 3, Alpha: 1}
+	base := testutil.RandomTheta(rng, m.Dim(), 1)
 	thetas := make([][]float64, 4)
 	for i := range thetas {
 		thetas[i] = make([]float64, m.Dim())
@@ -299,8 +302,8 @@ func TestCraftCanaryMLP(t *testing.T) {
 	}
 	var d dataset.Dataset
 	for i := 0; i < 30; i++ {
-		r := randomRecord(rng, m.Features, m.Classes, 1)
-		r.Y = float64(PredictClass(m, base, r.X))
+		r := testutil.RandomRecord(rng, m.Features, m.Classes, 1)
+		r.Y = float64(mechanisms.PredictClass(m, base, r.X))
 		d.Records = append(d.Records, r)
 	}
 	agreed, err := AgreedRecords(m, thetas, &d, true)
@@ -309,7 +312,7 @@ func TestCraftCanaryMLP(t *testing.T) {
 	}
 	const kappa = 0.02
 	for _, idx := range agreed[:3] {
-		cn, err := CraftCanary(m, thetas, &d, idx, CanaryOptions{Margin: kappa})
+		cn, err := Craft(m, thetas, &d, idx, Options{Margin: kappa})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -395,30 +398,30 @@ func TestCraftCanaryErrors(t *testing.T) {
 	for _, c := range []struct {
 		thetas [][]float64
 		index  int
-		opts   CanaryOptions
+		opts   Options
 		want   string
 	}{
-		{nil, 1, CanaryOptions{}, "models: need at least 1 parameter vector, got 0"},
-		{[][]float64{{1, 2}}, 1, CanaryOptions{}, "models[0]: must have 15 parameters"},
-		{[][]float64{append(append([]float64(nil), thetas[0][:14]...), math.NaN())}, 1, CanaryOptions{}, "models[0]: parameters must be finite"},
-		{thetas, 2, CanaryOptions{}, "index: must be in [0, 1], got 2"},
-		{thetas, 0, CanaryOptions{}, "index: record 0 is not classified as its label 0 by model 0"},
-		{thetas, 1, CanaryOptions{Margin: -1}, "margin: must be finite and ≥ 0 (0 = 0.001), got -1"},
-		{thetas, 1, CanaryOptions{Clamp: true, Lower: 1, Upper: 1}, "upper: must be finite and > lower = 1, got 1"},
-		{thetas, 1, CanaryOptions{Targets: []int{1}}, "targets: class 1 must be in [0, 3) and differ from the record's label 1"},
-		{thetas, 1, CanaryOptions{Targets: []int{3}}, "targets: class 3 must be in [0, 3)"},
-		{thetas, 1, CanaryOptions{MaxIter: -1}, "max_iter: must be in [0, 10000]"},
+		{nil, 1, Options{}, "models: need at least 1 parameter vector, got 0"},
+		{[][]float64{{1, 2}}, 1, Options{}, "models[0]: must have 15 parameters"},
+		{[][]float64{append(append([]float64(nil), thetas[0][:14]...), math.NaN())}, 1, Options{}, "models[0]: parameters must be finite"},
+		{thetas, 2, Options{}, "index: must be in [0, 1], got 2"},
+		{thetas, 0, Options{}, "index: record 0 is not classified as its label 0 by model 0"},
+		{thetas, 1, Options{Margin: -1}, "margin: must be finite and ≥ 0 (0 = 0.001), got -1"},
+		{thetas, 1, Options{Clamp: true, Lower: 1, Upper: 1}, "upper: must be finite and > lower = 1, got 1"},
+		{thetas, 1, Options{Targets: []int{1}}, "targets: class 1 must be in [0, 3) and differ from the record's label 1"},
+		{thetas, 1, Options{Targets: []int{3}}, "targets: class 3 must be in [0, 3)"},
+		{thetas, 1, Options{MaxIter: -1}, "max_iter: must be in [0, 10000]"},
 		// Class 0 cannot be reached inside the box [0, 1]⁴.
-		{thetas, 1, CanaryOptions{Targets: []int{0}, Clamp: true, Upper: 1}, "index: no canary found for record 1"},
+		{thetas, 1, Options{Targets: []int{0}, Clamp: true, Upper: 1}, "index: no canary found for record 1"},
 	} {
-		_, err := CraftCanary(m, c.thetas, d, c.index, c.opts)
+		_, err := Craft(m, c.thetas, d, c.index, c.opts)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("error %v, want prefix %q", err, c.want)
 		}
 	}
 	// The unclamped class-0 canary exists, at the distance the reference
 	// computation gave (1.6861041797541518, margin 0.01).
-	cn, err := CraftCanary(m, thetas, d, 1, CanaryOptions{Targets: []int{0}, Margin: 0.01})
+	cn, err := Craft(m, thetas, d, 1, Options{Targets: []int{0}, Margin: 0.01})
 	if err != nil || cn.YStar != 0 || math.Abs(cn.Norm-1.6861041797541518) > 1e-12 {
 		t.Errorf("class 0: %+v, %v", cn, err)
 	}
@@ -429,16 +432,16 @@ func TestCraftCanaryErrors(t *testing.T) {
 
 // trainEnsemble runs n independent SGLD chains of model m on d (seeded by
 // TrialRNG) and returns their final states.
-func trainEnsemble(t testing.TB, m Model, d *dataset.Dataset, n, epochs int) [][]float64 {
+func trainEnsemble(t testing.TB, m mechanisms.Model, d *dataset.Dataset, n, epochs int) [][]float64 {
 	t.Helper()
-	c := &Chain{Model: m, Init: Init{FromPrior: true}, Release: ReleaseSpec{Mode: ReleaseFinal},
-		Sampler: &SGLD{Step: StepSchedule{Eta: 1e-3}, Batch: 32, Scheme: Reshuffle, Epochs: epochs}}
+	c := &mechanisms.Chain{Model: m, Init: mechanisms.Init{FromPrior: true}, Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseFinal},
+		Sampler: &mechanisms.SGLD{Step: mechanisms.StepSchedule{Eta: 1e-3}, Batch: 32, Scheme: mechanisms.Reshuffle, Epochs: epochs}}
 	if err := c.Check(d); err != nil {
 		t.Fatal(err)
 	}
 	var out [][]float64
 	for i := 0; i < n; i++ {
-		if _, err := c.Run(d, TrialRNG(17, dataset.SideD, i, 0), func(_ int, th []float64) error {
+		if _, err := c.Run(d, mechanisms.TrialRNG(17, dataset.SideD, i, 0), func(_ int, th []float64) error {
 			out = append(out, append([]float64(nil), th...))
 			return nil
 		}); err != nil {
@@ -467,17 +470,17 @@ func TestDigitsCanaryEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		m       Classifier
+		m       mechanisms.Classifier
 		n, ep   int
 		minMarg float64
 	}{
-		{Softmax{Features: 64, Classes: 10, Alpha: 1}, 10, 5, DefaultCanaryMargin * (1 - 1e-9)},
-		{MLP{Features: 64, Hidden: 16, Classes: 10, Alpha: 1}, 4, 10, DefaultCanaryMargin / 2},
+		{mechanisms.Softmax{Features: 64, Classes: 10, Alpha: 1}, 10, 5, DefaultMargin * (1 - 1e-9)},
+		{mechanisms.MLP{Features: 64, Hidden: 16, Classes: 10, Alpha: 1}, 4, 10, DefaultMargin / 2},
 	} {
 		thetas := trainEnsemble(t, c.m, tr, c.n, c.ep)
 		minAcc := 1.0
 		for i, th := range thetas {
-			acc := Accuracy(c.m, th, te)
+			acc := mechanisms.Accuracy(c.m, th, te)
 			if acc < 0.85 {
 				t.Errorf("%s: model %d test accuracy %.3f", c.m.Name(), i, acc)
 			}
@@ -488,18 +491,18 @@ func TestDigitsCanaryEndToEnd(t *testing.T) {
 		if err != nil || len(agreed) < tr.Len()/2 {
 			t.Fatalf("%s: %d agreed records, %v", c.m.Name(), len(agreed), err)
 		}
-		opts := CanaryOptions{Clamp: true, Lower: 0, Upper: 1}
-		cn, err := CraftCanary(c.m, thetas, tr, agreed[0], opts)
+		opts := Options{Clamp: true, Lower: 0, Upper: 1}
+		cn, err := Craft(c.m, thetas, tr, agreed[0], opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, _ := CraftCanary(c.m, thetas, tr, agreed[0], opts)
+		again, _ := Craft(c.m, thetas, tr, agreed[0], opts)
 		if again.Norm != cn.Norm || again.YStar != cn.YStar {
 			t.Errorf("%s: crafting is not deterministic", c.m.Name())
 		}
 		t.Logf("%s: record %d (digit %d) → digit %d at distance %.4g (margin %.3g, %d iterations, converged %v)",
 			c.m.Name(), cn.Index, cn.Y0, cn.YStar, cn.Norm, cn.MinMargin, cn.Iterations, cn.Converged)
-		if _, linear := c.m.(Softmax); linear && !cn.Exact {
+		if _, linear := c.m.(mechanisms.Softmax); linear && !cn.Exact {
 			t.Errorf("%s: the least-distance solution failed its KKT check", c.m.Name())
 		}
 		for _, x := range cn.XStar {
@@ -509,9 +512,12 @@ func TestDigitsCanaryEndToEnd(t *testing.T) {
 		}
 		for i, th := range thetas {
 			f := cn.LogFeatures(c.m, th, nil)
-			if f[0]-f[1] < c.minMarg || f[3] <= f[2] || PredictClass(c.m, th, cn.XStar) != cn.YStar {
+			if f[0]-f[1] < c.minMarg || f[3] <= f[2] || mechanisms.PredictClass(c.m, th, cn.XStar) != cn.YStar {
 				t.Errorf("%s: model %d log-features %v", c.m.Name(), i, f)
 			}
 		}
 	}
 }
+
+// digitsPath is the bundled digits set (testdata/DATA.md).
+const digitsPath = "../../testdata/digits.csv.gz"

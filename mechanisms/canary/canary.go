@@ -1,4 +1,4 @@
-package mechanisms
+package canary
 
 import (
 	"errors"
@@ -6,10 +6,12 @@ import (
 	"math"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+	"gonum.org/v1/gonum/floats"
 )
 
-// This file holds the canary construction of Heller & Fetaya §V, adapted:
+// The canary construction of Heller & Fetaya §V, adapted:
 // train M models on D, pick a record (x⁰, y⁰) on which they all agree
 // (AgreedRecords), move x⁰ by a minimal perturbation to an x* that every
 // model misclassifies (CraftCanary, after DeepFool: Moosavi-Dezfooli, Fawzi
@@ -20,14 +22,14 @@ import (
 // DefaultCanaryMargin is the logit margin κ CraftCanary uses when
 // CanaryOptions.Margin is 0: every model must rank y* above every other
 // class by at least κ, i.e. p(y*|x*,θ)/p(j|x*,θ) ≥ e^κ.
-const DefaultCanaryMargin = 1e-3
+const DefaultMargin = 1e-3
 
 // DefaultCanaryMaxIter is the number of linearisations CraftCanary allows
 // a nonlinear classifier when CanaryOptions.MaxIter is 0.
-const DefaultCanaryMaxIter = 200
+const DefaultMaxIter = 200
 
 // CanaryOptions configures CraftCanary.
-type CanaryOptions struct {
+type Options struct {
 	// Margin is the logit margin κ ≥ 0 by which every model must prefer
 	// y* to every other class at x*; 0 means DefaultCanaryMargin. It plays
 	// the part of DeepFool's overshoot: κ > 0 puts x* strictly inside the
@@ -49,9 +51,9 @@ type CanaryOptions struct {
 	MaxIter int `yaml:"max_iter,omitempty" json:"max_iter,omitempty"`
 }
 
-func (o CanaryOptions) check(k, y0 int) error {
+func (o Options) check(k, y0 int) error {
 	if !(o.Margin >= 0) || math.IsInf(o.Margin, 0) {
-		return fmt.Errorf("margin: must be finite and ≥ 0 (0 = %g), got %g", DefaultCanaryMargin, o.Margin)
+		return fmt.Errorf("margin: must be finite and ≥ 0 (0 = %g), got %g", DefaultMargin, o.Margin)
 	}
 	if o.Clamp {
 		if math.IsNaN(o.Lower) || math.IsInf(o.Lower, 0) {
@@ -62,7 +64,7 @@ func (o CanaryOptions) check(k, y0 int) error {
 		}
 	}
 	if o.MaxIter < 0 || o.MaxIter > 10000 {
-		return fmt.Errorf("max_iter: must be in [0, 10000] (0 = %d), got %d", DefaultCanaryMaxIter, o.MaxIter)
+		return fmt.Errorf("max_iter: must be in [0, 10000] (0 = %d), got %d", DefaultMaxIter, o.MaxIter)
 	}
 	for _, t := range o.Targets {
 		if t < 0 || t >= k || t == y0 {
@@ -75,7 +77,7 @@ func (o CanaryOptions) check(k, y0 int) error {
 // CraftedCanary is the outcome of CraftCanary: the record (x⁰, y⁰) of D at
 // Index and the crafted features x*, which every model classifies as
 // YStar ≠ y⁰.
-type CraftedCanary struct {
+type Canary struct {
 	// Index is the position of (x⁰, y⁰) in D.
 	Index int `json:"index"`
 	// X0 and Y0 are the record's features x⁰ and label y⁰ (a copy).
@@ -108,12 +110,12 @@ type CraftedCanary struct {
 
 // Record returns the canary record (x*, y⁰): Heller & Fetaya keep the
 // label of the record they replace.
-func (c CraftedCanary) Record() dataset.Record {
+func (c Canary) Record() dataset.Record {
 	return dataset.Record{X: append([]float64(nil), c.XStar...), Y: float64(c.Y0)}
 }
 
 // Pair returns D and D′ = D with record Index replaced by (x*, y⁰).
-func (c CraftedCanary) Pair(d *dataset.Dataset) (dataset.Pair, error) {
+func (c Canary) Pair(d *dataset.Dataset) (dataset.Pair, error) {
 	p, err := dataset.Canary(d, c.Index, c.Record())
 	if err != nil {
 		return dataset.Pair{}, err
@@ -125,7 +127,7 @@ func (c CraftedCanary) Pair(d *dataset.Dataset) (dataset.Pair, error) {
 // Features writes the four attack features of Heller & Fetaya §V for the
 // released parameters θ into out (allocated when shorter than 4) and
 // returns it: p(y*|x*,θ), p(y⁰|x*,θ), p(y*|x⁰,θ), p(y⁰|x⁰,θ).
-func (c CraftedCanary) Features(m Classifier, theta, out []float64) []float64 {
+func (c Canary) Features(m mechanisms.Classifier, theta, out []float64) []float64 {
 	out = c.LogFeatures(m, theta, out)
 	for i := range out {
 		out[i] = math.Exp(out[i])
@@ -135,20 +137,20 @@ func (c CraftedCanary) Features(m Classifier, theta, out []float64) []float64 {
 
 // LogFeatures is Features on the log scale (ln p), which keeps its
 // resolution where the probabilities are within rounding of 0 or 1.
-func (c CraftedCanary) LogFeatures(m Classifier, theta, out []float64) []float64 {
+func (c Canary) LogFeatures(m mechanisms.Classifier, theta, out []float64) []float64 {
 	if cap(out) < 4 {
 		out = make([]float64, 4)
 	}
 	out = out[:4]
-	out[0] = ClassLogProb(m, theta, c.XStar, c.YStar)
-	out[1] = ClassLogProb(m, theta, c.XStar, c.Y0)
-	out[2] = ClassLogProb(m, theta, c.X0, c.YStar)
-	out[3] = ClassLogProb(m, theta, c.X0, c.Y0)
+	out[0] = mechanisms.ClassLogProb(m, theta, c.XStar, c.YStar)
+	out[1] = mechanisms.ClassLogProb(m, theta, c.XStar, c.Y0)
+	out[2] = mechanisms.ClassLogProb(m, theta, c.X0, c.YStar)
+	out[3] = mechanisms.ClassLogProb(m, theta, c.X0, c.Y0)
 	return out
 }
 
 // checkThetas validates an ensemble of parameter vectors for c.
-func checkThetas(c Classifier, thetas [][]float64) error {
+func checkThetas(c mechanisms.Classifier, thetas [][]float64) error {
 	if len(thetas) == 0 {
 		return fmt.Errorf("models: need at least 1 parameter vector, got 0")
 	}
@@ -156,8 +158,10 @@ func checkThetas(c Classifier, thetas [][]float64) error {
 		if len(th) != c.Dim() {
 			return fmt.Errorf("models[%d]: must have %d parameters (%s), got %d", i, c.Dim(), c.Name(), len(th))
 		}
-		if !finite(th) {
-			return fmt.Errorf("models[%d]: parameters must be finite", i)
+		for _, v := range th {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("models[%d]: parameters must be finite", i)
+			}
 		}
 	}
 	return nil
@@ -167,7 +171,7 @@ func checkThetas(c Classifier, thetas [][]float64) error {
 // θ₁…θ_M assigns to the same class (the most probable one), and, if
 // correct is set, to the record's own label: the candidates for (x⁰, y⁰)
 // in Heller & Fetaya §V.
-func AgreedRecords(c Classifier, thetas [][]float64, d *dataset.Dataset, correct bool) ([]int, error) {
+func AgreedRecords(c mechanisms.Classifier, thetas [][]float64, d *dataset.Dataset, correct bool) ([]int, error) {
 	if err := checkThetas(c, thetas); err != nil {
 		return nil, err
 	}
@@ -176,13 +180,13 @@ func AgreedRecords(c Classifier, thetas [][]float64, d *dataset.Dataset, correct
 	}
 	var out []int
 	for i, r := range d.Records {
-		cls := PredictClass(c, thetas[0], r.X)
+		cls := mechanisms.PredictClass(c, thetas[0], r.X)
 		ok := !correct || float64(cls) == r.Y
 		for _, th := range thetas[1:] {
 			if !ok {
 				break
 			}
-			ok = PredictClass(c, th, r.X) == cls
+			ok = mechanisms.PredictClass(c, th, r.X) == cls
 		}
 		if ok {
 			out = append(out, i)
@@ -205,7 +209,7 @@ func AgreedRecords(c Classifier, thetas [][]float64, d *dataset.Dataset, correct
 // boundary; any overshoot crosses it). Classes with w′_k = 0 cannot be
 // reached by moving x and are skipped; k = −1 and dist = +Inf when none
 // can.
-func LinearDeepFool(m Softmax, theta, x []float64, y0 int) (r []float64, k int, dist float64) {
+func LinearDeepFool(m mechanisms.Softmax, theta, x []float64, y0 int) (r []float64, k int, dist float64) {
 	kk, d := m.Classes, m.Features
 	f := make([]float64, kk)
 	m.Logits(theta, x, f)
@@ -246,9 +250,7 @@ func LinearDeepFool(m Softmax, theta, x []float64, y0 int) (r []float64, k int, 
 
 // affineLogits is implemented by classifiers whose logits are affine in x,
 // for which one linearisation is exact.
-type affineLogits interface{ logitsAffineInX() }
-
-func (Softmax) logitsAffineInX() {}
+type affineLogits interface{ LogitsAffineInX() bool }
 
 // CraftCanary turns record index of d into a canary that every model
 // θ₁…θ_M misclassifies, by the smallest change of its features it can
@@ -277,30 +279,30 @@ func (Softmax) logitsAffineInX() {}
 // ≥ κ/2 and the distance shrinks, until a fixed point (a KKT point of the
 // true problem) or MaxIter linearisations. The result is a local solution:
 // valid, but not certified to be the global minimum.
-func CraftCanary(c Classifier, thetas [][]float64, d *dataset.Dataset, index int, opts CanaryOptions) (CraftedCanary, error) {
+func Craft(c mechanisms.Classifier, thetas [][]float64, d *dataset.Dataset, index int, opts Options) (Canary, error) {
 	if err := checkThetas(c, thetas); err != nil {
-		return CraftedCanary{}, err
+		return Canary{}, err
 	}
 	if err := d.Validate(c.DataDim()); err != nil {
-		return CraftedCanary{}, err
+		return Canary{}, err
 	}
 	if index < 0 || index >= d.Len() {
-		return CraftedCanary{}, fmt.Errorf("index: must be in [0, %d], got %d", d.Len()-1, index)
+		return Canary{}, fmt.Errorf("index: must be in [0, %d], got %d", d.Len()-1, index)
 	}
 	k := c.NumClasses()
 	rec := d.Records[index]
 	y0, ok := dataset.ClassIndex(rec.Y, k)
 	if !ok {
-		return CraftedCanary{}, fmt.Errorf("index: record %d label must be a class index in [0, %d), got %g", index, k, rec.Y)
+		return Canary{}, fmt.Errorf("index: record %d label must be a class index in [0, %d), got %g", index, k, rec.Y)
 	}
 	if err := opts.check(k, y0); err != nil {
-		return CraftedCanary{}, err
+		return Canary{}, err
 	}
 	logits := make([]float64, k)
 	for m, th := range thetas {
 		c.Logits(th, rec.X, logits)
 		if mg := classMargin(logits, y0); !(mg > 0) {
-			return CraftedCanary{}, fmt.Errorf("index: record %d is not classified as its label %d by model %d (margin %.3g); choose one from AgreedRecords with correct = true", index, y0, m, mg)
+			return Canary{}, fmt.Errorf("index: record %d is not classified as its label %d by model %d (margin %.3g); choose one from AgreedRecords with correct = true", index, y0, m, mg)
 		}
 	}
 	targets := opts.Targets
@@ -311,22 +313,23 @@ func CraftCanary(c Classifier, thetas [][]float64, d *dataset.Dataset, index int
 			}
 		}
 	}
-	_, affine := c.(affineLogits)
+	al, affine := c.(affineLogits)
+	affine = affine && al.LogitsAffineInX()
 	cr := crafter{c: c, thetas: thetas, x0: rec.X, opts: opts, affine: affine}
 	if cr.opts.Margin == 0 {
-		cr.opts.Margin = DefaultCanaryMargin
+		cr.opts.Margin = DefaultMargin
 	}
 	if cr.opts.MaxIter == 0 {
-		cr.opts.MaxIter = DefaultCanaryMaxIter
+		cr.opts.MaxIter = DefaultMaxIter
 	}
 	if affine {
 		cr.opts.MaxIter = 1
 	}
-	best := CraftedCanary{Norm: math.Inf(1)}
+	best := Canary{Norm: math.Inf(1)}
 	for _, t := range targets {
 		x, margin, iters, converged, found, err := cr.target(t)
 		if err != nil {
-			return CraftedCanary{}, err
+			return Canary{}, err
 		}
 		if !found {
 			continue
@@ -337,13 +340,13 @@ func CraftCanary(c Classifier, thetas [][]float64, d *dataset.Dataset, index int
 			n2 += e * e
 		}
 		if n := math.Sqrt(n2); n < best.Norm {
-			best = CraftedCanary{Index: index, X0: append([]float64(nil), rec.X...), Y0: y0,
+			best = Canary{Index: index, X0: append([]float64(nil), rec.X...), Y0: y0,
 				XStar: x, YStar: t, Norm: n, MinMargin: margin, Iterations: iters,
 				Converged: converged, Exact: affine && converged}
 		}
 	}
 	if math.IsInf(best.Norm, 1) {
-		return CraftedCanary{}, fmt.Errorf("index: no canary found for record %d: for every target class the constraints are infeasible or %d linearisations did not reach a point that all %d models misclassify (try a larger max_iter, no clamp, a smaller margin or fewer models)", index, cr.opts.MaxIter, len(thetas))
+		return Canary{}, fmt.Errorf("index: no canary found for record %d: for every target class the constraints are infeasible or %d linearisations did not reach a point that all %d models misclassify (try a larger max_iter, no clamp, a smaller margin or fewer models)", index, cr.opts.MaxIter, len(thetas))
 	}
 	return best, nil
 }
@@ -361,10 +364,10 @@ func classMargin(f []float64, t int) float64 {
 
 // crafter holds one CraftCanary call's inputs.
 type crafter struct {
-	c      Classifier
+	c      mechanisms.Classifier
 	thetas [][]float64
 	x0     []float64
-	opts   CanaryOptions
+	opts   Options
 	affine bool
 
 	rows        [][]float64
@@ -454,11 +457,11 @@ func (cr *crafter) solve(x, base, vc []float64, t int, margin float64, box bool)
 // 1e-9 relative to the scale of the problem. They certify that v is the
 // global minimum (the problem is convex) independently of the solver.
 func kktHolds(g [][]float64, h, v, lam []float64) bool {
-	tol := 1e-9 * (1 + math.Sqrt(dot(v, v)))
+	tol := 1e-9 * (1 + math.Sqrt(floats.Dot(v, v)))
 	gl := make([]float64, len(v))
 	for i, row := range g {
-		rn := math.Sqrt(dot(row, row))
-		slack := dot(row, v) - h[i]
+		rn := math.Sqrt(floats.Dot(row, row))
+		slack := floats.Dot(row, v) - h[i]
 		if slack < -tol*rn || lam[i] < 0 || lam[i]*rn*slack > tol {
 			return false
 		}
@@ -540,7 +543,7 @@ func (cr *crafter) target(t int) (x []float64, margin float64, iters int, conver
 	// is cut to length Δ, accepted only if it raises the smallest true
 	// margin, and Δ adapts (doubled after a step that achieved at least
 	// half the predicted gain, quartered after a rejected one).
-	radius := 0.25 * math.Max(1, math.Sqrt(dot(cr.x0, cr.x0)))
+	radius := 0.25 * math.Max(1, math.Sqrt(floats.Dot(cr.x0, cr.x0)))
 	margin = cr.minMargin(x, t)
 	try := make([]float64, dd)
 	for margin < kappa {
@@ -553,7 +556,7 @@ func (cr *crafter) target(t int) (x []float64, margin float64, iters int, conver
 			return nil, 0, iters, false, false, err
 		}
 		scale := 1.0
-		if nr := math.Sqrt(dot(r, r)); nr > radius {
+		if nr := math.Sqrt(floats.Dot(r, r)); nr > radius {
 			scale = radius / nr
 		}
 		// Predicted smallest margin after the (scaled) step, from the
@@ -561,7 +564,7 @@ func (cr *crafter) target(t int) (x []float64, margin float64, iters int, conver
 		pred := math.Inf(1)
 		nm := len(cr.thetas) * (cr.c.NumClasses() - 1)
 		for i := 0; i < nm; i++ {
-			pred = math.Min(pred, 1.5*kappa-cr.rhs[i]+scale*dot(cr.rows[i], r))
+			pred = math.Min(pred, 1.5*kappa-cr.rhs[i]+scale*floats.Dot(cr.rows[i], r))
 		}
 		for q := range r {
 			r[q] *= scale
@@ -600,7 +603,7 @@ func (cr *crafter) target(t int) (x []float64, margin float64, iters int, conver
 		if !ok {
 			break
 		}
-		nu := math.Sqrt(dot(u, u))
+		nu := math.Sqrt(floats.Dot(u, u))
 		if euclidDist(v, u) <= 1e-6*(1+nu) {
 			converged = true
 			break
