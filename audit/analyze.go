@@ -8,118 +8,8 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"github.com/mcmcaudit/mcmcaudit/stats"
+	"golang.org/x/sync/errgroup"
 )
-
-// ClaimResult is one claim tested at one release point.
-type ClaimResult struct {
-	Name string `json:"name"`
-	// Covered is false when the claim says nothing about this release.
-	Covered bool `json:"covered"`
-	// EpsilonAtDelta is the claim's ε at the audit's δ (the "upper bound"
-	// column); +Inf when it certifies nothing at that δ.
-	EpsilonAtDelta stats.JSONFloat `json:"epsilon_at_delta"`
-	Refutation     *Refutation     `json:"refutation,omitempty"`
-}
-
-// AttackResult is one attack's outcome at one release point.
-type AttackResult struct {
-	Attack string `json:"attack"`
-	// Note reports an attack that could not be fitted.
-	Note string       `json:"note,omitempty"`
-	Rule attacks.Rule `json:"rule"`
-	// Selection is the criterion on the threshold-selection runs: the
-	// region bound their counts give (it decides, never reports).
-	Selection stats.Estimate `json:"selection"`
-	// Evaluated is true when the attack was counted on the evaluation runs.
-	Evaluated bool `json:"evaluated"`
-	// Counts and Region come from the evaluation runs.
-	Counts stats.Counts    `json:"counts"`
-	Region *stats.Estimate `json:"region,omitempty"`
-	// The GDP estimator has its own rule, chosen on the same selection
-	// runs to maximise μ_lb, and its own evaluation counts.
-	GDPRule      attacks.Rule    `json:"gdp_rule"`
-	GDPSelection float64         `json:"gdp_selection_mu"`
-	GDPSelCounts stats.Counts    `json:"gdp_selection_counts"`
-	GDPCounts    stats.Counts    `json:"gdp_counts"`
-	GDP          *stats.Estimate `json:"gdp,omitempty"`
-}
-
-// PointResult is the audit of one release point.
-type PointResult struct {
-	Point   mechanisms.ReleasePoint `json:"point"`
-	Attacks []AttackResult          `json:"attacks"`
-	// Best and BestGDP index the attacks reported for the region bound
-	// and for the GDP estimator.
-	Best    int            `json:"best"`
-	BestGDP int            `json:"best_gdp"`
-	Region  stats.Estimate `json:"region"`
-	GDP     stats.Estimate `json:"gdp"`
-	Ceiling stats.Estimate `json:"ceiling"`
-	// Exact is the true ε at δ of this release when it is known in closed
-	// form (the interim-region counterexample; see ExactEpsilons).
-	Exact *stats.JSONFloat `json:"exact_epsilon,omitempty"`
-	// TestAccuracy is the mean accuracy of the released models on the
-	// held-out test set, over every trial (when measured).
-	TestAccuracy *float64      `json:"test_accuracy,omitempty"`
-	Claims       []ClaimResult `json:"claims,omitempty"`
-	// selectionScore ranks points for the verdict (training runs only).
-	selectionScore float64
-}
-
-// Report is the outcome of an audit.
-type Report struct {
-	Name       string `json:"name"`
-	ConfigHash string `json:"config_hash"`
-	Seed       uint64 `json:"seed"`
-	Trials     int    `json:"trials"`
-	// TrainRuns, SelectRuns and EvalRuns give the split; EvalNegatives and
-	// EvalPositives the evaluation runs per side.
-	TrainRuns     int     `json:"train_runs"`
-	SelectRuns    int     `json:"select_runs"`
-	EvalRuns      int     `json:"eval_runs"`
-	EvalNegatives int     `json:"eval_negatives"`
-	EvalPositives int     `json:"eval_positives"`
-	Delta         float64 `json:"delta"`
-	Confidence    float64 `json:"confidence"`
-	// TestConfidence is the confidence each evaluated test is run at after
-	// the Bonferroni division (equal to Confidence when nothing is divided).
-	TestConfidence  float64   `json:"test_confidence"`
-	AttackSelection Selection `json:"attack_selection"`
-	PointSelection  Selection `json:"point_selection"`
-	// Multiplicity explains how α was shared.
-	Multiplicity string        `json:"multiplicity"`
-	Points       []PointResult `json:"points"`
-	// Headline is the index of the release point the verdict rests on
-	// (chosen on training runs), or −1 under Bonferroni over points.
-	Headline int `json:"headline"`
-	// Epsilon is the headline lower bound: the region bound at Headline,
-	// or the maximum over points under Bonferroni (valid simultaneously).
-	Epsilon stats.Estimate `json:"epsilon"`
-	// Verdict is "VIOLATION", "not refuted" or "no claim".
-	Verdict    string          `json:"verdict"`
-	Violations []string        `json:"violations,omitempty"`
-	Info       mechanisms.Info `json:"sampler_info"`
-}
-
-// Violated reports whether a claim was refuted.
-func (r *Report) Violated() bool { return r.Verdict == VerdictViolation }
-
-// Verdicts.
-const (
-	VerdictViolation  = "VIOLATION"
-	VerdictNotRefuted = "not refuted"
-	VerdictNoClaim    = "no claim"
-)
-
-// splitSizes returns the sizes of the train, select and eval ranges.
-func splitSizes(n int, s Split) (int, int, int) {
-	tr := int(math.Round(s.Train * float64(n)))
-	se := int(math.Round(s.Select * float64(n)))
-	if tr+se > n {
-		se = n - tr
-	}
-	return tr, se, n - tr - se
-}
 
 // columns gathers the features of trials [lo, hi) at point p, reusing
 // buf's storage when it is large enough (one point is analysed at a time).
@@ -188,63 +78,112 @@ func scoreAll(s attacks.Scorer, d *attacks.Data, buf []float64) []float64 {
 // Analyze runs the attack and estimator stage on complete trials: attacks
 // are trained on the first Split.Train fraction of trials (A1), thresholds
 // chosen there (or on the Split.Select fraction), attack and release point
-// chosen there too, and errors counted on the rest (A2) only.
-func Analyze(p *Plan, t *Trials) (*Report, error) {
-	c := p.Config
-	n := c.Audit.Trials
+// chosen there too, and errors counted on the rest (A2) only. Release
+// points are analysed in parallel (Options.Workers); the report does not
+// depend on the worker count.
+func (a *Audit) Analyze(t *Trials) (*Report, error) {
+	o := a.opts
+	n := o.Trials
 	if t.Lo != 0 || t.Hi != n || t.N != n {
 		return nil, fmt.Errorf("audit: analysis needs all %d trials, have [%d, %d)", n, t.Lo, t.Hi)
 	}
-	if t.ConfigHash != p.Hash {
-		return nil, fmt.Errorf("audit: trials were produced by another configuration (hash %.12s…, expected %.12s…)", t.ConfigHash, p.Hash)
+	if t.ConfigHash != o.ID {
+		return nil, fmt.Errorf("audit: trials were produced by another configuration (hash %.12s…, expected %.12s…)", t.ConfigHash, o.ID)
 	}
-	nTr, nSe, nEv := splitSizes(n, c.Audit.Split)
-	r := &Report{
-		Name: c.Name, ConfigHash: p.Hash, Seed: c.Seed, Trials: n,
-		TrainRuns: nTr, SelectRuns: nSe, EvalRuns: nEv,
-		Delta: c.Audit.Delta, Confidence: c.Audit.Confidence,
-		AttackSelection: c.Audit.AttackSelection, PointSelection: c.Audit.PointSelection,
-		Info: t.Info, Headline: -1,
+	if t.P != len(a.points) || t.F != len(a.features) {
+		return nil, fmt.Errorf("audit: trials have %d release points × %d features, the audit %d × %d", t.P, t.F, len(a.points), len(a.features))
 	}
+	r := a.newReport(t)
 	// Multiplicity: tests evaluated on A2 per point × points tested.
-	mA := 1
-	if c.Audit.AttackSelection == SelectBonferroni {
-		mA = len(p.Attacks)
+	mA, mP := 1, 1
+	if o.AttackSelection == SelectBonferroni {
+		mA = len(o.Attacks)
 	}
-	mP := 1
-	if c.Audit.PointSelection == SelectBonferroni {
-		mP = len(p.Points)
+	if o.PointSelection == SelectBonferroni {
+		mP = len(a.points)
 	}
-	alpha := 1 - c.Audit.Confidence
+	alpha := 1 - o.Confidence
 	r.TestConfidence = 1 - alpha/float64(mA*mP)
-	r.Multiplicity = multiplicityNote(p, mA, mP, alpha)
+	r.Multiplicity = multiplicityNote(len(o.Attacks), len(a.points), mA, mP, alpha)
 
-	var bufs buffers
-	for k := range p.Points {
-		pr, err := analyzePoint(p, t, k, nTr, nSe, r.TestConfidence, &bufs)
-		if err != nil {
-			return nil, fmt.Errorf("release %q: %w", p.Points[k].Label, err)
-		}
-		r.Points = append(r.Points, pr)
+	if err := a.analyzePoints(t, r); err != nil {
+		return nil, err
 	}
 	if t.TestSize > 0 {
 		for k := range r.Points {
-			a := float64(t.Correct[k]) / (float64(t.N) * float64(t.TestSize))
-			r.Points[k].TestAccuracy = &a
+			acc := float64(t.Correct[k]) / (float64(t.N) * float64(t.TestSize))
+			r.Points[k].TestAccuracy = &acc
 		}
 	}
-	if ex, ok := ExactEpsilons(p); ok {
-		for k := range r.Points {
-			v := stats.JSONFloat(ex[k])
-			r.Points[k].Exact = &v
-		}
+	for k, e := range a.target.Exact {
+		v := stats.JSONFloat(e)
+		r.Points[k].Exact = &v
 	}
 	r.EvalNegatives = r.Points[0].Region.Counts.Negatives
 	r.EvalPositives = r.Points[0].Region.Counts.Positives
+	r.headline(mP)
+	return r, nil
+}
 
-	// The headline and the verdict. Anything but an explicit Bonferroni
-	// request is the training-run selection, the procedure whose α the
-	// multiplicity above assumed (mP = 1).
+// newReport fills in what the report says about the audit itself.
+func (a *Audit) newReport(t *Trials) *Report {
+	o, tg := a.opts, a.target
+	nTr, nSe, nEv := o.Split.Sizes(o.Trials)
+	r := &Report{
+		Name: tg.Name, ConfigHash: o.ID, Seed: o.Seed, Trials: o.Trials,
+		Mechanism: mechanisms.NameOf(tg.Mechanism), Features: a.features,
+		TrainRuns: nTr, SelectRuns: nSe, EvalRuns: nEv,
+		Delta: o.Delta, Confidence: o.Confidence,
+		AttackSelection: o.AttackSelection, PointSelection: o.PointSelection,
+		Info: t.Info, Headline: -1, TestSize: t.TestSize,
+	}
+	if d := tg.Pair.D; d != nil {
+		r.D = &DatasetInfo{d.Name, d.Len()}
+	}
+	if d := tg.Pair.DPrime; d != nil {
+		r.DPrime = &DatasetInfo{d.Name, d.Len()}
+	}
+	r.Adjacency, r.PairNote = string(tg.Pair.Adjacency), tg.Pair.Note
+	for _, c := range o.Attacks {
+		r.Attacks = append(r.Attacks, c.Name())
+	}
+	for _, c := range a.claims {
+		r.Claims = append(r.Claims, c.Name)
+	}
+	return r
+}
+
+// analyzePoints analyses every release point, in parallel; point k only
+// writes r.Points[k], so the report is the same for any worker count.
+func (a *Audit) analyzePoints(t *Trials, r *Report) error {
+	r.Points = make([]PointResult, len(a.points))
+	var g errgroup.Group
+	g.SetLimit(Workers(a.opts.Workers))
+	work := make(chan int, len(a.points))
+	for k := range a.points {
+		work <- k
+	}
+	close(work)
+	for w := 0; w < min(Workers(a.opts.Workers), len(a.points)); w++ {
+		g.Go(func() error {
+			var bufs buffers
+			for k := range work {
+				pr, err := a.analyzePoint(t, k, r.TestConfidence, &bufs)
+				if err != nil {
+					return fmt.Errorf("release %q: %w", a.points[k].Label, err)
+				}
+				r.Points[k] = pr
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// headline chooses the release point the verdict rests on — on training
+// runs, unless every point is tested under Bonferroni — and judges the
+// claims there.
+func (r *Report) headline(mP int) {
 	if mP == 1 {
 		best := 0
 		for k, pr := range r.Points {
@@ -255,37 +194,36 @@ func Analyze(p *Plan, t *Trials) (*Report, error) {
 		r.Headline = best
 		r.Epsilon = r.Points[best].Region
 		r.judge([]int{best})
-	} else {
-		best := 0
-		for k, pr := range r.Points {
-			if pr.Region.Epsilon > r.Points[best].Region.Epsilon {
-				best = k
-			}
-		}
-		r.Epsilon = r.Points[best].Region
-		all := make([]int, len(r.Points))
-		for k := range all {
-			all[k] = k
-		}
-		r.judge(all)
+		return
 	}
-	return r, nil
+	best := 0
+	for k, pr := range r.Points {
+		if pr.Region.Epsilon > r.Points[best].Region.Epsilon {
+			best = k
+		}
+	}
+	r.Epsilon = r.Points[best].Region
+	all := make([]int, len(r.Points))
+	for k := range all {
+		all[k] = k
+	}
+	r.judge(all)
 }
 
-func multiplicityNote(p *Plan, mA, mP int, alpha float64) string {
+func multiplicityNote(attacks, points, mA, mP int, alpha float64) string {
 	s := ""
-	if len(p.Attacks) > 1 {
+	if attacks > 1 {
 		if mA > 1 {
 			s += fmt.Sprintf("all %d attacks counted on the evaluation runs, α divided among them (Bonferroni); ", mA)
 		} else {
-			s += fmt.Sprintf("one of %d attacks chosen on training runs; ", len(p.Attacks))
+			s += fmt.Sprintf("one of %d attacks chosen on training runs; ", attacks)
 		}
 	}
-	if len(p.Points) > 1 {
+	if points > 1 {
 		if mP > 1 {
 			s += fmt.Sprintf("all %d release points tested, α divided among them (Bonferroni); ", mP)
 		} else {
-			s += fmt.Sprintf("per-point values are pointwise (each holds at its confidence on its own); the verdict rests on one release point chosen on training runs; ")
+			s += "per-point values are pointwise (each holds at its confidence on its own); the verdict rests on one release point chosen on training runs; "
 		}
 	}
 	if mA*mP > 1 {
@@ -296,39 +234,69 @@ func multiplicityNote(p *Plan, mA, mP int, alpha float64) string {
 	return s
 }
 
-func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64, bufs *buffers) (PointResult, error) {
-	c := p.Config
-	n := c.Audit.Trials
-	delta := c.Audit.Delta
-	pr := PointResult{Point: p.Points[k]}
-	// Every attack is evaluated only under an explicit Bonferroni request;
-	// anything else is the training-run choice of one attack.
-	mA := 1
-	if c.Audit.AttackSelection == SelectBonferroni {
-		mA = len(p.Attacks)
-	}
+// runSets are the training, threshold-selection and evaluation runs of one
+// release point (the evaluation runs are scored straight from the store;
+// only their labels are gathered).
+type runSets struct {
+	train, sel, eval *attacks.Data
+	evalLo           int
+}
+
+func (a *Audit) runSets(t *Trials, k int, bufs *buffers) (runSets, error) {
+	n := a.opts.Trials
+	nTr, nSe, _ := a.opts.Split.Sizes(n)
 	bufs.train = columns(t, k, 0, nTr, bufs.train)
-	train := bufs.train
-	sel := train
+	rs := runSets{train: bufs.train, sel: bufs.train, evalLo: nTr + nSe}
 	if nSe > 0 {
 		bufs.sel = columns(t, k, nTr, nTr+nSe, bufs.sel)
-		sel = bufs.sel
+		rs.sel = bufs.sel
 	}
-	// The evaluation runs are scored straight from the feature store; only
-	// their labels are gathered.
-	eval := &attacks.Data{N: n - nTr - nSe, F: t.F, Label: labelsOf(t, nTr+nSe, n, bufs.evalLabels)}
-	bufs.evalLabels = eval.Label
+	rs.eval = &attacks.Data{N: n - nTr - nSe, F: t.F, Label: labelsOf(t, nTr+nSe, n, bufs.evalLabels)}
+	bufs.evalLabels = rs.eval.Label
 	for _, d := range []struct {
 		name string
 		d    *attacks.Data
-	}{{"training", train}, {"threshold-selection", sel}, {"evaluation", eval}} {
+	}{{"training", rs.train}, {"threshold-selection", rs.sel}, {"evaluation", rs.eval}} {
 		if neg, pos := d.d.Counts(); neg == 0 || pos == 0 {
-			return pr, fmt.Errorf("audit.trials: the %s runs have %d on D and %d on D′; both sides need runs (raise audit.trials)", d.name, neg, pos)
+			return rs, fieldErr("Trials", "the %s runs have %d on D and %d on D′; both sides need runs (raise the number of trials)", d.name, neg, pos)
 		}
 	}
-	best, bestGDP := -1, -1
-	for _, a := range p.Attacks {
-		score, err := a.Fit(train, delta, c.Audit.Confidence)
+	return rs, nil
+}
+
+// analyzePoint audits release point k: fit every attack on the training
+// runs, choose its rules on the selection runs, count on the evaluation
+// runs, bound ε, and test the claims.
+func (a *Audit) analyzePoint(t *Trials, k int, conf float64, bufs *buffers) (PointResult, error) {
+	pr := PointResult{Point: a.points[k]}
+	rs, err := a.runSets(t, k, bufs)
+	if err != nil {
+		return pr, err
+	}
+	best, bestGDP, err := a.fitAttacks(t, k, rs, bufs, &pr)
+	if err != nil {
+		return pr, err
+	}
+	if best, bestGDP, err = a.evaluateAttacks(&pr, best, bestGDP, conf); err != nil {
+		return pr, err
+	}
+	pr.Best, pr.BestGDP = best, bestGDP
+	pr.Region, pr.GDP = *pr.Attacks[best].Region, *pr.Attacks[bestGDP].GDP
+	if pr.Ceiling, err = stats.Ceiling(pr.Region.Counts.Negatives, pr.Region.Counts.Positives, a.opts.Delta, conf); err != nil {
+		return pr, err
+	}
+	a.testClaims(&pr, k, conf)
+	return pr, nil
+}
+
+// fitAttacks trains every attack, chooses its region and GDP rules on the
+// selection runs and counts both on the evaluation runs; it returns the
+// attacks the selection runs prefer for each estimator.
+func (a *Audit) fitAttacks(t *Trials, k int, rs runSets, bufs *buffers, pr *PointResult) (best, bestGDP int, err error) {
+	o := a.opts
+	best, bestGDP = -1, -1
+	for _, atk := range o.Attacks {
+		score, err := atk.Fit(rs.train, o.Delta, o.Confidence)
 		note := ""
 		if err != nil {
 			// An attack that cannot be fitted has no power; it never makes
@@ -336,17 +304,16 @@ func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64, bufs *buffe
 			note = "fit failed, constant score: " + err.Error()
 			score = func([]float64) float64 { return 0 }
 		}
-		bufs.selScores = scoreAll(score, sel, bufs.selScores)
-		s, sg, err := bufs.chooser.ChooseRules(bufs.selScores, sel.Label, delta, c.Audit.Confidence)
+		bufs.selScores = scoreAll(score, rs.sel, bufs.selScores)
+		s, sg, err := bufs.chooser.ChooseRules(bufs.selScores, rs.sel.Label, o.Delta, o.Confidence)
 		if err != nil {
-			return pr, fmt.Errorf("attack %s: %w", a.Name(), err)
+			return 0, 0, fmt.Errorf("attack %s: %w", atk.Name(), err)
 		}
-		selEst, _ := stats.RegionBound(s.Counts, delta, c.Audit.Confidence)
-		ar := AttackResult{Attack: a.Name(), Note: note, Rule: s.Rule, Selection: selEst, GDPRule: sg.Rule, GDPSelection: sg.Epsilon, GDPSelCounts: sg.Counts}
-		bufs.evalScores = scoreStore(score, t, k, nTr+nSe, n, bufs.evalScores, &bufs.row)
-		evalScores := bufs.evalScores
-		ar.Counts = attacks.Count(s.Rule, evalScores, eval.Label)
-		ar.GDPCounts = attacks.Count(sg.Rule, evalScores, eval.Label)
+		selEst, _ := stats.RegionBound(s.Counts, o.Delta, o.Confidence)
+		ar := AttackResult{Attack: atk.Name(), Note: note, Rule: s.Rule, Selection: selEst, GDPRule: sg.Rule, GDPSelection: sg.Epsilon, GDPSelCounts: sg.Counts}
+		bufs.evalScores = scoreStore(score, t, k, rs.evalLo, o.Trials, bufs.evalScores, &bufs.row)
+		ar.Counts = attacks.Count(s.Rule, bufs.evalScores, rs.eval.Label)
+		ar.GDPCounts = attacks.Count(sg.Rule, bufs.evalScores, rs.eval.Label)
 		pr.Attacks = append(pr.Attacks, ar)
 		if best < 0 || s.Epsilon > pr.Attacks[best].Selection.Epsilon {
 			best = len(pr.Attacks) - 1
@@ -355,23 +322,31 @@ func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64, bufs *buffe
 			bestGDP = len(pr.Attacks) - 1
 		}
 	}
-	// Evaluate: the training-chosen attack, or all of them (Bonferroni).
+	return best, bestGDP, nil
+}
+
+// evaluateAttacks bounds ε on the evaluation counts: of the attacks chosen
+// on training runs, or of every attack under Bonferroni (then the best on
+// the evaluation runs is reported: all share the divided α).
+func (a *Audit) evaluateAttacks(pr *PointResult, best, bestGDP int, conf float64) (int, int, error) {
+	delta := a.opts.Delta
+	bonferroni := a.opts.AttackSelection == SelectBonferroni
 	for i := range pr.Attacks {
 		ar := &pr.Attacks[i]
-		if mA == 1 && i != best {
+		if !bonferroni && i != best {
 			continue
 		}
 		reg, err := stats.RegionBound(ar.Counts, delta, conf)
 		if err != nil {
-			return pr, err
+			return 0, 0, err
 		}
 		gdp, err := stats.GDPBound(ar.GDPCounts, delta, conf)
 		if err != nil {
-			return pr, err
+			return 0, 0, err
 		}
 		ar.Evaluated, ar.Region, ar.GDP = true, &reg, &gdp
 	}
-	if mA > 1 {
+	if bonferroni {
 		for i := range pr.Attacks {
 			if pr.Attacks[i].Region.Epsilon > pr.Attacks[best].Region.Epsilon {
 				best = i
@@ -386,41 +361,36 @@ func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64, bufs *buffe
 		ar := &pr.Attacks[bestGDP]
 		gdp, err := stats.GDPBound(ar.GDPCounts, delta, conf)
 		if err != nil {
-			return pr, err
+			return 0, 0, err
 		}
 		ar.GDP = &gdp
 	}
-	pr.Best, pr.BestGDP = best, bestGDP
-	pr.Region, pr.GDP = *pr.Attacks[best].Region, *pr.Attacks[bestGDP].GDP
-	ceil, err := stats.Ceiling(pr.Region.Counts.Negatives, pr.Region.Counts.Positives, delta, conf)
-	if err != nil {
-		return pr, err
-	}
-	pr.Ceiling = ceil
+	return best, bestGDP, nil
+}
 
-	// Claims: every evaluated attack's bounds are tested (they share α).
-	// Points are ranked for the verdict on training runs only: by the
-	// selection-run evidence against the claims when there are claims
-	// (the largest refutation margin; −Inf where no claim speaks), else by
-	// the selection-run region bound.
-	pr.selectionScore = pr.Attacks[best].Selection.Epsilon
-	if len(p.Claims) > 0 {
+// testClaims tests every claim at point k. Every evaluated attack's rules
+// are candidates (they share α); each claim is tested with the rule — the
+// region-bound rule or the GDP rule — whose selection-run counts refute it
+// most clearly, a choice made on selection runs only. Points are ranked
+// for the verdict on training runs only: by the selection-run evidence
+// against the claims when there are claims (the largest refutation
+// margin; −Inf where no claim speaks), else by the selection-run region
+// bound.
+func (a *Audit) testClaims(pr *PointResult, k int, conf float64) {
+	delta := a.opts.Delta
+	pr.selectionScore = pr.Attacks[pr.Best].Selection.Epsilon
+	if len(a.claims) > 0 {
 		pr.selectionScore = math.Inf(-1)
 	}
-	// Each claim is tested with the rule — the region-bound rule or the GDP
-	// rule of the attacks evaluated — whose selection-run counts refute it
-	// most clearly; the choice uses selection runs only.
-	type cand struct {
-		sel, eval stats.Counts
-	}
+	type cand struct{ sel, eval stats.Counts }
 	var cands []cand
 	for _, ar := range pr.Attacks {
 		if ar.Evaluated {
 			cands = append(cands, cand{ar.Selection.Counts, ar.Counts}, cand{ar.GDPSelCounts, ar.GDPCounts})
 		}
 	}
-	selConf := c.Audit.Confidence
-	for _, cl := range p.Claims {
+	selConf := a.opts.Confidence
+	for _, cl := range a.claims {
 		prof, knots, ok := cl.At(k)
 		res := ClaimResult{Name: cl.Name, Covered: ok}
 		if ok {
@@ -439,7 +409,6 @@ func analyzePoint(p *Plan, t *Trials, k, nTr, nSe int, conf float64, bufs *buffe
 		}
 		pr.Claims = append(pr.Claims, res)
 	}
-	return pr, nil
 }
 
 // rateBounds returns the one-sided Clopper–Pearson upper bounds of the two

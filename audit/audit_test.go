@@ -2,59 +2,123 @@ package audit
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
+	"github.com/mcmcaudit/mcmcaudit/attacks"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
-// gaussScenario is the Gaussian mechanism on a sum query with D and D′
-// differing in one record by shift: exactly μ-GDP with μ = shift/sigma.
-func gaussScenario(seed uint64, trials int, shift float64, attacks string) string {
-	return fmt.Sprintf(`
-name: gauss-known-mu
-seed: %d
-model: {linreg: {dim: 1, alpha: 1, beta: 1}}
-data:
-  records: [{x: [0.3], y: 0}, {x: [-0.2], y: 0}, {x: [0], y: 0}]
-neighbour: {adjacency: replace-one, index: 2, record: {x: [%g], y: 0}}
-sampler: {gaussian_query: {sigma: 1}}
-audit:
-  trials: %d
-  split: {train: 0.5, eval: 0.5}
-  attacks: %s
-  delta: 1.0e-5
-  confidence: 0.95
-`, seed, shift, trials, attacks)
+// gaussTarget is the Gaussian mechanism on a sum query with D and D′
+// differing in one record by shift: exactly μ-GDP with μ = shift/σ, σ = 1
+// (Dong, Roth & Su 2019, Thm 2.7).
+func gaussTarget(t testing.TB, shift float64) Target {
+	d := &dataset.Dataset{Name: "three records", Records: []dataset.Record{{X: []float64{0.3}}, {X: []float64{-0.2}}, {X: []float64{0}}}}
+	pair, err := dataset.Neighbour(d, dataset.ReplaceOne, 2, dataset.Record{X: []float64{shift}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Target{Name: "gauss-known-mu", Pair: pair, Mechanism: &mechanisms.Chain{
+		Model: mechanisms.NewLinReg1D(1, 1), Sampler: &mechanisms.GaussianQuery{Sigma: 1},
+		Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseFinal}}}
 }
 
-func runScenario(t *testing.T, yml string, workers int) *Report {
-	t.Helper()
-	c, err := ParseConfig([]byte(yml))
-	if err != nil {
-		t.Fatal(err)
+// gaussOptions audits with the named attacks at δ = 1e-5 and 95%.
+func gaussOptions(seed uint64, trials int, names ...string) Options {
+	o := Options{Trials: trials, Seed: seed, Delta: 1e-5, Confidence: 0.95, Workers: 2}
+	for _, n := range names {
+		a, err := attacks.ByName(n)
+		if err != nil {
+			panic(err)
+		}
+		o.Attacks = append(o.Attacks, a)
 	}
-	return runConfig(t, c, workers)
+	return o
 }
 
-// runConfig builds, simulates and analyses a scenario.
-func runConfig(t *testing.T, c *Config, workers int) *Report {
+func runGauss(t testing.TB, shift float64, o Options) *Report {
 	t.Helper()
-	p, err := Build(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := Simulate(context.Background(), p, 0, c.Audit.Trials, workers, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Analyze(p, tr)
+	r, err := Run(context.Background(), gaussTarget(t, shift), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// cyclicTarget is cyclic batch-1 SGLD on Heller & Fetaya's counterexample
+// pair at n = 6, released after every epoch: several release points.
+func cyclicTarget(t testing.TB) Target {
+	pair, err := dataset.CounterexamplePair(6, 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Target{Name: "cyclic", Pair: pair, Mechanism: &mechanisms.Chain{
+		Model:   mechanisms.NewLinReg1D(1, 1),
+		Sampler: &mechanisms.SGLD{Step: mechanisms.StepSchedule{Eta: 0.05}, Batch: 1, Scheme: mechanisms.Cyclic, Epochs: 6},
+		Init:    mechanisms.Init{FromPrior: true}, Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseEpochs}}}
+}
+
+// A library user who leaves the options at their zero values gets the
+// documented defaults — half the runs train, 95% confidence, one attack
+// and one release point chosen on training runs with all of α — and never
+// a weaker procedure (the bug this guards against: a zero PointSelection
+// took the Bonferroni branch, a maximum over points, at the undivided α).
+func TestZeroValueOptionsAreTheDocumentedDefaults(t *testing.T) {
+	zero, err := Run(context.Background(), cyclicTarget(t), Options{Trials: 2000, Seed: 7, Delta: 1e-5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	explicit, err := Run(context.Background(), cyclicTarget(t), Options{Trials: 2000, Seed: 7, Delta: 1e-5,
+		Split: Split{Train: 0.5, Eval: 0.5}, Confidence: 0.95, AttackSelection: SelectOnTraining, PointSelection: SelectOnTraining,
+		Attacks: []attacks.Classifier{attacks.BestCoordinate{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if zero.Headline < 0 || zero.Headline != explicit.Headline || zero.Epsilon != explicit.Epsilon {
+		t.Fatalf("zero options: headline %d ε %+v; explicit defaults: headline %d ε %+v", zero.Headline, zero.Epsilon, explicit.Headline, explicit.Epsilon)
+	}
+	if zero.TestConfidence != 0.95 || !strings.Contains(zero.Multiplicity, "chosen on training runs") {
+		t.Fatalf("zero options: test confidence %g, multiplicity %q", zero.TestConfidence, zero.Multiplicity)
+	}
+	// Bonferroni, asked for explicitly, is a different procedure: every
+	// point tested at α/P and no headline point.
+	bonf, err := Run(context.Background(), cyclicTarget(t), Options{Trials: 2000, Seed: 7, Delta: 1e-5, PointSelection: SelectBonferroni})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := len(bonf.Points); bonf.Headline != -1 || math.Abs(bonf.TestConfidence-(1-0.05/float64(p))) > 1e-15 {
+		t.Fatalf("Bonferroni over %d points: headline %d, test confidence %g", p, bonf.Headline, bonf.TestConfidence)
+	}
+}
+
+// Options that are neither a default nor valid are refused, naming the
+// field.
+func TestOptionsErrors(t *testing.T) {
+	cases := []struct {
+		o    Options
+		want string
+	}{
+		{Options{}, "Trials: must be in [20,"},
+		{Options{Trials: 100, Split: Split{Train: 0.7}}, "Split: train and eval must both be > 0"},
+		{Options{Trials: 100, Confidence: 1}, "Confidence: must be in (0, 1)"},
+		{Options{Trials: 100, Delta: 1}, "Delta: must be in [0, 1)"},
+		{Options{Trials: 100, PointSelection: 7}, "PointSelection: must be"},
+		{Options{Trials: 100, Assignment: AssignGiven}, "Sides: must list every trial's side"},
+		{Options{Trials: 100, Sides: make([]dataset.Side, 100)}, "Sides: must list every trial's side with AssignGiven, and only then"},
+		{Options{Trials: 100, Workers: -1}, "Workers: must be in [0,"},
+	}
+	for _, c := range cases {
+		_, err := New(gaussTarget(t, 1), c.o)
+		var fe *FieldError
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.As(err, &fe) {
+			t.Errorf("%+v: error %v, want a *FieldError containing %q", c.o, err, c.want)
+		}
+	}
 }
 
 // Null test: with D′ = D no attack can beat chance, and the audit must
@@ -64,7 +128,7 @@ func runConfig(t *testing.T, c *Config, workers int) *Report {
 func TestNullAuditsReportZero(t *testing.T) {
 	positive := 0
 	for s := 0; s < 100; s++ {
-		r := runScenario(t, gaussScenario(uint64(1000+s), 400, 0, "[threshold, linear, logistic, qda]"), 2)
+		r := runGauss(t, 0, gaussOptions(uint64(1000+s), 400, "threshold", "linear", "logistic", "qda"))
 		if r.Epsilon.Epsilon > 0 {
 			positive++
 		}
@@ -81,13 +145,14 @@ func TestNullAuditsReportZero(t *testing.T) {
 }
 
 // Known-ε validity: for a mechanism that is exactly 1-GDP, the region
-// bound must not exceed the true ε(δ) = 4.377178096 (MATH.md §2), nor μ_lb
+// bound must not exceed the true ε(δ) = 4.377178096 (Dong, Roth & Su 2019,
+// Cor. 2.13, inverted numerically with scipy), nor μ_lb
 // the true μ = 1, in more than 5 of 100 audits.
 func TestKnownMuNeverOverstated(t *testing.T) {
 	trueEps, _ := stats.GDPEpsilon(1, 1e-5)
 	overEps, overMu := 0, 0
 	for s := 0; s < 100; s++ {
-		r := runScenario(t, gaussScenario(uint64(5000+s), 4000, 1, "[threshold]"), 2)
+		r := runGauss(t, 1, gaussOptions(uint64(5000+s), 4000, "threshold"))
 		if r.Epsilon.Epsilon > trueEps {
 			overEps++
 		}
@@ -109,7 +174,9 @@ func TestKnownMuPower(t *testing.T) {
 		t.Skip("400,000 runs")
 	}
 	trueEps, _ := stats.GDPEpsilon(1, 1e-5)
-	r := runScenario(t, gaussScenario(77, 400000, 1, "[threshold]"), 0)
+	o := gaussOptions(77, 400000, "threshold")
+	o.Workers = 0
+	r := runGauss(t, 1, o)
 	pr := r.Points[0]
 	t.Logf("μ_lb = %.4f → ε = %.4f (true %.4f); region bound %.4f; eval %d/%d",
 		pr.GDP.Mu, pr.GDP.Epsilon, trueEps, pr.Region.Epsilon, pr.Region.Counts.Negatives, pr.Region.Counts.Positives)
@@ -179,97 +246,56 @@ func TestRefutePureClaim(t *testing.T) {
 	}
 }
 
+// The worker count never changes a result, and a shard is the matching
+// slice of the full run: every trial's features bit for bit.
 func TestWorkersDoNotChangeResults(t *testing.T) {
-	c, _ := DefaultConfig()
-	c.Audit.Trials = 600
-	p, err := Build(c)
-	if err != nil {
-		t.Fatal(err)
+	o := Options{Trials: 600, Seed: 3, Delta: 1e-5}
+	var ts []*Trials
+	for _, w := range []int{1, 3} {
+		o.Workers = w
+		a, err := New(cyclicTarget(t), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := a.Simulate(context.Background(), 0, 600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, tr)
 	}
-	t1, err := Simulate(context.Background(), p, 0, 600, 1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t3, err := Simulate(context.Background(), p, 0, 600, 3, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	t1, t3 := ts[0], ts[1]
 	for i := range t1.X {
 		if math.Float32bits(t1.X[i]) != math.Float32bits(t3.X[i]) {
 			t.Fatalf("feature %d differs between 1 and 3 workers", i)
 		}
 	}
-	// A shard is the same as the corresponding slice of the full run.
-	sh, err := Simulate(context.Background(), p, 200, 350, 2, nil)
+	a, _ := New(cyclicTarget(t), o)
+	sh, err := a.Simulate(context.Background(), 200, 350)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 200; i < 350; i++ {
-		for k := range p.Points {
-			a, b := t1.Row(i, k, make([]float64, 1)), sh.Row(i, k, make([]float64, 1))
-			if a[0] != b[0] || t1.Side[i] != sh.Side[i-200] {
+		for k := range a.Points() {
+			x, y := t1.Row(i, k, make([]float64, 1)), sh.Row(i, k, make([]float64, 1))
+			if x[0] != y[0] || t1.Side[i] != sh.Side[i-200] {
 				t.Fatalf("trial %d differs in a shard", i)
 			}
 		}
 	}
-}
-
-func TestConfigErrors(t *testing.T) {
-	base := gaussScenario(1, 400, 1, "[threshold]")
-	cases := []struct{ yml, want string }{
-		{base + "bogus: 1\n", "field bogus not found"},
-		{gaussScenario(1, 10, 1, "[threshold]"), "audit.trials: must be in [20,"},
-		{gaussScenario(1, 400, 1, "[magic]"), "audit.attacks: must be one of"},
-		{"name: x\n", "model: must set exactly one of"},
-	}
-	for _, c := range cases {
-		cfg, err := ParseConfig([]byte(c.yml))
-		if err == nil {
-			_, err = Build(cfg)
-		}
-		if err == nil || !contains(err.Error(), c.want) {
-			t.Errorf("error %v, want %q", err, c.want)
-		}
-	}
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
-}
-
-// A library user who leaves the selections at their zero value gets the
-// training-run selection — the procedure whose α the analysis assumes — and
-// never a Bonferroni-style maximum over points judged at the undivided α
-// (the bug: the zero value took the Bonferroni branch with mP = 1).
-func TestZeroValueSelectionsAreTrainingSelection(t *testing.T) {
-	c, err := ParseConfig([]byte(`
-name: zero-selection
-seed: 7
-model: {linreg: {dim: 1, alpha: 1, beta: 1}}
-data: {counterexample: {n: 6, xh: 1, c: 3}}
-sampler: {sgld: {step: {eta: 0.05}, batch: 1, scheme: cyclic, epochs: 6}}
-init: {from_prior: true}
-release: {mode: epochs}
-audit: {trials: 2000, split: {train: 0.5, eval: 0.5}, delta: 1.0e-5, confidence: 0.95}
-`))
+	// The analysis runs points in parallel; its report is the same.
+	r1, err := a.Analyze(t1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	explicit := runConfig(t, c, 2)
-	c.Audit.PointSelection, c.Audit.AttackSelection = "", ""
-	zero := runConfig(t, c, 2)
-	if zero.Headline < 0 || zero.Headline != explicit.Headline {
-		t.Fatalf("zero-value point selection: headline %d, explicit training selection %d", zero.Headline, explicit.Headline)
+	o.Workers = 1
+	b, _ := New(cyclicTarget(t), o)
+	r2, err := b.Analyze(t1)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if zero.TestConfidence != c.Audit.Confidence {
-		t.Fatalf("test confidence %g, want %g", zero.TestConfidence, c.Audit.Confidence)
-	}
-	if zero.Epsilon != explicit.Epsilon {
-		t.Fatalf("headline ε %+v differs from the explicit training selection's %+v", zero.Epsilon, explicit.Epsilon)
+	for k := range r1.Points {
+		if r1.Points[k].Region != r2.Points[k].Region || r1.Points[k].GDP != r2.Points[k].GDP {
+			t.Fatalf("point %d differs between analyses with 3 and 1 workers", k)
+		}
 	}
 }

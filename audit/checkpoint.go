@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
+	"syscall"
 )
 
 // checkpointManifest identifies the audit a checkpoint directory belongs to.
@@ -18,7 +19,38 @@ type checkpointManifest struct {
 	Block      int    `json:"block"`
 }
 
-const manifestName = "manifest.json"
+const (
+	manifestName = "manifest.json"
+	lockName     = "lock"
+)
+
+// Checkpoint errors, wrapped with the directory and details.
+var (
+	// ErrCheckpointExists: the directory already holds a checkpoint and
+	// resumption was not asked for.
+	ErrCheckpointExists = errors.New("already holds a checkpoint")
+	// ErrNoCheckpoint: resumption was asked for but there is none.
+	ErrNoCheckpoint = errors.New("holds no checkpoint")
+	// ErrCheckpointMismatch: the checkpoint belongs to another audit.
+	ErrCheckpointMismatch = errors.New("belongs to another configuration")
+	// ErrCheckpointBusy: another process is using the directory.
+	ErrCheckpointBusy = errors.New("is in use by another run")
+)
+
+// CheckpointError is a failure of the checkpoint directory Dir.
+type CheckpointError struct {
+	Dir string
+	Err error
+}
+
+func (e *CheckpointError) Error() string { return "checkpoint " + e.Dir + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *CheckpointError) Unwrap() error { return e.Err }
+
+func ckErr(dir string, format string, args ...any) error {
+	return &CheckpointError{Dir: dir, Err: fmt.Errorf(format, args...)}
+}
 
 // InterruptedError reports a run stopped by cancellation; Saved trials are
 // safe in the checkpoint directory (0 without one).
@@ -29,7 +61,7 @@ type InterruptedError struct {
 
 func (e *InterruptedError) Error() string {
 	if e.Dir == "" {
-		return "interrupted; nothing was saved (use --checkpoint DIR to make long runs resumable)"
+		return "interrupted; nothing was saved"
 	}
 	return fmt.Sprintf("interrupted; %d of %d trials are saved in %s", e.Saved, e.Total, e.Dir)
 }
@@ -41,9 +73,10 @@ func CheckpointBlock(trials int) int {
 	return max(256, (trials+199)/200)
 }
 
-// writeFileAtomic writes via a temporary file, fsync and rename, so that a
-// crash (even kill -9) leaves either the old state or the complete file.
-func writeFileAtomic(path string, fill func(f *os.File) error) error {
+// WriteFileAtomic writes via a temporary file in the same directory, fsync
+// and rename, so that a crash (even kill -9) leaves either the old state or
+// the complete file. The caller checks that path may be replaced.
+func WriteFileAtomic(path string, fill func(w io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
@@ -65,101 +98,167 @@ func writeFileAtomic(path string, fill func(f *os.File) error) error {
 
 func blockName(lo, hi int) string { return fmt.Sprintf("trials-%012d-%012d.part", lo, hi) }
 
-// SimulateCheckpointed runs all trials of p, persisting every completed
-// block of trials in dir. With resume, blocks already in dir (from a run of
-// the same configuration, checked by hash) are loaded instead of rerun; the
-// result is identical to an uninterrupted run. Without resume, dir must not
-// hold a checkpoint yet. On cancellation it returns an *InterruptedError.
-func SimulateCheckpointed(ctx context.Context, p *Plan, dir string, resume bool, workers int, progress Progress) (*Trials, error) {
-	n := p.Config.Audit.Trials
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--checkpoint: cannot create %s: %s", dir, unwrapPathError(err))
+// lockDir takes an exclusive advisory lock on dir, so that two runs never
+// compute into one checkpoint; the lock ends with the returned file.
+func lockDir(dir string) (*os.File, error) {
+	path := filepath.Join(dir, lockName)
+	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, ckErr(dir, "%s is not a regular file", lockName)
 	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, ckErr(dir, "cannot create its lock: %s", unwrapPathError(err))
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, &CheckpointError{Dir: dir, Err: ErrCheckpointBusy}
+	}
+	return f, nil
+}
+
+// openCheckpoint creates or checks the manifest of dir.
+func (a *Audit) openCheckpoint(dir string, resume bool) (checkpointManifest, error) {
+	n := a.opts.Trials
 	mpath := filepath.Join(dir, manifestName)
-	man := checkpointManifest{ConfigHash: p.Hash, Trials: n, Block: CheckpointBlock(n)}
-	existing, err := os.ReadFile(mpath)
+	man := checkpointManifest{ConfigHash: a.opts.ID, Trials: n, Block: CheckpointBlock(n)}
+	st, err := os.Lstat(mpath)
 	switch {
+	case err == nil && !st.Mode().IsRegular():
+		return man, ckErr(dir, "%s is not a regular file", manifestName)
 	case err == nil && !resume:
-		return nil, fmt.Errorf("--checkpoint: %s already holds a checkpoint; add --resume to continue it, or choose an empty directory", dir)
+		return man, &CheckpointError{Dir: dir, Err: ErrCheckpointExists}
 	case err == nil:
+		existing, err := os.ReadFile(mpath)
+		if err != nil {
+			return man, ckErr(dir, "cannot read %s: %s", manifestName, unwrapPathError(err))
+		}
 		var old checkpointManifest
 		if json.Unmarshal(existing, &old) != nil {
-			return nil, fmt.Errorf("--checkpoint: %s is corrupt", mpath)
+			return man, ckErr(dir, "%s is corrupt", manifestName)
 		}
-		if old.ConfigHash != p.Hash || old.Trials != n {
-			return nil, fmt.Errorf("--resume: the checkpoint in %s belongs to another configuration (hash %.12s…, this one is %.12s…)", dir, old.ConfigHash, p.Hash)
+		if old.ConfigHash != a.opts.ID || old.Trials != n {
+			return man, &CheckpointError{Dir: dir, Err: fmt.Errorf("%w (hash %.12s…, this one is %.12s…)", ErrCheckpointMismatch, old.ConfigHash, a.opts.ID)}
 		}
-		man = old
+		if old.Block != man.Block {
+			return man, ckErr(dir, "%s is corrupt (block size %d, expected %d)", manifestName, old.Block, man.Block)
+		}
+		return man, nil
 	case errors.Is(err, os.ErrNotExist) && resume:
-		return nil, fmt.Errorf("--resume: %s holds no checkpoint", dir)
+		return man, &CheckpointError{Dir: dir, Err: ErrNoCheckpoint}
 	case errors.Is(err, os.ErrNotExist):
-		if err := writeFileAtomic(mpath, func(f *os.File) error { return json.NewEncoder(f).Encode(man) }); err != nil {
-			return nil, fmt.Errorf("--checkpoint: %v", err)
+		if err := WriteFileAtomic(mpath, func(w io.Writer) error { return json.NewEncoder(w).Encode(man) }); err != nil {
+			return man, ckErr(dir, "%v", err)
 		}
-	default:
-		return nil, fmt.Errorf("--checkpoint: %v", err)
+		return man, nil
 	}
+	return man, ckErr(dir, "%v", err)
+}
 
-	done := map[int]*Trials{}
+// SimulateCheckpointed runs all trials, persisting every completed block of
+// trials in dir (created if missing). With resume, blocks already in dir
+// (from a run of the same audit, checked by ID) are loaded instead of rerun;
+// the result is identical to an uninterrupted run. Without resume, dir must
+// not hold a checkpoint yet. The directory is locked while the run lasts.
+// On cancellation it returns an *InterruptedError. Memory: the result plus
+// one block.
+func (a *Audit) SimulateCheckpointed(ctx context.Context, dir string, resume bool) (*Trials, error) {
+	n := a.opts.Trials
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, ckErr(dir, "cannot create it: %s", unwrapPathError(err))
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	man, err := a.openCheckpoint(dir, resume)
+	if err != nil {
+		return nil, err
+	}
+	onDisk := map[int]string{}
 	if resume {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			if !strings.HasPrefix(e.Name(), "trials-") || !strings.HasSuffix(e.Name(), ".part") {
-				continue
-			}
-			t, c, err := ReadPartFile(filepath.Join(dir, e.Name()))
-			if err != nil {
-				return nil, fmt.Errorf("--resume: %v", err)
-			}
-			if c.Hash() != p.Hash {
-				return nil, fmt.Errorf("--resume: %s belongs to another configuration", e.Name())
-			}
-			done[t.Lo] = t
+		if onDisk, err = blocksIn(dir); err != nil {
+			return nil, err
 		}
 	}
 	saved := 0
-	for _, t := range done {
-		saved += t.Hi - t.Lo
+	for lo, name := range onDisk {
+		hi := min(lo+man.Block, n)
+		if lo%man.Block != 0 || name != blockName(lo, hi) {
+			return nil, ckErr(dir, "block %s does not match the block size %d", name, man.Block)
+		}
+		saved += hi - lo
 	}
+	progress := a.opts.Progress
 	if progress != nil && saved > 0 {
 		progress(saved)
 	}
+	var m Merger
 	for lo := 0; lo < n; lo += man.Block {
+		if err := ctx.Err(); err != nil {
+			return nil, &InterruptedError{Saved: saved, Total: n, Dir: dir}
+		}
 		hi := min(lo+man.Block, n)
-		if t, ok := done[lo]; ok {
-			if t.Hi != hi {
-				return nil, fmt.Errorf("--resume: block %s does not match the block size %d", blockName(t.Lo, t.Hi), man.Block)
+		if name, ok := onDisk[lo]; ok {
+			t, _, err := ReadPartFile(filepath.Join(dir, name))
+			if err != nil {
+				return nil, ckErr(dir, "%v", err)
+			}
+			if t.ConfigHash != a.opts.ID || t.Lo != lo || t.Hi != hi {
+				return nil, ckErr(dir, "%s belongs to another configuration or range", name)
+			}
+			if err := m.Add(t, name); err != nil {
+				return nil, ckErr(dir, "%v", err)
 			}
 			continue
 		}
 		base := saved
-		t, err := Simulate(ctx, p, lo, hi, workers, func(d int) {
-			if progress != nil {
-				progress(base + d)
-			}
-		})
+		var prog Progress
+		if progress != nil {
+			prog = func(d int) { progress(base + d) }
+		}
+		t, err := a.simulate(ctx, lo, hi, prog)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, &InterruptedError{Saved: saved, Total: n, Dir: dir}
 			}
 			return nil, err
 		}
-		if err := writeFileAtomic(filepath.Join(dir, blockName(lo, hi)), func(f *os.File) error { return WritePart(f, p, t) }); err != nil {
-			return nil, fmt.Errorf("--checkpoint: %v", err)
+		if err := WriteFileAtomic(filepath.Join(dir, blockName(lo, hi)), func(w io.Writer) error { return WritePart(w, t, nil) }); err != nil {
+			return nil, ckErr(dir, "%v", err)
 		}
-		done[lo] = t
+		if err := m.Add(t, blockName(lo, hi)); err != nil {
+			return nil, err
+		}
 		saved += hi - lo
 	}
-	los := make([]int, 0, len(done))
-	for lo := range done {
-		los = append(los, lo)
+	return m.Trials()
+}
+
+// blocksIn lists the block files of a checkpoint directory by their first
+// trial; every one must be a regular file.
+func blocksIn(dir string) (map[int]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, ckErr(dir, "cannot list it: %s", unwrapPathError(err))
 	}
-	sort.Ints(los)
-	parts := make([]*Trials, len(los))
-	names := make([]string, len(los))
-	for i, lo := range los {
-		parts[i] = done[lo]
-		names[i] = blockName(done[lo].Lo, done[lo].Hi)
+	out := map[int]string{}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, "trials-") || !strings.HasSuffix(name, ".part") {
+			continue
+		}
+		if !e.Type().IsRegular() {
+			return nil, ckErr(dir, "%s is not a regular file", name)
+		}
+		var lo, hi int
+		if _, err := fmt.Sscanf(name, "trials-%012d-%012d.part", &lo, &hi); err != nil || blockName(lo, hi) != name {
+			return nil, ckErr(dir, "%s is not a block name", name)
+		}
+		if _, dup := out[lo]; dup {
+			return nil, ckErr(dir, "two blocks start at trial %d", lo)
+		}
+		out[lo] = name
 	}
-	return MergeTrials(parts, names)
+	return out, nil
 }

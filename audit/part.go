@@ -19,19 +19,30 @@ import (
 
 // The trials file ("part") format, shared by shards and checkpoints:
 //
-//	magic line "mcmcaudit-trials v2\n"
-//	uint32 length + JSON header (config hash, the config itself, N, range, P, F, sampler info)
+//	magic line "mcmcaudit-trials v3\n"
+//	uint32 length + JSON header (ID, N, range, P, F, sampler info, metrics, spec length)
+//	spec: opaque bytes chosen by the writer (a scenario stores itself and
+//	      its data there, so that a merge needs nothing but the parts)
 //	P·F float64: the reference features (trial 0's)
 //	Hi−Lo bytes: the side of each trial
 //	(Hi−Lo)·P·F float32: the features' deviations from the reference
 //	32 bytes: SHA-256 of everything above (a truncated or corrupted file is refused)
 //
-// All numbers are little-endian.
-const partMagic = "mcmcaudit-trials v2\n"
+// All numbers are little-endian. A reader checks that the sizes the header
+// declares add up to the file's size before it allocates anything.
+const partMagic = "mcmcaudit-trials v3\n"
+
+// Bounds on what a part may declare (beyond them a file is refused as
+// corrupt before anything is allocated).
+const (
+	maxPartHeader = 1 << 20
+	maxPartSpec   = 1 << 30
+	maxPartPoints = mechanisms.MaxReleasePoints
+	maxPartFeat   = 1 << 20
+)
 
 type partHeader struct {
 	ConfigHash string          `json:"config_hash"`
-	Config     *Config         `json:"config"`
 	N          int             `json:"n"`
 	Lo         int             `json:"lo"`
 	Hi         int             `json:"hi"`
@@ -40,19 +51,22 @@ type partHeader struct {
 	Info       mechanisms.Info `json:"info"`
 	Correct    []int64         `json:"correct,omitempty"`
 	TestSize   int             `json:"test_size,omitempty"`
+	SpecLen    int64           `json:"spec_len"`
 }
 
-// WritePart writes trials of plan p in the part format.
-func WritePart(w io.Writer, p *Plan, t *Trials) error {
+// WritePart writes trials in the part format, with spec stored verbatim.
+func WritePart(w io.Writer, t *Trials, spec []byte) error {
 	h := sha256.New()
 	bw := bufio.NewWriter(io.MultiWriter(w, h))
-	hdr, err := json.Marshal(partHeader{ConfigHash: p.Hash, Config: p.Config, N: t.N, Lo: t.Lo, Hi: t.Hi, P: t.P, F: t.F, Info: t.Info, Correct: t.Correct, TestSize: t.TestSize})
+	hdr, err := json.Marshal(partHeader{ConfigHash: t.ConfigHash, N: t.N, Lo: t.Lo, Hi: t.Hi, P: t.P, F: t.F,
+		Info: t.Info, Correct: t.Correct, TestSize: t.TestSize, SpecLen: int64(len(spec))})
 	if err != nil {
 		return err
 	}
 	bw.WriteString(partMagic)
 	binary.Write(bw, binary.LittleEndian, uint32(len(hdr)))
 	bw.Write(hdr)
+	bw.Write(spec)
 	var buf [8]byte
 	for _, x := range t.Ref {
 		binary.LittleEndian.PutUint64(buf[:], math.Float64bits(x))
@@ -84,141 +98,210 @@ func (hr hashingReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// ReadPart reads a part file and returns its trials and the config that
-// produced them. The config's hash is recomputed and must match.
-func ReadPart(r io.Reader) (*Trials, *Config, error) {
+// ErrCorruptPart marks a trials file that is not one, or is damaged.
+var ErrCorruptPart = errors.New("corrupt trials file")
+
+func corrupt(what string) error { return fmt.Errorf("%w (%s)", ErrCorruptPart, what) }
+
+// checkHeader validates a header against the file's size: every range is
+// plausible and the declared sections add up to exactly size bytes.
+func (hdr *partHeader) check(size, hlen int64) error {
+	if hdr.N < 1 || hdr.N > MaxTrials || hdr.Lo < 0 || hdr.Hi < hdr.Lo || hdr.Hi > hdr.N {
+		return corrupt("range")
+	}
+	if hdr.P < 1 || hdr.P > maxPartPoints || hdr.F < 1 || hdr.F > maxPartFeat {
+		return corrupt("shape")
+	}
+	if hdr.SpecLen < 0 || hdr.SpecLen > maxPartSpec {
+		return corrupt("spec length")
+	}
+	if len(hdr.Correct) != 0 && len(hdr.Correct) != hdr.P || hdr.TestSize < 0 {
+		return corrupt("metrics")
+	}
+	m, pf := int64(hdr.Hi-hdr.Lo), int64(hdr.P)*int64(hdr.F)
+	// m ≤ 1e8 and pf ≤ 1e5·2^20 < 2^37: m·pf < 2^64 only if checked.
+	if m > 0 && pf > (math.MaxInt64/4)/m {
+		return corrupt("shape")
+	}
+	want := int64(len(partMagic)) + 4 + hlen + hdr.SpecLen + 8*pf + m + 4*m*pf + sha256.Size
+	if want != size {
+		return corrupt(fmt.Sprintf("the header declares %d bytes, the file has %d", want, size))
+	}
+	return nil
+}
+
+// ReadPart reads a part of size bytes and returns its trials and spec.
+// Nothing is allocated before the header's sizes are checked against size.
+func ReadPart(r io.Reader, size int64) (*Trials, []byte, error) {
 	br := bufio.NewReader(r)
 	hr := hashingReader{br, sha256.New()}
 	magic := make([]byte, len(partMagic))
 	if _, err := io.ReadFull(hr, magic); err != nil || string(magic) != partMagic {
-		return nil, nil, errors.New("not a trials file (bad magic)")
+		return nil, nil, errors.New("not a trials file of this version (bad magic)")
 	}
 	var n uint32
-	if err := binary.Read(hr, binary.LittleEndian, &n); err != nil || n > 64<<20 {
-		return nil, nil, errors.New("corrupt trials file (header length)")
+	if err := binary.Read(hr, binary.LittleEndian, &n); err != nil || n > maxPartHeader || int64(n) > size {
+		return nil, nil, corrupt("header length")
 	}
 	hb := make([]byte, n)
 	if _, err := io.ReadFull(hr, hb); err != nil {
-		return nil, nil, errors.New("truncated trials file (header)")
+		return nil, nil, corrupt("truncated header")
 	}
 	var hdr partHeader
-	if err := json.Unmarshal(hb, &hdr); err != nil || hdr.Config == nil {
-		return nil, nil, errors.New("corrupt trials file (header)")
+	if err := json.Unmarshal(hb, &hdr); err != nil {
+		return nil, nil, corrupt("header")
 	}
-	if hdr.Lo < 0 || hdr.Hi < hdr.Lo || hdr.Hi > hdr.N || hdr.P < 1 || hdr.F < 1 || hdr.N > MaxTrials ||
-		int64(hdr.Hi-hdr.Lo)*int64(hdr.P)*int64(hdr.F) > 1<<34 {
-		return nil, nil, errors.New("corrupt trials file (range)")
+	if err := hdr.check(size, int64(n)); err != nil {
+		return nil, nil, err
 	}
-	if hdr.Config.Hash() != hdr.ConfigHash {
-		return nil, nil, errors.New("corrupt trials file (config does not match its hash)")
+	spec := make([]byte, hdr.SpecLen)
+	if _, err := io.ReadFull(hr, spec); err != nil {
+		return nil, nil, corrupt("truncated spec")
 	}
 	m := hdr.Hi - hdr.Lo
-	if len(hdr.Correct) != 0 && len(hdr.Correct) != hdr.P {
-		return nil, nil, errors.New("corrupt trials file (metrics)")
-	}
 	t := &Trials{ConfigHash: hdr.ConfigHash, N: hdr.N, Lo: hdr.Lo, Hi: hdr.Hi, P: hdr.P, F: hdr.F, Info: hdr.Info,
 		Correct: hdr.Correct, TestSize: hdr.TestSize,
 		Side: make([]dataset.Side, m), Ref: make([]float64, hdr.P*hdr.F), X: make([]float32, m*hdr.P*hdr.F)}
 	var buf [8]byte
 	for i := range t.Ref {
 		if _, err := io.ReadFull(hr, buf[:]); err != nil {
-			return nil, nil, errors.New("truncated trials file (reference)")
+			return nil, nil, corrupt("truncated reference")
 		}
 		t.Ref[i] = math.Float64frombits(binary.LittleEndian.Uint64(buf[:]))
 	}
 	sides := make([]byte, m)
 	if _, err := io.ReadFull(hr, sides); err != nil {
-		return nil, nil, errors.New("truncated trials file (sides)")
+		return nil, nil, corrupt("truncated sides")
 	}
 	for i, s := range sides {
 		if s > 1 {
-			return nil, nil, errors.New("corrupt trials file (side)")
+			return nil, nil, corrupt("side")
 		}
 		t.Side[i] = dataset.Side(s)
 	}
 	for i := range t.X {
 		if _, err := io.ReadFull(hr, buf[:4]); err != nil {
-			return nil, nil, errors.New("truncated trials file (features)")
+			return nil, nil, corrupt("truncated features")
 		}
 		t.X[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[:4]))
 	}
 	sum := hr.h.Sum(nil)
 	var got [32]byte
 	if _, err := io.ReadFull(br, got[:]); err != nil || string(got[:]) != string(sum) {
-		return nil, nil, errors.New("corrupt or truncated trials file (checksum)")
+		return nil, nil, corrupt("checksum")
 	}
-	return t, hdr.Config, nil
+	return t, spec, nil
 }
 
-// ReadPartFile reads a part file from disk.
-func ReadPartFile(path string) (*Trials, *Config, error) {
+// ReadPartFile reads a part file from disk; it must be a regular file.
+func ReadPartFile(path string) (*Trials, []byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot read %s: %s", path, unwrapPathError(err))
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
 		return nil, nil, fmt.Errorf("cannot read %s: not a regular file", path)
 	}
-	t, c, err := ReadPart(f)
+	t, spec, err := ReadPart(f, st.Size())
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return t, c, nil
+	return t, spec, nil
+}
+
+func unwrapPathError(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// Merger joins parts of one audit into complete trials, one part at a
+// time, so that a merge holds the result and a single part in memory.
+type Merger struct {
+	out   *Trials
+	first string
+	seen  []span
+}
+
+type span struct {
+	lo, hi int
+	name   string
+}
+
+// Add copies the trials of one part (named name in errors) into the result.
+func (m *Merger) Add(t *Trials, name string) error {
+	if m.out == nil {
+		m.first = name
+		m.out = &Trials{ConfigHash: t.ConfigHash, N: t.N, Lo: 0, Hi: t.N, P: t.P, F: t.F, Ref: t.Ref, TestSize: t.TestSize,
+			Side: make([]dataset.Side, t.N), X: make([]float32, t.N*t.P*t.F)}
+		if t.TestSize > 0 {
+			m.out.Correct = make([]int64, t.P)
+		}
+	}
+	o := m.out
+	if t.ConfigHash != o.ConfigHash {
+		return fmt.Errorf("%s comes from another configuration (hash %.12s…, %s has %.12s…)", name, t.ConfigHash, m.first, o.ConfigHash)
+	}
+	if t.N != o.N || t.P != o.P || t.F != o.F || t.TestSize != o.TestSize {
+		return fmt.Errorf("%s has a different shape than %s", name, m.first)
+	}
+	for k := range t.Ref {
+		if math.Float64bits(t.Ref[k]) != math.Float64bits(o.Ref[k]) {
+			return fmt.Errorf("%s has a different reference (trial 0) than %s", name, m.first)
+		}
+	}
+	for _, s := range m.seen {
+		if t.Lo < s.hi && s.lo < t.Hi {
+			return fmt.Errorf("%s duplicates trials [%d, %d) already in %s", name, max(t.Lo, s.lo), min(t.Hi, s.hi), s.name)
+		}
+	}
+	m.seen = append(m.seen, span{t.Lo, t.Hi, name})
+	copy(o.Side[t.Lo:t.Hi], t.Side)
+	copy(o.X[t.Lo*o.P*o.F:], t.X)
+	o.Info.Add(t.Info)
+	for k, c := range t.Correct {
+		o.Correct[k] += c
+	}
+	return nil
+}
+
+// Trials returns the merged trials, or the first range no part covers.
+func (m *Merger) Trials() (*Trials, error) {
+	if m.out == nil {
+		return nil, errors.New("no trials files")
+	}
+	sort.Slice(m.seen, func(i, j int) bool { return m.seen[i].lo < m.seen[j].lo })
+	next := 0
+	for _, s := range m.seen {
+		if s.lo > next {
+			return nil, fmt.Errorf("trials [%d, %d) are missing (no part covers them)", next, s.lo)
+		}
+		next = s.hi
+	}
+	if next != m.out.N {
+		return nil, fmt.Errorf("trials [%d, %d) are missing (no part covers them)", next, m.out.N)
+	}
+	return m.out, nil
 }
 
 // MergeTrials joins parts of one audit: same configuration, every trial
 // index present exactly once. Parts may come in any order.
 func MergeTrials(parts []*Trials, names []string) (*Trials, error) {
-	if len(parts) == 0 {
-		return nil, errors.New("no trials files")
+	var m Merger
+	for i, t := range parts {
+		if err := m.Add(t, names[i]); err != nil {
+			return nil, err
+		}
 	}
-	idx := make([]int, len(parts))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return parts[idx[a]].Lo < parts[idx[b]].Lo })
-	first := parts[0]
-	out := &Trials{ConfigHash: first.ConfigHash, N: first.N, Lo: 0, Hi: first.N, P: first.P, F: first.F, Ref: first.Ref, TestSize: first.TestSize}
-	if first.TestSize > 0 {
-		out.Correct = make([]int64, first.P)
-	}
-	next := 0
-	for _, i := range idx {
-		t := parts[i]
-		if t.ConfigHash != first.ConfigHash {
-			return nil, fmt.Errorf("%s comes from another configuration (hash %.12s…, %s has %.12s…)", names[i], t.ConfigHash, names[0], first.ConfigHash)
-		}
-		if t.N != first.N || t.P != first.P || t.F != first.F {
-			return nil, fmt.Errorf("%s has a different shape", names[i])
-		}
-		for k := range t.Ref {
-			if math.Float64bits(t.Ref[k]) != math.Float64bits(first.Ref[k]) {
-				return nil, fmt.Errorf("%s has a different reference (trial 0) than %s", names[i], names[0])
-			}
-		}
-		if t.Lo < next {
-			return nil, fmt.Errorf("%s duplicates trials [%d, %d) already present", names[i], t.Lo, min(next, t.Hi))
-		}
-		if t.Lo > next {
-			return nil, fmt.Errorf("trials [%d, %d) are missing (no part covers them)", next, t.Lo)
-		}
-		out.Side = append(out.Side, t.Side...)
-		out.X = append(out.X, t.X...)
-		out.Info.Add(t.Info)
-		for k, c := range t.Correct {
-			out.Correct[k] += c
-		}
-		next = t.Hi
-	}
-	if next != first.N {
-		return nil, fmt.Errorf("trials [%d, %d) are missing (no part covers them)", next, first.N)
-	}
-	return out, nil
+	return m.Trials()
 }
 
 // ShardRange returns the trial range of shard i of n (0-based), balanced
 // to within one trial.
 func ShardRange(trials, i, n int) (lo, hi int) {
-	return i * trials / n, (i + 1) * trials / n
+	return int(int64(i) * int64(trials) / int64(n)), int(int64(i+1) * int64(trials) / int64(n))
 }

@@ -22,6 +22,7 @@ import (
 // θ ≈ 10⁷ that differ in the fourth decimal). Attacks see the restored
 // values; the representation can cost power, never validity.
 type Trials struct {
+	// ConfigHash is the audit's ID (Audit.ID).
 	ConfigHash string `json:"config_hash"`
 	// N is the audit's total number of trials.
 	N  int `json:"n"`
@@ -66,16 +67,22 @@ func (t *Trials) set(i, p int, feat []float64) error {
 	return nil
 }
 
-// Trial streams: 0 drives the sampler, 1 the side assignment.
-const streamSide = 1
-
 // SideOf returns the dataset of trial i: for random assignment a fair coin
-// from the trial's own stream, for balanced assignment the parity of i.
+// from the trial's own stream, for balanced assignment the parity of i (for
+// given sides, see Options.Sides).
 func SideOf(seed uint64, i int, a Assignment) dataset.Side {
 	if a == AssignBalanced {
 		return dataset.Side(i & 1)
 	}
-	return dataset.Side(mechanisms.TrialRNG(seed, dataset.SideD, i, streamSide).Uint64() >> 63)
+	return dataset.Side(mechanisms.TrialRNG(seed, dataset.SideD, i, mechanisms.StreamSide).Uint64() >> 63)
+}
+
+// side returns the dataset of trial i of this audit.
+func (a *Audit) side(i int) dataset.Side {
+	if a.opts.Assignment == AssignGiven {
+		return a.opts.Sides[i]
+	}
+	return SideOf(a.opts.Seed, i, a.opts.Assignment)
 }
 
 // Workers resolves a worker count: 0 means one per CPU.
@@ -90,32 +97,35 @@ func Workers(w int) int {
 // several goroutines; implementations must be safe for that).
 type Progress func(done int)
 
-// Simulate runs trials [lo, hi) of the plan on a bounded pool of workers.
-// The result depends only on the plan (seed and configuration), never on
-// the worker count: trial i always uses TrialRNG(seed, side, i, 0) and
-// writes only its own slots. Cancelling ctx stops the workers promptly; the
-// error then wraps ctx.Err().
-func Simulate(ctx context.Context, p *Plan, lo, hi, workers int, progress Progress) (*Trials, error) {
-	n := p.Config.Audit.Trials
+// Simulate runs trials [lo, hi) on a bounded pool of workers. The result
+// depends only on the target and the options, never on the worker count:
+// trial i always gets mechanisms.NewTrial(seed, side, i) and writes only
+// its own slots. Cancelling ctx stops the workers promptly; the error then
+// wraps ctx.Err().
+func (a *Audit) Simulate(ctx context.Context, lo, hi int) (*Trials, error) {
+	return a.simulate(ctx, lo, hi, a.opts.Progress)
+}
+
+func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*Trials, error) {
+	n := a.opts.Trials
 	if lo < 0 || hi > n || lo > hi {
 		return nil, fmt.Errorf("audit: trial range [%d, %d) outside [0, %d)", lo, hi, n)
 	}
-	t := &Trials{ConfigHash: p.Hash, N: n, Lo: lo, Hi: hi, P: len(p.Points), F: len(p.FeatureNames)}
+	t := &Trials{ConfigHash: a.opts.ID, N: n, Lo: lo, Hi: hi, P: len(a.points), F: len(a.features)}
 	t.Side = make([]dataset.Side, hi-lo)
 	t.X = make([]float32, (hi-lo)*t.P*t.F)
-	if p.Accuracy {
-		t.Correct, t.TestSize = make([]int64, t.P), p.TestSet.Len()
+	if acc := a.target.Accuracy; acc != nil {
+		t.Correct, t.TestSize = make([]int64, t.P), acc.Test.Len()
 	}
-	seed := p.Config.Seed
 	// The reference: trial 0's features, recomputed by every shard.
 	t.Ref = make([]float64, t.P*t.F)
-	if _, err := RunTrial(p, 0, SideOf(seed, 0, p.Config.Audit.Assignment), func(k int, feat []float64, _ int) {
+	if _, err := a.runTrial(ctx, 0, func(k int, feat []float64, _ int) {
 		copy(t.Ref[k*t.F:], feat)
 	}); err != nil {
 		return nil, err
 	}
 	for i := lo; i < hi; i++ {
-		t.Side[i-lo] = SideOf(seed, i, p.Config.Audit.Assignment)
+		t.Side[i-lo] = a.side(i)
 	}
 	var next atomic.Int64
 	next.Store(int64(lo))
@@ -123,7 +133,7 @@ func Simulate(ctx context.Context, p *Plan, lo, hi, workers int, progress Progre
 	var mu sync.Mutex
 	g, ctx := errgroup.WithContext(ctx)
 	const chunk = 16
-	for w := 0; w < Workers(workers); w++ {
+	for w := 0; w < Workers(a.opts.Workers); w++ {
 		g.Go(func() error {
 			var info mechanisms.Info
 			correct := make([]int64, len(t.Correct))
@@ -145,7 +155,7 @@ func Simulate(ctx context.Context, p *Plan, lo, hi, workers int, progress Progre
 						return err
 					}
 					var serr error
-					ri, err := RunTrial(p, i, t.Side[i-lo], func(k int, feat []float64, ok int) {
+					ri, err := a.runTrial(ctx, i, func(k int, feat []float64, ok int) {
 						if e := t.set(i, k, feat); e != nil && serr == nil {
 							serr = e
 						}
@@ -174,27 +184,31 @@ func Simulate(ctx context.Context, p *Plan, lo, hi, workers int, progress Progre
 	return t, nil
 }
 
-// RunTrial runs trial i on the given side and passes the features of each
-// release to sink (feat is reused: copy it), with the number of test
-// records the release classifies correctly when the plan measures accuracy.
-func RunTrial(p *Plan, i int, side dataset.Side, sink func(k int, feat []float64, correct int)) (mechanisms.Info, error) {
-	d := p.Pair.D
+// runTrial runs trial i and passes the features of each release to sink
+// (feat is reused: copy it), with the number of test records the release
+// classifies correctly when the audit measures accuracy.
+func (a *Audit) runTrial(ctx context.Context, i int, sink func(k int, feat []float64, correct int)) (mechanisms.Info, error) {
+	side := a.side(i)
+	d := a.target.Pair.D
 	if side == dataset.SideDPrime {
-		d = p.Pair.DPrime
+		d = a.target.Pair.DPrime
 	}
-	feat := make([]float64, len(p.FeatureNames))
+	feat := make([]float64, len(a.features))
 	released := 0
-	rng := mechanisms.TrialRNG(p.Config.Seed, side, i, 0)
-	info, err := p.Mech.Run(d, rng, func(k int, theta []float64) error {
-		p.Features.Map(theta, feat)
+	tr := mechanisms.NewTrial(a.opts.Seed, side, i)
+	info, err := a.target.Mechanism.Run(ctx, tr, d, func(k int, theta []float64) error {
+		if k != released || k >= len(a.points) {
+			return fmt.Errorf("release %d emitted out of order (expected %d of %d)", k, released, len(a.points))
+		}
+		a.opts.Features.Map(theta, feat)
 		for _, v := range feat {
 			if v-v != 0 {
-				return fmt.Errorf("feature of release %q is not finite (%g)", p.Points[k].Label, v)
+				return fmt.Errorf("feature of release %q is not finite (%g)", a.points[k].Label, v)
 			}
 		}
 		correct := 0
-		if p.Accuracy {
-			correct = countCorrect(p.Model.(mechanisms.Classifier), theta, p.TestSet)
+		if acc := a.target.Accuracy; acc != nil {
+			correct = countCorrect(acc.Model, theta, acc.Test)
 		}
 		sink(k, feat, correct)
 		released++
@@ -203,8 +217,8 @@ func RunTrial(p *Plan, i int, side dataset.Side, sink func(k int, feat []float64
 	if err != nil {
 		return info, fmt.Errorf("trial %d (on %s): %w", i, side, err)
 	}
-	if released != len(p.Points) {
-		return info, fmt.Errorf("trial %d (on %s): %d releases, expected %d", i, side, released, len(p.Points))
+	if released != len(a.points) {
+		return info, fmt.Errorf("trial %d (on %s): %d releases, expected %d", i, side, released, len(a.points))
 	}
 	return info, nil
 }

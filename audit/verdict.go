@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
@@ -185,41 +186,18 @@ func EpsilonAt(profile func(float64) float64, delta float64) float64 {
 	return hi
 }
 
-// buildClaims collects the claims of a config.
-func buildClaims(c *Config, p *Plan) ([]Claim, error) {
-	cl := c.Claim
-	if cl == nil {
-		return nil, nil
-	}
-	var out []Claim
-	if cl.Epsilon != nil {
-		out = append(out, PureClaim(*cl.Epsilon, *cl.Delta))
-	}
-	if cl.GDP != nil {
-		out = append(out, GDPClaim(*cl.GDP))
-	}
-	if cl.Theorems {
-		th, err := theoremClaims(p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, th...)
-	}
-	return out, nil
-}
-
-// theoremClaims returns the sampler's theoretical guarantees as claims:
-// for every variant of the theorems that apply (the printed constants, the
-// conservative reading), the tightest guarantee — smallest ε at the
-// audit's δ at the last release point. Guarantees are computed per release
-// point, for the number of iterations before it.
-func theoremClaims(p *Plan) ([]Claim, error) {
-	per := make([][]closedform.Guarantee, len(p.Points))
-	for k, pt := range p.Points {
-		per[k] = mechanisms.Guarantees(p.Model, p.Sampler, p.Pair, pt.Iteration)
+// TheoremClaims returns the theoretical guarantees a mechanism declares
+// (mechanisms.Guarantor) as claims, computed per release point for the
+// iterations before it: for every variant of the theorems that apply (the
+// printed constants, a conservative reading), the tightest guarantee —
+// smallest ε at δ at the last release point. It is an error when no
+// theorem applies.
+func TheoremClaims(m mechanisms.Mechanism, pair dataset.Pair, points []mechanisms.ReleasePoint, delta float64) ([]Claim, error) {
+	per := make([][]closedform.Guarantee, len(points))
+	for k, pt := range points {
+		per[k] = mechanisms.Guarantees(m, pair, pt)
 	}
 	last := per[len(per)-1]
-	delta := p.Config.Audit.Delta
 	if delta <= 0 {
 		delta = 1e-5 // the ranking needs a δ > 0; any fixed one will do
 	}
@@ -244,7 +222,7 @@ func theoremClaims(p *Plan) ([]Claim, error) {
 		}
 	}
 	if len(order) == 0 {
-		return nil, fmt.Errorf("claim.theorems: no theorem applies to %s: %s", p.Sampler.Name(), strings.Join(reasons, "; "))
+		return nil, fmt.Errorf("claim.theorems: no theorem applies to %s: %s", mechanisms.NameOf(m), strings.Join(reasons, "; "))
 	}
 	var out []Claim
 	for _, v := range order {

@@ -1,6 +1,7 @@
 package mechanisms
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -31,7 +32,7 @@ func runFinal(t *testing.T, c *Chain, d *dataset.Dataset, n int, seed uint64) ([
 		go func(w int) {
 			defer wg.Done()
 			for k := w; k < n; k += workers {
-				infos[k], errs[k] = c.Run(d, TrialRNG(seed, dataset.SideD, k, 0), func(_ int, th []float64) error {
+				infos[k], errs[k] = c.Run(context.Background(), Trial{RNG: TrialRNG(seed, dataset.SideD, k, 0)}, d, func(_ int, th []float64) error {
 					out[k] = append([]float64(nil), th...)
 					return nil
 				})
@@ -709,7 +710,7 @@ func TestBarkerDeterminism(t *testing.T) {
 		const trials = 32
 		runOne := func(k int) []uint64 {
 			var out []uint64
-			_, err := c.Run(d, TrialRNG(42, dataset.SideDPrime, k, 0), func(_ int, th []float64) error {
+			_, err := c.Run(context.Background(), Trial{RNG: TrialRNG(42, dataset.SideDPrime, k, 0)}, d, func(_ int, th []float64) error {
 				for _, x := range th {
 					out = append(out, math.Float64bits(x))
 				}
@@ -789,7 +790,7 @@ func TestBarkerErrors(t *testing.T) {
 	}
 	// NaN log-likelihood ratio: an error, not a silent rejection.
 	c := &Chain{Model: nanModel{m}, Sampler: &DPBarker{Step: 1, Iters: 200}, Init: Init{Theta: []float64{0.9}}}
-	if _, err := c.Run(d, TrialRNG(1, dataset.SideD, 0, 0), nil); err == nil || !contains(err.Error(), "NaN") {
+	if _, err := c.Run(context.Background(), Trial{RNG: TrialRNG(1, dataset.SideD, 0, 0)}, d, nil); err == nil || !contains(err.Error(), "NaN") {
 		t.Errorf("NaN llr: err = %v", err)
 	}
 	// on_variance_failure: error stops the run with *VarianceCheckError;
@@ -797,7 +798,7 @@ func TestBarkerErrors(t *testing.T) {
 	for _, mode := range []VarianceFailure{VarianceError, VarianceReject} {
 		s := &DPBarker{Step: 3, Iters: 50, Batch: 5, NoClip: true, VarianceLimit: 1e-6, OnVarianceFailure: mode}
 		c := &Chain{Model: m, Sampler: s, Init: Init{Theta: []float64{0}}}
-		info, err := c.Run(d, TrialRNG(1, dataset.SideD, 0, 0), nil)
+		info, err := c.Run(context.Background(), Trial{RNG: TrialRNG(1, dataset.SideD, 0, 0)}, d, nil)
 		var ve *VarianceCheckError
 		if mode == VarianceError && (!errors.As(err, &ve) || ve.Iteration != 1 || info.VarianceCheckFailures != 1) {
 			t.Errorf("error mode: err = %v, info %+v", err, info)
@@ -808,7 +809,7 @@ func TestBarkerErrors(t *testing.T) {
 	}
 	// A proposal overflowing to ±Inf ends the run with *DivergedError.
 	c = &Chain{Model: m, Sampler: &DPBarker{Step: 1e308, Iters: 100, Exact: true}, Init: Init{Theta: []float64{1.7e308}}}
-	_, err := c.Run(d, TrialRNG(1, dataset.SideD, 0, 0), nil)
+	_, err := c.Run(context.Background(), Trial{RNG: TrialRNG(1, dataset.SideD, 0, 0)}, d, nil)
 	var de *DivergedError
 	if !errors.As(err, &de) {
 		t.Errorf("overflowing proposal: err = %v", err)

@@ -1,6 +1,7 @@
 package mechanisms
 
 import (
+	"context"
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
@@ -18,7 +19,7 @@ func benchSGLD(b *testing.B, m Model, scheme IndexScheme) {
 	}
 	rng := TrialRNG(1, dataset.SideD, 0, 0)
 	b.ResetTimer()
-	if _, err := c.Run(d, rng, nil); err != nil {
+	if _, err := c.Run(context.Background(), Trial{RNG: rng}, d, nil); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/step")

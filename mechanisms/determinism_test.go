@@ -1,6 +1,7 @@
 package mechanisms
 
 import (
+	"context"
 	"math"
 	"sync"
 	"testing"
@@ -26,7 +27,7 @@ func TestTrialDeterminism(t *testing.T) {
 		const trials = 64
 		runOne := func(k int) []uint64 {
 			var out []uint64
-			_, err := c.Run(d, TrialRNG(42, dataset.SideDPrime, k, 0), func(_ int, th []float64) error {
+			_, err := c.Run(context.Background(), Trial{RNG: TrialRNG(42, dataset.SideDPrime, k, 0)}, d, func(_ int, th []float64) error {
 				out = append(out, math.Float64bits(th[0]))
 				return nil
 			})
@@ -77,7 +78,7 @@ func TestSGLDDivergence(t *testing.T) {
 	for _, m := range []Model{NewLinReg1D(1, 1), hideAffine{NewLinReg1D(1, 1)}} {
 		c := &Chain{Model: m, Sampler: &SGLD{Step: StepSchedule{Eta: 5}, Batch: 1, Scheme: Cyclic, Epochs: 200},
 			Init: Init{Theta: []float64{1}}, Release: ReleaseSpec{Mode: ReleaseFinal}}
-		_, err := c.Run(d, TrialRNG(1, dataset.SideD, 0, 0), nil)
+		_, err := c.Run(context.Background(), Trial{RNG: TrialRNG(1, dataset.SideD, 0, 0)}, d, nil)
 		de, ok := err.(*DivergedError)
 		if !ok || de.Iteration < 1 || de.Iteration > 4000 {
 			t.Errorf("diverging chain: err = %v", err)

@@ -1,9 +1,9 @@
 package mechanisms
 
 import (
+	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
@@ -19,14 +19,12 @@ import (
 // law of every release is that of the real sampler (tested against it), at
 // any n — 10⁶ runs at n = 17,864,389 take a few seconds.
 //
-// It is both the Mechanism the audit engine runs and a Sampler (for names,
-// run lengths and guarantees); its datasets are the virtual pair of
-// VirtualCounterexamplePair.
+// Its datasets are the virtual pair of dataset.VirtualCounterexamplePair;
+// it carries the guarantees of the SGLD chain it samples.
 type ExactCounterexample struct {
 	Model   closedform.Counterexample
 	Epochs  int
 	Release ReleaseSpec
-	D2      *dataset.Dataset // the neighbour: runs on it draw r
 
 	points   []ReleasePoint
 	moments  []closedform.Moments
@@ -36,14 +34,14 @@ type ExactCounterexample struct {
 
 // NewExactCounterexample prepares the sampler: the means at every release
 // epoch and the transitions between them.
-func NewExactCounterexample(model closedform.Counterexample, epochs int, release ReleaseSpec, d2 *dataset.Dataset) (*ExactCounterexample, error) {
+func NewExactCounterexample(model closedform.Counterexample, epochs int, release ReleaseSpec) (*ExactCounterexample, error) {
 	if err := model.Validate(); err != nil {
 		return nil, fmt.Errorf("sampler.%w", err)
 	}
 	if epochs < 1 || epochs > 1_000_000 {
 		return nil, fmt.Errorf("sampler.epochs: must be in [1, 1000000], got %d", epochs)
 	}
-	e := &ExactCounterexample{Model: model, Epochs: epochs, Release: release, D2: d2, priorStd: 1 / math.Sqrt(model.Alpha)}
+	e := &ExactCounterexample{Model: model, Epochs: epochs, Release: release, priorStd: 1 / math.Sqrt(model.Alpha)}
 	pts, err := release.Points(epochs*model.N, model.N)
 	if err != nil {
 		return nil, err
@@ -69,7 +67,7 @@ func NewExactCounterexample(model closedform.Counterexample, epochs int, release
 	return e, nil
 }
 
-// Name implements Sampler.
+// Name implements Namer.
 func (e *ExactCounterexample) Name() string {
 	return fmt.Sprintf("cyclic SGLD (batch 1, eta=%g), sampled exactly at epoch boundaries", e.Model.Eta)
 }
@@ -86,7 +84,7 @@ func (e *ExactCounterexample) IterationsPerEpoch(*dataset.Dataset) int { return 
 // Points implements Mechanism.
 func (e *ExactCounterexample) Points(*dataset.Dataset) ([]ReleasePoint, error) { return e.points, nil }
 
-// Check implements Mechanism and Sampler.
+// Check implements Checker.
 func (e *ExactCounterexample) Check(d *dataset.Dataset) error {
 	if d.Len() != e.Model.N {
 		return fmt.Errorf("data: the exact sampler needs the counterexample's n = %d records, got %d", e.Model.N, d.Len())
@@ -94,16 +92,22 @@ func (e *ExactCounterexample) Check(d *dataset.Dataset) error {
 	return nil
 }
 
+// Guarantees implements Guarantor: those of the SGLD chain it samples.
+func (e *ExactCounterexample) Guarantees(p dataset.Pair, at ReleasePoint) []closedform.Guarantee {
+	return e.SGLD().Guarantees(SettingOf(NewLinReg1D(e.Model.Alpha, e.Model.Beta), p, at.Iteration))
+}
+
 // SGLD returns the sampler this one samples exactly (for guarantees).
 func (e *ExactCounterexample) SGLD() *SGLD {
 	return &SGLD{Step: StepSchedule{Eta: e.Model.Eta}, Batch: 1, Scheme: Cyclic, Epochs: e.Epochs}
 }
 
-// Run implements Mechanism: one run on D1 or D2 (d == D2), drawing r (on
-// D2), e₀ and one normal per release from rng.
-func (e *ExactCounterexample) Run(d *dataset.Dataset, rng *rand.Rand, emit Emit) (Info, error) {
+// Run implements Mechanism: one run on D1 or D2 (t.Side), drawing r (on
+// D2), e₀ and one normal per release from t.RNG.
+func (e *ExactCounterexample) Run(_ context.Context, t Trial, _ *dataset.Dataset, emit Emit) (Info, error) {
 	info := Info{Iterations: e.Epochs * e.Model.N}
-	onD2 := d == e.D2
+	rng := t.RNG
+	onD2 := t.Side == dataset.SideDPrime
 	u := 0.0
 	if onD2 {
 		r := 1 + rng.IntN(e.Model.N)
@@ -125,25 +129,4 @@ func (e *ExactCounterexample) Run(d *dataset.Dataset, rng *rand.Rand, emit Emit)
 		}
 	}
 	return info, nil
-}
-
-// ExactSampler presents an ExactCounterexample as a Sampler, for reports
-// and guarantees; its Run is never used (the engine runs the mechanism).
-type ExactSampler struct{ E *ExactCounterexample }
-
-// Name implements Sampler.
-func (s ExactSampler) Name() string { return s.E.Name() }
-
-// Check implements Sampler.
-func (s ExactSampler) Check(_ Model, d *dataset.Dataset) error { return s.E.Check(d) }
-
-// Iterations implements Sampler.
-func (s ExactSampler) Iterations(d *dataset.Dataset) int { return s.E.Iterations(d) }
-
-// IterationsPerEpoch implements Sampler.
-func (s ExactSampler) IterationsPerEpoch(d *dataset.Dataset) int { return s.E.IterationsPerEpoch(d) }
-
-// Run implements Sampler: an exact sampler has no step-by-step run.
-func (s ExactSampler) Run(Model, *dataset.Dataset, []float64, *rand.Rand, []int, Emit) (Info, error) {
-	return Info{}, fmt.Errorf("the exact counterexample sampler runs as a mechanism, not step by step")
 }

@@ -1,6 +1,7 @@
 package mechanisms
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -26,7 +27,7 @@ func TestExactCounterexampleMatchesSGLD(t *testing.T) {
 	pair, _ := dataset.CounterexamplePair(n, xh, c)
 	vpair, _ := dataset.VirtualCounterexamplePair(n, xh, c)
 	model := closedform.Counterexample{N: n, Alpha: alpha, Beta: beta, XH: xh, C: c, Eta: eta}
-	ex, err := NewExactCounterexample(model, epochs, ReleaseSpec{Mode: ReleaseEpochs}, vpair.DPrime)
+	ex, err := NewExactCounterexample(model, epochs, ReleaseSpec{Mode: ReleaseEpochs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,10 +45,10 @@ func TestExactCounterexampleMatchesSGLD(t *testing.T) {
 			d, vd = pair.DPrime, vpair.DPrime
 		}
 		for k := 0; k < chains; k++ {
-			if _, err := ch.Run(d, TrialRNG(1, dataset.Side(side), k, 0), func(p int, th []float64) error { real[p][k] = th[0]; return nil }); err != nil {
+			if _, err := ch.Run(context.Background(), Trial{RNG: TrialRNG(1, dataset.Side(side), k, 0)}, d, func(p int, th []float64) error { real[p][k] = th[0]; return nil }); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := ex.Run(vd, TrialRNG(2, dataset.Side(side), k, 0), func(p int, th []float64) error { exact[p][k] = th[0]; return nil }); err != nil {
+			if _, err := ex.Run(context.Background(), Trial{Side: dataset.Side(side), RNG: TrialRNG(2, dataset.Side(side), k, 0)}, vd, func(p int, th []float64) error { exact[p][k] = th[0]; return nil }); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -9,57 +9,119 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
-// Guarantees returns every theoretical upper bound known for running
-// sampler s on model m over the adjacent pair p, for the state released
-// after the given number of iterations: the theorem, its assumptions
-// checked for this configuration, and its whole privacy profile. Bounds
-// whose assumptions fail are returned with Applies false and the reason;
-// configurations no theorem covers get one entry saying so.
-//
-// Model constants (gradient bounds) are evaluated over the records of D
-// and D′: the statements are about this pair, which is all an audit of the
-// pair can test.
-func Guarantees(m Model, s Sampler, p dataset.Pair, iterations int) []closedform.Guarantee {
-	records := append(append([]dataset.Record(nil), p.D.Records...), p.DPrime.Records...)
-	return GuaranteesFor(m, s, records, p.Adjacency, p.D.Len(), iterations)
+// Guarantor is implemented by mechanisms that know theoretical upper
+// bounds on their privacy loss: for the release at point at of a run on
+// the pair p, every theorem that speaks about it, with its assumptions
+// checked for this configuration and its whole privacy profile. Bounds
+// whose assumptions fail are returned with Applies false and the reason.
+// An audit can test them all (audit.Options.Theorems).
+type Guarantor interface {
+	Guarantees(p dataset.Pair, at ReleasePoint) []closedform.Guarantee
 }
 
-// GuaranteesFor is Guarantees for a pair described by the records whose
-// gradients matter (those of D and D′, or a representative set of them),
-// its adjacency and the size n of D — for datasets too large to
-// materialise, such as the counterexample at n = 17,864,389.
-func GuaranteesFor(m Model, s Sampler, records []dataset.Record, adj dataset.Adjacency, n, iterations int) []closedform.Guarantee {
-	p := dataset.Pair{Adjacency: adj}
-	var consts GradientConstants
-	if cm, ok := m.(ConstantsModel); ok {
-		consts = cm.GradientConstants(records)
-	} else {
-		consts.Reason = fmt.Sprintf("no gradient constants are known for %s", m.Name())
+// SamplerGuarantor is implemented by samplers that know their guarantees in
+// a Setting; Chain turns it into a Guarantor.
+type SamplerGuarantor interface {
+	Guarantees(s Setting) []closedform.Guarantee
+}
+
+// Setting is what a sampler's guarantee depends on besides the sampler.
+type Setting struct {
+	// Model is the target whose gradients the sampler follows.
+	Model Model
+	// Records are those whose gradients matter: the records of D and D′
+	// (or a representative set of them, for datasets too large to hold,
+	// such as the counterexample at n = 17,864,389). Model constants are
+	// evaluated over them: the statements are about this pair, which is
+	// all an audit of the pair can test.
+	Records []dataset.Record
+	// Adjacency relates D and D′.
+	Adjacency dataset.Adjacency
+	// N is the size of D.
+	N int
+	// Iterations is the number of updates before the release.
+	Iterations int
+}
+
+// SettingOf returns the setting of a model over the pair p, for the state
+// released after the given number of iterations.
+func SettingOf(m Model, p dataset.Pair, iterations int) Setting {
+	var records []dataset.Record
+	for _, d := range []*dataset.Dataset{p.D, p.DPrime} {
+		if d != nil {
+			records = append(records, d.Records...)
+		}
 	}
-	switch s := s.(type) {
-	case *SGLD:
-		return sgldGuarantees(s, consts, p, n, iterations)
-	case *ULA:
-		return ulaGuarantees(s, consts, n, iterations)
-	case *GaussianQuery:
-		return []closedform.Guarantee{gaussianQueryGuarantee(s, p)}
-	case *DPBarker:
-		return barkerGuarantees(s, n, iterations)
-	case ExactSampler:
-		return sgldGuarantees(s.E.SGLD(), consts, p, n, iterations)
-	case *DPPenalty:
-		if s.NoNoise {
-			return []closedform.Guarantee{uncovered("Räisä et al. 2021, Thm 3.5 (DP-penalty)", "no_noise: true makes the sampler plain Metropolis-Hastings, which has no privacy guarantee")}
-		}
-		return wrap(closedform.RaisaPenalty{TauL: s.PaperTau(n), Iterations: iterations}.Guarantees())
-	case *DPHMC:
-		if s.NoNoise {
-			return []closedform.Guarantee{uncovered("Räisä et al. 2021, Thm 3.5 (DP-HMC)", "no_noise: true makes the sampler plain HMC, which has no privacy guarantee")}
-		}
-		tl, tg := s.PaperTaus(n)
-		return wrap(closedform.RaisaHMC{TauL: tl, TauG: tg, Leapfrog: s.LeapfrogSteps, Iterations: iterations}.Guarantees())
+	n := 0
+	if p.D != nil {
+		n = p.D.Len()
+	}
+	return Setting{Model: m, Records: records, Adjacency: p.Adjacency, N: n, Iterations: iterations}
+}
+
+// constants evaluates the model's gradient constants over the records.
+func (s Setting) constants() GradientConstants {
+	if cm, ok := s.Model.(ConstantsModel); ok {
+		return cm.GradientConstants(s.Records)
+	}
+	return GradientConstants{Reason: fmt.Sprintf("no gradient constants are known for %s", s.Model.Name())}
+}
+
+// Guarantees returns the guarantees a mechanism declares for the release
+// at point at of a run on p, or one entry saying that none is known.
+func Guarantees(m Mechanism, p dataset.Pair, at ReleasePoint) []closedform.Guarantee {
+	if g, ok := m.(Guarantor); ok {
+		return g.Guarantees(p, at)
+	}
+	return []closedform.Guarantee{uncovered("(none)", fmt.Sprintf("%s declares no theoretical guarantee", NameOf(m)))}
+}
+
+// SamplerGuarantees returns the guarantees a sampler declares in the
+// setting, or one entry saying that no theorem covers it.
+func SamplerGuarantees(s Sampler, st Setting) []closedform.Guarantee {
+	if g, ok := s.(SamplerGuarantor); ok {
+		return g.Guarantees(st)
 	}
 	return []closedform.Guarantee{uncovered("(none)", fmt.Sprintf("no theorem of the papers covers %s", s.Name()))}
+}
+
+// Guarantees implements SamplerGuarantor: Bertazzi et al.'s noisy-SGD
+// bounds for unclipped SGLD, the subsampled-Gaussian accountants (and the
+// exact GDP composition for full batches) for clipped SGLD.
+func (s *SGLD) Guarantees(st Setting) []closedform.Guarantee {
+	return sgldGuarantees(s, st.constants(), st.Adjacency, st.N, st.Iterations)
+}
+
+// Guarantees implements SamplerGuarantor: Bertazzi et al. Thms 5.2 and 5.4.
+func (u *ULA) Guarantees(st Setting) []closedform.Guarantee {
+	return ulaGuarantees(u, st.constants(), st.N, st.Iterations)
+}
+
+// Guarantees implements SamplerGuarantor: the exact GDP of a clipped sum.
+func (g *GaussianQuery) Guarantees(st Setting) []closedform.Guarantee {
+	return []closedform.Guarantee{gaussianQueryGuarantee(g, st.Adjacency)}
+}
+
+// Guarantees implements SamplerGuarantor: Heikkilä et al. Thms 1–2.
+func (b *DPBarker) Guarantees(st Setting) []closedform.Guarantee {
+	return barkerGuarantees(b, st.N, st.Iterations)
+}
+
+// Guarantees implements SamplerGuarantor: Räisä et al. Thm 3.5 (penalty).
+func (s *DPPenalty) Guarantees(st Setting) []closedform.Guarantee {
+	if s.NoNoise {
+		return []closedform.Guarantee{uncovered("Räisä et al. 2021, Thm 3.5 (DP-penalty)", "no_noise: true makes the sampler plain Metropolis-Hastings, which has no privacy guarantee")}
+	}
+	return wrap(closedform.RaisaPenalty{TauL: s.PaperTau(st.N), Iterations: st.Iterations}.Guarantees())
+}
+
+// Guarantees implements SamplerGuarantor: Räisä et al. Thm 3.5 (DP-HMC).
+func (s *DPHMC) Guarantees(st Setting) []closedform.Guarantee {
+	if s.NoNoise {
+		return []closedform.Guarantee{uncovered("Räisä et al. 2021, Thm 3.5 (DP-HMC)", "no_noise: true makes the sampler plain HMC, which has no privacy guarantee")}
+	}
+	tl, tg := s.PaperTaus(st.N)
+	return wrap(closedform.RaisaHMC{TauL: tl, TauG: tg, Leapfrog: s.LeapfrogSteps, Iterations: st.Iterations}.Guarantees())
 }
 
 // uncovered is a guarantee entry that does not apply, with its reason.
@@ -80,7 +142,7 @@ func wrap(gs []closedform.Guarantee, err error) []closedform.Guarantee {
 // step; both are computed for the nominal noise variance η (a
 // NoiseVariance ≠ 1 is a deliberately planted deviation that the bounds
 // do not know about).
-func sgldGuarantees(s *SGLD, k GradientConstants, p dataset.Pair, n, iterations int) []closedform.Guarantee {
+func sgldGuarantees(s *SGLD, k GradientConstants, adj dataset.Adjacency, n, iterations int) []closedform.Guarantee {
 	if s.Step.Gamma != 0 {
 		return []closedform.Guarantee{uncovered("Bertazzi et al. 2025 / subsampled Gaussian accountant",
 			"the bounds assume a constant step size (sampler.step.gamma must be 0)")}
@@ -97,7 +159,7 @@ func sgldGuarantees(s *SGLD, k GradientConstants, p dataset.Pair, n, iterations 
 			return []closedform.Guarantee{uncovered("subsampled Gaussian accountant",
 				fmt.Sprintf("the accountant needs Poisson or without-replacement sampling; scheme %s is neither", s.Scheme))}
 		}
-		if p.Adjacency != dataset.ReplaceOne {
+		if adj != dataset.ReplaceOne {
 			return []closedform.Guarantee{uncovered("subsampled Gaussian accountant", "the accountant is for replace-one adjacency")}
 		}
 		cfg.Clip, cfg.Drift, cfg.NoiseVar, cfg.Steps = s.Clip, eta/2, eta, iterations
@@ -206,20 +268,20 @@ func ulaGuarantees(u *ULA, k GradientConstants, n, iterations int) []closedform.
 // gaussianQueryGuarantee: with clipping at C, one record moves the sum by
 // at most 2C (replace-one) or C (add/remove), and the release is exactly
 // μ-GDP with μ = sensitivity/σ (Dong, Roth & Su 2019, Thm 2.7).
-func gaussianQueryGuarantee(g *GaussianQuery, p dataset.Pair) closedform.Guarantee {
+func gaussianQueryGuarantee(g *GaussianQuery, adj dataset.Adjacency) closedform.Guarantee {
 	src := "Gaussian mechanism (Dong, Roth & Su 2019, Thm 2.7)"
 	if g.Clip == 0 {
 		return uncovered(src, "the sum is not clipped (sampler.clip = 0), so its sensitivity is unbounded")
 	}
 	sens := 2 * g.Clip
-	if p.Adjacency != dataset.ReplaceOne {
+	if adj != dataset.ReplaceOne {
 		sens = g.Clip
 	}
 	mu := sens / g.Sigma
 	return closedform.Guarantee{
 		Source: src, Release: "the noisy sum", Applies: true,
 		Checks: []closedform.Check{{Name: "clipped sum", Holds: true,
-			Detail: fmt.Sprintf("sensitivity %g (%s), σ = %g, μ = %g", sens, p.Adjacency, g.Sigma, mu)}},
+			Detail: fmt.Sprintf("sensitivity %g (%s), σ = %g, μ = %g", sens, adj, g.Sigma, mu)}},
 		Profile: func(eps float64) float64 { return stats.GDPDelta(mu, eps) },
 		RDP:     stats.GaussianRDP(mu),
 		Note:    fmt.Sprintf("exactly %.6g-GDP", mu),

@@ -1,6 +1,7 @@
 package mechanisms
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -587,7 +588,7 @@ func TestHMCPenaltyDeterminism(t *testing.T) {
 		const trials = 32
 		runOne := func(k int) ([]uint64, Info) {
 			var out []uint64
-			info, err := c.Run(d, TrialRNG(42, dataset.SideDPrime, k, 0), func(_ int, th []float64) error {
+			info, err := c.Run(context.Background(), Trial{RNG: TrialRNG(42, dataset.SideDPrime, k, 0)}, d, func(_ int, th []float64) error {
 				for _, v := range th {
 					out = append(out, math.Float64bits(v))
 				}

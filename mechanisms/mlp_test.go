@@ -1,6 +1,7 @@
 package mechanisms
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -189,7 +190,7 @@ func TestDigitsRunsDeterministic(t *testing.T) {
 			Sampler: &SGLD{Step: StepSchedule{Eta: 1e-3}, Batch: 16, Scheme: Reshuffle, Epochs: 2, Clip: 2}}
 		run := func(i int) []float64 {
 			var out []float64
-			if _, err := c.Run(small, TrialRNG(5, dataset.SideDPrime, i, 0), func(_ int, th []float64) error {
+			if _, err := c.Run(context.Background(), Trial{RNG: TrialRNG(5, dataset.SideDPrime, i, 0)}, small, func(_ int, th []float64) error {
 				out = append(out, th...)
 				return nil
 			}); err != nil {

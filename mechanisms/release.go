@@ -35,6 +35,9 @@ type ReleaseSpec struct {
 type ReleasePoint struct {
 	Iteration int    `json:"iteration"`
 	Label     string `json:"label"`
+	// Epoch is the epoch the release ends, for per-epoch releases (0
+	// otherwise).
+	Epoch int `json:"epoch,omitempty"`
 }
 
 // MaxReleasePoints bounds the number of release points of one run, so that
@@ -54,13 +57,13 @@ func (r ReleaseSpec) Points(total, perEpoch int) ([]ReleasePoint, error) {
 	var pts []ReleasePoint
 	switch r.Mode {
 	case ReleaseFinal, "":
-		pts = []ReleasePoint{{total, "final"}}
+		pts = []ReleasePoint{{Iteration: total, Label: "final"}}
 	case ReleaseEpochs:
 		if perEpoch < 1 {
 			return nil, fmt.Errorf("release.mode: epochs needs an epoch length ≥ 1")
 		}
 		for e := every; e*perEpoch <= total; e += every {
-			pts = append(pts, ReleasePoint{e * perEpoch, fmt.Sprintf("epoch %d", e)})
+			pts = append(pts, ReleasePoint{Iteration: e * perEpoch, Label: fmt.Sprintf("epoch %d", e), Epoch: e})
 			if len(pts) > MaxReleasePoints {
 				break
 			}
@@ -81,11 +84,11 @@ func (r ReleaseSpec) Points(total, perEpoch int) ([]ReleasePoint, error) {
 			if i > 0 && at[i-1] == k {
 				return nil, fmt.Errorf("release.at: iteration %d listed twice", k)
 			}
-			pts = append(pts, ReleasePoint{k, fmt.Sprintf("iteration %d", k)})
+			pts = append(pts, ReleasePoint{Iteration: k, Label: fmt.Sprintf("iteration %d", k)})
 		}
 	case ReleaseTrajectory:
 		for k := every; k <= total; k += every {
-			pts = append(pts, ReleasePoint{k, fmt.Sprintf("iteration %d", k)})
+			pts = append(pts, ReleasePoint{Iteration: k, Label: fmt.Sprintf("iteration %d", k)})
 			if len(pts) > MaxReleasePoints {
 				break
 			}

@@ -1,6 +1,7 @@
 package mechanisms
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -22,7 +23,7 @@ func finalStates(t *testing.T, c *Chain, d *dataset.Dataset, n int, seed uint64)
 	}
 	for k := 0; k < n; k++ {
 		rng := TrialRNG(seed, dataset.SideD, k, 0)
-		_, err := c.Run(d, rng, func(p int, th []float64) error {
+		_, err := c.Run(context.Background(), Trial{RNG: rng}, d, func(p int, th []float64) error {
 			out[p][k] = th[0]
 			return nil
 		})
@@ -229,7 +230,7 @@ func TestULAStationaryLinReg(t *testing.T) {
 	xs := [2][]float64{make([]float64, N), make([]float64, N)}
 	prod := make([]float64, N)
 	for k := 0; k < N; k++ {
-		_, err := c.Run(d, TrialRNG(11, dataset.SideD, k, 0), func(_ int, th []float64) error {
+		_, err := c.Run(context.Background(), Trial{RNG: TrialRNG(11, dataset.SideD, k, 0)}, d, func(_ int, th []float64) error {
 			xs[0][k], xs[1][k] = th[0], th[1]
 			return nil
 		})

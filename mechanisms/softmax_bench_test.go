@@ -1,6 +1,7 @@
 package mechanisms
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -66,7 +67,7 @@ func benchDigitsRun(b *testing.B, m Model) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := c.Run(tr, TrialRNG(1, dataset.SideD, i, 0), nil); err != nil {
+		if _, err := c.Run(context.Background(), Trial{RNG: TrialRNG(1, dataset.SideD, i, 0)}, tr, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

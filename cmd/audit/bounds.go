@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/stats"
@@ -48,7 +48,7 @@ func runBounds(args []string, e *env) error {
 	if err := out.checkWritable("json"); err != nil {
 		return err
 	}
-	plan, err := audit.Build(cfg)
+	plan, err := scenario.Build(cfg)
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -59,9 +59,10 @@ func runBounds(args []string, e *env) error {
 		}
 	}
 	if iters == 0 {
-		iters = plan.Sampler.Iterations(plan.Pair.D)
+		pts := plan.Points()
+		iters = pts[len(pts)-1].Iteration
 	}
-	gs := mechanisms.Guarantees(plan.Model, plan.Sampler, plan.Pair, iters)
+	gs := mechanisms.Guarantees(plan.Mechanism, plan.Pair, mechanisms.ReleasePoint{Iteration: iters})
 	var rows []boundRow
 	for _, g := range gs {
 		r := boundRow{Source: g.Source, Variant: g.Variant, Release: g.Release, Applies: g.Applies,
@@ -78,8 +79,8 @@ func runBounds(args []string, e *env) error {
 	}
 	if !out.toStdout() {
 		w := e.stdout
-		fmt.Fprintf(w, "scenario   %s\nmechanism  %s on %s, %d iterations\ndatasets   %s (%d records) and %s, %s\n\n",
-			cfg.Name, plan.Sampler.Name(), plan.Model.Name(), iters, plan.Pair.D.Name, plan.Pair.D.Len(), plan.Pair.DPrime.Name, plan.Pair.Adjacency)
+		fmt.Fprintf(w, "scenario   %s\nmechanism  %s, %d iterations\ndatasets   %s (%d records) and %s, %s\n\n",
+			cfg.Name, mechanisms.NameOf(plan.Mechanism), iters, plan.Pair.D.Name, plan.Pair.D.Len(), plan.Pair.DPrime.Name, plan.Pair.Adjacency)
 		t := newTable(w, "theorem", "variant", "release", fmt.Sprintf("ε at δ = %g", delta), "assumptions")
 		for _, r := range rows {
 			eps := "does not apply"

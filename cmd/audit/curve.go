@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/internal/report"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"github.com/mcmcaudit/mcmcaudit/stats"
@@ -236,7 +236,7 @@ func runCurve(args []string, e *env) error {
 	// records whose gradients matter are the two kinds in D1 ∪ D2.
 	sg := &mechanisms.SGLD{Step: mechanisms.StepSchedule{Eta: ce.Eta}, Batch: 1, Scheme: mechanisms.Cyclic, Epochs: max(p.To, 1)}
 	recs := []dataset.Record{{X: []float64{p.XH}, Y: p.C * p.XH}, {X: []float64{p.XH / 2}, Y: p.C * p.XH / 2}}
-	for _, g := range mechanisms.GuaranteesFor(mechanisms.NewLinReg1D(p.Alpha, p.Beta), sg, recs, dataset.ReplaceOne, p.N, max(p.To, 1)*p.N) {
+	for _, g := range mechanisms.SamplerGuarantees(sg, mechanisms.Setting{Model: mechanisms.NewLinReg1D(p.Alpha, p.Beta), Records: recs, Adjacency: dataset.ReplaceOne, N: p.N, Iterations: max(p.To, 1) * p.N}) {
 		b := curveSGLDBound{Source: mechanisms.GuaranteeLabel(g), Applies: g.Applies, Reason: g.Reason}
 		if g.Applies {
 			if eps, err := g.Epsilon(p.Delta); err == nil {
@@ -535,14 +535,14 @@ func curveHTML(w io.Writer, r curveReport, logScale bool) error {
 			stats.FormatFloat(float64(r.Posterior.Epsilon)), r.Params.Delta, r.Posterior.Source)
 	}
 	p := r.Params
-	return audit.WriteHTMLPage(w, audit.HTMLPage{
+	return report.WriteHTMLPage(w, report.HTMLPage{
 		Title: "Interim-region counterexample: exact privacy loss of cyclic SGLD",
 		Subtitle: fmt.Sprintf("Heller & Fetaya §IV.B: n = %d, α = %g, β = %g, x_h = %g, c = %s, %s, δ = %g",
 			p.N, p.Alpha, p.Beta, p.XH, fmtG(p.C), etaText(p), p.Delta),
 		Verdict: post,
-		Sections: []audit.HTMLSection{
-			{Heading: "Lower bounds on ε per epoch", Body: audit.HTMLPlot(svg.Bytes())},
-			{Heading: "Values", Body: audit.HTMLTable(header, rows, -1)},
+		Sections: []report.HTMLSection{
+			{Heading: "Lower bounds on ε per epoch", Body: report.HTMLPlot(svg.Bytes())},
+			{Heading: "Values", Body: report.HTMLTable(header, rows, -1)},
 			{Heading: "Report as printed", Body: template.HTML("<pre>" + template.HTMLEscapeString(text.String()) + "</pre>")},
 		},
 		Footer: "mcmcaudit · audit curve",

@@ -87,7 +87,7 @@ func run(args []string, e *env) int {
 			continue
 		}
 		err := c.run(args[1:], e)
-		return report(err, c.name, e)
+		return exitCode(err, c.name, e)
 	}
 	fmt.Fprintf(e.stderr, "audit: unknown command %q (commands: %s)\n", args[0], commandNames())
 	return exitUsage
@@ -101,8 +101,8 @@ func commandNames() string {
 	return strings.Join(names, ", ")
 }
 
-// report maps a command's error to an exit code, printing it on one line.
-func report(err error, name string, e *env) int {
+// exitCode maps a command's error to an exit code, printing it on one line.
+func exitCode(err error, name string, e *env) int {
 	var u usageError
 	var v violationError
 	var in interruptedError

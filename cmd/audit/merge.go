@@ -2,6 +2,8 @@ package main
 
 import (
 	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
+	"github.com/mcmcaudit/mcmcaudit/internal/report"
 )
 
 func runMerge(args []string, e *env) error {
@@ -36,30 +38,51 @@ func runMerge(args []string, e *env) error {
 		return usagef("only one of --json, --csv, --html can write to stdout (-)")
 	}
 	if plotOut != "" {
-		if _, err := audit.PlotFormat(plotOut); err != nil {
-			return usageError{err.Error()}
+		if _, err := report.PlotFormat(plotOut); err != nil {
+			return usagef("--plot: %v", err)
 		}
 	}
-	parts := make([]*audit.Trials, fs.NArg())
-	names := make([]string, fs.NArg())
-	var cfg *audit.Config
-	for i := 0; i < fs.NArg(); i++ {
-		t, c, err := audit.ReadPartFile(fs.Arg(i))
-		if err != nil {
-			return usageError{err.Error()}
-		}
-		parts[i], names[i] = t, fs.Arg(i)
-		if cfg == nil {
-			cfg = c
-		}
+	paths := make([]string, fs.NArg())
+	for i := range paths {
+		paths[i] = fs.Arg(i)
 	}
-	merged, err := audit.MergeTrials(parts, names)
+	plan, merged, err := mergeParts(paths)
 	if err != nil {
-		return usageError{"merge: " + err.Error()}
-	}
-	plan, err := audit.Build(cfg)
-	if err != nil {
-		return usageError{err.Error()}
+		return err
 	}
 	return writeReport(e, plan, merged, reportOutputs{jsonOut, csvOut, plotOut, htmlOut}, stdoutTaken > 0)
+}
+
+// mergeParts reads the parts one at a time into the merged trials and
+// rebuilds the scenario from the first part's spec (its data come with it,
+// so the merge works from any directory).
+func mergeParts(paths []string) (*scenario.Plan, *audit.Trials, error) {
+	var m audit.Merger
+	var plan *scenario.Plan
+	for _, path := range paths {
+		t, spec, err := audit.ReadPartFile(path)
+		if err != nil {
+			return nil, nil, usageError{err.Error()}
+		}
+		if plan == nil {
+			cfg, err := scenario.ParseSpec(spec)
+			if err != nil {
+				return nil, nil, usagef("%s: %v", path, err)
+			}
+			if plan, err = scenario.Build(cfg); err != nil {
+				return nil, nil, usagef("%s: the scenario it carries cannot be rebuilt here: %v", path, err)
+			}
+			if plan.Hash != t.ConfigHash {
+				return nil, nil, usagef("%s: the scenario it carries has hash %.12s…, its trials %.12s… (a trials file of an older version?)", path, plan.Hash, t.ConfigHash)
+			}
+		}
+		if err := m.Add(t, path); err != nil {
+			return nil, nil, usagef("merge: %v", err)
+		}
+	}
+	merged, err := m.Trials()
+	if err != nil {
+		return nil, nil, usagef("merge: %v", err)
+	}
+	return plan, merged, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
+	"github.com/mcmcaudit/mcmcaudit/internal/report"
 )
 
 // runFlags are the flags of "audit run".
@@ -56,7 +59,7 @@ func runRun(args []string, e *env) error {
 		return err
 	}
 	if f.printDefault {
-		_, err := e.stdout.Write(audit.DefaultScenario())
+		_, err := e.stdout.Write(scenario.DefaultScenario())
 		return err
 	}
 	cfg, err := loadRunConfig(fs, &f)
@@ -83,11 +86,11 @@ func runRun(args []string, e *env) error {
 		if f.plot == "-" {
 			return usagef("--plot: needs a file name ending in .svg or .png")
 		}
-		if _, err = audit.PlotFormat(f.plot); err != nil {
-			return usageError{err.Error()}
+		if _, err = report.PlotFormat(f.plot); err != nil {
+			return usagef("--plot: %v", err)
 		}
 	}
-	plan, err := audit.Build(cfg)
+	plan, err := scenario.Build(cfg)
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -105,20 +108,24 @@ func runRun(args []string, e *env) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(e.stderr, cfg.Audit.Trials, f.quiet)
+	a := plan.Audit.WithProgress(prog.update)
 	var trials *audit.Trials
 	if f.checkpoint != "" {
-		trials, err = audit.SimulateCheckpointed(ctx, plan, f.checkpoint, f.resume, cfg.Audit.Workers, prog.update)
+		trials, err = a.SimulateCheckpointed(ctx, f.checkpoint, f.resume)
 	} else {
-		trials, err = audit.Simulate(ctx, plan, 0, cfg.Audit.Trials, cfg.Audit.Workers, prog.update)
+		trials, err = a.Simulate(ctx, 0, cfg.Audit.Trials)
 	}
 	prog.finish()
 	if err != nil {
 		var ie *audit.InterruptedError
+		var ce *audit.CheckpointError
 		switch {
 		case errors.As(err, &ie):
 			return interrupted(ie, fs, &f)
 		case ctx.Err() != nil:
 			return interrupted(&audit.InterruptedError{Total: cfg.Audit.Trials}, fs, &f)
+		case errors.As(err, &ce):
+			return checkpointError(ce)
 		}
 		return runError(err)
 	}
@@ -130,34 +137,35 @@ type reportOutputs struct{ json, csv, plot, html string }
 
 // writeReport analyses complete trials and writes the table, JSON, CSV,
 // plot and HTML; it returns a violationError when a claim is refuted.
-func writeReport(e *env, plan *audit.Plan, trials *audit.Trials, o reportOutputs, quietTable bool) error {
+func writeReport(e *env, plan *scenario.Plan, trials *audit.Trials, o reportOutputs, quietTable bool) error {
 	jsonOut, csvOut, plotOut := o.json, o.csv, o.plot
-	rep, err := audit.Analyze(plan, trials)
+	rep, err := plan.Audit.Analyze(trials)
 	if err != nil {
 		return runError(err)
 	}
 	if !quietTable {
-		if err := audit.WriteTable(e.stdout, plan, rep); err != nil {
+		if err := report.WriteTable(e.stdout, rep); err != nil {
 			return err
 		}
 	}
-	doc := audit.Document{Versions: audit.CurrentVersions(), Config: plan.Config, Report: rep}
+	doc := scenario.Document{Versions: audit.CurrentVersions(), Config: plan.Config, Report: rep}
 	if err := output(jsonOut).write(e, func(w io.Writer) error { return audit.WriteJSON(w, doc) }); err != nil {
 		return err
 	}
-	if err := output(csvOut).write(e, func(w io.Writer) error { return audit.WriteCSV(w, plan, rep) }); err != nil {
+	if err := output(csvOut).write(e, func(w io.Writer) error { return report.WriteCSV(w, rep) }); err != nil {
 		return err
 	}
 	if plotOut != "" {
-		format, err := audit.PlotFormat(plotOut)
+		format, err := report.PlotFormat(plotOut)
 		if err != nil {
-			return usageError{err.Error()}
+			return usagef("--plot: %v", err)
 		}
-		if err := output(plotOut).write(e, func(w io.Writer) error { return audit.WritePlot(w, format, plan, rep) }); err != nil {
+		if err := output(plotOut).write(e, func(w io.Writer) error { return report.WritePlot(w, format, rep) }); err != nil {
 			return err
 		}
 	}
-	if err := output(o.html).write(e, func(w io.Writer) error { return audit.WriteHTML(w, plan, rep, doc.Versions) }); err != nil {
+	scen, _ := json.MarshalIndent(plan.Config, "", "  ")
+	if err := output(o.html).write(e, func(w io.Writer) error { return report.WriteHTML(w, rep, doc.Versions, scen) }); err != nil {
 		return err
 	}
 	if rep.Violated() {
@@ -184,7 +192,7 @@ func interrupted(ie *audit.InterruptedError, fs *flagSet, f *runFlags) error {
 }
 
 // runShard runs one shard and writes its trials file.
-func runShard(fs *flagSet, f *runFlags, plan *audit.Plan, e *env) error {
+func runShard(fs *flagSet, f *runFlags, plan *scenario.Plan, e *env) error {
 	var i, n int
 	if _, err := fmt.Sscanf(f.shard, "%d/%d", &i, &n); err != nil || n < 1 || i < 0 || i >= n || fmt.Sprintf("%d/%d", i, n) != f.shard {
 		return usagef("--shard: must be I/N with 0 ≤ I < N, got %q", f.shard)
@@ -205,7 +213,7 @@ func runShard(fs *flagSet, f *runFlags, plan *audit.Plan, e *env) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(e.stderr, hi-lo, f.quiet)
-	t, err := audit.Simulate(ctx, plan, lo, hi, plan.Config.Audit.Workers, prog.update)
+	t, err := plan.Audit.WithProgress(prog.update).Simulate(ctx, lo, hi)
 	prog.finish()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -213,11 +221,30 @@ func runShard(fs *flagSet, f *runFlags, plan *audit.Plan, e *env) error {
 		}
 		return runError(err)
 	}
-	if err := output(f.out).write(e, func(w io.Writer) error { return audit.WritePart(w, plan, t) }); err != nil {
+	spec, err := plan.Spec()
+	if err != nil {
+		return err
+	}
+	if err := output(f.out).write(e, func(w io.Writer) error { return audit.WritePart(w, t, spec) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "shard %d/%d: trials [%d, %d) of %d written to %s (config %.12s)\n", i, n, lo, hi, plan.Config.Audit.Trials, f.out, plan.Hash)
 	return nil
+}
+
+// checkpointError names the flags a checkpoint failure is about.
+func checkpointError(ce *audit.CheckpointError) error {
+	switch {
+	case errors.Is(ce, audit.ErrCheckpointExists):
+		return usagef("--checkpoint: %s already holds a checkpoint; add --resume to continue it, or choose an empty directory", ce.Dir)
+	case errors.Is(ce, audit.ErrNoCheckpoint):
+		return usagef("--resume: %s holds no checkpoint", ce.Dir)
+	case errors.Is(ce, audit.ErrCheckpointMismatch):
+		return usagef("--resume: the checkpoint in %s %v", ce.Dir, ce.Err)
+	case errors.Is(ce, audit.ErrCheckpointBusy):
+		return usagef("--checkpoint: %s is in use by another audit run (wait for it, or choose another directory)", ce.Dir)
+	}
+	return usagef("--checkpoint: %v", ce)
 }
 
 // runError classifies a failure during a run: a diverging chain or a
@@ -229,13 +256,13 @@ func runError(err error) error {
 
 // loadScenario reads the scenario named on the command line, or the
 // built-in one.
-func loadScenario(fs *flagSet) (*audit.Config, error) {
-	var cfg *audit.Config
+func loadScenario(fs *flagSet) (*scenario.Config, error) {
+	var cfg *scenario.Config
 	var err error
 	if fs.NArg() == 1 {
-		cfg, err = audit.LoadConfig(fs.Arg(0))
+		cfg, err = scenario.LoadConfig(fs.Arg(0))
 	} else {
-		cfg, err = audit.DefaultConfig()
+		cfg, err = scenario.DefaultConfig()
 	}
 	if err != nil {
 		return nil, usageError{err.Error()}
@@ -243,7 +270,7 @@ func loadScenario(fs *flagSet) (*audit.Config, error) {
 	return cfg, nil
 }
 
-func loadRunConfig(fs *flagSet, f *runFlags) (*audit.Config, error) {
+func loadRunConfig(fs *flagSet, f *runFlags) (*scenario.Config, error) {
 	cfg, err := loadScenario(fs)
 	if err != nil {
 		return nil, err
@@ -266,7 +293,7 @@ func loadRunConfig(fs *flagSet, f *runFlags) (*audit.Config, error) {
 		return nil, usagef("--claim-epsilon and --claim-delta go together")
 	}
 	if hasEps || hasGDP {
-		cl := &audit.ClaimConfig{}
+		cl := &scenario.ClaimConfig{}
 		if hasEps {
 			cl.Epsilon, cl.Delta = &f.claimEps, &f.claimDelta
 		}

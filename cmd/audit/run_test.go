@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
 )
 
 // The SGLD interim-region scenario: table on stdout, JSON and plot written,
@@ -75,7 +75,7 @@ func TestRunDefaultAndPrintDefault(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	if _, err := audit.ParseConfig([]byte(out)); err != nil {
+	if _, err := scenario.ParseConfig([]byte(out)); err != nil {
 		t.Errorf("--print-default output does not parse: %v", err)
 	}
 	out, errs, code := runCLI(t, "run", "--trials", "400", "--quiet")

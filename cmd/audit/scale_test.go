@@ -75,8 +75,15 @@ func TestShardsMergeIdentical(t *testing.T) {
 	os.WriteFile(trunc, a[:len(a)/2], 0o644)
 	raw, _ := os.ReadFile(parts[0])
 	os.WriteFile(trunc, raw[:len(raw)-10], 0o644)
-	if _, errs, code := runCLI(t, "merge", trunc, parts[1], parts[2], parts[3]); code != exitUsage || !strings.Contains(errs, "checksum") {
+	if _, errs, code := runCLI(t, "merge", trunc, parts[1], parts[2], parts[3]); code != exitUsage || !strings.Contains(errs, "corrupt trials file (the header declares") {
 		t.Errorf("truncated part: exit %d %q", code, errs)
+	}
+	// A flipped bit in the features is caught by the checksum.
+	flipped := append([]byte(nil), raw...)
+	flipped[len(flipped)-100] ^= 1
+	os.WriteFile(trunc, flipped, 0o644)
+	if _, errs, code := runCLI(t, "merge", trunc, parts[1], parts[2], parts[3]); code != exitUsage || !strings.Contains(errs, "checksum") {
+		t.Errorf("corrupted part: exit %d %q", code, errs)
 	}
 }
 

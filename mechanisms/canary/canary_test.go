@@ -1,6 +1,7 @@
 package canary
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -441,7 +442,7 @@ func trainEnsemble(t testing.TB, m mechanisms.Model, d *dataset.Dataset, n, epoc
 	}
 	var out [][]float64
 	for i := 0; i < n; i++ {
-		if _, err := c.Run(d, mechanisms.TrialRNG(17, dataset.SideD, i, 0), func(_ int, th []float64) error {
+		if _, err := c.Run(context.Background(), mechanisms.Trial{RNG: mechanisms.TrialRNG(17, dataset.SideD, i, 0)}, d, func(_ int, th []float64) error {
 			out = append(out, append([]float64(nil), th...))
 			return nil
 		}); err != nil {

@@ -209,8 +209,8 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Dataset, error) {
 	return d, nil
 }
 
-// ReadCSVFile is ReadCSV on a file; gzip-compressed files (recognised by
-// their magic bytes, whatever the name) are decompressed on the fly.
+// ReadCSVFile is ReadCSVFrom on a file, named after the file's base name
+// (without .csv and .gz) unless opts.Name is set.
 func ReadCSVFile(path string, opts CSVOptions) (*Dataset, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -218,21 +218,33 @@ func ReadCSVFile(path string, opts CSVOptions) (*Dataset, error) {
 	}
 	defer f.Close()
 	if opts.Name == "" {
-		base := filepath.Base(path)
-		base = strings.TrimSuffix(base, ".gz")
-		opts.Name = strings.TrimSuffix(base, ".csv")
+		opts.Name = NameFromPath(path)
 	}
-	br := bufio.NewReader(f)
-	var r io.Reader = br
+	return ReadCSVFrom(f, opts)
+}
+
+// NameFromPath returns a dataset name for a file: its base name without
+// .gz and .csv.
+func NameFromPath(path string) string {
+	base := strings.TrimSuffix(filepath.Base(path), ".gz")
+	return strings.TrimSuffix(base, ".csv")
+}
+
+// ReadCSVFrom is ReadCSV on a stream that may be gzip-compressed
+// (recognised by its magic bytes, whatever the name), decompressed on the
+// fly.
+func ReadCSVFrom(r io.Reader, opts CSVOptions) (*Dataset, error) {
+	br := bufio.NewReader(r)
+	var in io.Reader = br
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("%s: %w", opts.Name, err)
 		}
 		defer zr.Close()
-		r = zr
+		in = zr
 	}
-	return ReadCSV(r, opts)
+	return ReadCSV(in, opts)
 }
 
 // limitedReader fails (rather than truncating silently) once more than

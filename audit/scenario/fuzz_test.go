@@ -1,4 +1,4 @@
-package audit
+package scenario
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 // they parse, to Build: neither may panic, and an accepted config must
 // survive a JSON round trip with the same hash (what shards rely on).
 func FuzzParseConfig(f *testing.F) {
-	for _, pattern := range []string{"../testdata/*.yaml", "../testdata/bad/*.yaml"} {
+	for _, pattern := range []string{"../../testdata/*.yaml", "../../testdata/bad/*.yaml"} {
 		files, _ := filepath.Glob(pattern)
 		for _, p := range files {
 			b, err := os.ReadFile(p)

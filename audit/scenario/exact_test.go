@@ -1,4 +1,4 @@
-package audit
+package scenario
 
 import (
 	"math"
@@ -52,7 +52,7 @@ func spearman(a, b []float64) float64 {
 // track its shape: rank correlation ≥ 0.8 over the 20 epochs and the peak
 // within two epochs of the exact peak.
 func TestEmpiricalCurveBelowExact(t *testing.T) {
-	r := runFile(t, "../testdata/sgld-interim.yaml", 0)
+	r := runFile(t, "../../testdata/sgld-interim.yaml", 0)
 	lb := make([]float64, len(r.Points))
 	ex := make([]float64, len(r.Points))
 	peakLB, peakEx := 0, 0

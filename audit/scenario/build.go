@@ -1,40 +1,41 @@
-package audit
+package scenario
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
+	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
-// Plan is a validated, built scenario: everything the trials and the
-// analysis need.
+// Plan is a validated, built scenario: the engine's audit and what the
+// scenario's reports and bounds need besides.
 type Plan struct {
 	Config *Config
-	// Hash identifies the config (see Config.Hash).
-	Hash     string
-	Model    mechanisms.Model
-	Pair     dataset.Pair
-	Sampler  mechanisms.Sampler
-	Mech     mechanisms.Mechanism
-	Points   []mechanisms.ReleasePoint
-	Features attacks.FeatureMap
-	// FeatureNames labels the feature columns.
-	FeatureNames []string
-	Attacks      []attacks.Classifier
-	Claims       []Claim
+	// Hash identifies the config (see Config.Hash); it is the audit's ID.
+	Hash  string
+	Model mechanisms.Model
+	// Sampler is the scenario's sampler (nil for a mechanism that is not a
+	// step-by-step chain, such as the exact counterexample sampler).
+	Sampler   mechanisms.Sampler
+	Mechanism mechanisms.Mechanism
+	Pair      dataset.Pair
 	// Canary is the DeepFool canary when the neighbour was crafted.
 	Canary *canary.Canary
 	// TestSet holds the records kept out of D for the accuracy metric.
 	TestSet *dataset.Dataset
-	// Accuracy reports the test accuracy of every release.
-	Accuracy bool
+	// Audit is the engine's prepared audit.
+	Audit *audit.Audit
 }
+
+// Points returns the release points.
+func (p *Plan) Points() []mechanisms.ReleasePoint { return p.Audit.Points() }
 
 // Build turns a validated config into a plan, checking everything that
 // needs the built objects (dimensions, batch sizes, release points, …).
@@ -44,82 +45,99 @@ func Build(c *Config) (*Plan, error) {
 	if p.Model, err = buildModel(c.Model); err != nil {
 		return nil, err
 	}
-	switch {
-	case c.Sampler.SGLD != nil:
-		p.Sampler = c.Sampler.SGLD
-	case c.Sampler.ULA != nil:
-		p.Sampler = c.Sampler.ULA
-	case c.Sampler.DPPenalty != nil:
-		p.Sampler = c.Sampler.DPPenalty
-	case c.Sampler.DPHMC != nil:
-		p.Sampler = c.Sampler.DPHMC
-	case c.Sampler.DPBarker != nil:
-		p.Sampler = c.Sampler.DPBarker
-	case c.Sampler.GaussianQuery != nil:
-		p.Sampler = c.Sampler.GaussianQuery
-	case c.Sampler.ExactCyclicSGLD != nil:
-		ex, err := buildExact(c, p)
-		if err != nil {
+	if c.Sampler.ExactCyclicSGLD != nil {
+		if p.Mechanism, err = buildExact(c, p); err != nil {
 			return nil, err
 		}
-		p.Sampler, p.Mech = mechanisms.ExactSampler{E: ex}, ex
-	}
-	if c.Sampler.ExactCyclicSGLD == nil {
+	} else {
+		p.Sampler = c.Sampler.sampler()
 		if err = buildPair(c, p); err != nil {
 			return nil, err
 		}
+		p.Mechanism = &mechanisms.Chain{Model: p.Model, Sampler: p.Sampler, Init: c.Init, Release: c.Release}
 	}
-	if p.Mech == nil {
-		p.Mech = &mechanisms.Chain{Model: p.Model, Sampler: p.Sampler, Init: c.Init, Release: c.Release}
-	}
-	for _, d := range []*dataset.Dataset{p.Pair.D, p.Pair.DPrime} {
-		if err := p.Mech.Check(d); err != nil {
-			return nil, err
-		}
-	}
-	pd, err := p.Mech.Points(p.Pair.D)
+	// The data are loaded (a CSV's digest pinned into the config): the
+	// hash is final.
+	p.Hash = c.Hash()
+	o, err := c.options()
 	if err != nil {
 		return nil, err
 	}
-	pp, err := p.Mech.Points(p.Pair.DPrime)
-	if err != nil {
+	o.ID = p.Hash
+	t := audit.Target{Name: c.Name, Mechanism: p.Mechanism, Pair: p.Pair}
+	dim := p.Mechanism.Dim()
+	if o.Features, err = buildFeatures(c.Audit.Features, p, dim); err != nil {
 		return nil, err
 	}
-	if len(pd) != len(pp) {
-		return nil, fmt.Errorf("release: D and D′ have different release points (%d vs %d): use release.mode final or snapshots with add/remove adjacency", len(pd), len(pp))
-	}
-	p.Points = pd
-	if p.Features, err = buildFeatures(c.Audit.Features, p); err != nil {
+	if t.Accuracy, err = buildMetrics(c.Audit.Metrics, p); err != nil {
 		return nil, err
-	}
-	p.FeatureNames = p.Features.Names()
-	for _, m := range c.Audit.Metrics {
-		switch m {
-		case "accuracy":
-			if _, ok := p.Model.(mechanisms.Classifier); !ok || p.TestSet == nil {
-				return nil, fmt.Errorf("audit.metrics: accuracy needs a classification model and data.csv with test_fraction > 0")
-			}
-			p.Accuracy = true
-		default:
-			return nil, fmt.Errorf("audit.metrics: must be accuracy, got %q", m)
-		}
-	}
-	if b := float64(c.Audit.Trials) * float64(len(p.Points)) * float64(len(p.FeatureNames)) * 8; b > MaxFeatureBytes {
-		return nil, fmt.Errorf("audit.trials: %d trials × %d release points × %d features need %.3g GB of features (limit %d GB): release fewer points or run fewer trials",
-			c.Audit.Trials, len(p.Points), len(p.FeatureNames), b/1e9, MaxFeatureBytes>>30)
 	}
 	for _, name := range c.Audit.Attacks {
 		a, err := attacks.ByName(name)
 		if err != nil {
 			return nil, fmt.Errorf("audit.attacks: %s", strings.TrimPrefix(err.Error(), "attacks: "))
 		}
-		p.Attacks = append(p.Attacks, a)
+		o.Attacks = append(o.Attacks, a)
 	}
-	if p.Claims, err = buildClaims(c, p); err != nil {
+	if cl := c.Claim; cl != nil {
+		if cl.Epsilon != nil {
+			o.Claims = append(o.Claims, audit.PureClaim(*cl.Epsilon, *cl.Delta))
+		}
+		if cl.GDP != nil {
+			o.Claims = append(o.Claims, audit.GDPClaim(*cl.GDP))
+		}
+		o.Theorems = cl.Theorems
+	}
+	if pts, err := p.Mechanism.Points(p.Pair.D); err == nil {
+		t.Exact = exactEpsilons(c, p, pts)
+	}
+	if p.Audit, err = audit.New(t, o); err != nil {
+		var fe *audit.FieldError
+		if errors.As(err, &fe) {
+			if name, ok := auditFields[fe.Field]; ok {
+				return nil, fmt.Errorf("%s: %s", name, fe.Msg)
+			}
+		}
 		return nil, err
 	}
-	p.Hash = c.Hash()
 	return p, nil
+}
+
+// sampler returns the chosen step-by-step sampler.
+func (s SamplerConfig) sampler() mechanisms.Sampler {
+	switch {
+	case s.SGLD != nil:
+		return s.SGLD
+	case s.ULA != nil:
+		return s.ULA
+	case s.DPPenalty != nil:
+		return s.DPPenalty
+	case s.DPHMC != nil:
+		return s.DPHMC
+	case s.DPBarker != nil:
+		return s.DPBarker
+	case s.GaussianQuery != nil:
+		return s.GaussianQuery
+	}
+	return nil
+}
+
+// buildMetrics parses the metrics list: accuracy.
+func buildMetrics(names []string, p *Plan) (*audit.Accuracy, error) {
+	var acc *audit.Accuracy
+	for _, m := range names {
+		switch m {
+		case "accuracy":
+			cl, ok := p.Model.(mechanisms.Classifier)
+			if !ok || p.TestSet == nil {
+				return nil, fmt.Errorf("audit.metrics: accuracy needs a classification model and data.csv with test_fraction > 0")
+			}
+			acc = &audit.Accuracy{Model: cl, Test: p.TestSet}
+		default:
+			return nil, fmt.Errorf("audit.metrics: must be accuracy, got %q", m)
+		}
+	}
+	return acc, nil
 }
 
 // buildExact prepares the exact counterexample sampler; the pair is then
@@ -146,7 +164,7 @@ func buildExact(c *Config, p *Plan) (*mechanisms.ExactCounterexample, error) {
 	default:
 		model.Eta = model.EtaScaled(ex.EtaScale)
 	}
-	e, err := mechanisms.NewExactCounterexample(model, ex.Epochs, c.Release, pair.DPrime)
+	e, err := mechanisms.NewExactCounterexample(model, ex.Epochs, c.Release)
 	if err != nil {
 		return nil, fmt.Errorf("sampler.exact_cyclic_sgld: %s", strings.TrimPrefix(err.Error(), "sampler."))
 	}
@@ -325,19 +343,20 @@ func buildPairOf(c *Config, p *Plan) (dataset.Pair, error) {
 	return pair, nil
 }
 
-// buildFeatures parses the feature list: theta, norm, coord:K, loglik.
-func buildFeatures(names []string, p *Plan) (attacks.FeatureMap, error) {
+// buildFeatures parses the feature list: theta, norm, coord:K, loglik,
+// probs, logprobs.
+func buildFeatures(names []string, p *Plan, dim int) (attacks.FeatureMap, error) {
 	var maps attacks.Concat
 	for _, name := range names {
 		switch {
 		case name == "theta":
-			maps = append(maps, attacks.Theta{D: p.Model.Dim()})
+			maps = append(maps, attacks.Theta{D: dim})
 		case name == "norm":
 			maps = append(maps, attacks.Norm{})
 		case strings.HasPrefix(name, "coord:"):
 			k, err := strconv.Atoi(strings.TrimPrefix(name, "coord:"))
-			if err != nil || k < 0 || k >= p.Model.Dim() {
-				return nil, fmt.Errorf("audit.features: coord:K needs K in [0, %d], got %q", p.Model.Dim()-1, name)
+			if err != nil || k < 0 || k >= dim {
+				return nil, fmt.Errorf("audit.features: coord:K needs K in [0, %d], got %q", dim-1, name)
 			}
 			maps = append(maps, attacks.Coords{Idx: []int{k}})
 		case name == "probs" || name == "logprobs":
@@ -369,4 +388,12 @@ func buildFeatures(names []string, p *Plan) (attacks.FeatureMap, error) {
 		return maps[0], nil
 	}
 	return maps, nil
+}
+
+// Document is the JSON written by "audit run --json": what produced the
+// result, the scenario, and the result.
+type Document struct {
+	Versions audit.Versions `json:"versions"`
+	Config   *Config        `json:"config"`
+	Report   *audit.Report  `json:"report"`
 }

@@ -1,4 +1,4 @@
-package audit
+package scenario
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
@@ -43,6 +44,9 @@ type Config struct {
 
 	// baseDir resolves relative data paths ("" = the working directory).
 	baseDir string
+	// files holds the contents of the data files, by lower-case SHA-256:
+	// filled when Build reads them, or from a trials file's spec.
+	files map[string][]byte
 }
 
 // ModelConfig chooses the model: exactly one field is set.
@@ -176,43 +180,14 @@ type ExactCyclicSGLD struct {
 	Epochs   int     `yaml:"epochs" json:"epochs"`
 }
 
-// Assignment says how trials are given to D or D′.
-type Assignment string
-
-const (
-	// AssignRandom draws each trial's side with probability ½ (Heller §V).
-	AssignRandom Assignment = "random"
-	// AssignBalanced alternates sides: trial i runs on D′ when i is odd.
-	AssignBalanced Assignment = "balanced"
-)
-
-// Selection says how several attacks or release points share α.
-type Selection string
-
-const (
-	// SelectOnTraining picks one attack (or release point) on the training
-	// runs and spends all of α on it.
-	SelectOnTraining Selection = "training"
-	// SelectBonferroni evaluates every attack (or point) on the evaluation
-	// runs, each at α/m.
-	SelectBonferroni Selection = "bonferroni"
-)
-
-// Split gives the fractions of trials used to train the attacks, to choose
-// their thresholds (0 for a two-way split: thresholds on the training runs)
-// and to count errors. They must sum to 1.
-type Split struct {
-	Train  float64 `yaml:"train" json:"train"`
-	Select float64 `yaml:"select,omitempty" json:"select,omitempty"`
-	Eval   float64 `yaml:"eval" json:"eval"`
-}
-
 // AuditConfig sets the statistics of the audit.
 type AuditConfig struct {
 	// Trials is the total number of runs (both sides).
-	Trials     int        `yaml:"trials" json:"trials"`
-	Assignment Assignment `yaml:"assignment,omitempty" json:"assignment"`
-	Split      Split      `yaml:"split" json:"split"`
+	Trials int `yaml:"trials" json:"trials"`
+	// Assignment is random (default) or balanced.
+	Assignment string `yaml:"assignment,omitempty" json:"assignment"`
+	// Split divides the trials (required: train and eval).
+	Split audit.Split `yaml:"split" json:"split"`
 	// Features lists the feature maps: theta, norm, coord:K, loglik.
 	Features []string `yaml:"features,omitempty" json:"features"`
 	// Metrics lists what is reported per release besides ε: accuracy (of
@@ -221,13 +196,13 @@ type AuditConfig struct {
 	// Attacks lists the classifiers: threshold, linear, logistic, qda.
 	Attacks []string `yaml:"attacks,omitempty" json:"attacks"`
 	// AttackSelection is training (default) or bonferroni.
-	AttackSelection Selection `yaml:"attack_selection,omitempty" json:"attack_selection"`
+	AttackSelection string `yaml:"attack_selection,omitempty" json:"attack_selection"`
 	// PointSelection decides how the verdict treats several release
 	// points: training (default: one point chosen on training runs) or
 	// bonferroni (every point tested at α/P).
-	PointSelection Selection `yaml:"point_selection,omitempty" json:"point_selection"`
-	Delta          float64   `yaml:"delta" json:"delta"`
-	Confidence     float64   `yaml:"confidence" json:"confidence"`
+	PointSelection string  `yaml:"point_selection,omitempty" json:"point_selection"`
+	Delta          float64 `yaml:"delta" json:"delta"`
+	Confidence     float64 `yaml:"confidence" json:"confidence"`
 	// Workers is the number of concurrent runs (0: one per CPU). It never
 	// changes the result.
 	Workers int `yaml:"workers,omitempty" json:"-"`
@@ -245,15 +220,10 @@ type ClaimConfig struct {
 
 // Limits on a config, so that a typo cannot exhaust the machine.
 const (
-	MaxTrials = 100_000_000
-	MinTrials = 20
 	// MaxRecords bounds a materialised dataset, and MaxDataValues its
 	// records × features.
 	MaxRecords    = 1_000_000
 	MaxDataValues = 20_000_000
-	// MaxFeatureBytes bounds the feature store of an audit
-	// (trials × release points × features × 8 bytes).
-	MaxFeatureBytes = 16 << 30
 )
 
 // ParseConfig decodes a YAML scenario strictly (unknown fields are errors),
@@ -310,7 +280,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 func (c *Config) defaults() {
 	a := &c.Audit
 	if a.Assignment == "" {
-		a.Assignment = AssignRandom
+		a.Assignment = audit.AssignRandom.String()
 	}
 	if len(a.Features) == 0 {
 		a.Features = []string{"theta"}
@@ -319,10 +289,10 @@ func (c *Config) defaults() {
 		a.Attacks = []string{"threshold"}
 	}
 	if a.AttackSelection == "" {
-		a.AttackSelection = SelectOnTraining
+		a.AttackSelection = audit.SelectOnTraining.String()
 	}
 	if a.PointSelection == "" {
-		a.PointSelection = SelectOnTraining
+		a.PointSelection = audit.SelectOnTraining.String()
 	}
 	if c.Release.Mode == "" {
 		c.Release.Mode = mechanisms.ReleaseFinal
@@ -359,18 +329,31 @@ func finitePositive(field string, x float64) error {
 }
 
 // Validate checks the parts of a config that do not need the built objects
-// (those are checked by Build).
+// (those are checked by Build). Errors name the field by its YAML path.
 func (c *Config) Validate() error {
+	for _, step := range []func() error{c.validateSections, c.validateData, c.validateNeighbour, c.validateAudit, c.validateClaim} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateSections checks that model, data and sampler each choose one.
+func (c *Config) validateSections() error {
 	if _, err := exactlyOne("model", &c.Model); err != nil {
 		return err
 	}
-	data, err := exactlyOne("data", &c.Data)
-	if err != nil {
+	if _, err := exactlyOne("data", &c.Data); err != nil {
 		return err
 	}
-	if _, err := exactlyOne("sampler", &c.Sampler); err != nil {
-		return err
-	}
+	_, err := exactlyOne("sampler", &c.Sampler)
+	return err
+}
+
+// validateData bounds the size of the dataset to materialise.
+func (c *Config) validateData() error {
+	data, _ := exactlyOne("data", &c.Data)
 	n, dim := 0, 1
 	switch {
 	case c.Data.Counterexample != nil:
@@ -391,82 +374,110 @@ func (c *Config) Validate() error {
 	if n > MaxRecords && c.Sampler.ExactCyclicSGLD == nil {
 		return fmt.Errorf("data.%s.n: must be ≤ %d records (larger counterexamples: sampler.exact_cyclic_sgld), got %d", data, MaxRecords, n)
 	}
-	if n*dim > MaxDataValues {
+	if float64(n)*float64(dim) > MaxDataValues {
 		return fmt.Errorf("data.%s: %d records × %d features exceed the limit of %d values", data, n, dim, MaxDataValues)
 	}
-	if data == "counterexample" && c.Neighbour != nil {
+	return nil
+}
+
+// validateNeighbour checks how D′ is built from D.
+func (c *Config) validateNeighbour() error {
+	data, _ := exactlyOne("data", &c.Data)
+	nb := c.Neighbour
+	switch {
+	case data == "counterexample" && nb != nil:
 		return fmt.Errorf("neighbour: the counterexample data defines D′ itself; remove the neighbour section")
-	}
-	if c.Neighbour != nil && c.Neighbour.DeepFool != nil {
-		if c.Neighbour.DeepFool.Models < 1 || c.Neighbour.DeepFool.Models > 10000 {
-			return fmt.Errorf("neighbour.deepfool.models: must be in [1, 10000], got %d", c.Neighbour.DeepFool.Models)
-		}
-		if c.Neighbour.Adjacency != "" && c.Neighbour.Adjacency != dataset.ReplaceOne {
-			return fmt.Errorf("neighbour.adjacency: a DeepFool canary replaces a record (replace-one), got %q", c.Neighbour.Adjacency)
-		}
-	}
-	if data != "counterexample" && c.Neighbour == nil {
+	case data != "counterexample" && nb == nil:
 		return fmt.Errorf("neighbour: required to build D′ from D (adjacency, index, record)")
+	case nb == nil:
+		return nil
 	}
-	a := c.Audit
-	if a.Trials < MinTrials || a.Trials > MaxTrials {
-		return fmt.Errorf("audit.trials: must be in [%d, %d], got %d", MinTrials, MaxTrials, a.Trials)
+	switch nb.Adjacency {
+	case dataset.ReplaceOne, dataset.RemoveOne, dataset.AddOne:
+	default:
+		return fmt.Errorf("neighbour.adjacency: must be one of replace-one, remove-one, add-one, got %q", nb.Adjacency)
 	}
-	if a.Assignment != AssignRandom && a.Assignment != AssignBalanced {
-		return fmt.Errorf("audit.assignment: must be random or balanced, got %q", a.Assignment)
-	}
-	s := a.Split
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"audit.split.train", s.Train}, {"audit.split.select", s.Select}, {"audit.split.eval", s.Eval}} {
-		if !(f.v >= 0 && f.v <= 1) {
-			return fmt.Errorf("%s: must be in [0, 1], got %g", f.name, f.v)
+	if nb.DeepFool != nil {
+		if nb.DeepFool.Models < 1 || nb.DeepFool.Models > 10000 {
+			return fmt.Errorf("neighbour.deepfool.models: must be in [1, 10000], got %d", nb.DeepFool.Models)
+		}
+		if nb.Adjacency != dataset.ReplaceOne {
+			return fmt.Errorf("neighbour.adjacency: a DeepFool canary replaces a record (replace-one), got %q", nb.Adjacency)
 		}
 	}
-	if s.Train == 0 || s.Eval == 0 {
-		return fmt.Errorf("audit.split: train and eval must both be > 0, got train=%g eval=%g", s.Train, s.Eval)
-	}
-	if sum := s.Train + s.Select + s.Eval; math.Abs(sum-1) > 1e-9 {
-		return fmt.Errorf("audit.split: train + select + eval must be 1, got %g", sum)
-	}
-	if !(a.Delta >= 0 && a.Delta < 1) {
-		return fmt.Errorf("audit.delta: must be in [0, 1), got %g", a.Delta)
+	return nil
+}
+
+// auditFields maps the engine's option names to the scenario's fields.
+var auditFields = map[string]string{
+	"Trials": "audit.trials", "Split": "audit.split", "Split.Train": "audit.split.train",
+	"Split.Select": "audit.split.select", "Split.Eval": "audit.split.eval", "Delta": "audit.delta",
+	"Confidence": "audit.confidence", "Workers": "audit.workers",
+}
+
+// validateAudit checks the statistics by building the engine's options.
+func (c *Config) validateAudit() error {
+	a := c.Audit
+	if a.Split == (audit.Split{}) {
+		return fmt.Errorf("audit.split: required, e.g. {train: 0.5, eval: 0.5} (train and eval > 0, summing to 1 with an optional select)")
 	}
 	if !(a.Confidence > 0 && a.Confidence < 1) {
 		return fmt.Errorf("audit.confidence: must be in (0, 1), got %g", a.Confidence)
 	}
-	if a.Workers < 0 || a.Workers > 4096 {
-		return fmt.Errorf("audit.workers: must be in [0, 4096], got %d", a.Workers)
+	_, err := c.options()
+	return err
+}
+
+// options returns the engine's options for the scenario's statistics
+// (features, attacks and claims are added by Build). Errors name the
+// scenario's fields.
+func (c *Config) options() (audit.Options, error) {
+	a := c.Audit
+	o := audit.Options{Trials: a.Trials, Seed: c.Seed, Split: a.Split, Delta: a.Delta, Confidence: a.Confidence, Workers: a.Workers}
+	var err error
+	if o.Assignment, err = audit.ParseAssignment(a.Assignment); err != nil {
+		return o, fmt.Errorf("audit.assignment: %v", err)
 	}
-	for _, sel := range []struct {
-		name string
-		v    Selection
-	}{{"audit.attack_selection", a.AttackSelection}, {"audit.point_selection", a.PointSelection}} {
-		if sel.v != SelectOnTraining && sel.v != SelectBonferroni {
-			return fmt.Errorf("%s: must be training or bonferroni, got %q", sel.name, sel.v)
+	if o.AttackSelection, err = audit.ParseSelection(a.AttackSelection); err != nil {
+		return o, fmt.Errorf("audit.attack_selection: %v", err)
+	}
+	if o.PointSelection, err = audit.ParseSelection(a.PointSelection); err != nil {
+		return o, fmt.Errorf("audit.point_selection: %v", err)
+	}
+	if err := o.Validate(); err != nil {
+		var fe *audit.FieldError
+		if errors.As(err, &fe) {
+			if name, ok := auditFields[fe.Field]; ok {
+				return o, fmt.Errorf("%s: %s", name, strings.ReplaceAll(fe.Msg, "the number of trials", "audit.trials"))
+			}
+		}
+		return o, err
+	}
+	return o, nil
+}
+
+// validateClaim checks the claim section.
+func (c *Config) validateClaim() error {
+	cl := c.Claim
+	if cl == nil {
+		return nil
+	}
+	if (cl.Epsilon == nil) != (cl.Delta == nil) {
+		return fmt.Errorf("claim: epsilon and delta go together")
+	}
+	if cl.Epsilon == nil && cl.GDP == nil && !cl.Theorems {
+		return fmt.Errorf("claim: set epsilon and delta, gdp, or theorems: true")
+	}
+	if cl.Epsilon != nil {
+		if !(*cl.Epsilon >= 0) || math.IsInf(*cl.Epsilon, 0) {
+			return fmt.Errorf("claim.epsilon: must be finite and ≥ 0, got %g", *cl.Epsilon)
+		}
+		if !(*cl.Delta >= 0 && *cl.Delta < 1) {
+			return fmt.Errorf("claim.delta: must be in [0, 1), got %g", *cl.Delta)
 		}
 	}
-	if cl := c.Claim; cl != nil {
-		if (cl.Epsilon == nil) != (cl.Delta == nil) {
-			return fmt.Errorf("claim: epsilon and delta go together")
-		}
-		if cl.Epsilon == nil && cl.GDP == nil && !cl.Theorems {
-			return fmt.Errorf("claim: set epsilon and delta, gdp, or theorems: true")
-		}
-		if cl.Epsilon != nil {
-			if !(*cl.Epsilon >= 0) || math.IsInf(*cl.Epsilon, 0) {
-				return fmt.Errorf("claim.epsilon: must be finite and ≥ 0, got %g", *cl.Epsilon)
-			}
-			if !(*cl.Delta >= 0 && *cl.Delta < 1) {
-				return fmt.Errorf("claim.delta: must be in [0, 1), got %g", *cl.Delta)
-			}
-		}
-		if cl.GDP != nil {
-			if !(*cl.GDP >= 0) || math.IsInf(*cl.GDP, 0) {
-				return fmt.Errorf("claim.gdp: must be finite and ≥ 0, got %g", *cl.GDP)
-			}
-		}
+	if cl.GDP != nil && (!(*cl.GDP >= 0) || math.IsInf(*cl.GDP, 0)) {
+		return fmt.Errorf("claim.gdp: must be finite and ≥ 0, got %g", *cl.GDP)
 	}
 	return nil
 }

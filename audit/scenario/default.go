@@ -1,4 +1,4 @@
-package audit
+package scenario
 
 import _ "embed"
 

@@ -1,6 +1,8 @@
-package audit
+package scenario
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -15,31 +17,38 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
+// MaxCSVFileBytes bounds the size of a data.csv file as stored (it may be
+// gzip-compressed; the decompressed text is bounded by
+// dataset.MaxCSVBytes).
+const MaxCSVFileBytes = 256 << 20
+
 // loadCSV reads data.csv: the file (its digest checked against, or pinned
-// into, the config), the options of its preset, and the held-out test set.
+// into, the config; from the config's embedded files when a trials file
+// brought them), the options of its preset, and the held-out test set.
 func loadCSV(c *Config, m mechanisms.Model) (d, test *dataset.Dataset, err error) {
 	dc := c.Data.CSV
 	path := dc.Path
 	if !filepath.IsAbs(path) && c.baseDir != "" {
 		path = filepath.Join(c.baseDir, path)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("data.csv.path: cannot read %s: %s", path, unwrapPathError(err))
+	raw, ok := c.files[strings.ToLower(dc.SHA256)]
+	if !ok {
+		if raw, err = readDataFile(path); err != nil {
+			return nil, nil, fmt.Errorf("data.csv.path: %v", err)
+		}
 	}
-	h := sha256.New()
-	_, err = io.Copy(h, io.LimitReader(f, dataset.MaxCSVBytes+1))
-	f.Close()
-	if err != nil {
-		return nil, nil, fmt.Errorf("data.csv.path: cannot read %s: %v", path, err)
-	}
-	digest := hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256(raw)
+	digest := hex.EncodeToString(sum[:])
 	switch {
 	case dc.SHA256 == "":
 		dc.SHA256 = digest
 	case !strings.EqualFold(dc.SHA256, digest):
 		return nil, nil, fmt.Errorf("data.csv.sha256: %s has digest %s, the scenario pins %s", path, digest, dc.SHA256)
 	}
+	if c.files == nil {
+		c.files = map[string][]byte{}
+	}
+	c.files[digest] = raw
 	var opts dataset.CSVOptions
 	switch dc.Preset {
 	case "":
@@ -53,7 +62,10 @@ func loadCSV(c *Config, m mechanisms.Model) (d, test *dataset.Dataset, err error
 	if dc.Options != nil {
 		opts = *dc.Options
 	}
-	all, err := dataset.ReadCSVFile(path, opts)
+	if opts.Name == "" {
+		opts.Name = dataset.NameFromPath(dc.Path)
+	}
+	all, err := dataset.ReadCSVFrom(bytes.NewReader(raw), opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("data.csv: %s", err)
 	}
@@ -74,9 +86,33 @@ func loadCSV(c *Config, m mechanisms.Model) (d, test *dataset.Dataset, err error
 	return d, test, nil
 }
 
-// streamCanary is the random stream of the models trained to craft a
-// DeepFool canary: never one an audited trial uses.
-const streamCanary = 2
+// readDataFile reads a regular file of at most MaxCSVFileBytes, opening it
+// once (a FIFO or device is refused before any read).
+func readDataFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %s", path, unwrapPathError(err))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %v", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if st.Size() > MaxCSVFileBytes {
+		return nil, fmt.Errorf("%s has %d bytes, more than the limit of %d", path, st.Size(), MaxCSVFileBytes)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxCSVFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %v", path, err)
+	}
+	if len(b) > MaxCSVFileBytes {
+		return nil, fmt.Errorf("%s grew beyond the limit of %d bytes while being read", path, MaxCSVFileBytes)
+	}
+	return b, nil
+}
 
 // craftCanary follows Heller & Fetaya §V: train an ensemble on D with the
 // scenario's sampler (final states), find the records every model
@@ -97,8 +133,9 @@ func craftCanary(c *Config, p *Plan, d *dataset.Dataset) (dataset.Pair, error) {
 	}
 	thetas := make([][]float64, df.Models)
 	for i := range thetas {
-		rng := mechanisms.TrialRNG(c.Seed, dataset.SideD, i, streamCanary)
-		if _, err := ch.Run(d, rng, func(_ int, th []float64) error {
+		// The ensemble's runs use a stream no audited trial uses.
+		tr := mechanisms.Trial{Index: i, RNG: mechanisms.TrialRNG(c.Seed, dataset.SideD, i, mechanisms.StreamCanary)}
+		if _, err := ch.Run(context.Background(), tr, d, func(_ int, th []float64) error {
 			thetas[i] = append([]float64(nil), th...)
 			return nil
 		}); err != nil {

@@ -1,4 +1,4 @@
-package audit
+package report
 
 import (
 	"fmt"
@@ -7,22 +7,20 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mcmcaudit/mcmcaudit/mechanisms"
-
+	"github.com/mcmcaudit/mcmcaudit/audit"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
 
-// PlotFormat returns "svg" or "png" from a file name, or an error naming
-// the flag.
+// PlotFormat returns "svg" or "png" from a file name.
 func PlotFormat(path string) (string, error) {
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".svg", ".png":
 		return ext[1:], nil
 	}
-	return "", fmt.Errorf("--plot: file name must end in .svg or .png, got %q", path)
+	return "", fmt.Errorf("file name must end in .svg or .png, got %q", path)
 }
 
 // Curve is an extra line for the ε plot (e.g. the exact closed-form curve).
@@ -34,24 +32,29 @@ type Curve struct {
 // WritePlot draws ε_lb against the release points (the per-epoch curve of
 // Heller & Fetaya Fig. 2), with the ceiling of the run counts, each claim's
 // ε at δ, and any extra curves, in SVG or PNG.
-func WritePlot(w io.Writer, format string, p *Plan, r *Report, extra ...Curve) error {
+func WritePlot(w io.Writer, format string, r *audit.Report, extra ...Curve) error {
 	pl := plot.New()
-	pl.Title.Text = fmt.Sprintf("%s: ε lower bound per release (δ = %g, confidence %.4g)", p.Config.Name, r.Delta, r.TestConfidence)
+	pl.Title.Text = fmt.Sprintf("%s: ε lower bound per release (δ = %g, confidence %.4g)", r.Name, r.Delta, r.TestConfidence)
 	pl.X.Label.Text = "iteration"
 	pl.Y.Label.Text = "ε"
 	pl.Add(plotter.NewGrid())
 	xs := make([]float64, len(r.Points))
-	perEpoch := 1.0
-	if p.Config.Release.Mode == mechanisms.ReleaseEpochs {
+	epochs := true
+	for _, pr := range r.Points {
+		epochs = epochs && pr.Point.Epoch > 0
+	}
+	if epochs {
 		pl.X.Label.Text = "epoch"
-		perEpoch = float64(p.Sampler.IterationsPerEpoch(p.Pair.D))
 	}
 	ymax := 0.0
 	for k, pr := range r.Points {
-		xs[k] = float64(pr.Point.Iteration) / perEpoch
+		xs[k] = float64(pr.Point.Iteration)
+		if epochs {
+			xs[k] = float64(pr.Point.Epoch)
+		}
 		ymax = math.Max(ymax, pr.Ceiling.Epsilon)
 	}
-	series := func(f func(PointResult) float64) plotter.XYs {
+	series := func(f func(audit.PointResult) float64) plotter.XYs {
 		var pts plotter.XYs
 		for k, pr := range r.Points {
 			if y := f(pr); !math.IsNaN(y) && !math.IsInf(y, 0) {
@@ -78,20 +81,20 @@ func WritePlot(w io.Writer, format string, p *Plan, r *Report, extra ...Curve) e
 		pl.Legend.Add(name, l, s)
 		return nil
 	}
-	if err := add("ε_lb (region bound)", series(func(pr PointResult) float64 { return pr.Region.Epsilon }), 0, false); err != nil {
+	if err := add("ε_lb (region bound)", series(func(pr audit.PointResult) float64 { return pr.Region.Epsilon }), 0, false); err != nil {
 		return err
 	}
-	if err := add("ceiling", series(func(pr PointResult) float64 { return pr.Ceiling.Epsilon }), 1, true); err != nil {
+	if err := add("ceiling", series(func(pr audit.PointResult) float64 { return pr.Ceiling.Epsilon }), 1, true); err != nil {
 		return err
 	}
-	for ci, cl := range p.Claims {
-		pts := series(func(pr PointResult) float64 {
+	for ci, name := range r.Claims {
+		pts := series(func(pr audit.PointResult) float64 {
 			if ci >= len(pr.Claims) || !pr.Claims[ci].Covered {
 				return math.NaN()
 			}
 			return float64(pr.Claims[ci].EpsilonAtDelta)
 		})
-		if err := add("upper bound: "+shortLabel(cl.Name), pts, 2+ci, true); err != nil {
+		if err := add("upper bound: "+shortLabel(name), pts, 2+ci, true); err != nil {
 			return err
 		}
 	}
@@ -110,7 +113,7 @@ func WritePlot(w io.Writer, format string, p *Plan, r *Report, extra ...Curve) e
 				pts = append(pts, plotter.XY{X: c.X[k], Y: c.Y[k]})
 			}
 		}
-		if err := add(c.Name, pts, 2+len(p.Claims)+i, false); err != nil {
+		if err := add(c.Name, pts, 2+len(r.Claims)+i, false); err != nil {
 			return err
 		}
 	}

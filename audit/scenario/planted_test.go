@@ -1,8 +1,12 @@
-package audit
+package scenario
 
-import "testing"
+import (
+	"testing"
 
-func runFile(t *testing.T, path string, seed uint64) *Report {
+	"github.com/mcmcaudit/mcmcaudit/audit"
+)
+
+func runFile(t *testing.T, path string, seed uint64) *audit.Report {
 	t.Helper()
 	c, err := LoadConfig(path)
 	if err != nil {
@@ -24,8 +28,8 @@ func TestPlantedBugFlagged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("20 audits of 20,000 runs")
 	}
-	bug := runFile(t, "../testdata/dp-sgld-planted-bug.yaml", 0)
-	ok := runFile(t, "../testdata/dp-sgld-correct.yaml", 0)
+	bug := runFile(t, "../../testdata/dp-sgld-planted-bug.yaml", 0)
+	ok := runFile(t, "../../testdata/dp-sgld-correct.yaml", 0)
 	if bug.EvalNegatives > 10000 || bug.EvalPositives > 10000 {
 		t.Fatalf("more than 10⁴ evaluation runs per side: %d, %d", bug.EvalNegatives, bug.EvalPositives)
 	}
@@ -37,10 +41,10 @@ func TestPlantedBugFlagged(t *testing.T) {
 	}
 	caught, alarms := 0, 0
 	for s := uint64(1); s <= 10; s++ {
-		if runFile(t, "../testdata/dp-sgld-planted-bug.yaml", s).Violated() {
+		if runFile(t, "../../testdata/dp-sgld-planted-bug.yaml", s).Violated() {
 			caught++
 		}
-		if runFile(t, "../testdata/dp-sgld-correct.yaml", s).Violated() {
+		if runFile(t, "../../testdata/dp-sgld-correct.yaml", s).Violated() {
 			alarms++
 		}
 	}

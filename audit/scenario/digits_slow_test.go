@@ -1,6 +1,6 @@
 //go:build slow
 
-package audit
+package scenario
 
 import "testing"
 
@@ -9,7 +9,7 @@ import "testing"
 // variant never shows more than its accountant allows, and clipping costs
 // accuracy.
 func TestDigitsAudits(t *testing.T) {
-	plain := runFile(t, "../testdata/digits-sgld.yaml", 0)
+	plain := runFile(t, "../../testdata/digits-sgld.yaml", 0)
 	if plain.TrainRuns < 500 || plain.EvalRuns < 500 || len(plain.Points) < 20 {
 		t.Fatalf("scenario too small: %d + %d runs, %d epochs", plain.TrainRuns, plain.EvalRuns, len(plain.Points))
 	}
@@ -23,7 +23,7 @@ func TestDigitsAudits(t *testing.T) {
 	if best <= 0 {
 		t.Error("plain SGLD: ε_lb = 0 at every epoch")
 	}
-	clipped := runFile(t, "../testdata/digits-dp-sgld.yaml", 0)
+	clipped := runFile(t, "../../testdata/digits-dp-sgld.yaml", 0)
 	for _, pr := range clipped.Points {
 		if len(pr.Claims) == 0 || !pr.Claims[0].Covered {
 			t.Fatalf("%s: no accountant", pr.Point.Label)

@@ -1,4 +1,4 @@
-package audit
+package scenario
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // transitions of every release epoch). Target: ≤ 5 s per op.
 func BenchmarkExactCounterexample1e6(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		c, err := LoadConfig("../testdata/fig1-exact.yaml")
+		c, err := LoadConfig("../../testdata/fig1-exact.yaml")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -21,7 +21,7 @@ func BenchmarkExactCounterexample1e6(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := Simulate(context.Background(), p, 0, 1_000_000, 0, nil); err != nil {
+		if _, err := p.Audit.WithWorkers(0).Simulate(context.Background(), 0, 1_000_000); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -61,7 +61,7 @@ func BenchmarkSGLDStepWorkers(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		for _, w := range []int{1, 2} {
 			start := time.Now()
-			if _, err := Simulate(context.Background(), p, 0, trials, w, nil); err != nil {
+			if _, err := p.Audit.WithWorkers(w).Simulate(context.Background(), 0, trials); err != nil {
 				b.Fatal(err)
 			}
 			if w == 1 {

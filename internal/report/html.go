@@ -1,13 +1,13 @@
-package audit
+package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
 	"strings"
 
+	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
@@ -124,25 +124,26 @@ func HTMLText(class, text string) template.HTML {
 // WriteHTML writes the report of an audit as one self-contained page:
 // verdict, headline with its provenance, the per-release table, the ε plot
 // (inline SVG) and the scenario.
-func WriteHTML(w io.Writer, p *Plan, r *Report, v Versions) error {
+//
+// scenario is the configuration to show (JSON or YAML text; may be empty).
+func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) error {
 	var table, plot bytes.Buffer
-	if err := WriteTable(&table, p, r); err != nil {
+	if err := WriteTable(&table, r); err != nil {
 		return err
 	}
-	if err := WritePlot(&plot, "svg", p, r); err != nil {
+	if err := WritePlot(&plot, "svg", r); err != nil {
 		return err
 	}
 	header := []string{"<release", "<attack", "FP/neg", "FN/pos", "ε_lb", "μ_lb", "ε(μ_lb) (Gaussian assumed)", "ceiling"}
-	exact := r.Points[0].Exact != nil
-	acc := r.Points[0].TestAccuracy != nil
+	exact, acc := r.HasExact(), r.HasAccuracy()
 	if exact {
 		header = append(header, "exact ε")
 	}
 	if acc {
 		header = append(header, "test accuracy")
 	}
-	for _, cl := range p.Claims {
-		header = append(header, "upper bound: "+cl.Name, "claim")
+	for _, name := range r.Claims {
+		header = append(header, "upper bound: "+name, "claim")
 	}
 	var rows [][]string
 	f := stats.FormatFloat
@@ -169,14 +170,13 @@ func WriteHTML(w io.Writer, p *Plan, r *Report, v Versions) error {
 		}
 		rows = append(rows, row)
 	}
-	cfg, _ := json.MarshalIndent(p.Config, "", "  ")
-	verdict := "Verdict: " + r.Verdict
+	verdict := "Verdict: " + r.Verdict.String()
 	switch r.Verdict {
-	case VerdictViolation:
+	case audit.VerdictViolation:
 		verdict = "VIOLATION — " + strings.Join(r.Violations, " · ")
-	case VerdictNotRefuted:
+	case audit.VerdictNotRefuted:
 		verdict = "Verdict: not refuted — the audit found no evidence against the claim (which does not prove it)."
-	case VerdictNoClaim:
+	case audit.VerdictNoClaim:
 		verdict = "No claim tested."
 	}
 	e := r.Epsilon
@@ -187,8 +187,8 @@ func WriteHTML(w io.Writer, p *Plan, r *Report, v Versions) error {
 	headline := fmt.Sprintf("ε_lb = %s %s — %s; confidence %.6g; δ = %g; %d evaluation runs (FP %d/%d, FN %d/%d).",
 		f(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, r.EvalRuns, e.Counts.FP, e.Counts.Negatives, e.Counts.FN, e.Counts.Positives)
 	page := HTMLPage{
-		Title:     "Privacy audit: " + p.Config.Name,
-		Subtitle:  fmt.Sprintf("%s on %s; D = %s (%d records), D′ = %s; %s", p.Sampler.Name(), p.Model.Name(), p.Pair.D.Name, p.Pair.D.Len(), p.Pair.DPrime.Name, p.Pair.Note),
+		Title:     "Privacy audit: " + r.Name,
+		Subtitle:  r.Mechanism + "; " + DatasetsLine(r),
 		Verdict:   verdict,
 		Violation: r.Violated(),
 		Sections: []HTMLSection{
@@ -197,7 +197,7 @@ func WriteHTML(w io.Writer, p *Plan, r *Report, v Versions) error {
 			{"Per release", HTMLTable(header, rows, r.Headline) + HTMLText("note",
 				"ε_lb is the Clopper–Pearson region bound (Heller & Fetaya eq. 12) on the evaluation runs; μ_lb is a rigorous GDP lower bound whose ε assumes a Gaussian trade-off curve; the ceiling is the largest ε_lb the run counts allow. The highlighted row is the release the verdict rests on.")},
 			{"Report as printed", template.HTML("<pre>" + template.HTMLEscapeString(table.String()) + "</pre>")},
-			{"Scenario", template.HTML("<pre>" + template.HTMLEscapeString(string(cfg)) + "</pre>")},
+			{"Scenario", template.HTML("<pre>" + template.HTMLEscapeString(string(scenario)) + "</pre>")},
 		},
 		Footer: fmt.Sprintf("config %s · seed %d · %s · %s %s", r.ConfigHash, r.Seed, v.Go, v.Module, v.Revision),
 	}

@@ -1,0 +1,194 @@
+package audit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+)
+
+// Target is what is audited: a mechanism and the two adjacent datasets it
+// runs on, with what reports need to know about them.
+type Target struct {
+	// Name identifies the audit in reports.
+	Name string
+	// Mechanism is run once per trial; built-in samplers are
+	// mechanisms.Chain values, a user's sampler implements the interface.
+	Mechanism mechanisms.Mechanism
+	// Pair holds D and D′ (a mechanism that owns its data, such as a
+	// program reading its own files, may leave the datasets nil).
+	Pair dataset.Pair
+	// Exact, when known, is the true ε at Options.Delta of every release
+	// point (the interim-region counterexample's closed form), so that
+	// reports can set the lower bounds against it.
+	Exact []float64
+	// Accuracy, when set, measures every release on a held-out test set.
+	Accuracy *Accuracy
+}
+
+// Accuracy measures a released model on a held-out test set: the report
+// gives, per release point, the mean fraction of test records the
+// releases classify correctly.
+type Accuracy struct {
+	Model mechanisms.Classifier
+	Test  *dataset.Dataset
+}
+
+// Audit is a prepared audit: the target checked, the options validated
+// with their defaults resolved, the release points known.
+type Audit struct {
+	target   Target
+	opts     Options
+	points   []mechanisms.ReleasePoint
+	features []string
+	claims   []Claim
+}
+
+// New checks the target and the options (errors about the options are
+// *FieldError) and prepares the audit.
+func New(t Target, o Options) (*Audit, error) {
+	if t.Mechanism == nil {
+		return nil, fmt.Errorf("audit: no mechanism to audit")
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	o = o.withDefaults(t.Mechanism.Dim())
+	if ck, ok := t.Mechanism.(mechanisms.Checker); ok {
+		for _, d := range []*dataset.Dataset{t.Pair.D, t.Pair.DPrime} {
+			if err := ck.Check(d); err != nil {
+				return nil, err
+			}
+		}
+	}
+	pd, err := t.Mechanism.Points(t.Pair.D)
+	if err != nil {
+		return nil, err
+	}
+	pp, err := t.Mechanism.Points(t.Pair.DPrime)
+	if err != nil {
+		return nil, err
+	}
+	if len(pd) != len(pp) {
+		return nil, fmt.Errorf("release: D and D′ have different release points (%d vs %d): release the final state, or snapshots, with add/remove adjacency", len(pd), len(pp))
+	}
+	if len(pd) == 0 {
+		return nil, fmt.Errorf("release: the mechanism has no release point")
+	}
+	a := &Audit{target: t, opts: o, points: pd, features: o.Features.Names()}
+	if len(a.features) == 0 {
+		return nil, fieldErr("Features", "the feature map has no column")
+	}
+	if t.Exact != nil && len(t.Exact) != len(pd) {
+		return nil, fmt.Errorf("audit: Target.Exact has %d values for %d release points", len(t.Exact), len(pd))
+	}
+	if b := float64(o.Trials) * float64(len(pd)) * float64(len(a.features)) * 4; b > MaxFeatureBytes {
+		return nil, fieldErr("Trials", "%d trials × %d release points × %d features need %.3g GB of features (limit %d GB): release fewer points or run fewer trials",
+			o.Trials, len(pd), len(a.features), b/1e9, MaxFeatureBytes>>30)
+	}
+	a.claims = append(a.claims, o.Claims...)
+	if o.Theorems {
+		th, err := TheoremClaims(t.Mechanism, t.Pair, pd, o.Delta)
+		if err != nil {
+			return nil, err
+		}
+		a.claims = append(a.claims, th...)
+	}
+	if a.opts.ID == "" {
+		a.opts.ID = a.defaultID()
+	}
+	return a, nil
+}
+
+// Run prepares an audit, runs every trial and analyses them: the whole
+// audit in one call.
+func Run(ctx context.Context, t Target, o Options) (*Report, error) {
+	a, err := New(t, o)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := a.Simulate(ctx, 0, a.opts.Trials)
+	if err != nil {
+		return nil, err
+	}
+	return a.Analyze(tr)
+}
+
+// Options returns the options with their defaults resolved.
+func (a *Audit) Options() Options { return a.opts }
+
+// Target returns the audited target.
+func (a *Audit) Target() Target { return a.target }
+
+// Points returns the release points.
+func (a *Audit) Points() []mechanisms.ReleasePoint { return a.points }
+
+// Claims returns every claim tested: the options' and the theorems'.
+func (a *Audit) Claims() []Claim { return a.claims }
+
+// FeatureNames labels the feature columns.
+func (a *Audit) FeatureNames() []string { return a.features }
+
+// ID identifies the configuration in trials files and checkpoints.
+func (a *Audit) ID() string { return a.opts.ID }
+
+// defaultID digests what determines the trials and their analysis that
+// can be named: the options, the mechanism's name, the datasets' names and
+// sizes, the release points, the features, attacks and claims.
+func (a *Audit) defaultID() string {
+	o := a.opts
+	var attackNames, claimNames []string
+	for _, c := range o.Attacks {
+		attackNames = append(attackNames, c.Name())
+	}
+	for _, c := range a.claims {
+		claimNames = append(claimNames, c.Name)
+	}
+	desc := struct {
+		Name, Mechanism     string
+		D, DPrime           string
+		Trials              int
+		Seed                uint64
+		Assignment          Assignment
+		Sides               []dataset.Side
+		Split               Split
+		Delta, Confidence   float64
+		AttackSel, PointSel Selection
+		Points              []mechanisms.ReleasePoint
+		Features, Attacks   []string
+		Claims              []string
+		Theorems, HasExact  bool
+		Accuracy            bool
+	}{a.target.Name, mechanisms.NameOf(a.target.Mechanism), describe(a.target.Pair.D), describe(a.target.Pair.DPrime),
+		o.Trials, o.Seed, o.Assignment, o.Sides, o.Split, o.Delta, o.Confidence, o.AttackSelection, o.PointSelection,
+		a.points, a.features, attackNames, claimNames, o.Theorems, a.target.Exact != nil, a.target.Accuracy != nil}
+	b, _ := json.Marshal(desc)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func describe(d *dataset.Dataset) string {
+	if d == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s (%d records)", d.Name, d.Len())
+}
+
+// WithProgress returns a copy of the audit that reports progress to p.
+func (a *Audit) WithProgress(p Progress) *Audit {
+	b := *a
+	b.opts.Progress = p
+	return &b
+}
+
+// WithWorkers returns a copy of the audit that runs w trials at a time (0:
+// one per CPU); results never depend on it.
+func (a *Audit) WithWorkers(w int) *Audit {
+	b := *a
+	b.opts.Workers = w
+	return &b
+}

@@ -1,0 +1,281 @@
+package audit
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mcmcaudit/mcmcaudit/attacks"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+)
+
+// Assignment says how trials are given to D or D′.
+type Assignment uint8
+
+const (
+	// AssignRandom (the zero value) draws each trial's side with
+	// probability ½ from the trial's own random stream (Heller & Fetaya
+	// §V).
+	AssignRandom Assignment = iota
+	// AssignBalanced alternates sides: trial i runs on D′ when i is odd.
+	AssignBalanced
+	// AssignGiven takes each trial's side from Options.Sides (precomputed
+	// samples whose sides are known).
+	AssignGiven
+)
+
+var assignmentNames = []string{"random", "balanced", "given"}
+
+// String returns the name used in scenarios and reports.
+func (a Assignment) String() string {
+	if int(a) < len(assignmentNames) {
+		return assignmentNames[a]
+	}
+	return fmt.Sprintf("Assignment(%d)", a)
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (a Assignment) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// ParseAssignment returns the assignment with this name ("" is random).
+func ParseAssignment(s string) (Assignment, error) {
+	if s == "" {
+		return AssignRandom, nil
+	}
+	for i, n := range assignmentNames[:2] {
+		if s == n {
+			return Assignment(i), nil
+		}
+	}
+	return 0, fmt.Errorf("must be random or balanced, got %q", s)
+}
+
+// Selection says how several attacks, or several release points, share
+// the error probability α = 1 − confidence.
+type Selection uint8
+
+const (
+	// SelectOnTraining (the zero value) picks one attack (or release
+	// point) on the training runs and spends all of α on it.
+	SelectOnTraining Selection = iota
+	// SelectBonferroni evaluates every attack (or point) on the
+	// evaluation runs, each at α/m.
+	SelectBonferroni
+)
+
+var selectionNames = []string{"training", "bonferroni"}
+
+// String returns the name used in scenarios and reports.
+func (s Selection) String() string {
+	if int(s) < len(selectionNames) {
+		return selectionNames[s]
+	}
+	return fmt.Sprintf("Selection(%d)", s)
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s Selection) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// ParseSelection returns the selection with this name ("" is training).
+func ParseSelection(s string) (Selection, error) {
+	if s == "" {
+		return SelectOnTraining, nil
+	}
+	for i, n := range selectionNames {
+		if s == n {
+			return Selection(i), nil
+		}
+	}
+	return 0, fmt.Errorf("must be training or bonferroni, got %q", s)
+}
+
+// Split gives the fractions of trials used to train the attacks (A1), to
+// choose their thresholds (0 for a two-way split: thresholds on the
+// training runs) and to count errors (A2). They must sum to 1. The zero
+// value is the default: half train, half evaluate.
+type Split struct {
+	Train  float64 `yaml:"train" json:"train"`
+	Select float64 `yaml:"select,omitempty" json:"select,omitempty"`
+	Eval   float64 `yaml:"eval" json:"eval"`
+}
+
+// DefaultSplit is the split of a zero Split.
+var DefaultSplit = Split{Train: 0.5, Eval: 0.5}
+
+// Sizes returns the numbers of training, threshold-selection and
+// evaluation runs among n trials.
+func (s Split) Sizes(n int) (train, sel, eval int) {
+	tr := int(math.Round(s.Train * float64(n)))
+	se := int(math.Round(s.Select * float64(n)))
+	if tr+se > n {
+		se = n - tr
+	}
+	return tr, se, n - tr - se
+}
+
+// Limits on an audit, so that a typo cannot exhaust the machine.
+const (
+	MinTrials = 20
+	MaxTrials = 100_000_000
+	// MaxWorkers bounds Options.Workers.
+	MaxWorkers = 4096
+	// MaxFeatureBytes bounds the feature store of an audit in memory
+	// (trials × release points × features × 4 bytes).
+	MaxFeatureBytes = 16 << 30
+)
+
+// DefaultConfidence is the confidence of a zero Options.Confidence.
+const DefaultConfidence = 0.95
+
+// Options are the statistics of an audit. Every zero value is either the
+// documented default or an error: a forgotten field never silently
+// weakens the procedure.
+type Options struct {
+	// Trials is the total number of runs on both datasets; required, in
+	// [MinTrials, MaxTrials].
+	Trials int
+	// Seed makes the audit reproducible: trial i on side s draws its
+	// randomness from (Seed, s, i) only. Zero is a seed like any other.
+	Seed uint64
+	// Assignment gives trials to D or D′ (zero: AssignRandom).
+	Assignment Assignment
+	// Sides lists every trial's side for AssignGiven (length Trials);
+	// it must be empty otherwise.
+	Sides []dataset.Side
+	// Split divides the trials (zero: DefaultSplit).
+	Split Split
+	// Features maps a release to what the attacks see (nil: every
+	// coordinate of the release, attacks.Theta).
+	Features attacks.FeatureMap
+	// Attacks are the classifiers (nil: the best single-coordinate
+	// threshold, attacks.BestCoordinate).
+	Attacks []attacks.Classifier
+	// AttackSelection and PointSelection share α among attacks and among
+	// release points (zero: SelectOnTraining, one chosen on training runs).
+	AttackSelection Selection
+	PointSelection  Selection
+	// Delta is the δ of the (ε, δ) lower bounds, in [0, 1); the zero value
+	// means δ = 0 (pure ε).
+	Delta float64
+	// Confidence is the probability, in (0, 1), with which every reported
+	// bound holds (zero: DefaultConfidence).
+	Confidence float64
+	// Claims are upper bounds to test against the audit.
+	Claims []Claim
+	// Theorems adds, as claims, the theoretical guarantees the mechanism
+	// declares (mechanisms.Guarantor); it is an error when none applies.
+	Theorems bool
+	// Workers is the number of concurrent runs (zero: one per CPU); it
+	// never changes the result.
+	Workers int
+	// Progress, when set, receives the number of trials completed.
+	Progress Progress
+	// ID identifies the configuration in trials files and checkpoints, so
+	// that shards and checkpoints of different audits are never mixed
+	// (empty: a digest of the options and the target's names).
+	ID string
+}
+
+// FieldError reports an invalid option: Field is the Go field name.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+func fieldErr(field, format string, args ...any) error {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks the options on their own (New also checks them against
+// the target); errors are *FieldError.
+func (o Options) Validate() error {
+	if o.Trials < MinTrials || o.Trials > MaxTrials {
+		return fieldErr("Trials", "must be in [%d, %d], got %d", MinTrials, MaxTrials, o.Trials)
+	}
+	if o.Assignment > AssignGiven {
+		return fieldErr("Assignment", "must be AssignRandom, AssignBalanced or AssignGiven, got %d", o.Assignment)
+	}
+	if (o.Assignment == AssignGiven) != (len(o.Sides) > 0) {
+		return fieldErr("Sides", "must list every trial's side with AssignGiven, and only then (have %d sides, assignment %s)", len(o.Sides), o.Assignment)
+	}
+	if o.Assignment == AssignGiven {
+		if len(o.Sides) != o.Trials {
+			return fieldErr("Sides", "must have one side per trial (%d), got %d", o.Trials, len(o.Sides))
+		}
+		for i, s := range o.Sides {
+			if s > dataset.SideDPrime {
+				return fieldErr("Sides", "trial %d: must be SideD or SideDPrime, got %d", i, s)
+			}
+		}
+	}
+	if err := o.Split.check(); err != nil {
+		return err
+	}
+	for _, sel := range []struct {
+		name string
+		v    Selection
+	}{{"AttackSelection", o.AttackSelection}, {"PointSelection", o.PointSelection}} {
+		if sel.v > SelectBonferroni {
+			return fieldErr(sel.name, "must be SelectOnTraining or SelectBonferroni, got %d", sel.v)
+		}
+	}
+	if !(o.Delta >= 0 && o.Delta < 1) {
+		return fieldErr("Delta", "must be in [0, 1), got %g", o.Delta)
+	}
+	if o.Confidence != 0 && !(o.Confidence > 0 && o.Confidence < 1) {
+		return fieldErr("Confidence", "must be in (0, 1) (0: the default %g), got %g", DefaultConfidence, o.Confidence)
+	}
+	if o.Workers < 0 || o.Workers > MaxWorkers {
+		return fieldErr("Workers", "must be in [0, %d], got %d", MaxWorkers, o.Workers)
+	}
+	for i, a := range o.Attacks {
+		if a == nil {
+			return fieldErr("Attacks", "attack %d is nil", i)
+		}
+	}
+	for i, c := range o.Claims {
+		if c.At == nil {
+			return fieldErr("Claims", "claim %d (%q) has no profile (At is nil)", i, c.Name)
+		}
+	}
+	return nil
+}
+
+func (s Split) check() error {
+	if s == (Split{}) {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"Split.Train", s.Train}, {"Split.Select", s.Select}, {"Split.Eval", s.Eval}} {
+		if !(f.v >= 0 && f.v <= 1) {
+			return fieldErr(f.name, "must be in [0, 1], got %g", f.v)
+		}
+	}
+	if s.Train == 0 || s.Eval == 0 {
+		return fieldErr("Split", "train and eval must both be > 0 (or the whole split zero for the default %g/%g), got train=%g eval=%g", DefaultSplit.Train, DefaultSplit.Eval, s.Train, s.Eval)
+	}
+	if sum := s.Train + s.Select + s.Eval; math.Abs(sum-1) > 1e-9 {
+		return fieldErr("Split", "train + select + eval must be 1, got %g", sum)
+	}
+	return nil
+}
+
+// withDefaults returns the options with every zero default filled in.
+func (o Options) withDefaults(dim int) Options {
+	if o.Split == (Split{}) {
+		o.Split = DefaultSplit
+	}
+	if o.Confidence == 0 {
+		o.Confidence = DefaultConfidence
+	}
+	if o.Features == nil {
+		o.Features = attacks.Theta{D: dim}
+	}
+	if len(o.Attacks) == 0 {
+		o.Attacks = []attacks.Classifier{attacks.BestCoordinate{}}
+	}
+	return o
+}

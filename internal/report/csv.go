@@ -1,0 +1,60 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/mcmcaudit/mcmcaudit/audit"
+)
+
+// WriteCSV writes one row per release point.
+func WriteCSV(w io.Writer, r *audit.Report) error {
+	cw := csv.NewWriter(w)
+	head := []string{"point", "iteration", "label", "attack", "fp", "negatives", "fn", "positives",
+		"fpr_upper", "fnr_upper", "eps_lb", "gdp_attack", "gdp_fp", "gdp_fn", "mu_lb", "eps_gdp", "ceiling", "confidence", "delta", "headline",
+		"exact_eps", "test_accuracy"}
+	for _, name := range r.Claims {
+		head = append(head, "claim_eps_at_delta:"+name, "claim_refuted:"+name)
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	g := func(x float64) string {
+		switch {
+		case math.IsInf(x, 1):
+			return "+Inf"
+		case math.IsNaN(x):
+			return "NaN"
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	for k, pr := range r.Points {
+		c := pr.Region.Counts
+		row := []string{strconv.Itoa(k), strconv.Itoa(pr.Point.Iteration), pr.Point.Label, pr.Attacks[pr.Best].Attack,
+			strconv.Itoa(c.FP), strconv.Itoa(c.Negatives), strconv.Itoa(c.FN), strconv.Itoa(c.Positives),
+			g(pr.Region.FPR), g(pr.Region.FNR), g(pr.Region.Epsilon),
+			pr.Attacks[pr.BestGDP].Attack, strconv.Itoa(pr.GDP.Counts.FP), strconv.Itoa(pr.GDP.Counts.FN),
+			g(pr.GDP.Mu), g(pr.GDP.Epsilon), g(pr.Ceiling.Epsilon),
+			g(pr.Region.Confidence), g(pr.Region.Delta), strconv.FormatBool(k == r.Headline), "", ""}
+		if pr.Exact != nil {
+			row[len(row)-2] = g(float64(*pr.Exact))
+		}
+		if pr.TestAccuracy != nil {
+			row[len(row)-1] = g(*pr.TestAccuracy)
+		}
+		for _, cr := range pr.Claims {
+			if !cr.Covered {
+				row = append(row, "", "")
+				continue
+			}
+			row = append(row, g(float64(cr.EpsilonAtDelta)), strconv.FormatBool(cr.Refutation != nil && cr.Refutation.Refuted))
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

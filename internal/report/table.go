@@ -1,0 +1,176 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/stats"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+func f4(x float64) string { return stats.FormatFloat(x) }
+
+func counts(k, n int) string { return fmt.Sprintf("%d/%d", k, n) }
+
+// upperBound formats the claims' ε at δ and their verdicts for one point.
+func upperBound(pr audit.PointResult) (string, string) {
+	var ub, verdict []string
+	for _, c := range pr.Claims {
+		switch {
+		case !c.Covered:
+			ub, verdict = append(ub, "n/a"), append(verdict, "n/a")
+		case c.Refutation != nil && c.Refutation.Refuted:
+			ub, verdict = append(ub, f4(float64(c.EpsilonAtDelta))), append(verdict, "REFUTED")
+		default:
+			ub, verdict = append(ub, f4(float64(c.EpsilonAtDelta))), append(verdict, "ok")
+		}
+	}
+	return strings.Join(ub, "; "), strings.Join(verdict, "; ")
+}
+
+// WriteTable prints the human report: what was audited, the per-point
+// table and the headline with its provenance.
+func WriteTable(w io.Writer, r *audit.Report) error {
+	writeSetting(w, r)
+	if err := writePointTable(w, r); err != nil {
+		return err
+	}
+	writeLegend(w, r)
+	writeHeadline(w, r)
+	return nil
+}
+
+// DatasetsLine describes the audited pair in one line.
+func DatasetsLine(r *audit.Report) string {
+	if r.D == nil || r.DPrime == nil {
+		return "owned by the mechanism (no datasets given to the audit)"
+	}
+	nd := fmt.Sprintf("D = %s (%d records), D′ = %s, %s", r.D.Name, r.D.Records, r.DPrime.Name, r.Adjacency)
+	if r.PairNote != "" {
+		nd += ": " + r.PairNote
+	}
+	return nd
+}
+
+// writeSetting prints what was audited and how.
+func writeSetting(w io.Writer, r *audit.Report) {
+	fmt.Fprintf(w, "scenario   %s (config %.12s)\n", r.Name, r.ConfigHash)
+	fmt.Fprintf(w, "mechanism  %s\n", r.Mechanism)
+	fmt.Fprintf(w, "datasets   %s\n", DatasetsLine(r))
+	fmt.Fprintf(w, "runs       %d (seed %d): %d train, %d threshold-selection, %d evaluation (%d on D, %d on D′)\n",
+		r.Trials, r.Seed, r.TrainRuns, r.SelectRuns, r.EvalRuns, r.EvalNegatives, r.EvalPositives)
+	fmt.Fprintf(w, "features   %v; attacks %v\n", r.Features, r.Attacks)
+	fmt.Fprintf(w, "statistics δ = %g, confidence %g; %s\n", r.Delta, r.Confidence, r.Multiplicity)
+	if acc := r.Info.AcceptanceRate(); !math.IsNaN(acc) {
+		fmt.Fprintf(w, "sampler    acceptance rate %.4f", acc)
+		if r.Info.ClippedLLRs > 0 || r.Info.ClippedGrads > 0 {
+			fmt.Fprintf(w, ", clipped llrs %d, clipped gradients %d", r.Info.ClippedLLRs, r.Info.ClippedGrads)
+		}
+		fmt.Fprintln(w)
+	} else if r.Info.ClippedGrads > 0 {
+		fmt.Fprintf(w, "sampler    clipped gradients: %d of %d\n", r.Info.ClippedGrads, r.Info.GradEvals)
+	}
+	fmt.Fprintln(w)
+}
+
+// pointRows returns the header and rows of the per-point table.
+func pointRows(r *audit.Report) ([]any, [][]any) {
+	header := []any{"release", "attack", "FP/neg", "FN/pos", "ε_lb", "μ_lb", "ε(μ_lb)†", "ceiling"}
+	if r.HasExact() {
+		header = append(header, "exact ε")
+	}
+	if r.HasAccuracy() {
+		header = append(header, "test acc.")
+	}
+	if len(r.Claims) > 0 {
+		header = append(header, "upper bound", "claim")
+	}
+	var rows [][]any
+	for k, pr := range r.Points {
+		label := pr.Point.Label
+		if k == r.Headline {
+			label += " *"
+		}
+		row := []any{label, pr.Attacks[pr.Best].Attack,
+			counts(pr.Region.Counts.FP, pr.Region.Counts.Negatives), counts(pr.Region.Counts.FN, pr.Region.Counts.Positives),
+			f4(pr.Region.Epsilon), f4(pr.GDP.Mu), f4(pr.GDP.Epsilon), f4(pr.Ceiling.Epsilon)}
+		if r.HasExact() {
+			row = append(row, f4(float64(*pr.Exact)))
+		}
+		if r.HasAccuracy() {
+			row = append(row, fmt.Sprintf("%.4f", *pr.TestAccuracy))
+		}
+		if len(r.Claims) > 0 {
+			ub, v := upperBound(pr)
+			row = append(row, ub, v)
+		}
+		rows = append(rows, row)
+	}
+	return header, rows
+}
+
+// writePointTable prints one row per release point.
+func writePointTable(w io.Writer, r *audit.Report) error {
+	header, rows := pointRows(r)
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNone))
+	t.Header(header...)
+	for _, row := range rows {
+		if err := t.Append(row...); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// writeLegend explains the columns.
+func writeLegend(w io.Writer, r *audit.Report) {
+	fmt.Fprintln(w, "ε_lb: Clopper-Pearson region bound (Heller-Fetaya eq. 12) on the evaluation runs, at the test confidence;")
+	fmt.Fprintln(w, "μ_lb: GDP lower bound, with its own threshold chosen on training runs; † ε(μ_lb) assumes a Gaussian trade-off")
+	fmt.Fprintln(w, "curve, μ_lb itself is rigorous. ceiling: the largest ε_lb these run counts allow.")
+	if r.HasAccuracy() {
+		fmt.Fprintf(w, "test acc.: mean accuracy of the released models on %d held-out records, over all %d runs.\n", r.TestSize, r.Trials)
+	}
+	if r.HasExact() {
+		fmt.Fprintln(w, "exact ε: the true ε at δ of each release, from the closed form of the counterexample (the privacy profile of")
+		fmt.Fprintln(w, "Gaussian vs n-component mixture): every valid lower bound lies below it.")
+	}
+	if r.Headline >= 0 && len(r.Points) > 1 {
+		fmt.Fprintln(w, "* the release point chosen on training runs, on which the headline and verdict rest.")
+	}
+	if len(r.Claims) > 0 {
+		fmt.Fprintf(w, "upper bound: the claim's ε at δ = %g (%s).\n", r.Delta, strings.Join(r.Claims, "; "))
+	}
+	fmt.Fprintln(w)
+}
+
+// Headline states the headline bound with its provenance in one line.
+func Headline(r *audit.Report) string {
+	where := "over all release points (Bonferroni)"
+	if r.Headline >= 0 {
+		where = "at " + r.Points[r.Headline].Point.Label
+	}
+	e := r.Epsilon
+	return fmt.Sprintf("ε_lb = %s %s  [%s; confidence %.6g; δ = %g; %d evaluation runs: FP %d/%d, FN %d/%d]",
+		f4(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, r.EvalRuns,
+		e.Counts.FP, e.Counts.Negatives, e.Counts.FN, e.Counts.Positives)
+}
+
+// writeHeadline prints the headline and the verdict.
+func writeHeadline(w io.Writer, r *audit.Report) {
+	fmt.Fprintln(w, Headline(r))
+	switch r.Verdict {
+	case audit.VerdictViolation:
+		fmt.Fprintf(w, "verdict: VIOLATION\n")
+		for _, v := range r.Violations {
+			fmt.Fprintf(w, "  %s\n", v)
+		}
+	case audit.VerdictNotRefuted:
+		fmt.Fprintf(w, "verdict: not refuted — the audit found no evidence against the claim (this does not prove the claim)\n")
+	default:
+		fmt.Fprintf(w, "verdict: no claim tested (add a claim to the scenario or on the command line)\n")
+	}
+}

@@ -1,0 +1,156 @@
+package mechanisms
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+)
+
+// Mechanism is what the audit engine runs: given a trial and a dataset, run
+// once and emit every release. The built-in samplers become mechanisms
+// through Chain; a user's own sampler implements the three methods
+// directly. The output must depend only on (t.Seed or t.RNG, d, the
+// mechanism's configuration): never on time, goroutine scheduling or
+// global state, so that results do not depend on the worker count, the
+// shard layout or a resumption.
+//
+// Optional interfaces refine it: Checker (validate a dataset before any
+// run), Namer (a name for reports) and Guarantor (theoretical upper bounds
+// the audit can test).
+type Mechanism interface {
+	// Dim is the length of every released vector.
+	Dim() int
+	// Points returns the release points of a run on d, in the order Run
+	// emits them.
+	Points(d *dataset.Dataset) ([]ReleasePoint, error)
+	// Run performs one run on d and calls emit(k, θ) for every release
+	// point k in order. Runs are called concurrently from several
+	// goroutines (one trial each); ctx is cancelled when the audit stops.
+	Run(ctx context.Context, t Trial, d *dataset.Dataset, emit Emit) (Info, error)
+}
+
+// Trial identifies one run of an audit and carries its randomness.
+type Trial struct {
+	// Index is the trial's index in the audit, from 0.
+	Index int
+	// Side is the dataset the trial runs on (D or D′).
+	Side dataset.Side
+	// Seed is a 64-bit seed derived from (audit seed, side, index) only,
+	// for mechanisms that seed a generator of their own (a program in
+	// another language, say).
+	Seed uint64
+	// RNG is the trial's random source, seeded from the same tuple; Go
+	// mechanisms draw every random number from it.
+	RNG *rand.Rand
+}
+
+// Random streams of a trial: the sampler's, the engine's side coin, the
+// canary crafting's models, and the seed handed to foreign mechanisms.
+const (
+	StreamSampler uint64 = 0
+	StreamSide    uint64 = 1
+	StreamCanary  uint64 = 2
+	StreamSeed    uint64 = 3
+)
+
+// NewTrial returns trial i on side s of an audit seeded with seed: its RNG
+// is TrialRNG(seed, s, i, StreamSampler) and its Seed the first draw of
+// TrialRNG(seed, s, i, StreamSeed).
+func NewTrial(seed uint64, s dataset.Side, i int) Trial {
+	return Trial{Index: i, Side: s, Seed: TrialRNG(seed, s, i, StreamSeed).Uint64(), RNG: TrialRNG(seed, s, i, StreamSampler)}
+}
+
+// Checker is implemented by mechanisms that can validate a dataset before
+// any run; errors name the field and its allowed range.
+type Checker interface {
+	Check(d *dataset.Dataset) error
+}
+
+// Namer is implemented by mechanisms with a name for reports.
+type Namer interface {
+	Name() string
+}
+
+// NameOf returns the mechanism's name, or its Go type without one.
+func NameOf(m Mechanism) string {
+	if n, ok := m.(Namer); ok {
+		return n.Name()
+	}
+	return fmt.Sprintf("%T", m)
+}
+
+// Chain is a complete mechanism built from the parts of this package: a
+// model, a sampler, a starting point and a release schedule.
+type Chain struct {
+	Model   Model
+	Sampler Sampler
+	Init    Init
+	Release ReleaseSpec
+}
+
+// Name implements Namer: the sampler on the model.
+func (c *Chain) Name() string { return c.Sampler.Name() + " on " + c.Model.Name() }
+
+// Dim implements Mechanism.
+func (c *Chain) Dim() int { return c.Model.Dim() }
+
+// Points implements Mechanism.
+func (c *Chain) Points(d *dataset.Dataset) ([]ReleasePoint, error) {
+	return c.Release.Points(c.Sampler.Iterations(d), c.Sampler.IterationsPerEpoch(d))
+}
+
+// Check implements Checker.
+func (c *Chain) Check(d *dataset.Dataset) error {
+	if d.Virtual > 0 {
+		return fmt.Errorf("data: %s has %d records described analytically; sampler %s needs them materialised (use the exact counterexample sampler, or n ≤ the materialisation limit)", d.Name, d.Virtual, c.Sampler.Name())
+	}
+	if err := d.Validate(c.Model.DataDim()); err != nil {
+		return err
+	}
+	if dc, ok := c.Model.(DataChecker); ok {
+		if err := dc.CheckData(d); err != nil {
+			return err
+		}
+	}
+	if err := c.Sampler.Check(c.Model, d); err != nil {
+		return err
+	}
+	if c.Init.FromPrior {
+		if _, ok := c.Model.(PriorSampler); !ok {
+			return fmt.Errorf("init.from_prior: model %s cannot sample its prior", c.Model.Name())
+		}
+	} else if len(c.Init.Theta) != 0 && len(c.Init.Theta) != c.Model.Dim() {
+		return fmt.Errorf("init.theta: must have %d values (the model's dimension), got %d", c.Model.Dim(), len(c.Init.Theta))
+	}
+	_, err := c.Points(d)
+	return err
+}
+
+// Run implements Mechanism. The starting point is drawn first from t.RNG
+// (if from the prior), then the sampler consumes t.RNG.
+func (c *Chain) Run(_ context.Context, t Trial, d *dataset.Dataset, emit Emit) (Info, error) {
+	pts, err := c.Points(d)
+	if err != nil {
+		return Info{}, err
+	}
+	at := make([]int, len(pts))
+	for i, p := range pts {
+		at[i] = p.Iteration
+	}
+	theta := make([]float64, c.Model.Dim())
+	if c.Init.FromPrior {
+		c.Model.(PriorSampler).SamplePrior(t.RNG, theta)
+	} else {
+		copy(theta, c.Init.Theta)
+	}
+	return c.Sampler.Run(c.Model, d, theta, t.RNG, at, emit)
+}
+
+// Guarantees implements Guarantor: the sampler's guarantees, when it
+// declares any (SamplerGuarantor), for the iterations before the release.
+func (c *Chain) Guarantees(p dataset.Pair, at ReleasePoint) []closedform.Guarantee {
+	return SamplerGuarantees(c.Sampler, SettingOf(c.Model, p, at.Iteration))
+}
