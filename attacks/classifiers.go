@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
-	"github.com/sajari/regression"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
 )
@@ -75,12 +74,6 @@ func (BestCoordinate) Fit(d *Data, delta, confidence float64) (Scorer, error) {
 	return func(x []float64) float64 { return x[best] }, nil
 }
 
-// sajariMaxRows bounds the training sets given to sajari/regression, whose
-// solver forms the full N×N orthogonal factor of the design matrix (O(N²)
-// memory); larger sets are solved as the same least-squares problem by
-// gonum's QR solve, which never forms that factor.
-const sajariMaxRows = 2000
-
 // LinearLS is the "simple linear classifier" of Heller & Fetaya §V: least
 // squares regression of the labels coded ±1 (D′ = +1) on the standardized
 // features with an intercept; the score is the fitted value.
@@ -115,11 +108,19 @@ func pm1(l bool) float64 {
 	return -1
 }
 
+// svdCutoff is the relative size below which a singular value of the
+// linear attack's design is treated as zero.
+const svdCutoff = 1e-6
+
 // leastSquares returns the intercept and coefficients of the regression of
-// ±1 labels on the (standardized) features. Columns that are constant on
-// the training runs carry no information and get coefficient 0; when the
-// remaining columns are collinear, a vanishing ridge (1e-9·N on the normal
-// equations) picks the minimum-norm-like solution instead of failing.
+// ±1 labels on the (standardized) features: the minimum-norm least-squares
+// solution over the well-determined directions: a thin SVD of the design
+// [1, X] with singular values below 1e-6·σ_max treated as zero (truncated
+// SVD; Golub & Van Loan, Matrix Computations, §5.5). Directions the
+// training runs determine this poorly (a condition number above 10⁶) would
+// only fit their noise. Columns that are constant on the training runs
+// carry no information and get coefficient 0; collinear columns share
+// their weight instead of failing.
 func leastSquares(z *Data) ([]float64, error) {
 	keep := make([]int, 0, z.F)
 	for j := 0; j < z.F; j++ {
@@ -135,124 +136,43 @@ func leastSquares(z *Data) ([]float64, error) {
 	if len(keep) == 0 {
 		return coef, nil // nothing varies: a constant score
 	}
-	sub := &Data{N: z.N, F: len(keep), X: make([]float64, 0, z.N*len(keep)), Label: z.Label}
-	for i := 0; i < z.N; i++ {
-		row := z.Row(i)
-		for _, j := range keep {
-			sub.X = append(sub.X, row[j])
-		}
-	}
-	var c []float64
-	var err error
-	if wellConditioned(sub) {
-		c, err = solveLeastSquares(sub)
-	}
-	if c == nil || err != nil {
-		if c, err = ridgeLeastSquares(sub, 1e-9*float64(sub.N)); err != nil {
-			return nil, err
-		}
-	}
-	coef[0] = c[0]
-	for k, j := range keep {
-		coef[j+1] = c[k+1]
-	}
-	return coef, nil
-}
-
-// wellConditioned reports whether the design [1, X] has a condition
-// number below 1e6 (its Gram matrix below 1e12), so that QR-based least
-// squares is accurate; collinear features fail it.
-func wellConditioned(z *Data) bool {
-	k := z.F + 1
-	g := mat.NewSymDense(k, nil)
-	row := make([]float64, k)
-	for i := 0; i < z.N; i++ {
-		row[0] = 1
-		copy(row[1:], z.Row(i))
-		g.SymRankOne(g, 1, mat.NewVecDense(k, row))
-	}
-	var eig mat.EigenSym
-	if !eig.Factorize(g, false) {
-		return false
-	}
-	v := eig.Values(nil)
-	return v[0] > 1e-12*v[len(v)-1]
-}
-
-// solveLeastSquares solves the regression with sajari/regression on small
-// training sets and gonum's QR on large ones; a degenerate design is an
-// error.
-func solveLeastSquares(z *Data) ([]float64, error) {
-	if z.N < z.F+1 {
-		return nil, fmt.Errorf("attacks: linear classifier needs at least %d training runs, got %d", z.F+1, z.N)
-	}
-	if z.N <= sajariMaxRows {
-		var r regression.Regression
-		for i := 0; i < z.N; i++ {
-			r.Train(regression.DataPoint(pm1(z.Label[i]), append([]float64(nil), z.Row(i)...)))
-		}
-		if err := r.Run(); err != nil {
-			return nil, fmt.Errorf("attacks: linear classifier: %w", err)
-		}
-		c := r.GetCoeffs()
-		for _, v := range c {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("attacks: linear classifier: degenerate features (collinear)")
-			}
-		}
-		return c, nil
-	}
-	return qrLeastSquares(z)
-}
-
-// qrLeastSquares solves the same problem as solveLeastSquares with gonum's
-// QR, without forming the N×N orthogonal factor.
-func qrLeastSquares(z *Data) ([]float64, error) {
-	a := mat.NewDense(z.N, z.F+1, nil)
+	k := len(keep) + 1
+	a := mat.NewDense(z.N, k, nil)
 	y := mat.NewVecDense(z.N, nil)
 	for i := 0; i < z.N; i++ {
+		row := z.Row(i)
 		a.Set(i, 0, 1)
-		for j, v := range z.Row(i) {
-			a.Set(i, j+1, v)
+		for c, j := range keep {
+			a.Set(i, c+1, row[j])
 		}
 		y.SetVec(i, pm1(z.Label[i]))
 	}
-	var qr mat.QR
-	qr.Factorize(a)
-	var c mat.VecDense
-	if err := qr.SolveVecTo(&c, false, y); err != nil {
-		return nil, fmt.Errorf("attacks: linear classifier: %w", err)
+	var svd mat.SVD
+	if !svd.Factorize(a, mat.SVDThin) {
+		return nil, fmt.Errorf("attacks: linear classifier: the SVD of the design did not converge")
 	}
-	return c.RawVector().Data, nil
-}
-
-// ridgeLeastSquares solves (AᵀA + λI)w = Aᵀy (intercept unpenalised) by
-// Cholesky: the fallback for collinear features.
-func ridgeLeastSquares(z *Data, lambda float64) ([]float64, error) {
-	k := z.F + 1
-	ata := mat.NewSymDense(k, nil)
-	aty := make([]float64, k)
-	row := make([]float64, k)
-	for i := 0; i < z.N; i++ {
-		row[0] = 1
-		copy(row[1:], z.Row(i))
-		ata.SymRankOne(ata, 1, mat.NewVecDense(k, row))
-		for j, v := range row {
-			aty[j] += v * pm1(z.Label[i])
+	sv := svd.Values(nil)
+	var u, v mat.Dense
+	svd.UTo(&u)
+	svd.VTo(&v)
+	tol := svdCutoff * sv[0]
+	var uty mat.VecDense
+	uty.MulVec(u.T(), y)
+	w := make([]float64, k)
+	for r, s := range sv {
+		if s <= tol {
+			break // singular values are in decreasing order
+		}
+		f := uty.AtVec(r) / s
+		for c := range w {
+			w[c] += v.At(c, r) * f
 		}
 	}
-	for j := 1; j < k; j++ {
-		ata.SetSym(j, j, ata.At(j, j)+lambda)
+	coef[0] = w[0]
+	for c, j := range keep {
+		coef[j+1] = w[c+1]
 	}
-	var ch mat.Cholesky
-	if !ch.Factorize(ata) {
-		return nil, fmt.Errorf("attacks: linear classifier: degenerate features")
-	}
-	var w mat.VecDense
-	if err := ch.SolveVecTo(&w, mat.NewVecDense(k, aty)); err != nil {
-		return nil, err
-	}
-	return w.RawVector().Data, nil
+	return coef, nil
 }
 
 // Logistic is L2-regularised logistic regression on the standardized

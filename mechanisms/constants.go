@@ -31,14 +31,6 @@ type ConstantsModel interface {
 	GradientConstants(records []dataset.Record) GradientConstants
 }
 
-func maxNorm(records []dataset.Record) float64 {
-	var m float64
-	for _, r := range records {
-		m = math.Max(m, math.Sqrt(dot(r.X, r.X)))
-	}
-	return m
-}
-
 // GradientConstants implements ConstantsModel: ∇ ln p(d | θ) = β(y − θᵀx)x
 // grows without bound in θ (unless every x = 0), so no finite c exists;
 // the prior α‖θ‖²/2 has L = a = α.

@@ -321,13 +321,6 @@ func exactlyOne(section string, v any) (string, error) {
 	return set[0], nil
 }
 
-func finitePositive(field string, x float64) error {
-	if !(x > 0) || math.IsInf(x, 0) {
-		return fmt.Errorf("%s: must be finite and > 0, got %g", field, x)
-	}
-	return nil
-}
-
 // Validate checks the parts of a config that do not need the built objects
 // (those are checked by Build). Errors name the field by its YAML path.
 func (c *Config) Validate() error {

@@ -51,8 +51,5 @@ func LogNormCDF(x float64) float64 {
 	return -0.5*x2 - math.Log(-x) - halfLog2Pi + math.Log(sum)
 }
 
-// LogNormSurvival returns ln(1 − Φ(x)) = ln Φ(−x).
-func LogNormSurvival(x float64) float64 { return LogNormCDF(-x) }
-
 // LogNormPDF returns ln φ(x) = −x²/2 − ½ln(2π).
 func LogNormPDF(x float64) float64 { return -0.5*x*x - halfLog2Pi }
