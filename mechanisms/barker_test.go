@@ -686,68 +686,6 @@ func TestBarkerSubsampledTemperedPosterior(t *testing.T) {
 	}
 }
 
-// Same seed → bit-identical releases, whether trials run in sequence or
-// concurrently in another order; different trials differ.
-func TestBarkerDeterminism(t *testing.T) {
-	mix := NewHeikkilaMixture()
-	dm, _ := SyntheticMixture(400, HeikkilaTheta(), mix, 1)
-	dl, _ := SyntheticLinReg(50, []float64{1.5}, 2, 1, 1)
-	cases := map[string]*Chain{
-		"full":       {Model: NewLinReg1D(1, 2), Sampler: &DPBarker{Step: 0.1, Iters: 30, Clip: 1}},
-		"exact":      {Model: NewLinReg1D(1, 2), Sampler: &DPBarker{Step: 0.1, Iters: 30, Exact: true}},
-		"subsampled": {Model: mix, Sampler: &DPBarker{Step: 0.3, Iters: 60, Batch: 40, N0: 20}},
-	}
-	for name, c := range cases {
-		c.Init = Init{FromPrior: true}
-		c.Release = ReleaseSpec{Mode: ReleaseTrajectory, Every: 10}
-		d := dl
-		if name == "subsampled" {
-			d = dm
-		}
-		if err := c.Check(d); err != nil {
-			t.Fatal(err)
-		}
-		const trials = 32
-		runOne := func(k int) []uint64 {
-			var out []uint64
-			_, err := c.Run(context.Background(), Trial{RNG: TrialRNG(42, dataset.SideDPrime, k, 0)}, d, func(_ int, th []float64) error {
-				for _, x := range th {
-					out = append(out, math.Float64bits(x))
-				}
-				return nil
-			})
-			if err != nil {
-				t.Error(err)
-			}
-			return out
-		}
-		serial := make([][]uint64, trials)
-		for k := range serial {
-			serial[k] = runOne(k)
-		}
-		parallel := make([][]uint64, trials)
-		var wg sync.WaitGroup
-		for w := 0; w < 3; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				for k := trials - 1 - w; k >= 0; k -= 3 {
-					parallel[k] = runOne(k)
-				}
-			}(w)
-		}
-		wg.Wait()
-		for k := range serial {
-			if len(serial[k]) == 0 || fmt.Sprint(serial[k]) != fmt.Sprint(parallel[k]) {
-				t.Fatalf("%s trial %d differs between runs", name, k)
-			}
-		}
-		if fmt.Sprint(serial[0]) == fmt.Sprint(serial[1]) {
-			t.Errorf("%s: trials 0 and 1 coincide", name)
-		}
-	}
-}
-
 // nanModel is linear regression whose log-likelihood is NaN for θ > 1.
 type nanModel struct{ LinReg }
 

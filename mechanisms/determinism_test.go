@@ -3,6 +3,7 @@ package mechanisms
 import (
 	"context"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 
@@ -10,62 +11,83 @@ import (
 )
 
 // A trial's releases depend only on (seed, side, trial index, dataset,
-// configuration): the same trial run twice, or run concurrently with others
-// in any order, gives bit-identical output.
+// configuration): every sampler, run twice, or concurrently with other
+// trials in another order, gives bit-identical releases (every coordinate
+// of every release) and counters; different trials differ.
 func TestTrialDeterminism(t *testing.T) {
-	d, _ := SyntheticLinReg(50, []float64{1.5}, 2, 1, 1)
-	samplers := map[string]Sampler{
-		"sgld-cyclic":  &SGLD{Step: StepSchedule{Eta: 0.001}, Batch: 1, Scheme: Cyclic, Epochs: 3},
-		"sgld-poisson": &SGLD{Step: StepSchedule{Eta: 0.001, B: 10, Gamma: 0.55}, Batch: 5, Scheme: Poisson, Epochs: 3, Clip: 0.5},
-		"ula":          &ULA{Gamma: 0.001, Iters: 40},
+	lin, _ := SyntheticLinReg(50, []float64{1.5}, 2, 1, 1)
+	mix := NewHeikkilaMixture()
+	mixData, _ := SyntheticMixture(400, HeikkilaTheta(), mix, 1)
+	gm, gd, _, _ := gaussTarget(t)
+	digits, err := dataset.ReadCSVFile(digitsPath, dataset.DigitsOptions())
+	if err != nil {
+		t.Fatal(err)
 	}
-	for name, s := range samplers {
-		c := &Chain{Model: NewLinReg1D(1, 2), Sampler: s, Init: Init{FromPrior: true}, Release: ReleaseSpec{Mode: ReleaseEpochs}}
-		if err := c.Check(d); err != nil {
-			t.Fatal(err)
+	digits300 := &dataset.Dataset{Name: "digits-300", Records: digits.Records[:300]}
+	epochs := ReleaseSpec{Mode: ReleaseEpochs}
+	every10 := ReleaseSpec{Mode: ReleaseTrajectory, Every: 10}
+	prior := Init{FromPrior: true}
+	digitsSGLD := &SGLD{Step: StepSchedule{Eta: 1e-3}, Batch: 16, Scheme: Reshuffle, Epochs: 2, Clip: 2}
+	cases := []struct {
+		name string
+		c    *Chain
+		d    *dataset.Dataset
+	}{
+		{"sgld-cyclic", &Chain{Model: NewLinReg1D(1, 2), Sampler: &SGLD{Step: StepSchedule{Eta: 0.001}, Batch: 1, Scheme: Cyclic, Epochs: 3}, Init: prior, Release: epochs}, lin},
+		{"sgld-poisson", &Chain{Model: NewLinReg1D(1, 2), Sampler: &SGLD{Step: StepSchedule{Eta: 0.001, B: 10, Gamma: 0.55}, Batch: 5, Scheme: Poisson, Epochs: 3, Clip: 0.5}, Init: prior, Release: epochs}, lin},
+		{"sgld-with-replacement", &Chain{Model: NewLinReg1D(1, 2), Sampler: &SGLD{Step: StepSchedule{Eta: 0.001}, Batch: 1, Scheme: WithReplacement, Epochs: 3}, Init: prior, Release: epochs}, lin},
+		{"ula", &Chain{Model: NewLinReg1D(1, 2), Sampler: &ULA{Gamma: 0.001, Iters: 40}, Init: prior, Release: every10}, lin},
+		{"barker-full", &Chain{Model: NewLinReg1D(1, 2), Sampler: &DPBarker{Step: 0.1, Iters: 30, Clip: 1}, Init: prior, Release: every10}, lin},
+		{"barker-exact", &Chain{Model: NewLinReg1D(1, 2), Sampler: &DPBarker{Step: 0.1, Iters: 30, Exact: true}, Init: prior, Release: every10}, lin},
+		{"barker-subsampled", &Chain{Model: mix, Sampler: &DPBarker{Step: 0.3, Iters: 60, Batch: 40, N0: 20}, Init: prior, Release: every10}, mixData},
+		{"dp-hmc", &Chain{Model: gm, Sampler: &DPHMC{Iters: 30, Step: 0.04, LeapfrogSteps: 5, ClipLLR: 3, ClipGrad: 3, TauL: 0.2, TauG: 0.2}, Init: Init{Theta: []float64{0.4, 0.7}}, Release: every10}, gd},
+		{"dp-hmc-halton", &Chain{Model: hideRatio{gm}, Sampler: &DPHMC{Iters: 30, Step: 0.08, LeapfrogSteps: 5, StepJitter: JitterHalton, ClipLLR: 3, ClipGrad: 3, TauL: 0.2, TauG: 0.2}, Init: Init{Theta: []float64{0.4, 0.7}}, Release: every10}, gd},
+		{"dp-penalty", &Chain{Model: gm, Sampler: &DPPenalty{Iters: 60, ProposalSD: []float64{0.1}, ClipLLR: 3, Tau: 0.2}, Init: Init{Theta: []float64{0.4, 0.7}}, Release: every10}, gd},
+		{"dp-penalty-hide", &Chain{Model: hideRatio{gm}, Sampler: &DPPenalty{Iters: 60, ProposalSD: []float64{0.1}, ClipLLR: 3, Tau: 0.2}, Init: Init{Theta: []float64{0.4, 0.7}}, Release: every10}, gd},
+		{"softmax-digits", &Chain{Model: Softmax{Features: 64, Classes: 10, Alpha: 1}, Sampler: digitsSGLD, Init: prior, Release: epochs}, digits300},
+		{"mlp-digits", &Chain{Model: MLP{Features: 64, Hidden: 8, Classes: 10, Alpha: 1}, Sampler: digitsSGLD, Init: prior, Release: epochs}, digits300},
+	}
+	for _, tc := range cases {
+		if err := tc.c.Check(tc.d); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
 		}
-		const trials = 64
-		runOne := func(k int) []uint64 {
+		const trials = 16
+		runOne := func(k int) ([]uint64, Info) {
 			var out []uint64
-			_, err := c.Run(context.Background(), Trial{RNG: TrialRNG(42, dataset.SideDPrime, k, 0)}, d, func(_ int, th []float64) error {
-				out = append(out, math.Float64bits(th[0]))
+			info, err := tc.c.Run(context.Background(), NewTrial(42, dataset.SideDPrime, k), tc.d, func(_ int, th []float64) error {
+				for _, x := range th {
+					out = append(out, math.Float64bits(x))
+				}
 				return nil
 			})
 			if err != nil {
-				t.Error(err)
+				t.Errorf("%s trial %d: %v", tc.name, k, err)
 			}
-			return out
+			return out, info
 		}
-		serial := make([][]uint64, trials)
+		serial, infos := make([][]uint64, trials), make([]Info, trials)
 		for k := range serial {
-			serial[k] = runOne(k)
+			serial[k], infos[k] = runOne(k)
 		}
-		parallel := make([][]uint64, trials)
+		parallel, pinfos := make([][]uint64, trials), make([]Info, trials)
 		var wg sync.WaitGroup
-		for w := 0; w < 4; w++ {
+		for w := 0; w < 3; w++ {
 			wg.Add(1)
 			go func(w int) {
 				defer wg.Done()
-				for k := trials - 1 - w; k >= 0; k -= 4 { // a different order
-					parallel[k] = runOne(k)
+				for k := trials - 1 - w; k >= 0; k -= 3 { // another order
+					parallel[k], pinfos[k] = runOne(k)
 				}
 			}(w)
 		}
 		wg.Wait()
 		for k := range serial {
-			if len(serial[k]) == 0 || len(serial[k]) != len(parallel[k]) {
-				t.Fatalf("%s trial %d: %d vs %d releases", name, k, len(serial[k]), len(parallel[k]))
-			}
-			for i := range serial[k] {
-				if serial[k][i] != parallel[k][i] {
-					t.Fatalf("%s trial %d release %d differs between runs", name, k, i)
-				}
+			if len(serial[k]) == 0 || !slices.Equal(serial[k], parallel[k]) || infos[k] != pinfos[k] {
+				t.Fatalf("%s trial %d: releases or counters differ between a serial and a concurrent run", tc.name, k)
 			}
 		}
-		// Different trials and sides do differ.
-		other := runOne(1)
-		if other[0] == serial[0][0] {
-			t.Errorf("%s: trials 0 and 1 coincide", name)
+		if slices.Equal(serial[0], serial[1]) {
+			t.Errorf("%s: trials 0 and 1 coincide", tc.name)
 		}
 	}
 	if TrialRNG(1, dataset.SideD, 0, 0).Uint64() == TrialRNG(1, dataset.SideDPrime, 0, 0).Uint64() {

@@ -1,7 +1,6 @@
 package mechanisms
 
 import (
-	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -173,55 +172,5 @@ func TestMLPCheck(t *testing.T) {
 	}
 	if k := m.GradientConstants(nil); k.LikGradBound != 0 || k.Reason == "" || k.PriorLipschitz != 1 {
 		t.Errorf("constants %+v", k)
-	}
-}
-
-// SGLD runs of both models on the digits depend only on the seed: four
-// runs computed concurrently, in reverse order, match serial runs bit for
-// bit (the models share no scratch state between goroutines).
-func TestDigitsRunsDeterministic(t *testing.T) {
-	d, err := dataset.ReadCSVFile(digitsPath, dataset.DigitsOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	small := &dataset.Dataset{Name: "digits-300", Records: d.Records[:300]}
-	for _, m := range []Model{Softmax{Features: 64, Classes: 10, Alpha: 1}, MLP{Features: 64, Hidden: 8, Classes: 10, Alpha: 1}} {
-		c := &Chain{Model: m, Init: Init{FromPrior: true}, Release: ReleaseSpec{Mode: ReleaseEpochs},
-			Sampler: &SGLD{Step: StepSchedule{Eta: 1e-3}, Batch: 16, Scheme: Reshuffle, Epochs: 2, Clip: 2}}
-		run := func(i int) []float64 {
-			var out []float64
-			if _, err := c.Run(context.Background(), Trial{RNG: TrialRNG(5, dataset.SideDPrime, i, 0)}, small, func(_ int, th []float64) error {
-				out = append(out, th...)
-				return nil
-			}); err != nil {
-				t.Error(err)
-			}
-			return out
-		}
-		serial := make([][]float64, 4)
-		for i := range serial {
-			serial[i] = run(i)
-		}
-		conc := make([][]float64, 4)
-		done := make(chan int)
-		for i := 3; i >= 0; i-- {
-			go func(i int) { conc[i] = run(i); done <- i }(i)
-		}
-		for range conc {
-			<-done
-		}
-		for i := range serial {
-			if len(serial[i]) == 0 || len(serial[i]) != len(conc[i]) {
-				t.Fatalf("%s: run %d released %d and %d values", m.Name(), i, len(serial[i]), len(conc[i]))
-			}
-			for j := range serial[i] {
-				if math.Float64bits(serial[i][j]) != math.Float64bits(conc[i][j]) {
-					t.Fatalf("%s: run %d differs at %d", m.Name(), i, j)
-				}
-			}
-		}
-		if math.Float64bits(serial[0][0]) == math.Float64bits(serial[1][0]) {
-			t.Errorf("%s: different trials gave the same state", m.Name())
-		}
 	}
 }
