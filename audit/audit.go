@@ -28,6 +28,9 @@ type Target struct {
 	Exact []float64
 	// Accuracy, when set, measures every release on a held-out test set.
 	Accuracy *Accuracy
+	// Notes are assumptions the report must state (e.g. that precomputed
+	// samples are independent runs).
+	Notes []string
 }
 
 // Accuracy measures a released model on a held-out test set: the report

@@ -122,6 +122,9 @@ type Report struct {
 	Features []string `json:"features"`
 	Attacks  []string `json:"attacks"`
 	Claims   []string `json:"claims,omitempty"`
+	// Notes are assumptions the bounds rest on besides the statistics
+	// (Target.Notes).
+	Notes []string `json:"notes,omitempty"`
 	// TestSize is the size of the held-out test set (0: no accuracy).
 	TestSize int `json:"test_size,omitempty"`
 	// TrainRuns, SelectRuns and EvalRuns give the split; EvalNegatives and

@@ -30,6 +30,7 @@ type runFlags struct {
 	shard, out           string
 	checkpoint           string
 	resume               bool
+	saveReleases         string
 }
 
 func runRun(args []string, e *env) error {
@@ -55,6 +56,7 @@ func runRun(args []string, e *env) error {
 	fs.StringVar(&f.out, "out", "", "trials file written by --shard")
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "persist completed trials in DIR as the run goes (resumable)")
 	fs.BoolVar(&f.resume, "resume", false, "continue the run saved in --checkpoint DIR")
+	fs.StringVar(&f.saveReleases, "save-releases", "", "also write every run's releases to PREFIX-D.csv and PREFIX-DPRIME.csv, with their trial indices (for 'audit analyze')")
 	if err := fs.parse(args, e, 1); err != nil {
 		return err
 	}
@@ -98,6 +100,18 @@ func runRun(args []string, e *env) error {
 	if f.resume && f.checkpoint == "" {
 		return usagef("--resume needs --checkpoint DIR")
 	}
+	var rec *recorder
+	if f.saveReleases != "" {
+		if f.shard != "" || f.resume {
+			return usagef("--save-releases needs every run in this process (not with --shard or --resume)")
+		}
+		if err := output(f.saveReleases + "-D.csv").checkWritable("save-releases"); err != nil {
+			return err
+		}
+		if rec, err = recordReleases(plan); err != nil {
+			return usageError{err.Error()}
+		}
+	}
 	if f.shard != "" {
 		return runShard(fs, &f, plan, e)
 	}
@@ -129,49 +143,24 @@ func runRun(args []string, e *env) error {
 		}
 		return runError(err)
 	}
+	if rec != nil {
+		if err := rec.write(f.saveReleases); err != nil {
+			return err
+		}
+	}
 	return writeReport(e, plan, trials, reportOutputs{f.json, f.csv, f.plot, f.html}, stdoutTaken > 0)
 }
 
-// reportOutputs are the files a report is written to ("" = none).
-type reportOutputs struct{ json, csv, plot, html string }
-
-// writeReport analyses complete trials and writes the table, JSON, CSV,
-// plot and HTML; it returns a violationError when a claim is refuted.
+// writeReport analyses complete trials of a scenario and writes the
+// report; it returns a violationError when a claim is refuted.
 func writeReport(e *env, plan *scenario.Plan, trials *audit.Trials, o reportOutputs, quietTable bool) error {
-	jsonOut, csvOut, plotOut := o.json, o.csv, o.plot
 	rep, err := plan.Audit.Analyze(trials)
 	if err != nil {
 		return runError(err)
 	}
-	if !quietTable {
-		if err := report.WriteTable(e.stdout, rep); err != nil {
-			return err
-		}
-	}
 	doc := scenario.Document{Versions: audit.CurrentVersions(), Config: plan.Config, Report: rep}
-	if err := output(jsonOut).write(e, func(w io.Writer) error { return audit.WriteJSON(w, doc) }); err != nil {
-		return err
-	}
-	if err := output(csvOut).write(e, func(w io.Writer) error { return report.WriteCSV(w, rep) }); err != nil {
-		return err
-	}
-	if plotOut != "" {
-		format, err := report.PlotFormat(plotOut)
-		if err != nil {
-			return usagef("--plot: %v", err)
-		}
-		if err := output(plotOut).write(e, func(w io.Writer) error { return report.WritePlot(w, format, rep) }); err != nil {
-			return err
-		}
-	}
 	scen, _ := json.MarshalIndent(plan.Config, "", "  ")
-	if err := output(o.html).write(e, func(w io.Writer) error { return report.WriteHTML(w, rep, doc.Versions, scen) }); err != nil {
-		return err
-	}
-	if rep.Violated() {
-		return violationError{rep.Violations[0]}
-	}
-	return nil
+	return writeReportFiles(e, rep, doc, scen, o, quietTable)
 }
 
 // interruptedError is a run stopped by SIGINT/SIGTERM: exit code 130.

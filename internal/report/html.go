@@ -192,7 +192,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 		Verdict:   verdict,
 		Violation: r.Violated(),
 		Sections: []HTMLSection{
-			{"Headline", HTMLText("headline", headline) + HTMLText("note", r.Multiplicity)},
+			{"Headline", HTMLText("headline", headline) + HTMLText("note", r.Multiplicity) + notes(r.Notes)},
 			{"ε lower bound per release", HTMLPlot(plot.Bytes())},
 			{"Per release", HTMLTable(header, rows, r.Headline) + HTMLText("note",
 				"ε_lb is the Clopper–Pearson region bound (Heller & Fetaya eq. 12) on the evaluation runs; μ_lb is a rigorous GDP lower bound whose ε assumes a Gaussian trade-off curve; the ceiling is the largest ε_lb the run counts allow. The highlighted row is the release the verdict rests on.")},
@@ -202,4 +202,13 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 		Footer: fmt.Sprintf("config %s · seed %d · %s · %s %s", r.ConfigHash, r.Seed, v.Go, v.Module, v.Revision),
 	}
 	return WriteHTMLPage(w, page)
+}
+
+// notes renders the report's assumptions, one paragraph each.
+func notes(ns []string) template.HTML {
+	var out template.HTML
+	for _, n := range ns {
+		out += HTMLText("note", n)
+	}
+	return out
 }

@@ -65,6 +65,9 @@ func writeSetting(w io.Writer, r *audit.Report) {
 		r.Trials, r.Seed, r.TrainRuns, r.SelectRuns, r.EvalRuns, r.EvalNegatives, r.EvalPositives)
 	fmt.Fprintf(w, "features   %v; attacks %v\n", r.Features, r.Attacks)
 	fmt.Fprintf(w, "statistics δ = %g, confidence %g; %s\n", r.Delta, r.Confidence, r.Multiplicity)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note       %s\n", n)
+	}
 	if acc := r.Info.AcceptanceRate(); !math.IsNaN(acc) {
 		fmt.Fprintf(w, "sampler    acceptance rate %.4f", acc)
 		if r.Info.ClippedLLRs > 0 || r.Info.ClippedGrads > 0 {

@@ -1,0 +1,51 @@
+package scenario
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mcmcaudit/mcmcaudit/attacks"
+	"github.com/mcmcaudit/mcmcaudit/audit"
+)
+
+// SamplesOptions returns a scenario's statistics — its audit section and
+// its claims — for an audit of precomputed samples whose releases have
+// dimension dim. The model, data, sampler and release sections are not
+// used; features are limited to those computed from a release alone
+// (theta, norm, coord:K), and theorems are refused (they need the sampler).
+func SamplesOptions(c *Config, dim int) (audit.Options, error) {
+	o, err := c.options()
+	if err != nil {
+		return o, err
+	}
+	for _, f := range c.Audit.Features {
+		if f != "theta" && f != "norm" && !strings.HasPrefix(f, "coord:") {
+			return o, fmt.Errorf("audit.features: precomputed samples support theta, norm and coord:K only (%s needs the model), got %q", f, f)
+		}
+	}
+	if o.Features, err = buildFeatures(c.Audit.Features, &Plan{}, dim); err != nil {
+		return o, err
+	}
+	for _, name := range c.Audit.Attacks {
+		a, err := attacks.ByName(name)
+		if err != nil {
+			return o, fmt.Errorf("audit.attacks: %s", strings.TrimPrefix(err.Error(), "attacks: "))
+		}
+		o.Attacks = append(o.Attacks, a)
+	}
+	if len(c.Audit.Metrics) > 0 {
+		return o, fmt.Errorf("audit.metrics: precomputed samples carry no model to measure")
+	}
+	if cl := c.Claim; cl != nil {
+		if cl.Theorems {
+			return o, fmt.Errorf("claim.theorems: the theorems need the sampler, which precomputed samples do not carry; give claim.epsilon/delta or claim.gdp")
+		}
+		if cl.Epsilon != nil {
+			o.Claims = append(o.Claims, audit.PureClaim(*cl.Epsilon, *cl.Delta))
+		}
+		if cl.GDP != nil {
+			o.Claims = append(o.Claims, audit.GDPClaim(*cl.GDP))
+		}
+	}
+	return o, nil
+}

@@ -1,0 +1,629 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/mcmcaudit/mcmcaudit/attacks"
+	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
+	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+	"github.com/sbinet/npyio"
+)
+
+// Limits on precomputed samples.
+const (
+	maxSamplesFileBytes = 4 << 30
+	maxSamplesValues    = 1 << 31
+)
+
+// samplesFile is one file of precomputed runs.
+type samplesFile struct {
+	path   string
+	sha256 string
+	header []string // column names (CSV with a header), or nil
+	shape3 []int    // (runs, points, dim) of a 3-D .npy, or nil
+	trial  []int    // the trial column, or nil
+	rows   [][]float64
+}
+
+// samplesDoc is the JSON written by "audit analyze --json".
+type samplesDoc struct {
+	Versions audit.Versions `json:"versions"`
+	Samples  struct {
+		Files  []samplesFileInfo `json:"files"`
+		Order  string            `json:"order"`
+		Points []string          `json:"points"`
+		Dim    int               `json:"dim"`
+	} `json:"samples"`
+	Scenario *scenario.Config `json:"scenario,omitempty"`
+	Report   *audit.Report    `json:"report"`
+}
+
+type samplesFileInfo struct {
+	Side   string `json:"side"`
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Runs   int    `json:"runs"`
+}
+
+// analyzeFlags are the flags of "audit analyze".
+type analyzeFlags struct {
+	json, csv, plot, html string
+	points                string
+	scenario              string
+	seed                  string
+	delta, confidence     float64
+	split                 string
+	attacks               string
+	claimEps, claimDelta  float64
+	claimGDP              float64
+	workers               int
+}
+
+func runAnalyze(args []string, e *env) error {
+	fs := newFlagSet("analyze D.csv DPRIME.csv [flags]",
+		"Audits precomputed samples: each row of D.csv (runs on D) and DPRIME.csv (runs on D′) holds the releases\n"+
+			"of one independent run, release point after release point (points × dim columns). Files may be .csv,\n"+
+			".csv.gz or NumPy .npy (2-D (runs, points·dim) or 3-D (runs, points, dim)). A CSV header names the\n"+
+			"columns LABEL[j] (coordinate j of release LABEL); a column named trial gives each run's trial index,\n"+
+			"which fixes the split exactly as 'audit run' made it (run --save-releases writes such files). Without\n"+
+			"it the rows are split by a permutation drawn from --seed. The bounds are valid only if the rows are\n"+
+			"independent runs. Statistics come from --scenario (its audit and claim sections) or the flags.")
+	var f analyzeFlags
+	fs.StringVar(&f.json, "json", "", "write the report as JSON to FILE (- for stdout)")
+	fs.StringVar(&f.csv, "csv", "", "write one row per release point as CSV to FILE (- for stdout)")
+	fs.StringVar(&f.plot, "plot", "", "draw ε_lb per release point to FILE (.svg or .png)")
+	fs.StringVar(&f.html, "html", "", "write a self-contained HTML report to FILE (- for stdout)")
+	fs.StringVar(&f.points, "points", "", "release points: a count, or comma-separated labels (default: from the CSV header or the .npy shape, else one)")
+	fs.StringVar(&f.scenario, "scenario", "", "take seed, statistics, attacks and claims from this scenario's audit and claim sections")
+	fs.StringVar(&f.seed, "seed", "", "seed of the permutation that splits rows without a trial column (an unsigned integer; default 0 or the scenario's)")
+	fs.floatVar(&f.delta, "delta", 1e-5, "[0, 1)", inDelta, "δ of the lower bounds (without --scenario), in")
+	fs.floatVar(&f.confidence, "confidence", 0.95, "(0, 1)", inUnitOpen, "confidence of every bound (without --scenario), in")
+	fs.StringVar(&f.split, "split", "0.5:0.5", "TRAIN:EVAL or TRAIN:SELECT:EVAL fractions of the runs (without --scenario)")
+	fs.StringVar(&f.attacks, "attacks", "threshold", "comma-separated attacks: threshold, linear, logistic, qda (without --scenario)")
+	fs.floatVar(&f.claimEps, "claim-epsilon", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed ε (with --claim-delta), in")
+	fs.floatVar(&f.claimDelta, "claim-delta", math.NaN(), "[0, 1)", inDelta, "claimed δ (with --claim-epsilon), in")
+	fs.floatVar(&f.claimGDP, "claim-gdp", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed μ of μ-GDP, in")
+	fs.intVar(&f.workers, "workers", 0, 0, audit.MaxWorkers, "concurrent analyses (0: one per CPU; never changes the result),")
+	if err := fs.parse(args, e, 2); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		return usagef("give two files: the runs on D and the runs on D′")
+	}
+	outs, stdoutTaken, err := checkReportOutputs(reportOutputs{f.json, f.csv, f.plot, f.html})
+	if err != nil {
+		return err
+	}
+	var files [2]*samplesFile
+	for i := range files {
+		if files[i], err = readSamplesFile(fs.Arg(i)); err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	s, order, err := buildSamples(files, &f)
+	if err != nil {
+		return err
+	}
+	o, cfg, err := analyzeOptions(&f, s)
+	if err != nil {
+		return err
+	}
+	if order == "" {
+		permuteSamples(s, o.Seed)
+		order = fmt.Sprintf("the %d rows were put in a random order drawn from seed %d (PCG), then split: the first %g train", len(s.Rows), o.Seed, splitOf(o).Train)
+	}
+	t := audit.Target{Name: "samples: " + filepath.Base(files[0].path) + " vs " + filepath.Base(files[1].path), Mechanism: s.Mechanism(),
+		Notes: []string{"The bounds are valid only if every row is an independent run of the same mechanism (on D in the first file, on D′ in the second).",
+			"Order: " + order + "."}}
+	a, err := audit.New(t, s.Options(o))
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	trials, err := a.Simulate(ctx, 0, len(s.Rows))
+	if err != nil {
+		if ctx.Err() != nil {
+			return interruptedError{"interrupted; nothing was written"}
+		}
+		return runError(err)
+	}
+	rep, err := a.Analyze(trials)
+	if err != nil {
+		return runError(err)
+	}
+	doc := samplesDoc{Versions: audit.CurrentVersions(), Scenario: cfg, Report: rep}
+	for i, fl := range files {
+		doc.Samples.Files = append(doc.Samples.Files, samplesFileInfo{Side: dataset.Side(i).String(), Path: fl.path, SHA256: fl.sha256, Runs: len(fl.rows)})
+	}
+	doc.Samples.Order, doc.Samples.Dim = order, s.Dim
+	for _, p := range s.Points {
+		doc.Samples.Points = append(doc.Samples.Points, p.Label)
+	}
+	scen, _ := json.MarshalIndent(doc.Samples, "", "  ")
+	return writeReportFiles(e, rep, doc, scen, outs, stdoutTaken)
+}
+
+// splitOf returns the split the options resolve to.
+func splitOf(o audit.Options) audit.Split {
+	if o.Split == (audit.Split{}) {
+		return audit.DefaultSplit
+	}
+	return o.Split
+}
+
+// analyzeOptions builds the statistics from --scenario or the flags.
+func analyzeOptions(f *analyzeFlags, s *audit.Samples) (audit.Options, *scenario.Config, error) {
+	var o audit.Options
+	var cfg *scenario.Config
+	if f.scenario != "" {
+		c, err := scenario.LoadConfig(f.scenario)
+		if err != nil {
+			return o, nil, usagef("--scenario: %v", err)
+		}
+		if o, err = scenario.SamplesOptions(c, s.Dim); err != nil {
+			return o, nil, usagef("--scenario: %v", err)
+		}
+		cfg = c
+	} else {
+		o = audit.Options{Delta: f.delta, Confidence: f.confidence}
+		var err error
+		if o.Split, err = parseSplit(f.split); err != nil {
+			return o, nil, err
+		}
+		for _, name := range strings.Split(f.attacks, ",") {
+			a, err := attacks.ByName(strings.TrimSpace(name))
+			if err != nil {
+				return o, nil, usagef("--attacks: %s", strings.TrimPrefix(err.Error(), "attacks: "))
+			}
+			o.Attacks = append(o.Attacks, a)
+		}
+	}
+	if f.seed != "" {
+		seed, err := strconv.ParseUint(f.seed, 10, 64)
+		if err != nil {
+			return o, nil, usagef("--seed: invalid value %q: must be an unsigned integer", f.seed)
+		}
+		o.Seed = seed
+	}
+	hasEps, hasDelta, hasGDP := !math.IsNaN(f.claimEps), !math.IsNaN(f.claimDelta), !math.IsNaN(f.claimGDP)
+	if hasEps != hasDelta {
+		return o, nil, usagef("--claim-epsilon and --claim-delta go together")
+	}
+	if hasEps || hasGDP {
+		o.Claims = nil
+		if hasEps {
+			o.Claims = append(o.Claims, audit.PureClaim(f.claimEps, f.claimDelta))
+		}
+		if hasGDP {
+			o.Claims = append(o.Claims, audit.GDPClaim(f.claimGDP))
+		}
+	}
+	if f.workers > 0 {
+		o.Workers = f.workers
+	}
+	return o, cfg, nil
+}
+
+// parseSplit parses TRAIN:EVAL or TRAIN:SELECT:EVAL.
+func parseSplit(s string) (audit.Split, error) {
+	parts := strings.Split(s, ":")
+	var v []float64
+	for _, p := range parts {
+		x, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || !(x >= 0 && x <= 1) {
+			return audit.Split{}, usagef("--split: must be TRAIN:EVAL or TRAIN:SELECT:EVAL with fractions in [0, 1] summing to 1, got %q", s)
+		}
+		v = append(v, x)
+	}
+	switch len(v) {
+	case 2:
+		return audit.Split{Train: v[0], Eval: v[1]}, nil
+	case 3:
+		return audit.Split{Train: v[0], Select: v[1], Eval: v[2]}, nil
+	}
+	return audit.Split{}, usagef("--split: must be TRAIN:EVAL or TRAIN:SELECT:EVAL, got %q", s)
+}
+
+// buildSamples checks that both files have the same layout, resolves the
+// release points and orders the runs by their trial column when there is
+// one (then order describes it; otherwise it is empty).
+func buildSamples(files [2]*samplesFile, f *analyzeFlags) (*audit.Samples, string, error) {
+	a, b := files[0], files[1]
+	if len(a.rows) == 0 || len(b.rows) == 0 {
+		return nil, "", usagef("both files need at least one run (have %d and %d)", len(a.rows), len(b.rows))
+	}
+	if len(a.rows[0]) != len(b.rows[0]) {
+		return nil, "", usagef("%s has %d values per run, %s has %d", a.path, len(a.rows[0]), b.path, len(b.rows[0]))
+	}
+	if strings.Join(a.header, ",") != strings.Join(b.header, ",") {
+		return nil, "", usagef("%s and %s have different column names", a.path, b.path)
+	}
+	if (a.trial == nil) != (b.trial == nil) {
+		return nil, "", usagef("a trial column must be in both files or in neither")
+	}
+	width := len(a.rows[0])
+	labels, dim, err := releaseLayout(f.points, a.header, a.shape3, width)
+	if err != nil {
+		return nil, "", err
+	}
+	s := &audit.Samples{Name: fmt.Sprintf("precomputed samples (%d runs on D from %s, %d on D′ from %s)", len(a.rows), a.path, len(b.rows), b.path), Dim: dim}
+	for i, l := range labels {
+		s.Points = append(s.Points, mechanisms.ReleasePoint{Iteration: i + 1, Label: l})
+	}
+	n := len(a.rows) + len(b.rows)
+	if a.trial == nil {
+		s.Rows = append(append(s.Rows, a.rows...), b.rows...)
+		for i := range s.Rows {
+			s.Sides = append(s.Sides, dataset.Side(min(1, i/len(a.rows))))
+		}
+		return s, "", checkSamples(s)
+	}
+	s.Rows, s.Sides = make([][]float64, n), make([]dataset.Side, n)
+	for side, fl := range files {
+		for i, tr := range fl.trial {
+			if tr < 0 || tr >= n {
+				return nil, "", usagef("%s: trial %d is outside [0, %d) (the two files hold %d runs)", fl.path, tr, n, n)
+			}
+			if s.Rows[tr] != nil {
+				return nil, "", usagef("%s: trial %d appears twice", fl.path, tr)
+			}
+			s.Rows[tr], s.Sides[tr] = fl.rows[i], dataset.Side(side)
+		}
+	}
+	return s, "rows ordered by their trial column, so the split is the one of the run that produced them", checkSamples(s)
+}
+
+func checkSamples(s *audit.Samples) error {
+	if err := s.Check(); err != nil {
+		return usageError{err.Error()}
+	}
+	return nil
+}
+
+// permuteSamples puts the runs in an order drawn from seed.
+func permuteSamples(s *audit.Samples, seed uint64) {
+	perm := rand.New(rand.NewPCG(seed, 0x6d63_6d63_6175_6469)).Perm(len(s.Rows))
+	rows, sides := make([][]float64, len(perm)), make([]dataset.Side, len(perm))
+	for i, j := range perm {
+		rows[i], sides[i] = s.Rows[j], s.Sides[j]
+	}
+	s.Rows, s.Sides = rows, sides
+}
+
+// releaseLayout resolves the release labels and their dimension.
+func releaseLayout(points string, header []string, shape3 []int, width int) ([]string, int, error) {
+	var labels []string
+	switch {
+	case points != "":
+		if k, err := strconv.Atoi(points); err == nil {
+			if k < 1 || k > width || width%k != 0 {
+				return nil, 0, usagef("--points: %d release points must divide the %d values per run", k, width)
+			}
+			for i := 1; i <= k; i++ {
+				labels = append(labels, fmt.Sprintf("release %d", i))
+			}
+		} else {
+			for _, l := range strings.Split(points, ",") {
+				labels = append(labels, strings.TrimSpace(l))
+			}
+			if width%len(labels) != 0 {
+				return nil, 0, usagef("--points: %d labels do not divide the %d values per run", len(labels), width)
+			}
+		}
+	case header != nil:
+		dim := 0
+		for i := 0; i < len(header); {
+			label := columnLabel(header[i])
+			j := i
+			for j < len(header) && columnLabel(header[j]) == label {
+				j++
+			}
+			if dim == 0 {
+				dim = j - i
+			} else if j-i != dim {
+				return nil, 0, usagef("column %q: release %q has %d columns, the first release %d (every release needs the same dimension)", header[i], label, j-i, dim)
+			}
+			labels = append(labels, label)
+			i = j
+		}
+	case shape3 != nil:
+		for i := 1; i <= shape3[1]; i++ {
+			labels = append(labels, fmt.Sprintf("release %d", i))
+		}
+	default:
+		labels = []string{"release"}
+	}
+	return labels, width / len(labels), nil
+}
+
+// columnLabel is a column name without its coordinate suffix "[j]".
+func columnLabel(name string) string {
+	if i := strings.LastIndex(name, "["); i > 0 && strings.HasSuffix(name, "]") {
+		if _, err := strconv.Atoi(name[i+1 : len(name)-1]); err == nil {
+			return strings.TrimSpace(name[:i])
+		}
+	}
+	return strings.TrimSpace(name)
+}
+
+// readSamplesFile reads a .npy, .csv or .csv.gz file of runs.
+func readSamplesFile(path string) (*samplesFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %v", path, errors.Unwrap(err))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("cannot read %s: not a regular file", path)
+	}
+	if st.Size() > maxSamplesFileBytes {
+		return nil, fmt.Errorf("%s: %d bytes, more than the limit of %d", path, st.Size(), int64(maxSamplesFileBytes))
+	}
+	h := sha256.New()
+	r := bufio.NewReader(io.TeeReader(f, h))
+	out := &samplesFile{path: path}
+	if strings.HasSuffix(strings.ToLower(path), ".npy") {
+		err = readNPY(r, st.Size(), out)
+	} else {
+		err = readSamplesCSV(r, out)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	io.Copy(io.Discard, r)
+	out.sha256 = hex.EncodeToString(h.Sum(nil))
+	return out, nil
+}
+
+// readNPY reads a 2-D or 3-D array of float64 or float32 in C order.
+func readNPY(r io.Reader, size int64, out *samplesFile) error {
+	nr, err := npyio.NewReader(r)
+	if err != nil {
+		return fmt.Errorf("not a NumPy file: %v", err)
+	}
+	d := nr.Header.Descr
+	if d.Fortran {
+		return fmt.Errorf("the array is in Fortran order; save it with numpy.ascontiguousarray")
+	}
+	if len(d.Shape) != 2 && len(d.Shape) != 3 {
+		return fmt.Errorf("the array must be 2-D (runs, values) or 3-D (runs, points, dim), got shape %v", d.Shape)
+	}
+	total, item := int64(1), int64(8)
+	for _, n := range d.Shape {
+		if n < 1 || total > maxSamplesValues/int64(n) {
+			return fmt.Errorf("shape %v: every size must be ≥ 1 and the array at most %d values", d.Shape, int64(maxSamplesValues))
+		}
+		total *= int64(n)
+	}
+	switch d.Type {
+	case "<f8", "float64":
+	case "<f4", "float32":
+		item = 4
+	default:
+		return fmt.Errorf("the array must hold float64 or float32 (little-endian), got %q", d.Type)
+	}
+	if total*item > size {
+		return fmt.Errorf("shape %v needs %d bytes, the file has %d", d.Shape, total*item, size)
+	}
+	var flat []float64
+	if item == 8 {
+		err = nr.Read(&flat)
+	} else {
+		var f32 []float32
+		if err = nr.Read(&f32); err == nil {
+			flat = make([]float64, len(f32))
+			for i, v := range f32 {
+				flat[i] = float64(v)
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	runs := d.Shape[0]
+	w := int(total) / runs
+	for i := 0; i < runs; i++ {
+		out.rows = append(out.rows, flat[i*w:(i+1)*w:(i+1)*w])
+	}
+	if len(d.Shape) == 3 {
+		out.shape3 = d.Shape
+	}
+	return nil
+}
+
+// readSamplesCSV reads rows of numbers, with an optional header row (any
+// row with a non-numeric field) and an optional trial column.
+func readSamplesCSV(r *bufio.Reader, out *samplesFile) error {
+	var in io.Reader = r
+	if magic, _ := r.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return err
+		}
+		defer zr.Close()
+		in = io.LimitReader(zr, maxSamplesFileBytes)
+	}
+	cr := csv.NewReader(in)
+	cr.ReuseRecord = true
+	trialCol := -1
+	total := 0
+	for line := 1; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if line == 1 && !numeric(rec) {
+			for j, name := range rec {
+				if strings.TrimSpace(name) == "trial" {
+					trialCol = j
+					continue
+				}
+				out.header = append(out.header, strings.TrimSpace(name))
+			}
+			continue
+		}
+		row := make([]float64, 0, len(rec))
+		for j, field := range rec {
+			v, err := strconv.ParseFloat(strings.TrimSpace(field), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("line %d, column %d: must be a finite number, got %q", line, j+1, field)
+			}
+			if j == trialCol {
+				if v != math.Trunc(v) || v < 0 || v > math.MaxInt32 {
+					return fmt.Errorf("line %d, column %d: the trial must be an integer ≥ 0, got %q", line, j+1, field)
+				}
+				out.trial = append(out.trial, int(v))
+				continue
+			}
+			row = append(row, v)
+		}
+		if len(out.rows) > 0 && len(row) != len(out.rows[0]) {
+			return fmt.Errorf("line %d: %d values, the first run has %d", line, len(row), len(out.rows[0]))
+		}
+		if out.header != nil && len(row) != len(out.header) {
+			return fmt.Errorf("line %d: %d values for %d named columns", line, len(row), len(out.header))
+		}
+		if total += len(row); total > maxSamplesValues {
+			return fmt.Errorf("more than %d values", int64(maxSamplesValues))
+		}
+		out.rows = append(out.rows, row)
+	}
+	return nil
+}
+
+// numeric reports whether every field parses as a number.
+func numeric(rec []string) bool {
+	for _, f := range rec {
+		if _, err := strconv.ParseFloat(strings.TrimSpace(f), 64); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// recorder wraps a mechanism and keeps every trial's releases, for
+// "audit run --save-releases".
+type recorder struct {
+	mechanisms.Mechanism
+	points []mechanisms.ReleasePoint
+	rows   [][]float64
+	sides  []dataset.Side
+}
+
+// Run implements mechanisms.Mechanism.
+func (r *recorder) Run(ctx context.Context, t mechanisms.Trial, d *dataset.Dataset, emit mechanisms.Emit) (mechanisms.Info, error) {
+	dim := r.Dim()
+	row := make([]float64, len(r.points)*dim)
+	info, err := r.Mechanism.Run(ctx, t, d, func(k int, theta []float64) error {
+		if k >= 0 && k < len(r.points) {
+			copy(row[k*dim:], theta)
+		}
+		return emit(k, theta)
+	})
+	if err == nil {
+		r.rows[t.Index], r.sides[t.Index] = row, t.Side
+	}
+	return info, err
+}
+
+// Name implements mechanisms.Namer.
+func (r *recorder) Name() string { return mechanisms.NameOf(r.Mechanism) }
+
+// Check implements mechanisms.Checker.
+func (r *recorder) Check(d *dataset.Dataset) error {
+	if c, ok := r.Mechanism.(mechanisms.Checker); ok {
+		return c.Check(d)
+	}
+	return nil
+}
+
+// Guarantees implements mechanisms.Guarantor.
+func (r *recorder) Guarantees(p dataset.Pair, at mechanisms.ReleasePoint) []closedform.Guarantee {
+	return mechanisms.Guarantees(r.Mechanism, p, at)
+}
+
+// recordReleases rebuilds the plan's audit around a recorder.
+func recordReleases(plan *scenario.Plan) (*recorder, error) {
+	a := plan.Audit
+	t := a.Target()
+	n := a.Options().Trials
+	rec := &recorder{Mechanism: t.Mechanism, points: a.Points(), rows: make([][]float64, n), sides: make([]dataset.Side, n)}
+	t.Mechanism = rec
+	b, err := audit.New(t, a.Options())
+	if err != nil {
+		return nil, err
+	}
+	plan.Audit = b
+	return rec, nil
+}
+
+// write saves the runs on D and on D′ as PREFIX-D.csv and
+// PREFIX-DPRIME.csv, with a trial column and columns LABEL[j].
+func (r *recorder) write(prefix string) error {
+	dim := r.Dim()
+	var header bytes.Buffer
+	header.WriteString("trial")
+	for _, p := range r.points {
+		for j := 0; j < dim; j++ {
+			header.WriteString("," + csvQuote(fmt.Sprintf("%s[%d]", p.Label, j)))
+		}
+	}
+	header.WriteByte('\n')
+	for side, suffix := range []string{"-D.csv", "-DPRIME.csv"} {
+		path := prefix + suffix
+		err := audit.WriteFileAtomic(path, func(w io.Writer) error {
+			bw := bufio.NewWriter(w)
+			bw.Write(header.Bytes())
+			for i, row := range r.rows {
+				if row == nil || int(r.sides[i]) != side {
+					continue
+				}
+				bw.WriteString(strconv.Itoa(i))
+				for _, v := range row {
+					bw.WriteByte(',')
+					bw.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+				}
+				bw.WriteByte('\n')
+			}
+			return bw.Flush()
+		})
+		if err != nil {
+			return fmt.Errorf("--save-releases: cannot write %s: %v", path, err)
+		}
+	}
+	return nil
+}
+
+// csvQuote quotes a field that needs it.
+func csvQuote(s string) string {
+	if strings.ContainsAny(s, ",\"\n") {
+		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	}
+	return s
+}
