@@ -11,7 +11,8 @@
 # IMAGE is the image built from examples/kubernetes/Dockerfile and pushed to a
 # registry the nodes can pull from (or, on kind, loaded with kind load
 # docker-image). SHARD_TIMEOUT and MERGE_TIMEOUT, in seconds, bound the waits
-# (defaults 6 h 10 min and 1 h 10 min, just above the Jobs' own deadlines).
+# (defaults 6 h 10 min and 1 h 10 min, just above the Jobs' own deadlines);
+# POLL_SECONDS is the time between two looks at a Job (default 10).
 set -eu
 dir=$(dirname "$0")
 : "${IMAGE:?set IMAGE to your image, e.g. IMAGE=registry.example.com/mcmcaudit:0.1.0}"
@@ -21,6 +22,7 @@ case $IMAGE in
 esac
 shard_timeout=${SHARD_TIMEOUT:-22200}
 merge_timeout=${MERGE_TIMEOUT:-4200}
+poll=${POLL_SECONDS:-10}
 
 # job_state JOB: Complete, Failed or nothing yet.
 job_state() {
@@ -62,7 +64,7 @@ wait_job() {
       kubectl get pods -l "batch.kubernetes.io/job-name=$1" -o wide >&2
       return 1
     fi
-    sleep 10
+    sleep "$poll"
   done
 }
 
