@@ -44,7 +44,7 @@ fi
 
 phase "Slurm and munge from Debian"
 missing=
-for c in munged mungekey munge slurmctld slurmd sbatch squeue scontrol scancel; do
+for c in munged mungekey munge unmunge slurmctld slurmd sbatch squeue sinfo scontrol scancel; do
   command -v "$c" >/dev/null 2>&1 || missing="$missing $c"
 done
 if [ -n "$missing" ]; then
@@ -187,7 +187,7 @@ sinfo
 # job_field JOB FIELD: the value of FIELD in scontrol's record of JOB (for
 # an array, one line per task).
 job_field() {
-  scontrol -o show job "$1" | grep -o " $2=[^ ]*" | cut -d= -f2
+  scontrol -o show job "$1" | grep -o " $2=[^ ]*" | cut -d= -f2 || true
 }
 
 # wait_done JOB: waits until every task of JOB has ended, at most $timeout_s.
