@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,108 +9,107 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// commandIn returns the line of text that starts with prefix (after
-// trimming spaces and a YAML list dash).
-func commandIn(t *testing.T, text, prefix string) string {
+// The cluster examples are run for real elsewhere: examples/slurm on a local
+// Slurm by .ci/slurm.sh, and the Kubernetes manifests are decoded and
+// cross-checked by the module in examples/kubernetes. What is checked here,
+// on every go test, is only that the audit flags they use are flags of the
+// subcommand they call, so that renaming a flag cannot silently break them.
+
+// flagsOf returns the flags that "audit SUB --help" lists.
+func flagsOf(t *testing.T, sub string) map[string]bool {
 	t.Helper()
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "- "))
-		if strings.HasPrefix(line, prefix) {
-			return line
-		}
+	out, errs, code := runCLI(t, sub, "--help")
+	if code != 0 {
+		t.Fatalf("audit %s --help: exit %d: %s", sub, code, errs)
 	}
-	t.Fatalf("no line starting with %q", prefix)
-	return ""
+	flags := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^\s+--([a-z][a-z0-9-]*)`).FindAllStringSubmatch(out+errs, -1) {
+		flags[m[1]] = true
+	}
+	if len(flags) < 3 {
+		t.Fatalf("audit %s --help lists %d flags:\n%s%s", sub, len(flags), out, errs)
+	}
+	return flags
 }
 
-// expand replaces ${VAR} and $VAR from vars and expands a trailing glob.
-func expand(t *testing.T, cmd string, vars map[string]string) []string {
+// auditCalls returns, for each call of the audit binary in a shell script
+// (a line with `"$audit" SUB`, continued with backslashes), the subcommand
+// and the flags it passes.
+func auditCalls(t *testing.T, script string) map[string][]string {
 	t.Helper()
-	cmd = os.Expand(cmd, func(k string) string { return vars[k] })
-	var out []string
-	for _, f := range strings.Fields(cmd) {
-		f = strings.Trim(f, `"`)
-		if strings.Contains(f, "*") {
-			m, _ := filepath.Glob(f)
-			out = append(out, m...)
+	b, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string][]string{}
+	text := strings.ReplaceAll(string(b), "\\\n", " ")
+	for _, line := range strings.Split(text, "\n") {
+		m := regexp.MustCompile(`"\$audit" (run|merge)\b(.*)`).FindStringSubmatch(line)
+		if m == nil {
 			continue
 		}
-		out = append(out, f)
+		calls[m[1]] = append(calls[m[1]], regexp.MustCompile(`(?:^|\s)--([a-z][a-z0-9-]*)`).FindAllString(m[2], -1)...)
 	}
-	return out[1:] // drop "audit" / "./audit"
+	if len(calls) == 0 {
+		t.Fatalf("%s calls no audit subcommand", script)
+	}
+	return calls
 }
 
-// The Kubernetes and Slurm examples run as written: their shard commands
-// (for every index) and their merge command are executed in-process on a
-// small scenario, and the merged report equals a single run's.
-func TestClusterExamples(t *testing.T) {
-	dir := t.TempDir()
-	base, _ := os.ReadFile("../../testdata/sgld-interim.yaml")
-	scenario := filepath.Join(dir, "scenario.yaml")
-	os.WriteFile(scenario, bytes.Replace(base, []byte("trials: 4000"), []byte("trials: 480"), 1), 0o644)
-	single := filepath.Join(dir, "single.json")
-	if _, errs, code := runCLI(t, "run", scenario, "--json", single, "--quiet"); code != 0 {
-		t.Fatal(errs)
-	}
-	want, _ := os.ReadFile(single)
-
-	// Kubernetes: an Indexed Job with the shard command, then the merge Job.
-	job, _ := os.ReadFile("../../examples/kubernetes/audit-indexed-job.yaml")
-	var spec struct {
-		Spec struct {
-			CompletionMode string `yaml:"completionMode"`
-			Completions    int    `yaml:"completions"`
-		} `yaml:"spec"`
-	}
-	if err := yaml.Unmarshal(job, &spec); err != nil || spec.Spec.CompletionMode != "Indexed" {
-		t.Fatalf("indexed job manifest: %v %+v", err, spec)
-	}
-	results := filepath.Join(dir, "results")
-	os.Mkdir(results, 0o755)
-	shardCmd := commandIn(t, string(job), "audit run")
-	if !strings.Contains(shardCmd, fmt.Sprintf("/%d ", spec.Spec.Completions)) {
-		t.Errorf("shard count in %q does not match completions = %d", shardCmd, spec.Spec.Completions)
-	}
-	for k := 0; k < spec.Spec.Completions; k++ {
-		args := expand(t, strings.NewReplacer("/scenario/scenario.yaml", scenario, "/results", results).Replace(shardCmd),
-			map[string]string{"JOB_COMPLETION_INDEX": fmt.Sprint(k)})
-		if _, errs, code := runCLI(t, args...); code != 0 {
-			t.Fatalf("k8s shard %d: %v: %s", k, args, errs)
+func TestExampleFlagsExist(t *testing.T) {
+	known := map[string]map[string]bool{"run": flagsOf(t, "run"), "merge": flagsOf(t, "merge")}
+	check := func(where, sub string, flags []string) {
+		for _, f := range flags {
+			f = strings.TrimPrefix(strings.TrimSpace(f), "--")
+			if !known[sub][f] {
+				t.Errorf("%s: audit %s has no flag --%s", where, sub, f)
+			}
 		}
 	}
-	merge, _ := os.ReadFile("../../examples/kubernetes/audit-merge-job.yaml")
-	margs := expand(t, strings.ReplaceAll(commandIn(t, string(merge), "audit merge"), "/results", results), nil)
-	if _, errs, code := runCLI(t, margs...); code != 0 {
-		t.Fatalf("k8s merge %v: %s", margs, errs)
-	}
-	if got, _ := os.ReadFile(filepath.Join(results, "report.json")); !bytes.Equal(got, want) {
-		t.Error("Kubernetes example: merged report differs from a single run")
-	}
-
-	// Slurm: the array script for every task id, then the merge script.
-	arr, _ := os.ReadFile("../../examples/slurm/audit-array.sbatch")
-	m := regexp.MustCompile(`#SBATCH --array=0-(\d+)`).FindStringSubmatch(string(arr))
-	if m == nil {
-		t.Fatal("no --array in the Slurm script")
-	}
-	var last int
-	fmt.Sscan(m[1], &last)
-	wd, _ := os.Getwd()
-	os.Chdir(dir)
-	defer os.Chdir(wd)
-	os.Mkdir("parts", 0o755)
-	for k := 0; k <= last; k++ {
-		args := expand(t, commandIn(t, string(arr), "./audit run"), map[string]string{
-			"scenario": scenario, "SLURM_ARRAY_TASK_ID": fmt.Sprint(k), "SLURM_ARRAY_TASK_COUNT": fmt.Sprint(last + 1)})
-		if _, errs, code := runCLI(t, args...); code != 0 {
-			t.Fatalf("slurm task %d: %v: %s", k, args, errs)
+	subs := map[string]bool{}
+	for _, script := range []string{"../../examples/slurm/audit-array.sbatch", "../../examples/slurm/audit-merge.sbatch"} {
+		for sub, flags := range auditCalls(t, script) {
+			check(script, sub, flags)
+			subs[sub] = true
 		}
 	}
-	ms, _ := os.ReadFile(filepath.Join(wd, "../../examples/slurm/audit-merge.sbatch"))
-	if _, errs, code := runCLI(t, expand(t, commandIn(t, string(ms), "./audit merge"), nil)...); code != 0 {
-		t.Fatalf("slurm merge: %s", errs)
+	for _, manifest := range []string{"../../examples/kubernetes/audit-indexed-job.yaml", "../../examples/kubernetes/audit-merge-job.yaml"} {
+		b, err := os.ReadFile(manifest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var job struct {
+			Spec struct {
+				Template struct {
+					Spec struct {
+						Containers []struct {
+							Args []string `yaml:"args"`
+						} `yaml:"containers"`
+					} `yaml:"spec"`
+				} `yaml:"template"`
+			} `yaml:"spec"`
+		}
+		if err := yaml.Unmarshal(b, &job); err != nil {
+			t.Fatalf("%s: %v", manifest, err)
+		}
+		for _, c := range job.Spec.Template.Spec.Containers {
+			if len(c.Args) == 0 || known[c.Args[0]] == nil {
+				t.Errorf("%s: args %q do not start with run or merge", manifest, c.Args)
+				continue
+			}
+			var flags []string
+			for _, a := range c.Args[1:] {
+				if strings.HasPrefix(a, "--") {
+					flags = append(flags, strings.SplitN(a, "=", 2)[0])
+				}
+			}
+			check(manifest, c.Args[0], flags)
+			subs["k8s "+c.Args[0]] = true
+		}
 	}
-	if got, _ := os.ReadFile("parts/report.json"); !bytes.Equal(got, want) {
-		t.Error("Slurm example: merged report differs from a single run")
+	for _, want := range []string{"run", "merge", "k8s run", "k8s merge"} {
+		if !subs[want] {
+			t.Errorf("no example calls %s", want)
+		}
 	}
 }
