@@ -195,9 +195,15 @@ func (d LinRegDomain) eps1Slope(v LemmaA1Variant) float64 {
 
 // PosteriorDP returns the ε for which one posterior draw is (ε, δ)-DP by
 // Lemma IV.4 — ε1(ν) + ln(1/δ)/(ν−1) — minimised over the orders ν that
-// Lemma A.1 allows, and the minimising ν. The objective is convex in ν; its
-// minimum is found by Brent's method on the derivative. When the minimum is
-// at the open end MaxOrder() it is reported at ν = MaxOrder()·(1 − 1e-9).
+// Lemma A.1 allows, and the minimising ν.
+//
+// The objective is strictly convex on (1, MaxOrder()) (proof in
+// docs/derivations/interim-region.md, "The order search"), so its
+// derivative is increasing and has at most one root. The root is bracketed
+// in t = ln(ν − 1) from ν = 1⁺, where the derivative tends to −∞, up to
+// the open end, and found by Brent's method to a relative accuracy of
+// about 1e-13 in ν − 1. When the derivative is still negative at the open
+// end the minimum is reported there, at ν − 1 = (MaxOrder() − 1)(1 − 1e-9).
 func (d LinRegDomain) PosteriorDP(delta float64, v LemmaA1Variant) (eps, nu float64, err error) {
 	if err := d.Validate(); err != nil {
 		return math.NaN(), math.NaN(), err
@@ -218,31 +224,42 @@ func (d LinRegDomain) PosteriorDP(delta float64, v LemmaA1Variant) (eps, nu floa
 	return eps, nu, nil
 }
 
-func (d LinRegDomain) bestOrder(delta float64, v LemmaA1Variant) float64 {
-	hi := d.MaxOrder()
-	L := -math.Log(delta)
+// orderDeriv returns the derivative in ν of ε1(ν) + L/(ν−1).
+func (d LinRegDomain) orderDeriv(L float64, v LemmaA1Variant) func(nu float64) float64 {
 	n1 := float64(d.N - 1)
 	xh2, xl2 := d.XH*d.XH, d.XL*d.XL
 	a := n1 * xl2
 	slope := d.eps1Slope(v)
-	deriv := func(nu float64) float64 {
+	return func(nu float64) float64 {
 		den := a - nu*xh2
 		t2 := xh2 / 2 * ((2*nu-1)*den + (nu*nu-nu)*xh2) / (den * den)
 		return t2 + slope - L/((nu-1)*(nu-1))
 	}
-	top := hi * (1 - 1e-9)
-	lo := 1 + 1e-9*(top-1)
-	if deriv(top) <= 0 {
-		return top
+}
+
+// bestOrder returns the minimiser of ε1(ν) + ln(1/δ)/(ν−1) on (1,
+// MaxOrder()); see PosteriorDP.
+func (d LinRegDomain) bestOrder(delta float64, v LemmaA1Variant) float64 {
+	deriv := d.orderDeriv(-math.Log(delta), v)
+	span := (d.MaxOrder() - 1) * (1 - 1e-9) // largest ν − 1 searched
+	if deriv(1+span) <= 0 {
+		return 1 + span
 	}
-	if deriv(lo) >= 0 {
-		return lo
+	// Walk down from ν − 1 = min(span, 1)/2 until the derivative is
+	// negative; −L/(ν−1)² dominates near ν = 1, so this ends.
+	x := math.Min(span, 1) / 2
+	for deriv(1+x) >= 0 {
+		if x < 1e-300 {
+			return 1 + x
+		}
+		x *= 1e-3
 	}
-	nu, err := numeric.Root(deriv, lo, top, 1e-14*top)
+	g := func(t float64) float64 { return deriv(1 + math.Exp(t)) }
+	t, err := numeric.Root(g, math.Log(x), math.Log(span), 1e-13)
 	if err != nil {
 		panic("closedform: convex objective without a bracketed minimum: " + err.Error())
 	}
-	return nu
+	return 1 + math.Exp(t)
 }
 
 // PosteriorGuarantee returns the upper bound of Lemma IV.4 on one posterior

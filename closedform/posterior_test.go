@@ -277,3 +277,70 @@ func TestDomainErrors(t *testing.T) {
 		t.Error("δ = 0 accepted")
 	}
 }
+
+// scanPosteriorDP minimises ε1(ν) + ln(1/δ)/(ν−1) by brute force: 200,001
+// orders evenly spaced in ln(ν − 1) from e^−30 to the largest allowed
+// order, no derivative, no root finder.
+func scanPosteriorDP(d LinRegDomain, delta float64, v LemmaA1Variant) (eps, nu float64) {
+	top := math.Log((d.MaxOrder() - 1) * (1 - 1e-9))
+	eps = math.Inf(1)
+	const k = 200000
+	for i := 0; i <= k; i++ {
+		x := 1 + math.Exp(-30+(top+30)*float64(i)/k)
+		if e := d.eps1(x, v) - math.Log(delta)/(x-1); e < eps {
+			eps, nu = e, x
+		}
+	}
+	return eps, nu
+}
+
+// At n = 7e12 the largest allowed order is 1.75e11; the order search used
+// to start at ν = 1 + 1e-9·(MaxOrder − 1) ≈ 176 and reported ε = 1.587 at
+// ν = 176 for c = 1e17 (true minimum 0.502 near ν = 29). Reference values:
+// SciPy (/usr/bin/python3, scipy 1.10) minimising over t = ln(ν − 1) — a
+// 200,001-point grid on [−30, ln(MaxOrder − 1)] refined by minimize_scalar
+// (tol 1e-14) — with Lemma A.1 written out independently; the c of
+// MaxPrivateC is brentq over c of that minimum (rtol 1e-15). See
+// docs/derivations/interim-region.md, "The order search".
+func TestPosteriorDPLargeN(t *testing.T) {
+	d := LinRegDomain{N: 7e12, Alpha: 2, Beta: 1, Gamma1: 0.1, XH: 1.8, XL: 0.9, C: 5e16}
+	for _, ref := range []struct {
+		v       LemmaA1Variant
+		eps, nu float64
+	}{
+		{A1Conservative, 0.24874456972104464, 57.03653139353795},
+		{A1Printed, 0.24874456972099088, 57.0365310973814},
+	} {
+		eps, nu, err := d.PosteriorDP(1e-3, ref.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The minimum is flat: ε is known to ~1e-15, ν only to ~1e-7.
+		if relDiff(eps, ref.eps) > 1e-12 || relDiff(nu, ref.nu) > 1e-6 {
+			t.Errorf("%v: ε = %.17g at ν = %.10g; SciPy %.17g at ν = %.10g", ref.v, eps, nu, ref.eps, ref.nu)
+		}
+	}
+	c, err := d.MaxPrivateC(0.5, 1e-3, A1Conservative)
+	if err != nil || relDiff(c, 9.967147117361442e16) > 1e-10 {
+		t.Errorf("MaxPrivateC = %.17g (%v), SciPy 9.967147117361442e16", c, err)
+	}
+	// Against the brute-force scan, at orders from near 1 to the open end:
+	// the scan's minimum can only lie above the true one, by at most the
+	// curvature times the squared grid step (≈ 1e-7 relative here).
+	for _, cs := range []struct {
+		n int
+		c float64
+	}{{7e12, 5e16}, {7e12, 1e17}, {7e12, 0}, {1e6, 1e13}, {500, 10}, {2e4, 1e4}} {
+		dd := LinRegDomain{N: cs.n, Alpha: 2, Beta: 1, Gamma1: 0.1, XH: 1.8, XL: 0.9, C: cs.c}
+		for _, v := range []LemmaA1Variant{A1Conservative, A1Printed} {
+			eps, nu, err := dd.PosteriorDP(1e-3, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			se, snu := scanPosteriorDP(dd, 1e-3, v)
+			if eps > se*(1+1e-13) || eps < se*(1-1e-6) {
+				t.Errorf("n = %d, c = %g, %v: ε = %.15g at ν = %.8g; scan %.15g at ν = %.8g", cs.n, cs.c, v, eps, nu, se, snu)
+			}
+		}
+	}
+}
