@@ -272,8 +272,10 @@ const etaGridPerDecade = 40
 // region — so the whole range is scanned: x = 1 − λ = ηs/2 on a grid of
 // 40 points per decade from the x at which K·n·x = 1e-3 (extended down
 // until the quantity is below the target) to 1 − 1e-9, every sign change
-// being refined by Brent's method in ln x. Crossings closer together than
-// the grid spacing can be missed. An error wrapping ErrUnreachable is
+// being refined by Brent's method in ln x; the largest value seen is
+// refined by golden-section search and joins the scan, so a single peak
+// above the target yields both its crossings however narrow it is. Two
+// peaks closer together than the grid spacing can still be missed. An error wrapping ErrUnreachable is
 // returned when the quantity never reaches the target on the scan; it
 // names the peak.
 func (c Counterexample) SolveEta(q Quantity, epoch int, delta, target float64) (EtaSolution, error) {
@@ -334,7 +336,17 @@ func (c Counterexample) SolveEta(q Quantity, epoch int, delta, target float64) (
 		tp, vp = ts[best], vs[best]
 	}
 	sol.PeakEta, sol.PeakEpsilon = 2*math.Exp(tp)/s, vp
-	for i := 1; i < k; i++ {
+	// The refined peak joins the scan, so that a peak above the target
+	// narrower than one grid cell still yields its two crossings.
+	if tp != ts[best] {
+		i := best
+		if tp > ts[best] {
+			i++
+		}
+		ts = append(ts[:i], append([]float64{tp}, ts[i:]...)...)
+		vs = append(vs[:i], append([]float64{vp}, vs[i:]...)...)
+	}
+	for i := 1; i < len(ts); i++ {
 		a, b := vs[i-1]-target, vs[i]-target
 		if math.IsNaN(a) || math.IsNaN(b) || (a >= 0) == (b >= 0) {
 			continue

@@ -128,6 +128,12 @@ func TestSolveEtaFig1(t *testing.T) {
 	if !(sol.PeakEpsilon > 38 && sol.PeakEta > sol.Crossings[0].Eta && sol.PeakEta < sol.Crossings[1].Eta) {
 		t.Errorf("peak %g at η = %g", sol.PeakEpsilon, sol.PeakEta)
 	}
+	// A target just below the peak: the two crossings lie far inside one
+	// grid cell (1/40 decade) and are still both found.
+	near, err := c.SolveEta(QChernoff, 48, 1e-3, sol.PeakEpsilon-1e-4)
+	if err != nil || len(near.Crossings) != 2 || !(near.Crossings[1].Scale/near.Crossings[0].Scale < math.Pow(10, 1.0/40)) {
+		t.Errorf("narrow peak: %+v, %v", near.Crossings, err)
+	}
 	c.C = 2e7
 	sol, err = c.SolveEta(QChernoff, 48, 1e-3, 38)
 	if !errors.Is(err, ErrUnreachable) || !(sol.PeakEpsilon > 34.67 && sol.PeakEpsilon < 38) || !strings.Contains(err.Error(), "below the target 38") {
