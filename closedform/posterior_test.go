@@ -199,58 +199,6 @@ func TestPosteriorDPMatchesRDPConversion(t *testing.T) {
 	}
 }
 
-// Theorem IV.1's construction for ε = 0.5, ε′ = 38, δ = 0.001 (γ1 = 0.1,
-// γ2 = 1.2, α = 2, β = 1, x_h = 1.8): the posterior at (n_p, c_p) is
-// (0.5, 0.001)-DP by Lemma IV.4 even at the construction's fixed order ν1,
-// Lemma A.9's bound there is ≥ ε′, and the exact Chernoff curve at Lemma
-// A.9's epoch is above Lemma A.9's bound (which is what Lemma A.7 claims).
-func TestTheoremIV1Construction(t *testing.T) {
-	th, err := NewTheoremIV1(0.5, 38, 1e-3, 0.1, 1.2, 2, 1, 1.8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if th.NP != math.Ceil(max(th.N1, th.N2, th.N3, th.NSGLD)) || th.CP != math.Pow(th.NP, 1.2) {
-		t.Errorf("n_p = %g, c_p = %g inconsistent with %+v", th.NP, th.CP, th)
-	}
-	d := LinRegDomain{N: int(th.NP), Alpha: 2, Beta: 1, Gamma1: 0.1, XH: 1.8, XL: 0.9, C: th.CP}
-	e1, err := d.Epsilon1(th.Nu1, A1Printed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if at := e1 + math.Log(1/1e-3)/(th.Nu1-1); at > 0.5 {
-		t.Errorf("posterior ε at ν1 = %g exceeds 0.5", at)
-	}
-	c := Counterexample{N: int(th.NP), Alpha: 2, Beta: 1, XH: 1.8, C: th.CP}
-	c.Eta = c.EtaScaled(2)
-	a9, epoch, checks, err := c.LemmaA9Epsilon(1e-3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ch := range checks {
-		if !ch.Holds {
-			t.Errorf("Lemma A.9 condition fails: %s (%s)", ch.Name, ch.Detail)
-		}
-	}
-	if a9 < 38*(1-1e-12) {
-		t.Errorf("Lemma A.9 bound %g < ε′ = 38", a9)
-	}
-	ec, err := c.Curves(epoch, 1e-3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ec.Chernoff.Epsilon < a9 {
-		t.Errorf("epoch %d: exact Chernoff %g below Lemma A.9's %g", epoch, ec.Chernoff.Epsilon, a9)
-	}
-	for _, bad := range [][5]float64{
-		{0, 38, 1e-3, 0.1, 1.2}, {0.5, 38, 0.5, 0.1, 1.2}, {0.5, 38, 1e-3, 0.5, 1.2},
-		{0.5, 38, 1e-3, 0.1, 1.05}, {0.5, 38, 1e-3, 0.1, 1.5},
-	} {
-		if _, err := NewTheoremIV1(bad[0], bad[1], bad[2], bad[3], bad[4], 2, 1, 1.8); err == nil {
-			t.Errorf("%v accepted", bad)
-		}
-	}
-}
-
 func TestDomainErrors(t *testing.T) {
 	d := fig1Domain()
 	d.C = 1
