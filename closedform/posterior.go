@@ -71,7 +71,8 @@ const (
 	// "(n − 1)x_l ≈ n x_l" (its step **); without that approximation the
 	// denominators are (n−1)·n^(−2γ1), (n−1)²·n^(−γ1) and (n−1)³. Each
 	// term only grows, so this reading is never smaller than the printed
-	// one.
+	// one (docs/derivations/interim-region.md, "Lemma A.1: the
+	// conservative reading").
 	A1Conservative LemmaA1Variant = iota
 	// A1Printed is Lemma A.1 exactly as printed.
 	A1Printed
