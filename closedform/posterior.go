@@ -217,6 +217,9 @@ func (d LinRegDomain) PosteriorDP(delta float64, v LemmaA1Variant) (eps, nu floa
 		return math.NaN(), math.NaN(), fmt.Errorf(
 			"n: Lemma A.1 needs n > max{1 + 10(x_h²/x_l²)ν/β, 1 + ν x_h²/x_l²} for some ν > 1; n = %d allows none", d.N)
 	}
+	if sl := d.eps1Slope(v); math.IsInf(sl, 0) || math.IsNaN(sl) {
+		return math.NaN(), math.NaN(), fmt.Errorf("c: too large for float64: Lemma A.1's ε1 overflows at c = %g", d.C)
+	}
 	nu = d.bestOrder(delta, v)
 	eps = d.eps1(nu, v) - math.Log(delta)/(nu-1)
 	if math.IsInf(eps, 0) || math.IsNaN(eps) {

@@ -221,6 +221,12 @@ func TestDomainErrors(t *testing.T) {
 	if _, err := d.Epsilon1(d.MaxOrder()+1, A1Printed); err == nil || !strings.Contains(err.Error(), "nu: Lemma A.1 needs ν in (1,") {
 		t.Errorf("ν too large: %v", err)
 	}
+	// A c whose Lemma A.1 terms overflow is an error, not a panic.
+	huge := d
+	huge.C = 1e200
+	if _, _, err := huge.PosteriorDP(1e-3, A1Printed); err == nil || !strings.Contains(err.Error(), "c: too large for float64") {
+		t.Errorf("c = 1e200: %v", err)
+	}
 	if _, _, err := d.PosteriorDP(0, A1Printed); err == nil {
 		t.Error("δ = 0 accepted")
 	}
