@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -554,5 +555,87 @@ func TestCurveStepAndHTML(t *testing.T) {
 	}
 	if !strings.Contains(out, "<th>ε_posterior</th>") || strings.Count(out, fmt.Sprintf("<td>%s</td>", stats.FormatFloat(r.Posterior.Epsilon))) < 5 {
 		t.Errorf("HTML table lacks ε_posterior (%s)", stats.FormatFloat(r.Posterior.Epsilon))
+	}
+}
+
+// readmeCurveChecks are the commands of the README's "audit curve" section
+// (the args as written there, then any extra flags the test adds to keep
+// it short) and the outputs the README quotes from each.
+var readmeCurveChecks = []struct {
+	args, extra []string
+	quotes      []string
+}{
+	{strings.Fields("--solve-c --eps-target 38 --at-epoch 48 --eta-scale 1 --plot docs/fig1-solved.svg"), nil, []string{
+		"solved: c = 20920252.45 makes ε_chernoff at epoch 48 equal 38", "38.0000", "41.1059", "65.0254",
+		"ε_profile = 65.5994 at epoch 50", "(0.0659, 0.001)-DP"}},
+	{strings.Fields("--c 2e7 --eta-scale 1"), nil, []string{"34.6706"}},
+	{strings.Fields("--c-max-private 0.5 --eta-scale 1"), strings.Fields("--epochs 48:48"), []string{"c = 3.77118e+08", "12573.4094"}},
+	{strings.Fields("--c 2.1e7 --solve-eta --eps-target 38 --at-epoch 48"), strings.Fields("--epochs 48:48"), []string{
+		"k = 0.99066986 (rising), k = 1.0681279 (falling)"}},
+	{strings.Fields("--construct --eps-posterior 0.5 --eps-target 38"), strings.Fields("--epochs 42:42"), []string{
+		"γ2 = 1.26315", "n_p = 71000300815", "ε = 0.24902 ≤ 0.5", "exact ε_chernoff 1.88329e+07"}},
+	{strings.Fields("--construct --eps-posterior 0.5 --eps-target 38 --gamma2 1.2"), strings.Fields("--epochs 55:55"), []string{
+		"n_p = 189494078034468"}},
+	{strings.Fields("--construct --eps-posterior 0.5 --eps-target 38 --gamma2 1.11"), nil, []string{
+		"n_p ≈ 9.105e+25 exceeds 2^53 ≈ 9.007e15"}},
+	{strings.Fields("--n-min --eps-posterior 2 --delta 0.01 --gamma1 0.25 --rho2 0.2 --n 10000000"), nil, []string{
+		"n_min = 1.8243e+06", "│ D3      │ 0             │ 6                      │ 0             │ 0                      │ 994"}},
+	{strings.Fields("--n-min --eps-posterior 1 --gamma1 0.49 --rho1 1.25 --rho2 0.45 --rho3 1.15 --beta 3 --xh 1 --alpha 1 --n 10000000000000"),
+		strings.Fields("--runs 10"), []string{"n_min = 9.74467e+174"}},
+}
+
+// Every number the README's "audit curve" section quotes (in backticks) is
+// printed by the command it names, and every "go run ./cmd/audit curve"
+// command there is one of the commands checked.
+func TestReadmeCurveSection(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "### `audit curve`")
+	j := strings.Index(s[i+1:], "\n### ")
+	if i < 0 || j < 0 {
+		t.Fatal("README has no audit curve section")
+	}
+	sec := s[i : i+1+j]
+	known := map[string]bool{}
+	for _, c := range readmeCurveChecks {
+		known[strings.Join(c.args, " ")] = true
+	}
+	re := regexp.MustCompile("go run \\./cmd/audit curve ([^`\n]*)")
+	found := 0
+	for _, m := range re.FindAllStringSubmatch(sec, -1) {
+		found++
+		if !known[strings.TrimSpace(m[1])] {
+			t.Errorf("README command not checked: curve %s", m[1])
+		}
+	}
+	if found < 4 {
+		t.Errorf("only %d commands found in the section", found)
+	}
+	dir := t.TempDir()
+	for _, c := range readmeCurveChecks {
+		args := append([]string{"curve"}, c.args...)
+		for k, a := range args {
+			if a == "--plot" {
+				args[k+1] = filepath.Join(dir, filepath.Base(args[k+1]))
+			}
+		}
+		// The prose mentions some commands without their extra flags; the
+		// quoted values do not depend on them.
+		out, errs, code := runCLI(t, append(args, c.extra...)...)
+		if code != 0 || errs != "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
+			continue
+		}
+		for _, q := range c.quotes {
+			if !strings.Contains(sec, "`"+q) {
+				t.Errorf("README does not quote %q", q)
+			}
+			if !strings.Contains(out, q) {
+				t.Errorf("%v does not print %q", args, q)
+			}
+		}
 	}
 }
