@@ -133,6 +133,8 @@ type CSolution struct {
 // The root is then found by Brent's method to 1e-13 relative. An error
 // wrapping ErrUnreachable is returned when the target is at most the
 // quantity's limit as c → 0, or needs a c beyond what float64 carries.
+// The scaling, the bracket and the monotonicity proofs are in
+// docs/derivations/interim-region.md, "Solving for c".
 func (c Counterexample) SolveC(q Quantity, epoch int, delta, target float64) (CSolution, error) {
 	if !(target > 0) || math.IsInf(target, 1) {
 		return CSolution{}, fmt.Errorf("target: must be a finite ε′ > 0, got %g", target)
@@ -277,7 +279,7 @@ const etaGridPerDecade = 40
 // above the target yields both its crossings however narrow it is. Two
 // peaks closer together than the grid spacing can still be missed. An error wrapping ErrUnreachable is
 // returned when the quantity never reaches the target on the scan; it
-// names the peak.
+// names the peak. See docs/derivations/interim-region.md, "Solving for η".
 func (c Counterexample) SolveEta(q Quantity, epoch int, delta, target float64) (EtaSolution, error) {
 	var sol EtaSolution
 	if !(target > 0) || math.IsInf(target, 1) {
