@@ -57,7 +57,7 @@ func curveRun(t *testing.T, args ...string) curveJSON {
 	return r
 }
 
-// The acceptance command: η = 1/s² at the Fig. 1 caption's
+// The earlier Fig. 1 recipe: η = 1/s² at the Fig. 1 caption's
 // parameters with c = 2e7. The curve rises to a peak inside the epoch
 // range and falls again; its values at epoch 48 are those of a NumPy
 // evaluation summing all 17,864,389 orders directly (Chernoff
