@@ -116,7 +116,8 @@ func (c Counterexample) consts() cexConst {
 // D1 (Lemma A.3): θ_j ~ N(μ, v) with μ = M∞(1 − λ^(nK)), M∞ = n c x_h²β/s,
 // and v = λ^(2nK)/α + η(1 − λ^(2nK))/(1 − λ²).
 //
-// D2 with the special datum at position r (Lemma A.2; MATH.md §3): the epoch
+// D2 with the special datum at position r (Lemma A.2; the epoch maps and
+// their solution are derived in docs/derivations/interim-region.md): the epoch
 // map is m ← A m + B_r, v ← A² v + C_r with A = λ̂ λ^(n−1) for every r.
 // Solving it and subtracting from D1 in closed form gives, with
 // u = λ^(n−r) ∈ {1, λ, …, λ^(n−1)},

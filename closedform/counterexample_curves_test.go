@@ -65,8 +65,9 @@ func TestCurvesOrderedAndFinite(t *testing.T) {
 
 // When every component of the mixture is the same Gaussian shifted by μσ,
 // the pair is μ-GDP: half-lines are optimal and both Threshold and Profile
-// must equal the GDP ε(δ) — MATH.md §2's reference values (scipy), and
-// stats.GDPEpsilon in between.
+// must equal the GDP ε(δ) — SciPy brentq values (Dong, Roth & Su 2019's
+// profile; docs/derivations/interim-region.md), and stats.GDPEpsilon in
+// between.
 func TestCurvesGDPLimit(t *testing.T) {
 	cases := []struct{ mu, delta, want float64 }{
 		{0.5, 1e-5, 1.993091404},

@@ -15,7 +15,8 @@ import (
 //
 // with u = λ^(n−r). It follows from the epoch maps m ← λ^n m + ρS(n),
 // v ← λ^(2n) v + ηS2(n) (D1) and m ← A m + B_r, v ← A² v + C_r (D2, Heller &
-// Fetaya Lemmas A.2–A.3; MATH.md §3) applied Δ times to the noise alone.
+// Fetaya Lemmas A.2–A.3; docs/derivations/interim-region.md) applied Δ
+// times to the noise alone.
 // Together with Moments (the means) it lets one sample a whole run exactly
 // at its epoch boundaries without simulating its n·Δ steps.
 type Transition struct {

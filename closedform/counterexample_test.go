@@ -134,7 +134,7 @@ func itoa(i int) string { return big.NewInt(int64(i)).String() }
 
 // bigMoments runs the exact recursions in 256-bit arithmetic. perStep
 // applies every SGLD step (the affine maps of eq. 23); otherwise the epoch
-// maps of MATH.md §3 (B_r, C_r) are used. It returns μ, v of D1 and, for
+// maps of docs/derivations/interim-region.md (B_r, C_r) are used. It returns μ, v of D1 and, for
 // r = 1..n, d_r = μ − μ̂_r and v̂_r, all after `epochs` epochs.
 func bigMoments(c Counterexample, epochs int, perStep bool) (mu, v *big.Float, d, vr []*big.Float) {
 	const prec = 256
@@ -230,7 +230,7 @@ func relDiff(a, b float64) float64 {
 }
 
 // The closed-form moments against the 256-bit recursions: the per-step
-// recursion for n = 12 (which also checks MATH.md's epoch maps), and the
+// recursion for n = 12 (which also checks the epoch maps), and the
 // epoch maps for n = 3000 with the paper's η = 2/s², where μ − μ̂_r is
 // about 10⁻⁶ of μ and a float64 subtraction of the means would keep only
 // ten digits.
@@ -252,7 +252,7 @@ func TestMomentsMatchBigFloat(t *testing.T) {
 				_, _, d2, vr2 := bigMoments(tc.c, e, false)
 				for r := range d {
 					if relDiff(bigF(d[r]), bigF(d2[r])) > 1e-60 || relDiff(bigF(vr[r]), bigF(vr2[r])) > 1e-60 {
-						t.Fatalf("case %d epoch %d r %d: MATH.md epoch maps disagree with the steps", ci, e, r+1)
+						t.Fatalf("case %d epoch %d r %d: epoch maps disagree with the steps", ci, e, r+1)
 					}
 				}
 			}

@@ -71,7 +71,8 @@ const (
 	// "(n − 1)x_l ≈ n x_l" (its step **); without that approximation the
 	// denominators are (n−1)·n^(−2γ1), (n−1)²·n^(−γ1) and (n−1)³. Each
 	// term only grows, so this reading is never smaller than the printed
-	// one.
+	// one (docs/derivations/interim-region.md, "Lemma A.1: the
+	// conservative reading").
 	A1Conservative LemmaA1Variant = iota
 	// A1Printed is Lemma A.1 exactly as printed.
 	A1Printed
@@ -195,9 +196,15 @@ func (d LinRegDomain) eps1Slope(v LemmaA1Variant) float64 {
 
 // PosteriorDP returns the ε for which one posterior draw is (ε, δ)-DP by
 // Lemma IV.4 — ε1(ν) + ln(1/δ)/(ν−1) — minimised over the orders ν that
-// Lemma A.1 allows, and the minimising ν. The objective is convex in ν; its
-// minimum is found by Brent's method on the derivative. When the minimum is
-// at the open end MaxOrder() it is reported at ν = MaxOrder()·(1 − 1e-9).
+// Lemma A.1 allows, and the minimising ν.
+//
+// The objective is strictly convex on (1, MaxOrder()) (proof in
+// docs/derivations/interim-region.md, "The order search"), so its
+// derivative is increasing and has at most one root. The root is bracketed
+// in t = ln(ν − 1) from ν = 1⁺, where the derivative tends to −∞, up to
+// the open end, and found by Brent's method to a relative accuracy of
+// about 1e-13 in ν − 1. When the derivative is still negative at the open
+// end the minimum is reported there, at ν − 1 = (MaxOrder() − 1)(1 − 1e-9).
 func (d LinRegDomain) PosteriorDP(delta float64, v LemmaA1Variant) (eps, nu float64, err error) {
 	if err := d.Validate(); err != nil {
 		return math.NaN(), math.NaN(), err
@@ -210,6 +217,9 @@ func (d LinRegDomain) PosteriorDP(delta float64, v LemmaA1Variant) (eps, nu floa
 		return math.NaN(), math.NaN(), fmt.Errorf(
 			"n: Lemma A.1 needs n > max{1 + 10(x_h²/x_l²)ν/β, 1 + ν x_h²/x_l²} for some ν > 1; n = %d allows none", d.N)
 	}
+	if sl := d.eps1Slope(v); math.IsInf(sl, 0) || math.IsNaN(sl) {
+		return math.NaN(), math.NaN(), fmt.Errorf("c: too large for float64: Lemma A.1's ε1 overflows at c = %g", d.C)
+	}
 	nu = d.bestOrder(delta, v)
 	eps = d.eps1(nu, v) - math.Log(delta)/(nu-1)
 	if math.IsInf(eps, 0) || math.IsNaN(eps) {
@@ -218,31 +228,42 @@ func (d LinRegDomain) PosteriorDP(delta float64, v LemmaA1Variant) (eps, nu floa
 	return eps, nu, nil
 }
 
-func (d LinRegDomain) bestOrder(delta float64, v LemmaA1Variant) float64 {
-	hi := d.MaxOrder()
-	L := -math.Log(delta)
+// orderDeriv returns the derivative in ν of ε1(ν) + L/(ν−1).
+func (d LinRegDomain) orderDeriv(L float64, v LemmaA1Variant) func(nu float64) float64 {
 	n1 := float64(d.N - 1)
 	xh2, xl2 := d.XH*d.XH, d.XL*d.XL
 	a := n1 * xl2
 	slope := d.eps1Slope(v)
-	deriv := func(nu float64) float64 {
+	return func(nu float64) float64 {
 		den := a - nu*xh2
 		t2 := xh2 / 2 * ((2*nu-1)*den + (nu*nu-nu)*xh2) / (den * den)
 		return t2 + slope - L/((nu-1)*(nu-1))
 	}
-	top := hi * (1 - 1e-9)
-	lo := 1 + 1e-9*(top-1)
-	if deriv(top) <= 0 {
-		return top
+}
+
+// bestOrder returns the minimiser of ε1(ν) + ln(1/δ)/(ν−1) on (1,
+// MaxOrder()); see PosteriorDP.
+func (d LinRegDomain) bestOrder(delta float64, v LemmaA1Variant) float64 {
+	deriv := d.orderDeriv(-math.Log(delta), v)
+	span := (d.MaxOrder() - 1) * (1 - 1e-9) // largest ν − 1 searched
+	if deriv(1+span) <= 0 {
+		return 1 + span
 	}
-	if deriv(lo) >= 0 {
-		return lo
+	// Walk down from ν − 1 = min(span, 1)/2 until the derivative is
+	// negative; −L/(ν−1)² dominates near ν = 1, so this ends.
+	x := math.Min(span, 1) / 2
+	for deriv(1+x) >= 0 {
+		if x < 1e-300 {
+			return 1 + x
+		}
+		x *= 1e-3
 	}
-	nu, err := numeric.Root(deriv, lo, top, 1e-14*top)
+	g := func(t float64) float64 { return deriv(1 + math.Exp(t)) }
+	t, err := numeric.Root(g, math.Log(x), math.Log(span), 1e-13)
 	if err != nil {
 		panic("closedform: convex objective without a bracketed minimum: " + err.Error())
 	}
-	return nu
+	return 1 + math.Exp(t)
 }
 
 // PosteriorGuarantee returns the upper bound of Lemma IV.4 on one posterior
@@ -332,117 +353,4 @@ func (d LinRegDomain) MaxPrivateC(eps, delta float64, v LemmaA1Variant) (float64
 		}
 	}
 	return numeric.Root(at, 0, hi, 1e-13*hi)
-}
-
-// TheoremIV1 is the construction in the proof of Heller & Fetaya Theorem
-// IV.1 (App. A-A, eq. 16): for 0 < δ < 1/2 and ε, ε′ > 0 it picks n_p and
-// c_p = n_p^γ2 such that one posterior draw is (ε, δ)-DP on
-// D(n_p, γ1, x_h, x_h/2, c_p) while cyclic SGLD with η = 2/s² is not
-// (ε′, δ)-DP after (⌈k̇⌉ + 1) epochs (Lemma A.9).
-type TheoremIV1 struct {
-	// Epsilon and Delta are the posterior's target (ε, δ); EpsilonPrime is
-	// the ε′ that SGLD must fail; Gamma1, Gamma2 are the construction's
-	// exponents (c_p = n_p^γ2); Alpha, Beta, XH the model and x_h (x_l =
-	// x_h/2).
-	Epsilon, EpsilonPrime, Delta, Gamma1, Gamma2, Alpha, Beta, XH float64
-	// Nu1 = 2 ln(1/δ)/ε + 1, the order fixed by the construction.
-	Nu1 float64
-	// V1 = max{6, 1 + 2e^(1/(x_h²β))} (Lemma A.7).
-	V1 float64
-	// N1, N2, N3 and NSGLD are the four lower bounds on n whose maximum is
-	// n_p: N1 for Lemma A.9's conditions, N2 and N3 for the posterior
-	// (Claim D.28, Lemma A.1), NSGLD from eq. 16 for ε′.
-	N1, N2, N3, NSGLD float64
-	// NP = ⌈max{N1, N2, N3, NSGLD}⌉ and CP = NP^γ2.
-	NP, CP float64
-	// Note records how the printed formulas were read.
-	Note string
-}
-
-// NewTheoremIV1 evaluates the construction. The fourth term of n_2 is
-// printed in App. A-A with the exponent 2/(1 − 2γ1 − γ2), negative for
-// every allowed γ1, γ2; Claim D.28, from which it comes, has
-// 1/(2 − γ1 − γ2), which is what solving n^(2−γ1) ≥ K·n^γ2 gives and what
-// is used here. The ν in n_2 is ν1.
-func NewTheoremIV1(eps, epsPrime, delta, gamma1, gamma2, alpha, beta, xh float64) (TheoremIV1, error) {
-	t := TheoremIV1{Epsilon: eps, EpsilonPrime: epsPrime, Delta: delta, Gamma1: gamma1,
-		Gamma2: gamma2, Alpha: alpha, Beta: beta, XH: xh}
-	switch {
-	case !(eps > 0) || math.IsInf(eps, 1):
-		return t, fmt.Errorf("epsilon: must be a finite number > 0, got %g", eps)
-	case !(epsPrime > 0) || math.IsInf(epsPrime, 1):
-		return t, fmt.Errorf("epsilon-prime: must be a finite number > 0, got %g", epsPrime)
-	case !(delta > 0 && delta < 0.5):
-		return t, fmt.Errorf("delta: must be in (0, 0.5), got %g", delta)
-	case !(gamma1 > 0 && gamma1 < 0.5):
-		return t, fmt.Errorf("gamma1: must be in (0, 0.5), got %g", gamma1)
-	case !(gamma2 > 1+gamma1 && gamma2 < 1.5):
-		return t, fmt.Errorf("gamma2: must be in (1 + γ1, 1.5) = (%g, 1.5), got %g", 1+gamma1, gamma2)
-	case !(alpha > 0) || !(beta > 0) || !(xh > 0):
-		return t, fmt.Errorf("alpha, beta, xh: must be > 0, got %g, %g, %g", alpha, beta, xh)
-	}
-	xl := xh / 2
-	xh2, xl2 := xh*xh, xl*xl
-	xh4 := xh2 * xh2
-	b := xh2 * beta
-	nu := 2*math.Log(1/delta)/eps + 1
-	t.Nu1 = nu
-	t.V1 = math.Max(6, 1+2*math.Exp(1/b))
-	t.N1 = math.Max(math.Max(1/(2*alpha*b)-1/b, alpha/b), alpha/b*(math.Exp(2/b)-2)+1/(2*b)) + 1
-	corr := 1 + 1/math.Pow(1+10*xh2/xl2*nu/beta, gamma2-gamma1)
-	a := alpha + xh2*beta
-	t.N2 = max(
-		1+xh2/xl2*8/eps,
-		1+nu*xh2/xl2*(1+8*(nu-1)/eps),
-		math.Pow(16*nu*beta*xh4/(0.9*eps*xl2), 1/(1-2*gamma1)),
-		math.Pow(16*nu/eps*xh4*a/(0.9*xl2*xl2)*corr, 1/(2-gamma1-gamma2)),
-		math.Pow(4*nu/eps*(xh2*alpha+xh4*beta)*(xh2*alpha+xh4*beta)/(0.9*xl2*xl2*xl2*beta)*corr*corr, 1/(3-2*gamma2)),
-	)
-	t.N3 = math.Max(1+10*xh2/xl2*nu/beta, 1+nu*xh2/xl2) + 1
-	k := 32 * b / 3
-	t.NSGLD = math.Pow(2*t.V1/alpha*k*k*(epsPrime-math.Log(0.5-delta))*math.Exp(2/b), 1/(2*(gamma2-1)))
-	t.NP = math.Ceil(max(t.N1, t.N2, t.N3, t.NSGLD))
-	t.CP = math.Pow(t.NP, gamma2)
-	t.Note = "n_2's fourth term uses Claim D.28's exponent 1/(2−γ1−γ2) (App. A-A prints 2/(1−2γ1−γ2)); ν in n_2 is ν1"
-	if math.IsInf(t.NP, 0) || math.IsNaN(t.NP) || math.IsInf(t.CP, 0) {
-		return t, fmt.Errorf("n_p or c_p overflows float64 (n_p = %g)", t.NP)
-	}
-	return t, nil
-}
-
-// LemmaA9Epsilon returns the lower bound of Heller & Fetaya Lemma A.9 (and
-// Lemma IV.7): cyclic SGLD with η = 2/s² is not (ε, δ)-DP after
-// ⌈k̇⌉ + 1 epochs for any
-// ε < e^(−2/(x_h²β)) α/(2v1) (3/(32x_h²β))² (c/n)² + ln(0.5 − δ),
-// v1 = max{6, 1 + 2e^(1/(x_h²β))}, and that epoch. It needs δ < 1/2 and the
-// conditions on n of Lemmas A.5–A.7, which are returned as checks.
-func (c Counterexample) LemmaA9Epsilon(delta float64) (eps float64, epoch int, checks []Check, err error) {
-	if err := c.validateData(); err != nil {
-		return math.NaN(), 0, nil, err
-	}
-	if !(delta > 0 && delta < 0.5) {
-		return math.NaN(), 0, nil, fmt.Errorf("delta: must be in (0, 0.5), got %g", delta)
-	}
-	if c.S() <= 1 {
-		return math.NaN(), 0, nil, fmt.Errorf("n: Lemma A.9's step size η = 2/s² needs s = α + n x_h² β > 1, got s = %g", c.S())
-	}
-	b := c.XH * c.XH * c.Beta
-	n := float64(c.N)
-	v1 := math.Max(6, 1+2*math.Exp(1/b))
-	k := 3 / (32 * b)
-	eps = math.Exp(-2/b)*c.Alpha/(2*v1)*k*k*(c.C/n)*(c.C/n) + math.Log(0.5-delta)
-	// k̇ = (1/(2n)) log_λ(1/(1 + (1−λ²)/(αη))) − 1 with η = 2/s² (Lemma A.6).
-	cc := c
-	cc.Eta = c.EtaScaled(2)
-	kk := cc.consts()
-	kdot := math.Log1p(kk.oneMLam2/(c.Alpha*cc.Eta))/(2*n*kk.L) - 1
-	epoch = int(math.Ceil(kdot)) + 1
-	nMin := max(c.Alpha/b, c.Alpha/b*(math.Exp(2/b)-2)+1/(2*b), 1/(2*c.Alpha*b)-1/b)
-	checks = []Check{
-		{Name: "x_h²β > 3", Holds: b > 3, Detail: fmt.Sprintf("x_h²β = %g", b)},
-		{Name: "n > max{α/(x_h²β), α/(x_h²β)(e^(2/(x_h²β)) − 2) + 1/(2x_h²β), 1/(2αx_h²β) − 1/(x_h²β)}",
-			Holds: n > nMin, Detail: fmt.Sprintf("n = %d, bound %g", c.N, nMin)},
-		{Name: "k̇ > 0", Holds: kdot > 0, Detail: fmt.Sprintf("k̇ = %g", kdot)},
-	}
-	return eps, epoch, checks, nil
 }

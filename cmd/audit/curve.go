@@ -1,32 +1,28 @@
 package main
 
 import (
-	"bytes"
-	"encoding/csv"
+	"errors"
 	"flag"
 	"fmt"
-	"html/template"
-	"image/color"
 	"io"
 	"math"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
-	"github.com/mcmcaudit/mcmcaudit/internal/report"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"github.com/mcmcaudit/mcmcaudit/stats"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
 
-// maxEpochRange bounds TO − FROM + 1 of --epochs.
-const maxEpochRange = 100000
+// maxEpochRows bounds the number of epochs one run of "audit curve"
+// evaluates. All four curves cost 2–5 ms per epoch on one core (Fig. 1
+// parameters), so 2,000 epochs take at most about 10 s on two cores;
+// longer ranges are covered with a STEP in --epochs.
+const maxEpochRows = 2000
 
 // curveParams is the "params" object of "audit curve --json".
 type curveParams struct {
@@ -40,9 +36,11 @@ type curveParams struct {
 	CSource  string  `json:"c_source"`
 	Eta      float64 `json:"eta"`
 	EtaScale float64 `json:"eta_scale,omitempty"`
+	EtaSrc   string  `json:"eta_source"`
 	Delta    float64 `json:"delta"`
 	From     int     `json:"epoch_from"`
 	To       int     `json:"epoch_to"`
+	Step     int     `json:"epoch_step"`
 	LemmaA1  string  `json:"lemma_a1"`
 	// Derived.
 	S              float64 `json:"s"`
@@ -84,9 +82,39 @@ type curveRow struct {
 	ProfileExact bool            `json:"profile_exact"`
 }
 
+// curveCrossing is one step size at which --solve-eta's quantity crosses
+// the target.
+type curveCrossing struct {
+	Eta    float64 `json:"eta"`
+	Scale  float64 `json:"eta_scale"`
+	Rising bool    `json:"rising"`
+}
+
+// curveSolve records how --solve-c or --solve-eta chose c or η.
+type curveSolve struct {
+	Unknown  string  `json:"unknown"` // "c" or "eta"
+	Quantity string  `json:"quantity"`
+	Target   float64 `json:"target"`
+	Epoch    int     `json:"epoch"`
+	Value    float64 `json:"value"`
+	// Epsilon is the quantity at the solution.
+	Epsilon stats.JSONFloat `json:"epsilon"`
+	// Unique (for c) says the quantity is proven increasing in c.
+	Unique bool `json:"unique,omitempty"`
+	// AtZero (for c) is the quantity's limit as c → 0.
+	AtZero    float64         `json:"at_zero,omitempty"`
+	Crossings []curveCrossing `json:"crossings,omitempty"`
+	PeakEta   float64         `json:"peak_eta,omitempty"`
+	PeakEps   float64         `json:"peak_epsilon,omitempty"`
+}
+
 type curveReport struct {
 	Params    curveParams    `json:"params"`
 	Posterior curvePosterior `json:"posterior"`
+	// Solve is set with --solve-c or --solve-eta.
+	Solve *curveSolve `json:"solve,omitempty"`
+	// Construction is set with --construct.
+	Construction *curveConstruction `json:"construction,omitempty"`
 	// SGLDBounds lists the theoretical upper bounds for SGLD itself on this
 	// configuration, each with the assumption that fails when it does not
 	// apply (at the last epoch's iteration count).
@@ -103,129 +131,485 @@ const curveNote = "Each eps_* is a lower bound on the epsilon of (epsilon, delta
 	"both directions; exact when profile_exact). posterior.epsilon is an upper bound for one posterior draw " +
 	"(Lemma A.1 + Lemma IV.4, minimised over the Renyi order)."
 
-func runCurve(args []string, e *env) error {
-	fs := newFlagSet("curve (--c C | --c-max-private EPS) [flags]",
-		"Exact lower bounds on the privacy loss of cyclic SGLD in the interim region (Heller & Fetaya §IV.B):\n"+
-			"D1 = n copies of (x_h, c·x_h), D2 replaces one by (x_h/2, c·x_h/2); the output after each epoch is a Gaussian\n"+
-			"(D1) versus a uniform mixture of n Gaussians (D2). Defaults are the Fig. 1 caption's parameters.")
-	var p curveParams
-	var cMaxPrivate float64
-	var epochs, variant, jsonOut, csvOut, plotOut, htmlOut string
-	var logScale bool
-	fs.intVar(&p.N, "n", 17864389, 1, 1<<53, "dataset size n,")
-	fs.floatVar(&p.Alpha, "alpha", 2, "(0, ∞)", positive, "prior precision α,")
-	fs.floatVar(&p.Beta, "beta", 1, "(0, ∞)", positive, "noise precision β,")
-	fs.floatVar(&p.XH, "xh", 1.8, "(0, ∞)", positive, "covariate x_h of D1,")
-	fs.floatVar(&p.XL, "xl", 0, "(0, ∞)", positive, "lower covariate bound x_l of the domain (default x_h/2),")
-	fs.floatVar(&p.Gamma1, "gamma1", 0.1, "(0, 0.5)", func(x float64) bool { return x > 0 && x < 0.5 },
-		"domain parameter γ1 (|y/x − c| ≤ n^γ1),")
-	fs.floatVar(&p.C, "c", 0, "(0, ∞)", positive, "slope c of the data, y = c·x,")
-	fs.floatVar(&cMaxPrivate, "c-max-private", 0, "(0, ∞)", positive,
-		"use the largest c whose posterior is (EPS, δ)-DP by Lemma A.1 + IV.4; EPS in")
-	fs.floatVar(&p.EtaScale, "eta-scale", 2, "(0, ∞)", positive, "step size η = k/s², s = α + n·x_h²·β; k in")
-	fs.floatVar(&p.Eta, "eta", 0, "(0, 2/s)", positive, "step size η directly (instead of --eta-scale),")
-	fs.floatVar(&p.Delta, "delta", 0.001, "(0, 1)", inUnitOpen, "δ of the (ε, δ) statements, in")
-	fs.StringVar(&epochs, "epochs", "1:70", "epochs FROM:TO, inclusive; epoch 0 is the prior draw (ε = 0)")
-	fs.StringVar(&variant, "lemma-a1", "conservative", "reading of Lemma A.1 for the posterior ε: conservative or printed")
-	fs.StringVar(&jsonOut, "json", "", "write params and rows as JSON to FILE (- for stdout)")
-	fs.StringVar(&csvOut, "csv", "", "write the rows as CSV to FILE (- for stdout)")
-	fs.StringVar(&plotOut, "plot", "", "plot the curves to FILE.svg or FILE.png")
-	fs.StringVar(&htmlOut, "html", "", "write a self-contained HTML report (table and plot) to FILE (- for stdout)")
-	fs.BoolVar(&logScale, "log-scale", false, "use a logarithmic ε axis in --plot (points with ε = 0 are left out)")
-	if err := fs.parse(args, e, 0); err != nil {
-		return err
+// curveMode is what one invocation of "audit curve" computes.
+type curveMode int
+
+const (
+	modeCurves    curveMode = iota // the four curves for given or solved c, η
+	modeConstruct                  // Theorem IV.1's construction, checked
+	modeNMin                       // eq. 33 and Algorithm 1
+)
+
+// curveOpts is the parsed command line.
+type curveOpts struct {
+	mode       curveMode
+	p          curveParams
+	set        map[string]bool
+	variant    closedform.LemmaA1Variant
+	epochs     []int
+	epochsFlag string
+	// c and η.
+	cMaxPrivate float64
+	solveC      bool
+	solveEta    bool
+	epsTarget   float64
+	atEpoch     int
+	quantity    closedform.Quantity
+	solved      *curveSolve
+	// Theorem IV.1 and Algorithm 1.
+	epsPosterior     float64
+	gamma2           float64
+	rho1, rho2, rho3 float64
+	mBreve           float64
+	runs             int
+	seed             uint64
+	// Outputs.
+	jsonOut, csvOut, plotOut, htmlOut string
+	logScale                          bool
+}
+
+// curveSynopsis is the first line of "audit curve -h".
+const curveSynopsis = "curve [--c C | --c-max-private EPS | --solve-c] [--eta-scale K | --eta ETA | --solve-eta] [flags]\n" +
+	"       audit curve --construct --eps-posterior EPS --eps-target EPS′ [--gamma1 G1] [--gamma2 G2] [flags]\n" +
+	"       audit curve --n-min --eps-posterior EPS [--rho1 R1] [--rho2 R2] [--rho3 R3] [--runs R] [flags]\n" +
+	"       output flags: [--epochs FROM:TO[:STEP]] [--json FILE] [--csv FILE] [--plot FILE.svg|.png] [--log-scale] [--html FILE]"
+
+const curveAbout = "Exact lower bounds on the privacy loss of cyclic SGLD in the interim region (Heller & Fetaya §IV.B):\n" +
+	"D1 = n copies of (x_h, c·x_h), D2 replaces one by (x_h/2, c·x_h/2); the output after each epoch is a Gaussian\n" +
+	"(D1) versus a uniform mixture of n Gaussians (D2). Defaults are the Fig. 1 caption's parameters.\n" +
+	"Three modes: the curves (c and η given, or solved for so that a quantity reaches --eps-target at --at-epoch);\n" +
+	"--construct, Theorem IV.1's construction (App. A-A) checked with the exact curves; --n-min, n_min of eq. 33\n" +
+	"and runs of Algorithm 1 (propose-test-sample) on the datasets of eq. 9."
+
+// curveFlagGroups orders the flags of "audit curve -h".
+var curveFlagGroups = []struct {
+	title string
+	names []string
+}{
+	{"Model and datasets", []string{"n", "alpha", "beta", "xh", "xl", "gamma1", "delta", "lemma-a1"}},
+	{"c (one of)", []string{"c", "c-max-private", "solve-c"}},
+	{"η (one of)", []string{"eta-scale", "eta", "solve-eta"}},
+	{"Solving (--solve-c, --solve-eta)", []string{"eps-target", "at-epoch", "quantity"}},
+	{"Theorem IV.1 (--construct)", []string{"construct", "eps-posterior", "gamma2"}},
+	{"Algorithm 1 and eq. 33 (--n-min)", []string{"n-min", "rho1", "rho2", "rho3", "m-breve", "runs", "seed"}},
+	{"Output", []string{"epochs", "json", "csv", "plot", "log-scale", "html"}},
+}
+
+// curveUsage prints the flags of "audit curve" in groups.
+func curveUsage(w io.Writer, fs *flagSet) {
+	fmt.Fprintf(w, "Usage: audit %s\n\n%s\n", curveSynopsis, curveAbout)
+	for _, g := range curveFlagGroups {
+		fmt.Fprintf(w, "\n%s:\n", g.title)
+		for _, name := range g.names {
+			fl := fs.Lookup(name)
+			def := ""
+			if _, isBool := fl.Value.(interface{ IsBoolFlag() bool }); !isBool && fl.DefValue != "" && fl.DefValue != "0" {
+				def = fmt.Sprintf(" (default %s)", fl.DefValue)
+			}
+			fmt.Fprintf(w, "  --%-14s %s%s\n", fl.Name, fl.Usage, def)
+		}
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+}
+
+// wantsHelp reports whether args ask for help before any "--".
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "--h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// parseCurveFlags defines, parses and cross-checks the flags.
+func parseCurveFlags(args []string, e *env) (*curveOpts, error) {
+	fs := newFlagSet(curveSynopsis, curveAbout)
+	o := &curveOpts{}
+	p := &o.p
+	var variant, quantity string
+	var nMinFlag, construct bool
+	var seed int
+	fs.intVar(&p.N, "n", 17864389, 1, 1<<53, "dataset size n (n_1 of Algorithm 1 with --n-min), integer in")
+	fs.floatVar(&p.Alpha, "alpha", 2, "(0, ∞)", positive, "prior precision α, in")
+	fs.floatVar(&p.Beta, "beta", 1, "(0, ∞)", positive, "noise precision β, in")
+	fs.floatVar(&p.XH, "xh", 1.8, "(0, ∞)", positive, "covariate x_h of D1, in")
+	fs.floatVar(&p.XL, "xl", 0, "(0, x_h]", positive, "lower covariate bound x_l of the domain (default x_h/2), in")
+	fs.floatVar(&p.Gamma1, "gamma1", 0.1, "(0, 0.5)", func(x float64) bool { return x > 0 && x < 0.5 },
+		"domain exponent γ1 (|y/x − c| ≤ n^γ1), in")
+	fs.floatVar(&p.Delta, "delta", 0.001, "(0, 1)", inUnitOpen, "δ of the (ε, δ) statements, in")
+	fs.StringVar(&variant, "lemma-a1", "conservative", "reading of Lemma A.1 for the posterior ε: conservative or printed")
+	fs.floatVar(&p.C, "c", 0, "(0, ∞)", positive, "slope c of the data, y = c·x, in")
+	fs.floatVar(&o.cMaxPrivate, "c-max-private", 0, "(0, ∞)", positive,
+		"use the largest c whose posterior is (EPS, δ)-DP by Lemma A.1 + IV.4; EPS in")
+	fs.BoolVar(&o.solveC, "solve-c", false, "use the c at which --quantity at --at-epoch equals --eps-target")
+	fs.floatVar(&p.EtaScale, "eta-scale", 2, "(0, 2s)", positive, "step size η = k/s², s = α + n·x_h²·β; k in")
+	fs.floatVar(&p.Eta, "eta", 0, "(0, 2/s)", positive, "step size η directly, in")
+	fs.BoolVar(&o.solveEta, "solve-eta", false, "use the smallest η at which --quantity at --at-epoch reaches --eps-target (needs --c)")
+	fs.floatVar(&o.epsTarget, "eps-target", 0, "(0, ∞)", positive, "target ε′ for --solve-c, --solve-eta and --construct, in")
+	fs.intVar(&o.atEpoch, "at-epoch", 0, 1, math.MaxInt32, "epoch K at which --solve-c or --solve-eta reaches the target, in")
+	fs.StringVar(&quantity, "quantity", "chernoff", "quantity to solve for: chernoff (the paper's Fig. 1), tail, threshold or profile")
+	fs.BoolVar(&construct, "construct", false, "Theorem IV.1's construction (App. A-A) for --eps-posterior, --eps-target, --delta, --gamma1, --gamma2")
+	fs.floatVar(&o.epsPosterior, "eps-posterior", 0, "(0, ∞)", positive, "ε of the posterior (--construct) or of Algorithm 1 (--n-min), in")
+	fs.floatVar(&o.gamma2, "gamma2", 0, "(1 + γ1, 1.5)", func(x float64) bool { return x > 1 && x < 1.5 },
+		"c_p = n_p^γ2 (default the γ2 minimising n_p), in")
+	fs.BoolVar(&nMinFlag, "n-min", false, "n_min of eq. 33 and Algorithm 1 on eq. 9's datasets D3, D4 (--n is n_1)")
+	fs.floatVar(&o.rho1, "rho1", 1.01, "(1, 1.5)", func(x float64) bool { return x > 1 && x < 1.5 }, "Algorithm 1's ρ1, in")
+	fs.floatVar(&o.rho2, "rho2", 0.05, "(0, γ1)", func(x float64) bool { return x > 0 && x < 0.5 }, "Algorithm 1's ρ2, in")
+	fs.floatVar(&o.rho3, "rho3", 1.005, "(1, ρ1)", func(x float64) bool { return x > 1 && x < 1.5 }, "slope n_1^ρ3 of eq. 9's datasets, in")
+	fs.floatVar(&o.mBreve, "m-breve", 0, "[0, ∞)", func(x float64) bool { return x >= 0 }, "noisy slope m̆ at which eq. 33 is shown (default n_1^ρ3), in")
+	fs.intVar(&o.runs, "runs", 1000, 0, 10000000, "runs of Algorithm 1 on each of D3 and D4, in")
+	fs.intVar(&seed, "seed", 1, 0, math.MaxInt, "seed of those runs, in")
+	fs.StringVar(&o.epochsFlag, "epochs", "1:70", "epochs FROM:TO or FROM:TO:STEP, at most 2000 of them; epoch 0 is the prior draw (ε = 0); "+
+		"with --construct the default is 1 to twice Lemma A.9's epoch")
+	fs.StringVar(&o.jsonOut, "json", "", "write params and rows as JSON to FILE (- for stdout)")
+	fs.StringVar(&o.csvOut, "csv", "", "write the rows as CSV to FILE (- for stdout)")
+	fs.StringVar(&o.plotOut, "plot", "", "plot the curves to FILE.svg or FILE.png")
+	fs.BoolVar(&o.logScale, "log-scale", false, "use a logarithmic ε axis in --plot (points with ε = 0 are left out)")
+	fs.StringVar(&o.htmlOut, "html", "", "write a self-contained HTML report (table and plot) to FILE (- for stdout)")
+	if wantsHelp(args) {
+		curveUsage(e.stdout, fs)
+		return nil, errHelp
+	}
+	if err := fs.parse(args, e, 0); err != nil {
+		return nil, err
+	}
+	o.seed = uint64(seed)
+	o.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 
 	switch {
-	case set["c"] && set["c-max-private"]:
-		return usagef("--c and --c-max-private are exclusive")
-	case !set["c"] && !set["c-max-private"]:
-		return usagef("--c or --c-max-private is required")
-	case set["eta"] && set["eta-scale"]:
-		return usagef("--eta and --eta-scale are exclusive")
+	case construct && nMinFlag:
+		return nil, usagef("--construct and --n-min are exclusive")
+	case construct:
+		o.mode = modeConstruct
+	case nMinFlag:
+		o.mode = modeNMin
 	}
-	if !set["xl"] {
+	var err error
+	if o.variant, err = parseLemmaA1(variant); err != nil {
+		return nil, err
+	}
+	if o.quantity, err = closedform.ParseQuantity(quantity); err != nil {
+		return nil, usageError{"--" + err.Error()}
+	}
+	p.LemmaA1 = o.variant.String()
+	if !o.set["xl"] {
 		p.XL = p.XH / 2
 	}
 	if p.XL > p.XH {
-		return usagef("--xl: must be in (0, x_h] = (0, %g], got %g", p.XH, p.XL)
+		return nil, usagef("--xl: must be in (0, x_h] = (0, %g], got %g", p.XH, p.XL)
 	}
-	var err error
-	if p.From, p.To, err = parseEpochs(epochs); err != nil {
-		return err
+	if err := o.checkModeFlags(); err != nil {
+		return nil, err
 	}
-	var v closedform.LemmaA1Variant
-	switch variant {
+	if err := o.checkOutputs(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func parseLemmaA1(s string) (closedform.LemmaA1Variant, error) {
+	switch s {
 	case "conservative":
-		v = closedform.A1Conservative
+		return closedform.A1Conservative, nil
 	case "printed":
-		v = closedform.A1Printed
-	default:
-		return usagef("--lemma-a1: must be conservative or printed, got %q", variant)
+		return closedform.A1Printed, nil
 	}
-	p.LemmaA1 = v.String()
-	if plotOut != "" {
-		if ext := strings.ToLower(filepath.Ext(plotOut)); ext != ".svg" && ext != ".png" {
-			return usagef("--plot: file name must end in .svg or .png, got %q", plotOut)
+	return 0, usagef("--lemma-a1: must be conservative or printed, got %q", s)
+}
+
+// checkModeFlags refuses flags that the chosen mode does not use and
+// requires those it needs.
+func (o *curveOpts) checkModeFlags() error {
+	only := func(mode string, names ...string) error {
+		for _, n := range names {
+			if o.set[n] {
+				return usagef("--%s: not used %s", n, mode)
+			}
 		}
+		return nil
 	}
-	if jsonOut == "-" && csvOut == "-" {
-		return usagef("--json and --csv cannot both write to stdout")
+	require := func(mode string, names ...string) error {
+		for _, n := range names {
+			if !o.set[n] {
+				return usagef("--%s is required %s", n, mode)
+			}
+		}
+		return nil
 	}
-	outs := []struct {
-		o    output
-		name string
-	}{{output(jsonOut), "json"}, {output(csvOut), "csv"}, {output(plotOut), "plot"}}
-	for _, o := range outs {
-		if err := o.o.checkWritable(o.name); err != nil {
+	switch o.mode {
+	case modeConstruct:
+		const m = "with --construct (the construction sets n, c, η and x_l = x_h/2)"
+		if err := only(m, "n", "xl", "c", "c-max-private", "solve-c", "eta", "eta-scale", "solve-eta", "at-epoch", "quantity",
+			"rho1", "rho2", "rho3", "m-breve", "runs", "seed"); err != nil {
+			return err
+		}
+		if err := require("with --construct", "eps-posterior", "eps-target"); err != nil {
+			return err
+		}
+		if o.set["gamma2"] && !(o.gamma2 > 1+o.p.Gamma1) {
+			return usagef("--gamma2: must be in (1 + γ1, 1.5) = (%g, 1.5), got %g", 1+o.p.Gamma1, o.gamma2)
+		}
+	case modeNMin:
+		const m = "with --n-min"
+		if err := only(m, "c", "c-max-private", "solve-c", "eta", "eta-scale", "solve-eta", "eps-target", "at-epoch", "quantity",
+			"gamma2", "epochs", "csv", "plot", "log-scale", "html", "lemma-a1"); err != nil {
+			return err
+		}
+		if err := require(m, "eps-posterior"); err != nil {
+			return err
+		}
+		if !(o.rho2 < o.p.Gamma1) {
+			return usagef("--rho2: must be in (0, γ1) = (0, %g) (Algorithm 1 needs γ1 ∈ (ρ2, 1/2)), got %g", o.p.Gamma1, o.rho2)
+		}
+		if !(o.rho3 < o.rho1) {
+			return usagef("--rho3: must be in (1, ρ1) = (1, %g) (eq. 9), got %g", o.rho1, o.rho3)
+		}
+	default:
+		const m = "without --construct or --n-min"
+		if err := only(m, "eps-posterior", "gamma2", "rho1", "rho2", "rho3", "m-breve", "runs", "seed"); err != nil {
+			return err
+		}
+		nc := 0
+		for _, f := range []string{"c", "c-max-private", "solve-c"} {
+			if o.set[f] {
+				nc++
+			}
+		}
+		switch {
+		case nc > 1:
+			return usagef("--c, --c-max-private and --solve-c are exclusive")
+		case nc == 0:
+			return usagef("--c, --c-max-private or --solve-c is required")
+		case o.set["eta"] && o.set["eta-scale"], o.set["eta"] && o.solveEta, o.set["eta-scale"] && o.solveEta:
+			return usagef("--eta, --eta-scale and --solve-eta are exclusive")
+		case o.solveEta && !o.set["c"]:
+			return usagef("--solve-eta needs --c (solving for both c and η has no single answer)")
+		}
+		solving := o.solveC || o.solveEta
+		if solving {
+			if err := require("with --solve-c or --solve-eta", "eps-target", "at-epoch"); err != nil {
+				return err
+			}
+		} else if err := only("without --solve-c or --solve-eta", "eps-target", "at-epoch", "quantity"); err != nil {
 			return err
 		}
 	}
-
-	dom := closedform.LinRegDomain{N: p.N, Alpha: p.Alpha, Beta: p.Beta, Gamma1: p.Gamma1, XH: p.XH, XL: p.XL}
-	if set["c-max-private"] {
-		c, err := dom.MaxPrivateC(cMaxPrivate, p.Delta, v)
+	if o.mode != modeNMin || o.set["epochs"] {
+		var err error
+		o.p.From, o.p.To, o.p.Step, err = parseEpochs(o.epochsFlag)
 		if err != nil {
-			return usagef("--c-max-private: %v", err)
+			return err
 		}
-		if math.IsInf(c, 1) {
-			return usagef("--c-max-private: every c gives an (%g, %g)-DP posterior", cMaxPrivate, p.Delta)
-		}
-		p.C = c
-		p.CSource = fmt.Sprintf("largest c with a (%g, %g)-DP posterior (Lemma A.1 %s + Lemma IV.4)", cMaxPrivate, p.Delta, v)
-	} else {
-		p.CSource = "--c"
 	}
+	return nil
+}
+
+// checkOutputs checks the output flags before any work.
+func (o *curveOpts) checkOutputs() error {
+	if o.plotOut != "" {
+		if ext := strings.ToLower(filepath.Ext(o.plotOut)); ext != ".svg" && ext != ".png" {
+			return usagef("--plot: file name must end in .svg or .png, got %q", o.plotOut)
+		}
+	}
+	n := 0
+	for _, s := range []string{o.jsonOut, o.csvOut, o.htmlOut} {
+		if s == "-" {
+			n++
+		}
+	}
+	if n > 1 {
+		return usagef("--json, --csv and --html: at most one can write to stdout")
+	}
+	for _, x := range []struct {
+		o    output
+		name string
+	}{{output(o.jsonOut), "json"}, {output(o.csvOut), "csv"}, {output(o.plotOut), "plot"}, {output(o.htmlOut), "html"}} {
+		if err := x.o.checkWritable(x.name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseEpochs parses FROM:TO or FROM:TO:STEP.
+func parseEpochs(s string) (from, to, step int, err error) {
+	bad := usagef("--epochs: must be FROM:TO or FROM:TO:STEP with integers 0 ≤ FROM ≤ TO, STEP ≥ 1, got %q", s)
+	parts := strings.Split(s, ":")
+	if len(parts) != 2 && len(parts) != 3 {
+		return 0, 0, 0, bad
+	}
+	var v [3]int
+	v[2] = 1
+	for i, part := range parts {
+		x, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil {
+			return 0, 0, 0, bad
+		}
+		v[i] = x
+	}
+	from, to, step = v[0], v[1], v[2]
+	if from < 0 || to < from || step < 1 || to > math.MaxInt32 {
+		return 0, 0, 0, bad
+	}
+	if rows := (to-from)/step + 1; rows > maxEpochRows {
+		return 0, 0, 0, usagef("--epochs: at most %d epochs per run (each costs a few ms), got %d in %q; use FROM:TO:STEP, e.g. %d:%d:%d",
+			maxEpochRows, rows, s, from, to, (to-from)/(maxEpochRows-1)+1)
+	}
+	return from, to, step, nil
+}
+
+// epochList expands FROM:TO:STEP.
+func epochList(p curveParams) []int {
+	var out []int
+	for e := p.From; e <= p.To; e += p.Step {
+		out = append(out, e)
+	}
+	return out
+}
+
+func runCurve(args []string, e *env) error {
+	o, err := parseCurveFlags(args, e)
+	if err != nil {
+		return err
+	}
+	switch o.mode {
+	case modeConstruct:
+		return runConstruct(o, e)
+	case modeNMin:
+		return runNMin(o, e)
+	}
+	ce, err := o.counterexample()
+	if err != nil {
+		return err
+	}
+	rep, err := o.curveReport(ce)
+	if err != nil {
+		return err
+	}
+	return o.render(e, rep, printCurve)
+}
+
+// counterexample resolves c and η — given, or solved for — into the
+// configuration whose curves are printed.
+func (o *curveOpts) counterexample() (closedform.Counterexample, error) {
+	p := &o.p
 	ce := closedform.Counterexample{N: p.N, Alpha: p.Alpha, Beta: p.Beta, XH: p.XH, C: p.C}
 	p.S = ce.S()
-	if set["eta"] {
-		ce.Eta = p.Eta
-		p.EtaScale = 0
+	dom := closedform.LinRegDomain{N: p.N, Alpha: p.Alpha, Beta: p.Beta, Gamma1: p.Gamma1, XH: p.XH, XL: p.XL}
+	// η first: it does not depend on c, except with --solve-eta.
+	if o.set["eta"] {
+		ce.Eta, p.EtaScale, p.EtaSrc = p.Eta, 0, "--eta"
 	} else {
 		ce.Eta = ce.EtaScaled(p.EtaScale)
-		p.Eta = ce.Eta
+		p.EtaSrc = "--eta-scale"
 	}
-	if err := ce.Validate(); err != nil {
-		name := strings.SplitN(err.Error(), ":", 2)[0]
-		if name == "eta" && !set["eta"] {
-			return usagef("--eta-scale: η = %g/s² = %g is not in (0, 2/s) = (0, %g); k must be below 2s = %g",
-				p.EtaScale, ce.Eta, 2/p.S, 2*p.S)
+	switch {
+	case o.set["c-max-private"]:
+		c, err := dom.MaxPrivateC(o.cMaxPrivate, p.Delta, o.variant)
+		if err != nil {
+			return ce, usagef("--c-max-private: %v", err)
 		}
-		return usageError{"--" + err.Error()}
+		if math.IsInf(c, 1) {
+			return ce, usagef("--c-max-private: every c gives an (%g, %g)-DP posterior", o.cMaxPrivate, p.Delta)
+		}
+		ce.C = c
+		p.CSource = fmt.Sprintf("largest c with a (%g, %g)-DP posterior (Lemma A.1 %s + Lemma IV.4)", o.cMaxPrivate, p.Delta, o.variant)
+	case o.solveC:
+		ce.C = 1 // any valid c: the solver replaces it
+		if err := o.validEta(ce); err != nil {
+			return ce, err
+		}
+		sol, err := ce.SolveC(o.quantity, o.atEpoch, p.Delta, o.epsTarget)
+		if err != nil {
+			return ce, solveErr("--solve-c", err)
+		}
+		ce.C = sol.C
+		p.CSource = fmt.Sprintf("solved: ε_%s at epoch %d = %g", o.quantity, o.atEpoch, o.epsTarget)
+		o.solved = &curveSolve{Unknown: "c", Quantity: o.quantity.String(), Target: o.epsTarget, Epoch: o.atEpoch,
+			Value: sol.C, Epsilon: stats.JSONFloat(sol.Bound.Epsilon), Unique: sol.Unique, AtZero: sol.AtZero}
+	default:
+		p.CSource = "--c"
+	}
+	if o.solveEta {
+		sol, err := ce.SolveEta(o.quantity, o.atEpoch, p.Delta, o.epsTarget)
+		if err != nil {
+			return ce, solveErr("--solve-eta", err)
+		}
+		var first *closedform.EtaCrossing
+		for i := range sol.Crossings {
+			if sol.Crossings[i].Rising {
+				first = &sol.Crossings[i]
+				break
+			}
+		}
+		if first == nil {
+			// The quantity is above the target from the smallest η scanned.
+			first = &sol.Crossings[0]
+		}
+		ce.Eta, p.EtaScale = first.Eta, first.Scale
+		p.EtaSrc = fmt.Sprintf("solved: smallest η with ε_%s at epoch %d = %g", o.quantity, o.atEpoch, o.epsTarget)
+		b, err := ce.QuantityAt(o.quantity, o.atEpoch, p.Delta)
+		if err != nil {
+			return ce, usageError{"--" + err.Error()}
+		}
+		s := &curveSolve{Unknown: "eta", Quantity: o.quantity.String(), Target: o.epsTarget, Epoch: o.atEpoch,
+			Value: first.Eta, Epsilon: stats.JSONFloat(b.Epsilon), PeakEta: sol.PeakEta, PeakEps: sol.PeakEpsilon}
+		for _, x := range sol.Crossings {
+			s.Crossings = append(s.Crossings, curveCrossing{Eta: x.Eta, Scale: x.Scale, Rising: x.Rising})
+		}
+		o.solved = s
+	}
+	p.C, p.Eta = ce.C, ce.Eta
+	if err := o.validEta(ce); err != nil {
+		return ce, err
 	}
 	p.OneMinusLambda = ce.Eta * p.S / 2
 	p.LambdaPowN = math.Exp(float64(p.N) * math.Log1p(-p.OneMinusLambda))
+	return ce, nil
+}
 
-	rep := curveReport{Params: p, Note: curveNote}
-	dom.C = p.C
-	g := dom.PosteriorGuarantee(v)
+// validEta checks the configuration, naming --eta-scale when η came from it.
+func (o *curveOpts) validEta(ce closedform.Counterexample) error {
+	err := ce.Validate()
+	if err == nil {
+		return nil
+	}
+	name := strings.SplitN(err.Error(), ":", 2)[0]
+	if name == "eta" && !o.set["eta"] && !o.solveEta {
+		return usagef("--eta-scale: η = %g/s² = %g is not in (0, 2/s) = (0, %g); k must be below 2s = %g",
+			o.p.EtaScale, ce.Eta, 2/o.p.S, 2*o.p.S)
+	}
+	return usageError{"--" + err.Error()}
+}
+
+// solveErr turns a solver error into a one-line usage error naming the flag.
+func solveErr(flagName string, err error) error {
+	msg := err.Error()
+	if errors.Is(err, closedform.ErrUnreachable) {
+		return usagef("%s: %s", flagName, msg)
+	}
+	if i := strings.Index(msg, ":"); i > 0 && !strings.Contains(msg[:i], " ") {
+		return usageError{"--" + msg}
+	}
+	return usagef("%s: %s", flagName, msg)
+}
+
+// curveReport computes the posterior's ε, the SGLD theorems' verdicts and
+// the rows.
+func (o *curveOpts) curveReport(ce closedform.Counterexample) (curveReport, error) {
+	p := o.p
+	rep := curveReport{Params: p, Note: curveNote, Solve: o.solved}
+	dom := closedform.LinRegDomain{N: p.N, Alpha: p.Alpha, Beta: p.Beta, Gamma1: p.Gamma1, XH: p.XH, XL: p.XL, C: p.C}
+	g := dom.PosteriorGuarantee(o.variant)
 	rep.Posterior.Source = g.Source + " (" + g.Variant + " reading)"
 	if g.Applies {
-		eps, nu, err := dom.PosteriorDP(p.Delta, v)
+		eps, nu, err := dom.PosteriorDP(p.Delta, o.variant)
 		if err != nil {
-			return usageError{"--" + err.Error()}
+			return rep, usageError{"--" + err.Error()}
 		}
 		rep.Posterior.Applies, rep.Posterior.Epsilon, rep.Posterior.Order = true, stats.JSONFloat(eps), nu
 	} else {
@@ -246,305 +630,61 @@ func runCurve(args []string, e *env) error {
 		}
 		rep.SGLDBounds = append(rep.SGLDBounds, b)
 	}
-
-	curves, err := ce.CurveRange(p.From, p.To, p.Delta)
+	rows, err := curveRows(ce, epochList(p), p.Delta)
 	if err != nil {
-		// Only parameter errors are returned, e.g. a c too large for float64.
-		return usageError{"--" + err.Error()}
+		return rep, err
 	}
-	for _, c := range curves {
-		rep.Rows = append(rep.Rows, curveRow{
-			Epoch:        c.Epoch,
-			EpsChernoff:  stats.JSONFloat(c.Chernoff.Epsilon),
-			EpsTail:      stats.JSONFloat(c.Tail.Epsilon),
-			EpsThreshold: stats.JSONFloat(c.Threshold.Epsilon),
-			EpsProfile:   stats.JSONFloat(c.Profile.Epsilon),
-			Err: curveErrs{stats.JSONFloat(c.Chernoff.Err), stats.JSONFloat(c.Tail.Err),
-				stats.JSONFloat(c.Threshold.Err), stats.JSONFloat(c.Profile.Err)},
-			ProfileExact: c.ProfileExact,
-		})
-	}
-
-	// Render the plot before printing anything, so that a plot that cannot
-	// be drawn fails the command cleanly.
-	var plotBuf bytes.Buffer
-	if plotOut != "" {
-		if err := plotCurve(&plotBuf, rep, plotOut, logScale); err != nil {
-			return err
-		}
-	}
-	if err := output(htmlOut).checkWritable("html"); err != nil {
-		return err
-	}
-	var htmlBuf bytes.Buffer
-	if htmlOut != "" {
-		if err := curveHTML(&htmlBuf, rep, logScale); err != nil {
-			return err
-		}
-	}
-	if jsonOut != "-" && csvOut != "-" && htmlOut != "-" {
-		printCurve(e.stdout, rep)
-	}
-	if err := output(htmlOut).write(e, func(w io.Writer) error { _, err := htmlBuf.WriteTo(w); return err }); err != nil {
-		return err
-	}
-	if err := output(plotOut).write(e, func(w io.Writer) error { _, err := plotBuf.WriteTo(w); return err }); err != nil {
-		return err
-	}
-	if err := output(csvOut).write(e, func(w io.Writer) error { return writeCurveCSV(w, rep) }); err != nil {
-		return err
-	}
-	return output(jsonOut).writeJSON(e, rep)
+	rep.Rows = rows
+	return rep, nil
 }
 
-// parseEpochs parses FROM:TO.
-func parseEpochs(s string) (from, to int, err error) {
-	a, b, ok := strings.Cut(s, ":")
-	bad := usagef("--epochs: must be FROM:TO with integers 0 ≤ FROM ≤ TO and at most %d epochs, got %q", maxEpochRange, s)
-	if !ok {
-		return 0, 0, bad
-	}
-	f, err1 := strconv.Atoi(strings.TrimSpace(a))
-	t, err2 := strconv.Atoi(strings.TrimSpace(b))
-	if err1 != nil || err2 != nil || f < 0 || t < f || t-f >= maxEpochRange {
-		return 0, 0, bad
-	}
-	return f, t, nil
-}
-
-// etaText describes the step size as chosen.
-func etaText(p curveParams) string {
-	if p.EtaScale > 0 {
-		return fmt.Sprintf("η = %g/s² = %s", p.EtaScale, fmtG(p.Eta))
-	}
-	return fmt.Sprintf("η = %s (= %.6g/s²)", fmtG(p.Eta), p.Eta*p.S*p.S)
-}
-
-func fmtG(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
-
-func printCurve(w io.Writer, r curveReport) {
-	p := r.Params
-	fmt.Fprintf(w, "Cyclic SGLD on Bayesian linear regression (Heller & Fetaya §IV.B): D1 = %d × (x_h, c·x_h), D2 replaces one by (x_h/2, c·x_h/2)\n", p.N)
-	fmt.Fprintf(w, "n = %d, α = %g, β = %g, x_h = %g, c = %s (%s), δ = %g\n", p.N, p.Alpha, p.Beta, p.XH, fmtG(p.C), p.CSource, p.Delta)
-	fmt.Fprintf(w, "%s, s = α + n·x_h²·β = %s, 1 − λ = ηs/2 = %s, λ^n = %s\n",
-		etaText(p), fmtG(p.S), fmtG(p.OneMinusLambda), fmtG(p.LambdaPowN))
-	if r.Posterior.Applies {
-		fmt.Fprintf(w, "posterior: one draw is (%s, %g)-DP by %s, order ν = %.4g; domain γ1 = %g, x_l = %g\n",
-			stats.FormatFloat(float64(r.Posterior.Epsilon)), p.Delta, r.Posterior.Source, r.Posterior.Order, p.Gamma1, p.XL)
-	} else {
-		fmt.Fprintf(w, "posterior: no guarantee from %s: %s\n", r.Posterior.Source, r.Posterior.Reason)
-	}
-	if p.XL > p.XH/2 {
-		fmt.Fprintf(w, "note: x_l = %g > x_h/2, so D2's datum lies outside the domain and the posterior ε does not cover this pair\n", p.XL)
-	}
-	fmt.Fprintln(w)
-	post := "n/a"
-	if r.Posterior.Applies {
-		post = stats.FormatFloat(float64(r.Posterior.Epsilon))
-	}
-	t := newTable(w, "epoch", "ε_chernoff", "ε_tail", "ε_threshold", "ε_profile", "ε_posterior")
-	f := func(x stats.JSONFloat) string { return stats.FormatFloat(float64(x)) }
-	peak, maxErr := -1, 0.0
-	var inexact []string
-	for i, row := range r.Rows {
-		t.Append(strconv.Itoa(row.Epoch), f(row.EpsChernoff), f(row.EpsTail), f(row.EpsThreshold), f(row.EpsProfile), post)
-		if peak < 0 || row.EpsProfile > r.Rows[peak].EpsProfile {
-			peak = i
-		}
-		for _, x := range []stats.JSONFloat{row.Err.Chernoff, row.Err.Tail, row.Err.Threshold, row.Err.Profile} {
-			maxErr = math.Max(maxErr, float64(x))
-		}
-		if !row.ProfileExact {
-			inexact = append(inexact, strconv.Itoa(row.Epoch))
+// curveRows evaluates the four curves at each epoch, concurrently (the
+// result does not depend on the number of workers).
+func curveRows(ce closedform.Counterexample, epochs []int, delta float64) ([]curveRow, error) {
+	// One evaluation up front turns parameter errors (e.g. a c too large
+	// for float64) into usage errors before any work is spread out.
+	for _, ep := range []int{epochs[0], epochs[len(epochs)-1]} {
+		if _, err := ce.Moments(ep); err != nil {
+			return nil, usageError{"--" + err.Error()}
 		}
 	}
-	t.Render()
-	fmt.Fprintln(w)
-	if peak >= 0 && r.Rows[peak].EpsProfile > 0 {
-		pk := r.Rows[peak]
-		fmt.Fprintf(w, "largest: ε_profile = %s at epoch %d (ε_chernoff %s, ε_tail %s, ε_threshold %s)\n",
-			f(pk.EpsProfile), pk.Epoch, f(pk.EpsChernoff), f(pk.EpsTail), f(pk.EpsThreshold))
-	}
-	fmt.Fprintln(w, "ε_chernoff: the paper's Fig. 1 quantity — event θ > μ_j, P(θ̂_j > μ_j) replaced by the Chernoff bound of Lemma IV.5")
-	fmt.Fprintln(w, "ε_tail: the same event with its exact probability (1/n) Σ_r Φ(−z_r)")
-	fmt.Fprintln(w, "ε_threshold: the best half-line θ > t or θ < t, either dataset first")
-	fmt.Fprintln(w, "ε_profile: the exact privacy profile, from the hockey-stick divergences between the Gaussian and the mixture")
-	fmt.Fprintf(w, "All four are lower bounds at δ = %g, rounded down by their numerical error (largest error bound %.2g);\n", p.Delta, maxErr)
-	fmt.Fprintln(w, "ε_posterior is an upper bound for one posterior draw (Lemma A.1 + Lemma IV.4, minimised over ν).")
-	fmt.Fprintln(w, "Upper bounds for SGLD itself on this configuration:")
-	for _, b := range r.SGLDBounds {
-		if b.Applies && b.Epsilon != nil {
-			fmt.Fprintf(w, "  %s: ε ≤ %s at δ = %g (epoch %d)\n", b.Source, stats.FormatFloat(float64(*b.Epsilon)), p.Delta, p.To)
-		} else {
-			fmt.Fprintf(w, "  %s: does not apply — %s\n", b.Source, b.Reason)
-		}
-	}
-	if len(inexact) > 0 {
-		fmt.Fprintf(w, "At epochs %s some mixture component is narrower than D1's Gaussian: ε_profile is a valid lower bound there but not certified exact.\n",
-			strings.Join(inexact, ", "))
-	}
-}
-
-func writeCurveCSV(w io.Writer, r curveReport) error {
-	cw := csv.NewWriter(w)
-	g := func(x stats.JSONFloat) string { return strconv.FormatFloat(float64(x), 'g', -1, 64) }
-	post := ""
-	if r.Posterior.Applies {
-		post = g(r.Posterior.Epsilon)
-	}
-	if err := cw.Write([]string{"epoch", "eps_chernoff", "eps_tail", "eps_threshold", "eps_profile", "eps_posterior",
-		"err_chernoff", "err_tail", "err_threshold", "err_profile", "profile_exact"}); err != nil {
-		return err
-	}
-	for _, row := range r.Rows {
-		if err := cw.Write([]string{strconv.Itoa(row.Epoch), g(row.EpsChernoff), g(row.EpsTail), g(row.EpsThreshold),
-			g(row.EpsProfile), post, g(row.Err.Chernoff), g(row.Err.Tail), g(row.Err.Threshold), g(row.Err.Profile),
-			strconv.FormatBool(row.ProfileExact)}); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-// plotCurve draws the four curves and the posterior's ε with gonum/plot.
-func plotCurve(w io.Writer, r curveReport, file string, logScale bool) error {
-	p := plot.New()
-	pr := r.Params
-	p.Title.Text = fmt.Sprintf("Cyclic SGLD, n = %d, c = %s, %s, δ = %g", pr.N, fmtG(pr.C), etaText(pr), pr.Delta)
-	p.X.Label.Text = "epoch"
-	p.Y.Label.Text = "ε"
-	p.Title.Padding = vg.Points(6)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), -vg.Points(4)
-	if logScale {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	}
-	series := []struct {
-		name string
-		get  func(curveRow) stats.JSONFloat
-	}{
-		{"ε_chernoff (paper's Fig. 1)", func(x curveRow) stats.JSONFloat { return x.EpsChernoff }},
-		{"ε_tail (same event, exact)", func(x curveRow) stats.JSONFloat { return x.EpsTail }},
-		{"ε_threshold (best half-line)", func(x curveRow) stats.JSONFloat { return x.EpsThreshold }},
-		{"ε_profile (exact profile)", func(x curveRow) stats.JSONFloat { return x.EpsProfile }},
-	}
-	drawn, maxY := 0, 0.0
-	for i, s := range series {
-		var xys plotter.XYs
-		for _, row := range r.Rows {
-			y := float64(s.get(row))
-			if logScale && !(y > 0) {
-				continue
+	rows := make([]curveRow, len(epochs))
+	errs := make([]error, len(epochs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				c, err := ce.Curves(epochs[i], delta)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				rows[i] = curveRow{
+					Epoch:        c.Epoch,
+					EpsChernoff:  stats.JSONFloat(c.Chernoff.Epsilon),
+					EpsTail:      stats.JSONFloat(c.Tail.Epsilon),
+					EpsThreshold: stats.JSONFloat(c.Threshold.Epsilon),
+					EpsProfile:   stats.JSONFloat(c.Profile.Epsilon),
+					Err: curveErrs{stats.JSONFloat(c.Chernoff.Err), stats.JSONFloat(c.Tail.Err),
+						stats.JSONFloat(c.Threshold.Err), stats.JSONFloat(c.Profile.Err)},
+					ProfileExact: c.ProfileExact,
+				}
 			}
-			xys = append(xys, plotter.XY{X: float64(row.Epoch), Y: y})
-			maxY = math.Max(maxY, y)
-		}
-		if len(xys) == 0 {
-			continue
-		}
-		l, err := plotter.NewLine(xys)
+		}()
+	}
+	for i := range epochs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
-			return err
-		}
-		l.Color = plotutil.Color(i)
-		l.Width = vg.Points(1.5)
-		if i == 2 {
-			l.Width = vg.Points(3) // the profile is drawn dashed over it
-		}
-		if i == 3 {
-			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-		}
-		p.Add(l)
-		p.Legend.Add(s.name, l)
-		drawn++
-	}
-	if r.Posterior.Applies && len(r.Rows) > 0 && (!logScale || r.Posterior.Epsilon > 0) {
-		y := float64(r.Posterior.Epsilon)
-		l, err := plotter.NewLine(plotter.XYs{{X: float64(r.Rows[0].Epoch), Y: y}, {X: float64(r.Rows[len(r.Rows)-1].Epoch), Y: y}})
-		if err != nil {
-			return err
-		}
-		l.Color = color.Gray{Y: 80}
-		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		p.Add(l)
-		p.Legend.Add("posterior ε (upper bound)", l)
-		drawn++
-	}
-	if drawn == 0 {
-		return usagef("--plot: nothing to draw (every ε is 0 and the axis is logarithmic)")
-	}
-	// Head room for the legend in the top left corner.
-	if logScale {
-		p.Y.Max = math.Max(p.Y.Max, maxY*60)
-	} else {
-		p.Y.Max = math.Max(p.Y.Max, maxY*1.5)
-	}
-	p.X.Tick.Marker = epochTicks{}
-	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(file)), ".")
-	c, err := draw.NewFormattedCanvas(16*vg.Centimeter, 10*vg.Centimeter, format)
-	if err != nil {
-		return err
-	}
-	// A margin round the plot, so that the title is not cut at the edge.
-	m := vg.Points(6)
-	p.Draw(draw.Crop(draw.New(c), m, -m, m, -m))
-	_, err = c.WriteTo(w)
-	return err
-}
-
-// epochTicks puts labelled ticks on multiples of 1, 2 or 5 × 10^k epochs,
-// about six of them.
-type epochTicks struct{}
-
-// Ticks implements plot.Ticker.
-func (epochTicks) Ticks(lo, hi float64) []plot.Tick {
-	span := math.Max(hi-lo, 1)
-	step := math.Pow(10, math.Floor(math.Log10(span/6)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if span/(m*step) <= 7 {
-			step *= m
-			break
+			// Only parameter errors are returned, e.g. a c too large for float64.
+			return nil, usageError{"--" + err.Error()}
 		}
 	}
-	step = math.Max(step, 1)
-	var ticks []plot.Tick
-	for x := math.Ceil(lo/step) * step; x <= hi; x += step {
-		ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', -1, 64)})
-	}
-	return ticks
-}
-
-// curveHTML renders the curve report as one self-contained HTML page.
-func curveHTML(w io.Writer, r curveReport, logScale bool) error {
-	var text, svg bytes.Buffer
-	printCurve(&text, r)
-	if err := plotCurve(&svg, r, "curve.svg", logScale); err != nil {
-		return err
-	}
-	header := []string{"epoch", "ε_chernoff", "ε_tail", "ε_threshold", "ε_profile"}
-	f := func(x stats.JSONFloat) string { return stats.FormatFloat(float64(x)) }
-	var rows [][]string
-	for _, row := range r.Rows {
-		rows = append(rows, []string{strconv.Itoa(row.Epoch), f(row.EpsChernoff), f(row.EpsTail), f(row.EpsThreshold), f(row.EpsProfile)})
-	}
-	post := "no posterior guarantee: " + r.Posterior.Reason
-	if r.Posterior.Applies {
-		post = fmt.Sprintf("One posterior draw is (%s, %g)-DP (%s): the curves show how far cyclic SGLD is from it.",
-			stats.FormatFloat(float64(r.Posterior.Epsilon)), r.Params.Delta, r.Posterior.Source)
-	}
-	p := r.Params
-	return report.WriteHTMLPage(w, report.HTMLPage{
-		Title: "Interim-region counterexample: exact privacy loss of cyclic SGLD",
-		Subtitle: fmt.Sprintf("Heller & Fetaya §IV.B: n = %d, α = %g, β = %g, x_h = %g, c = %s, %s, δ = %g",
-			p.N, p.Alpha, p.Beta, p.XH, fmtG(p.C), etaText(p), p.Delta),
-		Verdict: post,
-		Sections: []report.HTMLSection{
-			{Heading: "Lower bounds on ε per epoch", Body: report.HTMLPlot(svg.Bytes())},
-			{Heading: "Values", Body: report.HTMLTable(header, rows, -1)},
-			{Heading: "Report as printed", Body: template.HTML("<pre>" + template.HTMLEscapeString(text.String()) + "</pre>")},
-		},
-		Footer: "mcmcaudit · audit curve",
-	})
+	return rows, nil
 }
