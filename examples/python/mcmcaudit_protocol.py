@@ -172,11 +172,13 @@ def _claim_stdout():
     """Keep the real stdout for protocol lines and send everything else to stderr.
 
     File descriptor 1 itself is pointed at stderr, so that writes from C
-    code and child processes cannot corrupt the protocol either.
+    code and child processes cannot corrupt the protocol either. Output
+    still buffered in sys.stdout (printed before serve, without -u) is
+    flushed after the switch, so it lands on stderr too.
     """
-    sys.stdout.flush()
     proto_fd = os.dup(1)
     os.dup2(2, 1)
+    sys.stdout.flush()
     sys.stdout = sys.stderr
     return os.fdopen(proto_fd, "w", encoding="utf-8", newline="\n")
 

@@ -162,9 +162,10 @@ func TestPythonHelper(t *testing.T) {
 	writeCSV(t, filepath.Join(dir, "dp.csv"), dp, false)
 	var stderr lockedBuffer
 	c := Config{
-		Command:  []string{debianPython, "helper_check.py"},
-		Dir:      "testdata",
-		Env:      []string{"MCMCAUDIT_D=" + filepath.Join(dir, "d.csv"), "MCMCAUDIT_DPRIME=" + filepath.Join(dir, "dp.csv")},
+		Command: []string{debianPython, "helper_check.py"},
+		Dir:     "testdata",
+		Env: []string{"MCMCAUDIT_D=" + filepath.Join(dir, "d.csv"), "MCMCAUDIT_DPRIME=" + filepath.Join(dir, "dp.csv"),
+			"PYTHONUNBUFFERED=", "PYTHONDONTWRITEBYTECODE=1"},
 		Timeout:  20 * time.Second,
 		MaxProcs: 1,
 		Stderr:   &stderr,
@@ -225,6 +226,7 @@ func TestPythonHelper(t *testing.T) {
 	}
 	pl.Close()
 	for _, want := range []string{
+		"[sampler 1] printed before serve\n",
 		"[sampler 1] print() inside run goes to stderr\n",
 		"[sampler 1] a native write to fd 1 goes to stderr\n",
 		"[sampler 1] ValueError: unlucky seed 13\n", // the traceback's last line
@@ -256,7 +258,7 @@ func TestPythonGaussianExample(t *testing.T) {
 		t.Run("mu="+tc.mu, func(t *testing.T) {
 			c := Config{
 				Command:  []string{debianPython, examplePath(t, "python", "gaussian.py"), "--mu", tc.mu},
-				Env:      []string{"MCMCAUDIT_D=" + filepath.Join(dir, "d.csv"), "MCMCAUDIT_DPRIME=" + filepath.Join(dir, "dp.csv")},
+				Env:      []string{"MCMCAUDIT_D=" + filepath.Join(dir, "d.csv"), "MCMCAUDIT_DPRIME=" + filepath.Join(dir, "dp.csv"), "PYTHONDONTWRITEBYTECODE=1"},
 				Timeout:  20 * time.Second,
 				MaxProcs: 2,
 			}
@@ -331,7 +333,7 @@ func TestPythonULAExample(t *testing.T) {
 	zero := [][]float64{{0, 0, 1}, {0, 0, 0}, {0, 0, 1}}
 	writeCSV(t, filepath.Join(dir, "d.csv"), d, true)
 	writeCSV(t, filepath.Join(dir, "dp.csv"), zero, true)
-	env := []string{"MCMCAUDIT_D=" + filepath.Join(dir, "d.csv"), "MCMCAUDIT_DPRIME=" + filepath.Join(dir, "dp.csv")}
+	env := []string{"MCMCAUDIT_D=" + filepath.Join(dir, "d.csv"), "MCMCAUDIT_DPRIME=" + filepath.Join(dir, "dp.csv"), "PYTHONDONTWRITEBYTECODE=1"}
 	const gamma, alpha = 0.05, 2.0
 	theta0 := []float64{0.5, -1}
 	script := examplePath(t, "python", "ula_logistic.py")
@@ -465,6 +467,7 @@ func TestPyTorchDigitsExample(t *testing.T) {
 		Env: []string{
 			"MCMCAUDIT_D=" + filepath.Join(dir, "d.csv"), "MCMCAUDIT_DPRIME=" + filepath.Join(dir, "dp.csv"),
 			"MCMCAUDIT_TEST=" + filepath.Join(dir, "test.csv"), "MCMCAUDIT_CANARY=" + string(can),
+			"PYTHONDONTWRITEBYTECODE=1",
 		},
 		Timeout:  60 * time.Second,
 		MaxProcs: 2, // room for RunFresh's process next to the pooled one

@@ -12,6 +12,10 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples", "python"))
 import mcmcaudit_protocol as mp  # noqa: E402
 
+# Still in sys.stdout's buffer when serve starts (the test unsets
+# PYTHONUNBUFFERED): serve must flush it to stderr, not to the protocol.
+print("printed before serve")
+
 
 def run(seed, side, rows):
     print("print() inside run goes to stderr")
