@@ -208,10 +208,8 @@ func parseAnswer(line []byte, trial int, hs *Handshake) (res Result, msg string,
 		}
 		res.Info = w.Info
 	}
-	// encoding/json decodes null into a float64 as "no change", i.e. 0:
-	// the token is refused outright (it cannot occur in a valid array of
-	// numbers otherwise).
-	if bytes.Contains(w.Releases, []byte("null")) || json.Unmarshal(w.Releases, &res.Releases) != nil {
+	var ok bool
+	if res.Releases, ok = scanReleases(w.Releases, len(hs.Releases), hs.Dim); !ok {
 		return Result{}, "", false, diagnoseReleases(w.Releases, hs)
 	}
 	if len(res.Releases) != len(hs.Releases) {
@@ -223,6 +221,81 @@ func parseAnswer(line []byte, trial int, hs *Handshake) (res Result, msg string,
 		}
 	}
 	return res, "", false, nil
+}
+
+// scanReleases reads raw — valid JSON, already checked by encoding/json —
+// as an array of arrays of finite numbers, into one backing slice when the
+// shape is nrel × dim. It reports false for anything else (another token
+// than a number, such as null, which encoding/json would silently decode
+// as 0; a number beyond the float64 range; another nesting), which
+// diagnoseReleases then explains; a well-formed array of another shape is
+// returned for the caller's length checks. It is several times faster
+// than decoding into [][]float64 with encoding/json.
+func scanReleases(raw []byte, nrel, dim int) ([][]float64, bool) {
+	i := 0
+	skip := func() {
+		for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+			i++
+		}
+	}
+	expect := func(c byte) bool {
+		skip()
+		if i < len(raw) && raw[i] == c {
+			i++
+			return true
+		}
+		return false
+	}
+	if !expect('[') {
+		return nil, false
+	}
+	back := make([]float64, 0, nrel*dim)
+	var rows [][]float64
+	starts := make([]int, 0, nrel+1)
+	if expect(']') {
+		return [][]float64{}, true
+	}
+	for {
+		if !expect('[') {
+			return nil, false
+		}
+		starts = append(starts, len(back))
+		if !expect(']') {
+			for {
+				skip()
+				j := i
+				if j >= len(raw) || !(raw[j] == '-' || raw[j] >= '0' && raw[j] <= '9') {
+					return nil, false
+				}
+				for i < len(raw) && raw[i] != ',' && raw[i] != ']' && raw[i] != ' ' && raw[i] != '\t' && raw[i] != '\n' && raw[i] != '\r' {
+					i++
+				}
+				x, err := strconv.ParseFloat(string(raw[j:i]), 64)
+				if err != nil {
+					return nil, false
+				}
+				back = append(back, x)
+				if expect(']') {
+					break
+				}
+				if !expect(',') {
+					return nil, false
+				}
+			}
+		}
+		if expect(']') {
+			break
+		}
+		if !expect(',') {
+			return nil, false
+		}
+	}
+	starts = append(starts, len(back))
+	rows = make([][]float64, len(starts)-1)
+	for r := range rows {
+		rows[r] = back[starts[r]:starts[r+1]:starts[r+1]]
+	}
+	return rows, true
 }
 
 // diagnoseReleases explains why "releases" did not decode as arrays of
