@@ -27,7 +27,7 @@ y0, x_star, y_star) and, optionally, MCMCAUDIT_TEST (the held-out test set,
 same CSV layout). `--standalone N` trains N models in a plain loop and
 prints the time per run, per epoch and per batch; without the environment
 variables it builds its own split and a crude canary from the bundled
-testdata/digits.csv.gz.
+testdata/digits.csv.gz (as `--demo-data` does when serving).
 
 A trial is a deterministic function of (seed, side): every random number
 comes from NumPy's PCG64 seeded with the full 64-bit seed (PyTorch 1.13's
@@ -171,8 +171,10 @@ def main():
     ap.add_argument("--scheme", choices=["reshuffle", "cyclic"], default="reshuffle", help="batch order")
     ap.add_argument("--log-probs", action="store_true", help="release log-probabilities instead of probabilities")
     ap.add_argument("--standalone", type=int, metavar="N", help="train N models in a plain loop and print timings")
+    ap.add_argument("--demo-data", action="store_true",
+                    help="serve on the split and crude canary --standalone builds (to time the protocol without the tool)")
     ap.add_argument("--digits", default=os.path.join(HERE, "..", "..", "testdata", "digits.csv.gz"),
-                    help="the digits CSV for --standalone without MCMCAUDIT_D")
+                    help="the digits CSV for --standalone (without MCMCAUDIT_D) and --demo-data")
     args = ap.parse_args()
     if args.hidden < 1 or args.batch < 1 or args.epochs < 1:
         ap.error("--hidden, --batch and --epochs must be >= 1")
@@ -189,7 +191,7 @@ def main():
     test = to_tensors(test_rows) if test_rows is not None else None
     data = mp.load_datasets(to_tensors)
     can = mp.canary()
-    if data[mp.SIDE_D] is None and args.standalone is not None:
+    if data[mp.SIDE_D] is None and (args.standalone is not None or args.demo_data):
         data, can, test = standalone_inputs(args.digits)
     if data[mp.SIDE_D] is None or data[mp.SIDE_DPRIME] is None:
         fail("%s and %s must name the datasets" % (mp.ENV_D, mp.ENV_DPRIME))

@@ -537,3 +537,45 @@ func TestPyTorchDigitsExample(t *testing.T) {
 		t.Logf("releases %v, test accuracy %v", res.Releases, info.TestAccuracy)
 	}
 }
+
+// benchPython serves trials of a Python example through a one-process pool
+// and reports the time per trial, to set against the example's own
+// --standalone loop (which runs the same trials without the protocol).
+func benchPython(b *testing.B, modules []string, env []string, command ...string) {
+	code := "import " + strings.Join(modules, ", ")
+	if err := exec.Command(debianPython, "-c", code).Run(); err != nil {
+		b.Skipf("%s cannot import %v", debianPython, modules)
+	}
+	c := Config{Command: append([]string{debianPython}, command...), Env: append(env, "PYTHONDONTWRITEBYTECODE=1"), MaxProcs: 1}
+	pl, _, err := Start(context.Background(), c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pl.Close()
+	i := 0
+	begin := time.Now()
+	for b.Loop() {
+		side := SideD
+		if i%2 == 1 {
+			side = SideDPrime
+		}
+		if _, err := pl.Run(context.Background(), Request{Trial: i, Side: side, Seed: uint64(i + 1)}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(time.Since(begin).Microseconds())/float64(i), "µs/trial")
+}
+
+func BenchmarkPythonExamples(b *testing.B) {
+	here, _ := filepath.Abs(filepath.Join("..", "..", "examples"))
+	b.Run("gaussian", func(b *testing.B) {
+		benchPython(b, []string{"numpy"}, nil, filepath.Join(here, "python", "gaussian.py"))
+	})
+	b.Run("ula_logistic", func(b *testing.B) {
+		benchPython(b, []string{"numpy"}, nil, filepath.Join(here, "python", "ula_logistic.py"))
+	})
+	b.Run("digits_sgld_10_epochs", func(b *testing.B) {
+		benchPython(b, []string{"numpy", "torch"}, nil, filepath.Join(here, "pytorch", "digits_sgld.py"), "--epochs", "10", "--demo-data")
+	})
+}
