@@ -81,9 +81,17 @@ func (pl *Pool) run(ctx context.Context, r Request, fresh bool) (Result, error) 
 		return Result{}, err
 	}
 	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return Result{}, pl.stopped(err, &r, attempt)
+		}
 		p, id, err := pl.acquire(ctx, fresh)
 		if err != nil {
 			return Result{}, pl.stopped(err, &r, attempt)
+		}
+		if p != nil && ctx.Err() != nil {
+			// Canceled while waiting: the process has done nothing wrong.
+			pl.release(p)
+			return Result{}, pl.stopped(ctx.Err(), &r, attempt)
 		}
 		if p == nil {
 			var e *Error

@@ -692,7 +692,6 @@ func TestCancellationIsPrompt(t *testing.T) {
 	c := fake(t, "hang", "FAKE_AT=0")
 	c.Timeout = time.Minute
 	pl := mustStart(t, c)
-	defer mustClose(t, pl)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	begin := time.Now()
@@ -706,6 +705,22 @@ func TestCancellationIsPrompt(t *testing.T) {
 		t.Errorf("cancellation took %v", took)
 	}
 	t.Logf("%v after %v", err, took.Round(time.Millisecond))
+	// A context canceled before the trial leaves the idle process alone.
+	if _, err := pl.Run(context.Background(), Request{Trial: 1, Side: SideD, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	n0 := startedCount()
+	_, err = pl.Run(ctx, Request{Trial: 2, Side: SideD, Seed: 1})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Run with a canceled context: %v", err)
+	}
+	if _, err := pl.Run(context.Background(), Request{Trial: 3, Side: SideD, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if n := startedCount() - n0; n != 0 {
+		t.Errorf("%d processes started: a canceled context killed an idle one", n)
+	}
+	mustClose(t, pl)
 	// A canceled context also stops a Run waiting for a process.
 	c.MaxProcs = 1
 	pl2 := mustStart(t, c)
