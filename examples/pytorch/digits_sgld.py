@@ -86,6 +86,10 @@ class MLP:
 def sgld(seed, data, net, args, probe, test):
     """One training run: the releases (one row of 4 per epoch) and the test accuracies."""
     rng = np.random.Generator(np.random.PCG64(seed))
+    # Nothing below draws from PyTorch's generator, whose seed keeps only
+    # 32 bits; seeding it anyway keeps a trial deterministic if a random
+    # layer (dropout, say) is added.
+    torch.manual_seed(seed)
     X, y = data
     n = X.shape[0]
     half, sd = args.eta / 2, math.sqrt(args.eta)

@@ -277,6 +277,9 @@ func TestFaultsAreOneClearLine(t *testing.T) {
 			if got := startedCount() - n0; got != wantAttempts-1 {
 				t.Errorf("%d processes started during the trial, want %d", got, wantAttempts-1)
 			}
+			// With MaxProcs = 1 the faulty process was the only one: none
+			// may remain, not even as a zombie.
+			checkNoProcesses(t)
 			if tc.fault == FaultTimeout && took > 5*c.Timeout {
 				t.Errorf("the timeout of %v took %v", c.Timeout, took)
 			}
