@@ -53,8 +53,9 @@ type Config struct {
 	// Timeout bounds each attempt of a trial, and a new process's
 	// handshake; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Retries is the number of further attempts, each in a fresh process,
-	// after a crash or a timeout: 0 means DefaultRetries, −1 means none.
+	// Retries is the number of further attempts after a crash or a timeout,
+	// each in another process (an idle one, or a new one in place of the
+	// dead): 0 means DefaultRetries, −1 means none.
 	Retries int
 	// Grace is how long Close waits for a process to exit once its stdin
 	// is closed before killing its process group; 0 means DefaultGrace.

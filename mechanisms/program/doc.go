@@ -11,8 +11,8 @@
 // reported as one line by an *Error naming the trial, side, seed and command
 // (and, where useful, the offending line and the last lines of the
 // program's stderr); a deliberate {"trial": i, "error": "..."} answer is a
-// *TrialError. Crashes and hangs are retried in a fresh process up to
-// Config.Retries times. Every process runs in its own process group, which
+// *TrialError. Crashes and hangs are retried in another process (the dead
+// one is replaced) up to Config.Retries times. Every process runs in its own process group, which
 // is killed on a timeout, a protocol fault, cancellation or Close, and every
 // process is reaped: a Pool leaves no zombie or orphan behind.
 //

@@ -61,7 +61,7 @@ func (pl *Pool) Handshake() Handshake { return pl.hs }
 
 // Run serves r in an idle process, or a new one while fewer than MaxProcs
 // live, or else waits for one to become idle. A crash or a timeout is
-// retried in a fresh process up to Config.Retries times; every other fault
+// retried in another process up to Config.Retries times; every other fault
 // is returned at once. Errors are *Error or *TrialError (or a validation
 // error for a malformed request).
 func (pl *Pool) Run(ctx context.Context, r Request) (Result, error) {
