@@ -871,6 +871,8 @@ func BenchmarkProtocolOverhead(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer pl.Close()
+			pid := lastStarted()
+			cpu0, cpuOK := cpuTime(pid)
 			i := 0
 			begin := time.Now()
 			for b.Loop() {
@@ -880,6 +882,9 @@ func BenchmarkProtocolOverhead(b *testing.B) {
 				i++
 			}
 			b.ReportMetric(float64(time.Since(begin).Microseconds())/float64(i), "µs/trial")
+			if cpu1, ok := cpuTime(pid); ok && cpuOK {
+				b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(i), "cpu-µs/trial")
+			}
 		})
 	}
 }

@@ -552,6 +552,8 @@ func benchPython(b *testing.B, modules []string, env []string, command ...string
 		b.Fatal(err)
 	}
 	defer pl.Close()
+	pid := lastStarted()
+	cpu0, cpuOK := cpuTime(pid)
 	i := 0
 	begin := time.Now()
 	for b.Loop() {
@@ -565,6 +567,9 @@ func benchPython(b *testing.B, modules []string, env []string, command ...string
 		i++
 	}
 	b.ReportMetric(float64(time.Since(begin).Microseconds())/float64(i), "µs/trial")
+	if cpu1, ok := cpuTime(pid); ok && cpuOK {
+		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(i), "cpu-µs/trial")
+	}
 }
 
 func BenchmarkPythonExamples(b *testing.B) {
