@@ -28,6 +28,11 @@ type Target struct {
 	Exact []float64
 	// Accuracy, when set, measures every release on a held-out test set.
 	Accuracy *Accuracy
+	// ReportedTestSize > 0 says that the mechanism measures its releases
+	// itself on a held-out test set of that many records and reports, per
+	// trial, the records each release classifies correctly in
+	// mechanisms.Info.Correct (a program sampler, say).
+	ReportedTestSize int
 	// Notes are assumptions the report must state (e.g. that precomputed
 	// samples are independent runs).
 	Notes []string
@@ -85,6 +90,9 @@ func New(t Target, o Options) (*Audit, error) {
 	a := &Audit{target: t, opts: o, points: pd, features: o.Features.Names()}
 	if len(a.features) == 0 {
 		return nil, fieldErr("Features", "the feature map has no column")
+	}
+	if t.Accuracy != nil && t.ReportedTestSize > 0 {
+		return nil, fmt.Errorf("audit: Target.Accuracy and Target.ReportedTestSize exclude each other")
 	}
 	if t.Exact != nil && len(t.Exact) != len(pd) {
 		return nil, fmt.Errorf("audit: Target.Exact has %d values for %d release points", len(t.Exact), len(pd))

@@ -117,6 +117,9 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 	if acc := a.target.Accuracy; acc != nil {
 		t.Correct, t.TestSize = make([]int64, t.P), acc.Test.Len()
 	}
+	if n := a.target.ReportedTestSize; n > 0 {
+		t.Correct, t.TestSize = make([]int64, t.P), n
+	}
 	// The reference: trial 0's features, recomputed by every shard.
 	t.Ref = make([]float64, t.P*t.F)
 	if _, err := a.runTrial(ctx, 0, func(k int, feat []float64, _ int) {
@@ -169,6 +172,11 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 					if serr != nil {
 						return serr
 					}
+					// Correct counts reported by the mechanism itself.
+					for k, c := range ri.Correct {
+						correct[k] += c
+					}
+					ri.Correct = nil
 					info.Add(ri)
 				}
 				d := done.Add(int64(min(start+chunk, hi) - start))
@@ -220,6 +228,18 @@ func (a *Audit) runTrial(ctx context.Context, i int, sink func(k int, feat []flo
 	if released != len(a.points) {
 		return info, fmt.Errorf("trial %d (on %s): %d releases, expected %d", i, side, released, len(a.points))
 	}
+	if n := a.target.ReportedTestSize; n > 0 {
+		if len(info.Correct) != len(a.points) {
+			return info, fmt.Errorf("trial %d (on %s): the mechanism reported %d correct counts, expected one per release point (%d)", i, side, len(info.Correct), len(a.points))
+		}
+		for k, c := range info.Correct {
+			if c < 0 || c > int64(n) {
+				return info, fmt.Errorf("trial %d (on %s): release %q classifies %d of %d test records correctly", i, side, a.points[k].Label, c, n)
+			}
+		}
+		return info, nil
+	}
+	info.Correct = nil
 	return info, nil
 }
 

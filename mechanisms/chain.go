@@ -26,6 +26,14 @@ type Info struct {
 	// VarianceCheckFailures counts Barker-test iterations whose minibatch
 	// variance exceeded the noise budget.
 	VarianceCheckFailures int `json:"variance_check_failures,omitempty"`
+	// Correct, for a mechanism that measures its own releases on a held-out
+	// test set, counts per release point the test records classified
+	// correctly (the engine turns it into the test accuracy).
+	Correct []int64 `json:"correct,omitempty"`
+	// Counters holds further integer counters a mechanism reports under
+	// names of its own (a program's info, say); integers, so that sums over
+	// trials never depend on their order.
+	Counters map[string]int64 `json:"counters,omitempty"`
 }
 
 // AcceptanceRate returns Accepted/Proposals, or NaN without proposals.
@@ -47,6 +55,20 @@ func (i *Info) Add(o Info) {
 	i.LLREvals += o.LLREvals
 	i.Projections += o.Projections
 	i.VarianceCheckFailures += o.VarianceCheckFailures
+	if len(o.Correct) > 0 {
+		if len(i.Correct) < len(o.Correct) {
+			i.Correct = append(i.Correct, make([]int64, len(o.Correct)-len(i.Correct))...)
+		}
+		for k, c := range o.Correct {
+			i.Correct[k] += c
+		}
+	}
+	for k, v := range o.Counters {
+		if i.Counters == nil {
+			i.Counters = map[string]int64{}
+		}
+		i.Counters[k] += v
+	}
 }
 
 // DivergedError reports a chain whose state became NaN or infinite.

@@ -12,6 +12,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/program"
 )
 
 // Plan is a validated, built scenario: the engine's audit and what the
@@ -32,27 +33,60 @@ type Plan struct {
 	TestSet *dataset.Dataset
 	// Audit is the engine's prepared audit.
 	Audit *audit.Audit
+
+	// handshake is a program sampler's; tempDir holds the data files
+	// written for it.
+	handshake *program.Handshake
+	tempDir   string
 }
 
 // Points returns the release points.
 func (p *Plan) Points() []mechanisms.ReleasePoint { return p.Audit.Points() }
 
 // Build turns a validated config into a plan, checking everything that
-// needs the built objects (dimensions, batch sizes, release points, …).
-func Build(c *Config) (*Plan, error) {
+// needs the built objects (dimensions, batch sizes, release points, …). A
+// plan with a program sampler has processes running: Close it.
+func Build(c *Config) (*Plan, error) { return BuildWith(c, BuildOptions{}) }
+
+// BuildWith is Build with options.
+func BuildWith(c *Config, bo BuildOptions) (*Plan, error) {
 	p := &Plan{Config: c}
-	var err error
-	if p.Model, err = buildModel(c.Model); err != nil {
+	p, err := p.build(bo)
+	if err != nil && p != nil {
+		p.Close()
+	}
+	if err != nil {
 		return nil, err
 	}
-	if c.Sampler.ExactCyclicSGLD != nil {
-		if p.Mechanism, err = buildExact(c, p); err != nil {
-			return nil, err
+	return p, nil
+}
+
+func (p *Plan) build(bo BuildOptions) (*Plan, error) {
+	c := p.Config
+	var err error
+	if !c.Model.empty() {
+		if p.Model, err = buildModel(c.Model); err != nil {
+			return p, err
 		}
-	} else {
+	}
+	switch {
+	case c.Sampler.ExactCyclicSGLD != nil:
+		if p.Mechanism, err = buildExact(c, p); err != nil {
+			return p, err
+		}
+	case c.Sampler.Program != nil:
+		if !c.Data.empty() {
+			if err = buildPair(c, p); err != nil {
+				return p, err
+			}
+		}
+		if p.Mechanism, err = buildProgram(c, p, bo); err != nil {
+			return p, err
+		}
+	default:
 		p.Sampler = c.Sampler.sampler()
 		if err = buildPair(c, p); err != nil {
-			return nil, err
+			return p, err
 		}
 		p.Mechanism = &mechanisms.Chain{Model: p.Model, Sampler: p.Sampler, Init: c.Init, Release: c.Release}
 	}
@@ -61,21 +95,32 @@ func Build(c *Config) (*Plan, error) {
 	p.Hash = c.Hash()
 	o, err := c.options()
 	if err != nil {
-		return nil, err
+		return p, err
 	}
 	o.ID = p.Hash
 	t := audit.Target{Name: c.Name, Mechanism: p.Mechanism, Pair: p.Pair}
+	if pm, ok := p.Mechanism.(*program.Mechanism); ok {
+		if err := programFeatures(c.Audit.Features, p.Model, pm.Dim()); err != nil {
+			return p, err
+		}
+		t.ReportedTestSize = pm.TestSize()
+	}
 	dim := p.Mechanism.Dim()
 	if o.Features, err = buildFeatures(c.Audit.Features, p, dim); err != nil {
-		return nil, err
+		return p, err
 	}
-	if t.Accuracy, err = buildMetrics(c.Audit.Metrics, p); err != nil {
-		return nil, err
+	if t.ReportedTestSize == 0 {
+		t.Accuracy, err = buildMetrics(c.Audit.Metrics, p)
+	} else if len(c.Audit.Metrics) != 1 || c.Audit.Metrics[0] != "accuracy" {
+		err = fmt.Errorf("audit.metrics: must be accuracy, got %v", c.Audit.Metrics)
+	}
+	if err != nil {
+		return p, err
 	}
 	for _, name := range c.Audit.Attacks {
 		a, err := attacks.ByName(name)
 		if err != nil {
-			return nil, fmt.Errorf("audit.attacks: %s", strings.TrimPrefix(err.Error(), "attacks: "))
+			return p, fmt.Errorf("audit.attacks: %s", strings.TrimPrefix(err.Error(), "attacks: "))
 		}
 		o.Attacks = append(o.Attacks, a)
 	}
@@ -95,10 +140,10 @@ func Build(c *Config) (*Plan, error) {
 		var fe *audit.FieldError
 		if errors.As(err, &fe) {
 			if name, ok := auditFields[fe.Field]; ok {
-				return nil, fmt.Errorf("%s: %s", name, fe.Msg)
+				return p, fmt.Errorf("%s: %s", name, fe.Msg)
 			}
 		}
-		return nil, err
+		return p, err
 	}
 	return p, nil
 }
@@ -242,6 +287,11 @@ func buildPair(c *Config, p *Plan) error {
 
 func buildPairOf(c *Config, p *Plan) (dataset.Pair, error) {
 	m := p.Model
+	if m == nil {
+		// A program sampler without a model: the records only need to
+		// agree among themselves.
+		m = recordsModel{}
+	}
 	dc := c.Data
 	var d *dataset.Dataset
 	var err error
@@ -318,6 +368,9 @@ func buildPairOf(c *Config, p *Plan) (dataset.Pair, error) {
 		}
 	case len(dc.Records) > 0:
 		d = &dataset.Dataset{Name: "inline", Records: dc.Records}
+	}
+	if _, ok := m.(recordsModel); ok && len(d.Records) > 0 {
+		m = recordsModel{dim: len(d.Records[0].X)}
 	}
 	if err := d.Validate(m.DataDim()); err != nil {
 		return dataset.Pair{}, fmt.Errorf("data: %s", err)
@@ -396,4 +449,36 @@ type Document struct {
 	Versions audit.Versions `json:"versions"`
 	Config   *Config        `json:"config"`
 	Report   *audit.Report  `json:"report"`
+}
+
+// recordsModel stands in for the model of a program sampler that has none:
+// it knows only the records' dimension (every other model question is
+// refused before it is asked).
+type recordsModel struct {
+	mechanisms.Model
+	dim int
+}
+
+func (r recordsModel) DataDim() int { return r.dim }
+func (r recordsModel) Dim() int     { return r.dim }
+func (recordsModel) Name() string   { return "(no model)" }
+
+// programFeatures checks the features of a program's releases: theta (the
+// releases themselves), norm and coord:K always; features that read a
+// release as the model's parameters (loglik, probs, logprobs) only when
+// the scenario has a model whose dimension is the program's.
+func programFeatures(names []string, m mechanisms.Model, dim int) error {
+	for _, f := range names {
+		if f == "theta" || f == "norm" || strings.HasPrefix(f, "coord:") {
+			continue
+		}
+		if m == nil || m.Dim() != dim {
+			have := "no model"
+			if m != nil {
+				have = fmt.Sprintf("model %s has %d", m.Name(), m.Dim())
+			}
+			return fmt.Errorf("audit.features: %s reads a release as the model's parameters, but the program releases %d values (%s); use theta, norm or coord:K", f, dim, have)
+		}
+	}
+	return nil
 }

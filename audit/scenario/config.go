@@ -18,6 +18,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/program"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -47,6 +48,9 @@ type Config struct {
 	// files holds the contents of the data files, by lower-case SHA-256:
 	// filled when Build reads them, or from a trials file's spec.
 	files map[string][]byte
+	// handshake is a program sampler's, restored from a trials file's
+	// spec (the program is then not started).
+	handshake *program.Handshake
 }
 
 // ModelConfig chooses the model: exactly one field is set.
@@ -157,6 +161,10 @@ type DeepFoolConfig struct {
 	Models int `yaml:"models" json:"models"`
 	// Canary sets the margin, feature box and targets of the crafting.
 	Canary canary.Options `yaml:"canary,omitempty" json:"canary"`
+	// Sampler trains the ensemble (default: the scenario's sampler);
+	// required when the audited sampler is a program, which the tool
+	// cannot use for that.
+	Sampler *SamplerConfig `yaml:"sampler,omitempty" json:"sampler,omitempty"`
 }
 
 // SamplerConfig chooses the sampler: exactly one field is set.
@@ -170,6 +178,9 @@ type SamplerConfig struct {
 	// ExactCyclicSGLD samples cyclic batch-1 SGLD on the counterexample
 	// exactly at epoch boundaries (any n, nothing materialised).
 	ExactCyclicSGLD *ExactCyclicSGLD `yaml:"exact_cyclic_sgld,omitempty" json:"exact_cyclic_sgld,omitempty"`
+	// Program is a sampler that is a program in any language speaking the
+	// line protocol mcmcaudit/1 (docs/protocol.md).
+	Program *ProgramSampler `yaml:"program,omitempty" json:"program,omitempty"`
 }
 
 // ExactCyclicSGLD configures mechanisms.ExactCounterexample: the step η
@@ -332,20 +343,43 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// validateSections checks that model, data and sampler each choose one.
+// validateSections checks that model, data and sampler each choose one;
+// a program sampler may do without a model and without data (it then owns
+// its data).
 func (c *Config) validateSections() error {
-	if _, err := exactlyOne("model", &c.Model); err != nil {
+	prog := c.Sampler.Program != nil
+	if !prog || !c.Model.empty() {
+		if _, err := exactlyOne("model", &c.Model); err != nil {
+			return err
+		}
+	}
+	if !prog || !c.Data.empty() {
+		if _, err := exactlyOne("data", &c.Data); err != nil {
+			return err
+		}
+	} else if c.Neighbour != nil {
+		return fmt.Errorf("neighbour: needs a data section (D) to build D′ from")
+	}
+	if _, err := exactlyOne("sampler", &c.Sampler); err != nil {
 		return err
 	}
-	if _, err := exactlyOne("data", &c.Data); err != nil {
-		return err
+	if prog {
+		return c.Sampler.Program.validate()
 	}
-	_, err := exactlyOne("sampler", &c.Sampler)
-	return err
+	return nil
 }
+
+// empty reports whether no model is chosen.
+func (m *ModelConfig) empty() bool { return reflect.ValueOf(*m).IsZero() }
+
+// empty reports whether no data are given.
+func (d *DataConfig) empty() bool { return reflect.ValueOf(*d).IsZero() }
 
 // validateData bounds the size of the dataset to materialise.
 func (c *Config) validateData() error {
+	if c.Data.empty() {
+		return nil
+	}
 	data, _ := exactlyOne("data", &c.Data)
 	n, dim := 0, 1
 	switch {
@@ -375,6 +409,9 @@ func (c *Config) validateData() error {
 
 // validateNeighbour checks how D′ is built from D.
 func (c *Config) validateNeighbour() error {
+	if c.Data.empty() {
+		return nil
+	}
 	data, _ := exactlyOne("data", &c.Data)
 	nb := c.Neighbour
 	switch {
@@ -391,6 +428,17 @@ func (c *Config) validateNeighbour() error {
 		return fmt.Errorf("neighbour.adjacency: must be one of replace-one, remove-one, add-one, got %q", nb.Adjacency)
 	}
 	if nb.DeepFool != nil {
+		if s := nb.DeepFool.Sampler; s != nil {
+			name, err := exactlyOne("neighbour.deepfool.sampler", s)
+			if err != nil {
+				return err
+			}
+			if s.sampler() == nil {
+				return fmt.Errorf("neighbour.deepfool.sampler: must be a built-in step-by-step sampler, got %s", name)
+			}
+		} else if c.Sampler.sampler() == nil {
+			return fmt.Errorf("neighbour.deepfool.sampler: required: the audited sampler cannot train the crafting models, give a built-in one (e.g. sgld)")
+		}
 		if nb.DeepFool.Models < 1 || nb.DeepFool.Models > 10000 {
 			return fmt.Errorf("neighbour.deepfool.models: must be in [1, 10000], got %d", nb.DeepFool.Models)
 		}

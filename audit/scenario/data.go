@@ -121,13 +121,21 @@ func readDataFile(path string) ([]byte, error) {
 func craftCanary(c *Config, p *Plan, d *dataset.Dataset) (dataset.Pair, error) {
 	cl, ok := p.Model.(mechanisms.Classifier)
 	if !ok {
-		return dataset.Pair{}, fmt.Errorf("neighbour.deepfool: needs a classification model (softmax or mlp), got %s", p.Model.Name())
-	}
-	if p.Sampler == nil {
-		return dataset.Pair{}, fmt.Errorf("neighbour.deepfool: needs a sampler to train the models")
+		name := "none"
+		if p.Model != nil {
+			name = p.Model.Name()
+		}
+		return dataset.Pair{}, fmt.Errorf("neighbour.deepfool: needs a classification model (softmax or mlp), got %s", name)
 	}
 	df := c.Neighbour.DeepFool
-	ch := &mechanisms.Chain{Model: p.Model, Sampler: p.Sampler, Init: c.Init, Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseFinal}}
+	trainer := p.Sampler
+	if df.Sampler != nil {
+		trainer = df.Sampler.sampler()
+	}
+	if trainer == nil {
+		return dataset.Pair{}, fmt.Errorf("neighbour.deepfool.sampler: required to train the models (a built-in sampler such as sgld)")
+	}
+	ch := &mechanisms.Chain{Model: p.Model, Sampler: trainer, Init: c.Init, Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseFinal}}
 	if err := ch.Check(d); err != nil {
 		return dataset.Pair{}, err
 	}

@@ -19,6 +19,7 @@ func runConfig(t testing.TB, c *Config, workers int) *audit.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer p.Close()
 	a := p.Audit.WithWorkers(workers)
 	tr, err := a.Simulate(context.Background(), 0, c.Audit.Trials)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/program"
 )
 
 // spec is what a trials file of a scenario carries, so that a merge needs
@@ -15,11 +17,14 @@ import (
 type spec struct {
 	Scenario *Config           `json:"scenario"`
 	Files    map[string][]byte `json:"files,omitempty"`
+	// Handshake is a program sampler's (release labels and dimension), so
+	// that a merge never starts the program.
+	Handshake *program.Handshake `json:"program_handshake,omitempty"`
 }
 
 // Spec returns the bytes a trials file stores for this plan.
 func (p *Plan) Spec() ([]byte, error) {
-	return json.Marshal(spec{Scenario: p.Config, Files: p.Config.files})
+	return json.Marshal(spec{Scenario: p.Config, Files: p.Config.files, Handshake: p.handshake})
 }
 
 // ParseSpec decodes a trials file's spec: the scenario, with its data files
@@ -40,6 +45,12 @@ func ParseSpec(b []byte) (*Config, error) {
 		}
 	}
 	c.files = s.Files
+	if c.Sampler.Program != nil {
+		if s.Handshake == nil {
+			return nil, fmt.Errorf("the trials file lacks the program sampler's handshake")
+		}
+		c.handshake = s.Handshake
+	}
 	if c.Data.CSV != nil {
 		if _, ok := c.files[strings.ToLower(c.Data.CSV.SHA256)]; !ok {
 			return nil, fmt.Errorf("the trials file lacks the contents of data.csv (%s, sha256 %.12s…)", c.Data.CSV.Path, c.Data.CSV.SHA256)

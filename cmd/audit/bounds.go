@@ -48,10 +48,11 @@ func runBounds(args []string, e *env) error {
 	if err := out.checkWritable("json"); err != nil {
 		return err
 	}
-	plan, err := scenario.Build(cfg)
+	plan, err := scenario.BuildWith(cfg, scenario.BuildOptions{Stderr: e.stderr})
 	if err != nil {
 		return usageError{err.Error()}
 	}
+	defer plan.Close()
 	if math.IsNaN(delta) {
 		delta = cfg.Audit.Delta
 		if delta <= 0 {

@@ -72,6 +72,7 @@ func mergeParts(paths []string) (*scenario.Plan, *audit.Trials, error) {
 			if plan, err = scenario.Build(cfg); err != nil {
 				return nil, nil, usagef("%s: the scenario it carries cannot be rebuilt here: %v", path, err)
 			}
+			defer plan.Close()
 			if plan.Hash != t.ConfigHash {
 				return nil, nil, usagef("%s: the scenario it carries has hash %.12s…, its trials %.12s… (a trials file of an older version?)", path, plan.Hash, t.ConfigHash)
 			}

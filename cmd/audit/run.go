@@ -92,10 +92,11 @@ func runRun(args []string, e *env) error {
 			return usagef("--plot: %v", err)
 		}
 	}
-	plan, err := scenario.Build(cfg)
+	plan, err := scenario.BuildWith(cfg, scenario.BuildOptions{Stderr: e.stderr})
 	if err != nil {
 		return usageError{err.Error()}
 	}
+	defer plan.Close()
 
 	if f.resume && f.checkpoint == "" {
 		return usagef("--resume needs --checkpoint DIR")

@@ -19,6 +19,10 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
+	if mode := os.Getenv("AUDIT_TEST_PROGRAM"); mode != "" {
+		testProgram(mode)
+		return
+	}
 	os.Exit(m.Run())
 }
 

@@ -1,0 +1,234 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/program"
+)
+
+// ProgramSampler is a sampler that is a program in any language speaking
+// the line protocol mcmcaudit/1 (docs/protocol.md). When the scenario has
+// data and neighbour sections, the program finds D and D′ in the CSV files
+// named by MCMCAUDIT_D and MCMCAUDIT_DPRIME (features, then the label; a
+// header row x1,…,xd,y), the held-out test set in MCMCAUDIT_TEST (with
+// data.csv.test_fraction > 0) and a DeepFool canary in MCMCAUDIT_CANARY
+// (JSON: index, x0, y0, x_star, y_star); without them it owns its data.
+type ProgramSampler struct {
+	// Command is the program and its arguments; a relative path is
+	// relative to Dir.
+	Command []string `yaml:"command" json:"command"`
+	// Dir is the program's working directory, relative to the scenario
+	// file's directory (default: that directory).
+	Dir string `yaml:"dir,omitempty" json:"dir,omitempty"`
+	// Env adds environment variables.
+	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
+	// Timeout bounds each trial (a Go duration such as "60s"; default 60s).
+	Timeout string `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	// Retries is the number of further attempts after a crash or a hang,
+	// each in another process (default 2; −1 for none).
+	Retries int `yaml:"retries,omitempty" json:"retries,omitempty"`
+	// DeterminismChecks is the number of trials also run in a fresh
+	// process, whose releases must be identical (default 4; 0 disables).
+	DeterminismChecks *int `yaml:"determinism_checks,omitempty" json:"determinism_checks,omitempty"`
+}
+
+// MaxProgramTimeout bounds sampler.program.timeout.
+const MaxProgramTimeout = 24 * time.Hour
+
+func (s *ProgramSampler) validate() error {
+	if len(s.Command) == 0 || s.Command[0] == "" {
+		return fmt.Errorf("sampler.program.command: required, e.g. [python3, my_sampler.py]")
+	}
+	if _, err := s.timeout(); err != nil {
+		return err
+	}
+	if s.Retries < -1 || s.Retries > 100 {
+		return fmt.Errorf("sampler.program.retries: must be in [-1, 100] (0: the default %d), got %d", program.DefaultRetries, s.Retries)
+	}
+	if d := s.DeterminismChecks; d != nil && (*d < 0 || *d > 1000) {
+		return fmt.Errorf("sampler.program.determinism_checks: must be in [0, 1000], got %d", *d)
+	}
+	for k := range s.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.HasPrefix(k, "MCMCAUDIT_") {
+			return fmt.Errorf("sampler.program.env: %q is not a variable the scenario may set (no '=', not MCMCAUDIT_*)", k)
+		}
+	}
+	return nil
+}
+
+func (s *ProgramSampler) timeout() (time.Duration, error) {
+	if s.Timeout == "" {
+		return program.DefaultTimeout, nil
+	}
+	d, err := time.ParseDuration(s.Timeout)
+	if err != nil || d <= 0 || d > MaxProgramTimeout {
+		return 0, fmt.Errorf("sampler.program.timeout: must be a duration in (0, 24h] such as \"60s\", got %q", s.Timeout)
+	}
+	return d, nil
+}
+
+func (s *ProgramSampler) checks() int {
+	if s.DeterminismChecks == nil {
+		return program.DefaultDeterminismChecks
+	}
+	return *s.DeterminismChecks
+}
+
+// BuildOptions tune what Build does beyond the scenario.
+type BuildOptions struct {
+	// Context bounds starting a program sampler.
+	Context context.Context
+	// Stderr receives a program sampler's stderr, line by line and
+	// prefixed (nil: only its last lines are kept, for error messages).
+	Stderr io.Writer
+}
+
+// buildProgram starts the program (or, for a plan rebuilt from a trials
+// file, only restores its handshake) and hands it the data.
+func buildProgram(c *Config, p *Plan, o BuildOptions) (*program.Mechanism, error) {
+	s := c.Sampler.Program
+	timeout, _ := s.timeout()
+	dir := c.baseDir
+	if s.Dir != "" {
+		dir = filepath.Join(c.baseDir, s.Dir)
+		if filepath.IsAbs(s.Dir) {
+			dir = s.Dir
+		}
+	}
+	if dir != "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, fmt.Errorf("sampler.program.dir: %v", err)
+		}
+		dir = abs
+	}
+	var env []string
+	for k, v := range s.Env {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	mc := program.MechanismConfig{
+		Config: program.Config{Command: s.Command, Dir: dir, Timeout: timeout, Retries: s.Retries,
+			Stderr: o.Stderr, MaxProcs: audit.Workers(c.Audit.Workers)},
+		CheckTrials: program.CheckTrialsOf(c.Audit.Trials, s.checks()),
+	}
+	if p.TestSet != nil && hasMetric(c, "accuracy") {
+		mc.TestSize = p.TestSet.Len()
+	}
+	if c.handshake != nil {
+		return program.FromHandshake(*c.handshake, mc), nil
+	}
+	files, err := p.writeDataFiles()
+	if err != nil {
+		return nil, err
+	}
+	mc.Env = append(env, files...)
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	m, err := program.NewMechanism(ctx, mc)
+	if err != nil {
+		return nil, fmt.Errorf("sampler.program: %v", err)
+	}
+	hs := m.Handshake()
+	p.handshake = &hs
+	return m, nil
+}
+
+func hasMetric(c *Config, name string) bool {
+	for _, m := range c.Audit.Metrics {
+		if m == name {
+			return true
+		}
+	}
+	return false
+}
+
+// writeDataFiles writes D, D′, the test set and the canary for a program
+// into a temporary directory (removed by Close) and returns the
+// environment entries that name them.
+func (p *Plan) writeDataFiles() ([]string, error) {
+	if p.Pair.D == nil {
+		return nil, nil
+	}
+	dir, err := os.MkdirTemp("", "mcmcaudit-data-*")
+	if err != nil {
+		return nil, fmt.Errorf("sampler.program: cannot create a directory for the data files: %v", err)
+	}
+	p.tempDir = dir
+	var env []string
+	for _, f := range []struct {
+		key, name string
+		d         *dataset.Dataset
+	}{{"MCMCAUDIT_D", "D.csv", p.Pair.D}, {"MCMCAUDIT_DPRIME", "DPRIME.csv", p.Pair.DPrime}, {"MCMCAUDIT_TEST", "TEST.csv", p.TestSet}} {
+		if f.d == nil {
+			continue
+		}
+		path := filepath.Join(dir, f.name)
+		if err := os.WriteFile(path, datasetCSV(f.d), 0o644); err != nil {
+			return nil, fmt.Errorf("sampler.program: cannot write %s: %v", path, err)
+		}
+		env = append(env, f.key+"="+path)
+	}
+	if p.Canary != nil {
+		b, _ := json.Marshal(struct {
+			Index int       `json:"index"`
+			X0    []float64 `json:"x0"`
+			Y0    int       `json:"y0"`
+			XStar []float64 `json:"x_star"`
+			YStar int       `json:"y_star"`
+		}{p.Canary.Index, p.Canary.X0, p.Canary.Y0, p.Canary.XStar, p.Canary.YStar})
+		env = append(env, "MCMCAUDIT_CANARY="+string(b))
+	}
+	return env, nil
+}
+
+// datasetCSV formats a dataset as the CSV loader reads it: a header row,
+// then the features and the label of every record, exactly (shortest
+// representation that parses back to the same float64).
+func datasetCSV(d *dataset.Dataset) []byte {
+	var b strings.Builder
+	dim := 0
+	if len(d.Records) > 0 {
+		dim = len(d.Records[0].X)
+	}
+	for j := 1; j <= dim; j++ {
+		fmt.Fprintf(&b, "x%d,", j)
+	}
+	b.WriteString("y\n")
+	for _, r := range d.Records {
+		for _, x := range r.X {
+			b.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatFloat(r.Y, 'g', -1, 64))
+		b.WriteByte('\n')
+	}
+	return []byte(b.String())
+}
+
+// Close stops a program sampler's processes and removes the data files
+// written for it; other plans have nothing to close.
+func (p *Plan) Close() error {
+	var err error
+	if c, ok := p.Mechanism.(io.Closer); ok {
+		err = c.Close()
+	}
+	if p.tempDir != "" {
+		os.RemoveAll(p.tempDir)
+		p.tempDir = ""
+	}
+	return err
+}
