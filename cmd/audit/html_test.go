@@ -71,6 +71,9 @@ func chromium() string {
 func TestHTMLReportInChromium(t *testing.T) {
 	bin := chromium()
 	if bin == "" {
+		if os.Getenv("MCMCAUDIT_REQUIRE_CHROMIUM") == "1" {
+			t.Fatal("Chromium is required (MCMCAUDIT_REQUIRE_CHROMIUM=1) but not installed (Debian package chromium)")
+		}
 		t.Skip("no Chromium on this machine (Debian package chromium); the HTML is still checked by TestHTMLReportSelfContained")
 	}
 	for name, path := range htmlReports(t) {
