@@ -175,8 +175,10 @@ type splits struct {
 	fpT, fnT *cpTable
 	// working memory
 	kneg, kpos, tmp []uint64
+	ka, kb          []int32
 	heap            []span
 	tied            []int32
+	tiedV           []float64
 }
 
 // span is a range [i, j] of the front with an upper bound of the objective
@@ -258,35 +260,72 @@ func (sp *splits) reset(scores []float64, labels []bool, delta, confidence float
 	return nil
 }
 
-// buildFront merges the candidates of both orientations by (fp, fn) and
-// keeps the pairs whose fn is below that of every pair before them.
+// buildFront computes the front. Within orientation +1 (pairs in
+// decreasing k, fp non-decreasing) the pair of split k is dominated by a
+// neighbour unless the group above it holds a positive and the group below
+// it a negative; within −1, unless the group above holds a negative and the
+// one below a positive. The two filtered lists are merged by increasing fp,
+// keeping a pair when its fn is below every fn before it (and replacing the
+// last pair kept when the fp is the same).
 func (sp *splits) buildFront() {
-	G := int32(len(sp.gscore))
+	G := len(sp.gscore)
+	nb, pb := sp.nb, sp.pb
 	neg, pos := int32(sp.neg), int32(sp.pos)
-	sp.ffp, sp.ffn = sp.ffp[:0], sp.ffn[:0]
-	// Orientation +1 in increasing fp is k = G..0; orientation −1 is k = 0..G.
-	ka, kb := G, int32(0)
+	// Branch-free filters (labels are often interleaved at random, which
+	// defeats branch prediction): slot n is always written, and kept when
+	// the condition holds. hasNeg(g), hasPos(g): group g holds a negative, a
+	// positive; the virtual groups −1 and G hold both.
+	hasNeg := func(g int) int32 {
+		if g < 0 || g == G {
+			return 1
+		}
+		return min(1, nb[g+1]-nb[g])
+	}
+	hasPos := func(g int) int32 {
+		if g < 0 || g == G {
+			return 1
+		}
+		return min(1, pb[g+1]-pb[g])
+	}
+	a := slices.Grow(sp.ka[:0], G+1)[:G+1]
+	n := 0
+	for k := G; k >= 0; k-- {
+		a[n] = int32(k)
+		n += int(hasPos(k) & hasNeg(k-1))
+	}
+	a = a[:n]
+	b := slices.Grow(sp.kb[:0], G+1)[:G+1]
+	n = 0
+	for k := 0; k <= G; k++ {
+		b[n] = int32(k)
+		n += int(hasNeg(k) & hasPos(k-1))
+	}
+	b = b[:n]
+	sp.ka, sp.kb = a, b
+	ffp, ffn := sp.ffp[:0], sp.ffn[:0]
 	minFn := int32(math.MaxInt32)
-	for ka >= 0 || kb <= G {
-		var fp, fn int32
-		takeA := kb > G
-		if ka >= 0 && kb <= G {
-			fpA, fnA := neg-sp.nb[ka], sp.pb[ka]
-			fpB, fnB := sp.nb[kb], pos-sp.pb[kb]
-			takeA = fpA < fpB || (fpA == fpB && fnA <= fnB)
+	emit := func(fp, fn int32) {
+		if fn >= minFn {
+			return
 		}
-		if takeA {
-			fp, fn = neg-sp.nb[ka], sp.pb[ka]
-			ka--
+		if l := len(ffp) - 1; l >= 0 && ffp[l] == fp {
+			ffn[l] = fn
 		} else {
-			fp, fn = sp.nb[kb], pos-sp.pb[kb]
-			kb++
+			ffp, ffn = append(ffp, fp), append(ffn, fn)
 		}
-		if fn < minFn {
-			sp.ffp, sp.ffn = append(sp.ffp, fp), append(sp.ffn, fn)
-			minFn = fn
+		minFn = fn
+	}
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		if j == len(b) || (i < len(a) && neg-nb[a[i]] <= nb[b[j]]) {
+			emit(neg-nb[a[i]], pb[a[i]])
+			i++
+		} else {
+			emit(nb[b[j]], pos-pb[b[j]])
+			j++
 		}
 	}
+	sp.ffp, sp.ffn = ffp, ffn
 }
 
 // counts returns the error counts of candidate c.
@@ -328,12 +367,6 @@ func (sp *splits) bound(obj objective, fp, fn int32) float64 {
 	return obj(sp.fpT.at(fp), sp.fnT.at(fn), sp.delta)
 }
 
-// plugin is the float32-rounded-up plug-in value of (fp, fn), the first key
-// of the tie-break.
-func (sp *splits) plugin(obj objective, fp, fn int) float32 {
-	return roundUp32(obj(float64(fp)/float64(sp.neg), float64(fn)/float64(sp.pos), sp.delta))
-}
-
 // roundUp32 returns the smallest float32 ≥ x.
 func roundUp32(x float64) float32 {
 	f := float32(x)
@@ -346,11 +379,18 @@ func roundUp32(x float64) float32 {
 // best returns the candidate that maximises obj at the Clopper–Pearson
 // bounds, ties broken as ChooseRule says.
 func (sp *splits) best(obj objective) Selection {
-	bestV := sp.searchFront(obj)
-	c := 0
+	bound := func(fp, fn int32) float64 { return sp.bound(obj, fp, fn) }
+	plugin := func(fp, fn int32) float64 { return sp.pluginValue(obj, fp, fn) }
+	// Only positive maxima are looked for here: a maximum of 0 is attained
+	// by every candidate.
+	bestV := sp.searchFront(bound, plugin, func(v float64) float64 {
+		return math.Max(v, math.SmallestNonzeroFloat64)
+	})
+	var c int
 	if bestV > 0 {
 		c = sp.pickTied(obj, bestV)
 	} else {
+		bestV = 0
 		c = sp.pickPlugin(obj)
 	}
 	fp, fn := sp.counts(c)
@@ -363,39 +403,55 @@ func (sp *splits) best(obj objective) Selection {
 		Epsilon: bestV}
 }
 
-// searchFront is a best-first branch and bound over ranges of the front:
-// on [i, j] no pair has fewer false positives than pair i nor fewer false
-// negatives than pair j, so obj at (U(ffp[i]), U(ffn[j])) bounds the range
-// (and is exact when i = j), and the plug-in value at the same counts
-// bounds that without a Beta quantile. A range is split in halves until it
-// is a single pair or provably worse than the best pair found; ranges that
-// could tie with the best are kept, so on return sp.tied lists every front
-// pair whose value equals the returned maximum (none when it is 0).
-func (sp *splits) searchFront(obj objective) float64 {
-	fneg, fpos := float64(sp.neg), float64(sp.pos)
-	bestV := 0.0
-	sp.tied = sp.tied[:0]
+// pluginValue is obj at the observed rates (not rounded).
+func (sp *splits) pluginValue(obj objective, fp, fn int32) float64 {
+	return obj(float64(fp)/float64(sp.neg), float64(fn)/float64(sp.pos), sp.delta)
+}
+
+// searchFront maximises value, a function of the counts that is
+// non-increasing in each, over the front by a best-first branch and bound
+// over ranges: on [i, j] no pair has fewer false positives than pair i nor
+// fewer false negatives than pair j, so value(ffp[i], ffn[j]) bounds the
+// range (exactly when i = j), and so does pre (a cheaper upper bound of
+// value, or nil). A range is split in halves until it is a single pair or
+// provably below floor(best so far). floor(v) ≤ v says which values count
+// as tying with a maximum v; it must be non-decreasing. It returns the
+// maximum (−Inf if no pair reaches floor(−Inf)) and leaves in sp.tied
+// every front pair whose value is at least floor(maximum).
+func (sp *splits) searchFront(value, pre func(fp, fn int32) float64, floor func(float64) float64) float64 {
+	best := math.Inf(-1)
+	sp.tied, sp.tiedV = sp.tied[:0], sp.tiedV[:0]
 	h := sp.heap[:0]
 	consider := func(i, j int32) {
 		fp, fn := sp.ffp[i], sp.ffn[j]
-		if p := obj(float64(fp)/fneg, float64(fn)/fpos, sp.delta); !(p > 0) || p < bestV {
+		lim := floor(best)
+		if pre != nil && pre(fp, fn) < lim {
 			return
 		}
-		ub := sp.bound(obj, fp, fn)
-		if !(ub > 0) || ub < bestV {
+		ub := value(fp, fn)
+		if ub < lim {
 			return
 		}
-		if i == j {
-			if ub > bestV {
-				bestV, sp.tied = ub, sp.tied[:0]
+		if i < j {
+			h = heapPush(h, span{ub, i, j})
+			return
+		}
+		if ub > best {
+			best = ub
+			// Drop the pairs that no longer tie.
+			lim, k := floor(best), 0
+			for t, v := range sp.tiedV {
+				if v >= lim {
+					sp.tied[k], sp.tiedV[k] = sp.tied[t], v
+					k++
+				}
 			}
-			sp.tied = append(sp.tied, i)
-			return
+			sp.tied, sp.tiedV = sp.tied[:k], sp.tiedV[:k]
 		}
-		h = heapPush(h, span{ub, i, j})
+		sp.tied, sp.tiedV = append(sp.tied, i), append(sp.tiedV, ub)
 	}
 	consider(0, int32(len(sp.ffp)-1))
-	for len(h) > 0 && h[0].ub >= bestV {
+	for len(h) > 0 && h[0].ub >= floor(best) {
 		var s span
 		h, s = heapPop(h)
 		mid := s.i + (s.j-s.i)/2
@@ -403,71 +459,127 @@ func (sp *splits) searchFront(obj objective) float64 {
 		consider(mid+1, s.j)
 	}
 	sp.heap = h
-	return bestV
+	return best
 }
 
-// pickPlugin handles a maximum of 0, which every candidate attains: the
-// winner is the candidate with the largest plug-in value, then the
-// smallest index. The plug-in value is monotone in the counts, so its
-// maximum is on the front.
-func (sp *splits) pickPlugin(obj objective) int {
-	vmax := float32(math.Inf(-1))
-	for i := range sp.ffp {
-		vmax = max(vmax, sp.plugin(obj, int(sp.ffp[i]), int(sp.ffn[i])))
+// grow returns the largest d in [0, limit] with ok(d), for ok true at 0
+// and monotone (true up to some d, false after): an exponential search
+// followed by bisection.
+func grow(ok func(d int32) bool, limit int32) int32 {
+	lo, step := int32(0), int32(1)
+	for lo < limit {
+		hi := min(lo+step, limit)
+		if !ok(hi) {
+			// The answer is in [lo, hi).
+			for hi-lo > 1 {
+				m := lo + (hi-lo)/2
+				if ok(m) {
+					lo = m
+				} else {
+					hi = m
+				}
+			}
+			return lo
+		}
+		lo, step = hi, 2*step
 	}
-	m := 2 * len(sp.nb)
-	for c := 0; c < m; c++ {
-		if fp, fn := sp.counts(c); sp.plugin(obj, fp, fn) == vmax {
-			return c
+	return lo
+}
+
+// box returns the candidate ranges, per orientation, whose counts lie in
+// [f1, f2] × [n1, n2]: candidates 2k for k in [lo1, hi1), 2k+1 for k in
+// [lo2, hi2).
+func (sp *splits) box(f1, f2, n1, n2 int32) (lo1, hi1, lo2, hi2 int) {
+	neg, pos := int32(sp.neg), int32(sp.pos)
+	// Orientation +1: fp = neg − nb[k], fn = pb[k].
+	lo1, hi1 = overlap(sp.nb, neg-f2, neg-f1, sp.pb, n1, n2)
+	// Orientation −1: fp = nb[k], fn = pos − pb[k].
+	lo2, hi2 = overlap(sp.nb, f1, f2, sp.pb, pos-n2, pos-n1)
+	return
+}
+
+// tiedBox returns the box of counts that can tie with front pair q under a
+// value non-increasing in each count: every candidate p dominated by q
+// with tie(p) lies in [q.fp, q.fp+d1] × [q.fn, q.fn+d2], where d1 (d2) is
+// how far the false-positive (false-negative) count can grow from q, the
+// other held, before tie fails (usually 0: the box is q alone).
+func (sp *splits) tiedBox(q int32, tie func(fp, fn int32) bool) (f1, f2, n1, n2 int32) {
+	f1, n1 = sp.ffp[q], sp.ffn[q]
+	f2 = f1 + grow(func(d int32) bool { return tie(f1+d, n1) }, int32(sp.neg)-f1)
+	n2 = n1 + grow(func(d int32) bool { return tie(f1, n1+d) }, int32(sp.pos)-n1)
+	return
+}
+
+// pickPlugin handles a maximum bound of 0, which every candidate attains:
+// the winner is the candidate with the largest plug-in value rounded up to
+// float32, then the smallest index. The plug-in value is monotone in the
+// counts, so the front holds its maximum vmax, and every candidate rounding
+// to vmax is dominated by a front pair that does.
+func (sp *splits) pickPlugin(obj objective) int {
+	plugin := func(fp, fn int32) float64 { return sp.pluginValue(obj, fp, fn) }
+	// The smallest float64 that rounds up to the same float32 as v.
+	floor := func(v float64) float64 {
+		if math.IsInf(v, -1) {
+			return v
+		}
+		r := roundUp32(v)
+		return math.Nextafter(float64(math.Nextafter32(r, float32(math.Inf(-1)))), math.Inf(1))
+	}
+	vmax := roundUp32(sp.searchFront(plugin, nil, floor))
+	tie := func(fp, fn int32) bool { return roundUp32(plugin(fp, fn)) == vmax }
+	bestC := -1
+	for _, q := range sp.tied {
+		f1, f2, n1, n2 := sp.tiedBox(q, tie)
+		lo1, hi1, lo2, hi2 := sp.box(f1, f2, n1, n2)
+		for k := lo1; k < hi1 && (bestC < 0 || 2*k < bestC); k++ {
+			if fp, fn := sp.counts(2 * k); tie(int32(fp), int32(fn)) {
+				bestC = 2 * k
+				break
+			}
+		}
+		for k := lo2; k < hi2 && (bestC < 0 || 2*k+1 < bestC); k++ {
+			if fp, fn := sp.counts(2*k + 1); tie(int32(fp), int32(fn)) {
+				bestC = 2*k + 1
+				break
+			}
 		}
 	}
-	// Not reached while the plug-in value is monotone in floating point;
-	// if rounding ever broke that, the full scan below is still right.
-	bestC, bestP := 0, float32(math.Inf(-1))
-	for c := 0; c < m; c++ {
-		if fp, fn := sp.counts(c); sp.plugin(obj, fp, fn) > bestP {
-			bestC, bestP = c, sp.plugin(obj, fp, fn)
+	if bestC < 0 {
+		// Not reached while the plug-in value is monotone in floating
+		// point; if rounding ever broke that, a full scan is still right.
+		bestP := float32(math.Inf(-1))
+		for c := 0; c < 2*len(sp.nb); c++ {
+			if fp, fn := sp.counts(c); roundUp32(plugin(int32(fp), int32(fn))) > bestP {
+				bestC, bestP = c, roundUp32(plugin(int32(fp), int32(fn)))
+			}
 		}
 	}
 	return bestC
 }
 
 // pickTied returns, among all candidates whose bound equals bestV > 0, the
-// one with the largest plug-in value, then the smallest index. Each such
-// candidate's counts dominate a tied front pair q and, the objective being
-// monotone, lie in the box [q.fp, q.fp+d1] × [q.fn, q.fn+d2], where d1 (d2)
-// is how far the false-positive (false-negative) count can grow from q
-// before the bound drops below bestV (usually 0: the box is q alone).
+// one with the largest plug-in value rounded up to float32, then the
+// smallest index. Such a candidate is dominated by a front pair whose bound
+// is bestV too (the bound is monotone), and lies in that pair's tiedBox.
 func (sp *splits) pickTied(obj objective, bestV float64) int {
+	tie := func(fp, fn int32) bool { return sp.bound(obj, fp, fn) >= bestV }
 	bestC, bestP := -1, float32(0)
+	try := func(c int) {
+		fp, fn := sp.counts(c)
+		if sp.bound(obj, int32(fp), int32(fn)) != bestV {
+			return
+		}
+		p := roundUp32(sp.pluginValue(obj, int32(fp), int32(fn)))
+		if bestC < 0 || p > bestP || (p == bestP && c < bestC) {
+			bestC, bestP = c, p
+		}
+	}
 	for _, q := range sp.tied {
-		f1, n1 := sp.ffp[q], sp.ffn[q]
-		f2, n2 := f1, n1
-		for f2 < int32(sp.neg) && sp.bound(obj, f2+1, n1) >= bestV {
-			f2++
-		}
-		for n2 < int32(sp.pos) && sp.bound(obj, f1, n2+1) >= bestV {
-			n2++
-		}
-		try := func(c int) {
-			fp, fn := sp.counts(c)
-			if sp.bound(obj, int32(fp), int32(fn)) != bestV {
-				return
-			}
-			p := sp.plugin(obj, fp, fn)
-			if bestC < 0 || p > bestP || (p == bestP && c < bestC) {
-				bestC, bestP = c, p
-			}
-		}
-		neg, pos := int32(sp.neg), int32(sp.pos)
-		// Orientation +1: fp = neg − nb[k], fn = pb[k].
-		lo, hi := overlap(sp.nb, neg-f2, neg-f1, sp.pb, n1, n2)
-		for k := lo; k < hi; k++ {
+		lo1, hi1, lo2, hi2 := sp.box(sp.tiedBox(q, tie))
+		for k := lo1; k < hi1; k++ {
 			try(2 * k)
 		}
-		// Orientation −1: fp = nb[k], fn = pos − pb[k].
-		lo, hi = overlap(sp.nb, f1, f2, sp.pb, pos-n2, pos-n1)
-		for k := lo; k < hi; k++ {
+		for k := lo2; k < hi2; k++ {
 			try(2*k + 1)
 		}
 	}
@@ -477,7 +589,8 @@ func (sp *splits) pickTied(obj objective, bestV float64) int {
 		bestV := math.Inf(-1)
 		for c := 0; c < 2*len(sp.nb); c++ {
 			fp, fn := sp.counts(c)
-			v, p := sp.bound(obj, int32(fp), int32(fn)), sp.plugin(obj, fp, fn)
+			v := sp.bound(obj, int32(fp), int32(fn))
+			p := roundUp32(sp.pluginValue(obj, int32(fp), int32(fn)))
 			if v > bestV || (v == bestV && p > bestP) {
 				bestC, bestV, bestP = c, v, p
 			}
@@ -554,38 +667,43 @@ func fromSortKey(k uint64) float64 {
 }
 
 // radixSort sorts keys in place by a least-significant-digit radix sort on
-// bytes, skipping the bytes that all keys share; tmp is scratch memory,
-// returned for reuse.
+// 11-bit digits (six passes), skipping the digits that all keys share; tmp
+// is scratch memory, returned for reuse.
 func radixSort(keys, tmp []uint64) []uint64 {
+	const bits, nd = 11, 6
+	const size = 1 << bits
 	n := len(keys)
-	if n < 256 {
+	if n < 512 {
 		slices.Sort(keys)
 		return tmp
 	}
-	var hist [8][256]int
+	var hist [nd][size]int32
 	for _, k := range keys {
-		for b := 0; b < 8; b++ {
-			hist[b][byte(k>>(8*b))]++
-		}
+		hist[0][k&(size-1)]++
+		hist[1][(k>>bits)&(size-1)]++
+		hist[2][(k>>(2*bits))&(size-1)]++
+		hist[3][(k>>(3*bits))&(size-1)]++
+		hist[4][(k>>(4*bits))&(size-1)]++
+		hist[5][k>>(5*bits)]++
 	}
 	if cap(tmp) < n {
 		tmp = make([]uint64, n)
 	}
 	src, dst := keys, tmp[:n]
-	for b := 0; b < 8; b++ {
-		h := &hist[b]
-		if h[byte(keys[0]>>(8*b))] == n {
-			continue // every key has this byte
+	for d := 0; d < nd; d++ {
+		shift := uint(d * bits)
+		h := &hist[d]
+		if int(h[(keys[0]>>shift)&(size-1)]) == n {
+			continue // every key has this digit
 		}
-		sum := 0
+		var sum int32
 		for i := range h {
 			h[i], sum = sum, sum+h[i]
 		}
-		shift := uint(8 * b)
 		for _, k := range src {
-			d := byte(k >> shift)
-			dst[h[d]] = k
-			h[d]++
+			x := (k >> shift) & (size - 1)
+			dst[h[x]] = k
+			h[x]++
 		}
 		src, dst = dst, src
 	}

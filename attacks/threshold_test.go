@@ -185,6 +185,9 @@ func bruteBest(scores []float64, labels []bool, delta, conf float64) (region, gd
 // set, heavy class imbalance either way, and well-separated classes.
 func scoreSet(rng *rand.Rand, shape int) ([]float64, []bool) {
 	n := 2 + rng.IntN(300)
+	if shape%5 == 4 {
+		n = 600 + rng.IntN(2500) // above the radix sort's small-set cutoff
+	}
 	pPos := 0.5
 	shift := 3 * rng.Float64()
 	round := 0.0
@@ -410,5 +413,82 @@ func TestThresholdBetweenAwkwardScores(t *testing.T) {
 	sel, _ := ChooseRule([]float64{1, 2, 1, 2}, []bool{false, true, false, true}, 0, 0.5)
 	if sel.Rule != (Rule{1.5, 1}) {
 		t.Fatalf("rule %+v, want threshold 1.5, orientation +1", sel.Rule)
+	}
+}
+
+// The radix sort orders keys as slices.Sort orders the floats they encode
+// (with −0 and +0 equal), on sets above and below its small-set cutoff,
+// with negative, zero, infinite, subnormal and repeated values.
+func TestRadixSortMatchesFloatOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	special := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), 5e-324, -5e-324,
+		math.MaxFloat64, -math.MaxFloat64, 1, math.Nextafter(1, 2), -1}
+	var tmp []uint64
+	for _, n := range []int{1, 7, 511, 512, 513, 3000, 70000} {
+		for rep := 0; rep < 3; rep++ {
+			vals := make([]float64, n)
+			for i := range vals {
+				switch rng.IntN(4) {
+				case 0:
+					vals[i] = special[rng.IntN(len(special))]
+				case 1:
+					vals[i] = math.Round(rng.NormFloat64() * 3)
+				default:
+					vals[i] = rng.NormFloat64() * math.Exp(20*rng.NormFloat64())
+				}
+			}
+			keys := make([]uint64, n)
+			for i, v := range vals {
+				keys[i] = sortKey(v)
+			}
+			tmp = radixSort(keys, tmp)
+			slices.Sort(vals)
+			for i, k := range keys {
+				got := fromSortKey(k)
+				if got != vals[i] || (got == 0 && math.Signbit(got)) {
+					t.Fatalf("n=%d: position %d holds %v, slices.Sort has %v", n, i, got, vals[i])
+				}
+			}
+		}
+	}
+}
+
+// The front is exactly the set of non-dominated (fp, fn) pairs among all
+// candidates, found here by comparing every pair with every other.
+func TestFrontIsParetoSet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	var sp splits
+	for trial := 0; trial < 300; trial++ {
+		scores, labels := scoreSet(rng, trial)
+		if err := sp.reset(scores, labels, 0, 0.9); err != nil {
+			t.Fatal(err)
+		}
+		type pair struct{ fp, fn int }
+		var all []pair
+		for c := 0; c < 2*len(sp.nb); c++ {
+			fp, fn := sp.counts(c)
+			all = append(all, pair{fp, fn})
+		}
+		var want []pair
+		for _, p := range all {
+			dominated := false
+			for _, q := range all {
+				if q != p && q.fp <= p.fp && q.fn <= p.fn {
+					dominated = true
+					break
+				}
+			}
+			if !dominated && !slices.Contains(want, p) {
+				want = append(want, p)
+			}
+		}
+		slices.SortFunc(want, func(a, b pair) int { return cmp.Compare(a.fp, b.fp) })
+		var got []pair
+		for i := range sp.ffp {
+			got = append(got, pair{int(sp.ffp[i]), int(sp.ffn[i])})
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d: front %v, Pareto set %v", trial, got, want)
+		}
 	}
 }
