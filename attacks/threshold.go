@@ -66,31 +66,29 @@ func gdpMu(a, b float64) float64 {
 // errors among n runs, at tail level a (α/2, as in stats.RegionBound),
 // each computed on first use: the Beta quantile is the expensive part of
 // the search, and an audit's release points share n and a, so the table
-// outlives one call.
+// outlives one call. It is a map because a search needs only a few
+// thousand of the n+1 entries.
 type cpTable struct {
 	n int
 	a float64
-	u []float64 // NaN until computed
+	u map[int32]float64
 }
 
 // prepare makes t the table of (n, a), keeping its values when it already is.
 func (t *cpTable) prepare(n int, a float64) {
-	if t.n == n && t.a == a && len(t.u) == n+1 {
+	if t.u != nil && t.n == n && t.a == a {
 		return
 	}
 	t.n, t.a = n, a
-	if cap(t.u) < n+1 {
-		t.u = make([]float64, n+1)
+	if t.u == nil {
+		t.u = make(map[int32]float64)
 	}
-	t.u = t.u[:n+1]
-	for i := range t.u {
-		t.u[i] = math.NaN()
-	}
+	clear(t.u)
 }
 
 // at returns U(k).
 func (t *cpTable) at(k int32) float64 {
-	if u := t.u[k]; u == u {
+	if u, ok := t.u[k]; ok {
 		return u
 	}
 	u, err := stats.ClopperPearsonUpperTail(int(k), t.n, t.a)
