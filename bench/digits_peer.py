@@ -191,7 +191,7 @@ def main():
     tool = None
     if args.tool_json:
         rep = json.load(open(args.tool_json))["report"]
-        tool = [(p["attacks"][0]["selection"]["epsilon"], p["attacks"][0]["region"]["epsilon"], p.get("accuracy"))
+        tool = [(p["attacks"][0]["selection"]["epsilon"], p["attacks"][0]["region"]["epsilon"], p.get("test_accuracy"))
                 for p in rep["points"]]
     print(f"{'epoch':>5} {'eps(train)':>10} {'eps_lb':>8} {'test acc':>8}" +
           (f" | {'tool eps(train)':>15} {'tool eps_lb':>11} {'tool acc':>8}" if tool else ""))
