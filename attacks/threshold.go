@@ -388,7 +388,6 @@ func (sp *splits) best(obj objective) Selection {
 	if bestV > 0 {
 		c = sp.pickTied(obj, bestV)
 	} else {
-		bestV = 0
 		c = sp.pickPlugin(obj)
 	}
 	fp, fn := sp.counts(c)
@@ -396,9 +395,11 @@ func (sp *splits) best(obj objective) Selection {
 	if c%2 == 1 {
 		o = -1
 	}
+	// The chosen candidate's own bound: bestV on every path (0 when bestV
+	// is 0), and consistent with the counts even if a fallback ran.
 	return Selection{Rule: Rule{sp.threshold(c/2, o), o},
 		Counts:  stats.Counts{FP: fp, Negatives: sp.neg, FN: fn, Positives: sp.pos},
-		Epsilon: bestV}
+		Epsilon: math.Max(0, sp.bound(obj, int32(fp), int32(fn)))}
 }
 
 // pluginValue is obj at the observed rates (not rounded).
