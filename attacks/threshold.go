@@ -1,7 +1,6 @@
 package attacks
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -32,24 +31,28 @@ type Selection struct {
 	Epsilon float64
 }
 
-// objective is what a rule is chosen to maximise: bound is the
-// confidence-bounded criterion at counts (fp, fn), plugin the same formula
-// at the observed rates, which must never be smaller than bound (it prunes
-// the search).
-type objective struct {
-	bound  func(c *cpCache, fp, fn int) float64
-	plugin func(fpr, fnr, delta float64) float64
+// objective is the criterion a rule is chosen to maximise, as a function of
+// the two error rates (a for false positives, b for false negatives). At
+// the Clopper–Pearson upper bounds of the rates it is the confidence
+// bound; at the observed rates it is the plug-in value, which is never
+// smaller because both objectives are non-increasing in each rate and the
+// upper bounds are at least the observed rates.
+type objective func(a, b, delta float64) float64
+
+// regionObjective is Heller & Fetaya (2023) eq. 11; at the Clopper–Pearson
+// upper bounds it is their eq. 12 (stats.RegionBound).
+func regionObjective(a, b, delta float64) float64 {
+	e, _ := stats.EpsilonFromRates(a, b, delta)
+	return e
 }
 
-var regionObjective = objective{
-	bound: func(c *cpCache, fp, fn int) float64 { return c.region(fp, fn) },
-	plugin: func(fpr, fnr, delta float64) float64 {
-		e, _ := stats.EpsilonFromRates(fpr, fnr, delta)
-		return e
-	},
-}
+// gdpObjective is gdpMu; delta plays no part.
+func gdpObjective(a, b, _ float64) float64 { return gdpMu(a, b) }
 
-// gdpMu is max(0, Φ⁻¹(1−a) − Φ⁻¹(b)) (MATH.md §2), decreasing in a and b.
+// gdpMu is max(0, Φ⁻¹(1−a) − Φ⁻¹(b)): the μ of the Gaussian trade-off curve
+// G_μ(a) = Φ(Φ⁻¹(1−a) − μ) of Dong, Roth & Su (2019, Def. 2.7) that passes
+// through the error rates (a, b); it is non-increasing in a and b, and
+// equals stats.GDPMuLowerBound's μ at the Clopper–Pearson upper bounds.
 func gdpMu(a, b float64) float64 {
 	mu := -mathext.NormalQuantile(a) - mathext.NormalQuantile(b)
 	if !(mu > 0) {
@@ -58,60 +61,61 @@ func gdpMu(a, b float64) float64 {
 	return mu
 }
 
-var gdpObjective = objective{
-	bound: func(c *cpCache, fp, fn int) float64 {
-		return gdpMu(c.upper(c.fpr, fp, c.neg), c.upper(c.fnr, fn, c.pos))
-	},
-	plugin: func(fpr, fnr, _ float64) float64 { return gdpMu(fpr, fnr) },
+// cpTable holds the one-sided Clopper–Pearson upper bounds
+// U(k) = Beta⁻¹(1−a; k+1, n−k) (Clopper & Pearson 1934) of a rate with k
+// errors among n runs, at tail level a (α/2, as in stats.RegionBound),
+// each computed on first use: the Beta quantile is the expensive part of
+// the search, and an audit's release points share n and a, so the table
+// outlives one call. It is a map because a search needs only a few
+// thousand of the n+1 entries.
+type cpTable struct {
+	n int
+	a float64
+	u map[int32]float64
 }
 
-// cpCache memoises the one-sided Clopper–Pearson upper bounds of the two
-// error rates (each at tail level α/2, as in stats.RegionBound) by count.
-type cpCache struct {
-	neg, pos          int
-	delta, confidence float64
-	fpr, fnr          map[int]float64
+// prepare makes t the table of (n, a), keeping its values when it already is.
+func (t *cpTable) prepare(n int, a float64) {
+	if t.u != nil && t.n == n && t.a == a {
+		return
+	}
+	t.n, t.a = n, a
+	if t.u == nil {
+		t.u = make(map[int32]float64)
+	}
+	clear(t.u)
 }
 
-func (c *cpCache) upper(memo map[int]float64, k, n int) float64 {
-	if u, ok := memo[k]; ok {
+// at returns U(k).
+func (t *cpTable) at(k int32) float64 {
+	if u, ok := t.u[k]; ok {
 		return u
 	}
-	u, err := stats.ClopperPearsonUpperTail(k, n, (1-c.confidence)/2)
+	u, err := stats.ClopperPearsonUpperTail(int(k), t.n, t.a)
 	if err != nil {
-		panic(err) // counts are in range by construction
+		panic(err) // counts and the tail level are in range by construction
 	}
-	memo[k] = u
+	t.u[k] = u
 	return u
 }
 
-// region is stats.RegionBound's ε for these counts.
-func (c *cpCache) region(fp, fn int) float64 {
-	e, _ := stats.EpsilonFromRates(c.upper(c.fpr, fp, c.neg), c.upper(c.fnr, fn, c.pos), c.delta)
-	return e
-}
-
-// maxRegionEvals caps the exact evaluations of ChooseRule. Reaching it can
-// only cost power (a slightly worse threshold), never validity: the rule is
-// chosen on training runs and its errors are counted on fresh ones.
-const maxRegionEvals = 4096
-
 // ChooseRule picks the threshold and orientation that maximise the region
-// bound (Heller eq. 12) computed from the counts on (scores, labels): every
-// split between consecutive distinct scores is a candidate, in both
-// orientations. It is meant for training runs only (A1, or the
-// threshold-selection split): choosing a threshold on the runs that are then
-// counted would invalidate the bound.
+// bound (Heller & Fetaya 2023, eq. 12) computed from the counts on
+// (scores, labels): every split between consecutive distinct scores is a
+// candidate, in both orientations, and every candidate is accounted for
+// (the search is exact, with no cap). It is meant for training runs only
+// (A1, or the threshold-selection split): choosing a threshold on the runs
+// that are then counted would invalidate the bound.
 //
-// The region bound never exceeds the plug-in bound of eq. 11 at the same
-// counts (the Clopper–Pearson upper bounds are at least the observed rates),
-// so candidates are examined in decreasing order of the plug-in value and
-// the search stops when no remaining candidate can beat the best bound:
-// exact, and usually after a handful of Beta quantiles (at most
-// maxRegionEvals candidates are examined).
+// Among candidates with equal bounds the one with the larger plug-in value
+// (eq. 11 at the observed rates, rounded up to float32) wins, then the one
+// with the smaller candidate index (split k in orientation +1 is 2k, in
+// orientation −1 it is 2k+1). How the search finds the optimum without
+// evaluating every candidate's bound is derived in
+// docs/derivations/threshold-search.md.
 func ChooseRule(scores []float64, labels []bool, delta, confidence float64) (Selection, error) {
-	sp, err := newSplits(scores, labels, delta, confidence)
-	if err != nil {
+	var sp splits
+	if err := sp.reset(scores, labels, delta, confidence); err != nil {
 		return Selection{}, err
 	}
 	return sp.best(regionObjective), nil
@@ -122,8 +126,8 @@ func ChooseRule(scores []float64, labels []bool, delta, confidence float64) (Sel
 // (the threshold that is best for the region bound sits at an extreme where
 // μ_lb is loose, so each estimator gets its own rule).
 func ChooseRuleGDP(scores []float64, labels []bool, confidence float64) (Selection, error) {
-	sp, err := newSplits(scores, labels, 0, confidence)
-	if err != nil {
+	var sp splits
+	if err := sp.reset(scores, labels, 0, confidence); err != nil {
 		return Selection{}, err
 	}
 	return sp.best(gdpObjective), nil
@@ -136,8 +140,9 @@ func ChooseRules(scores []float64, labels []bool, delta, confidence float64) (re
 }
 
 // Chooser is ChooseRules with working memory kept between calls, for
-// callers that choose rules for many release points in turn (an audit of
-// 10⁶ runs would otherwise allocate tens of megabytes per point).
+// callers that choose rules for many release points in turn: sort buffers
+// and the tabulated Clopper–Pearson bounds are reused (the latter as long
+// as the numbers of runs per side and the confidence stay the same).
 type Chooser struct{ sp splits }
 
 // ChooseRules is the package-level ChooseRules, reusing c's memory.
@@ -149,50 +154,36 @@ func (c *Chooser) ChooseRules(scores []float64, labels []bool, delta, confidence
 }
 
 // splits holds the candidate thresholds of a scored training set: after
-// sorting, group g (0..m−1) holds equal scores; split k (0..m) puts the
-// threshold after the first k groups, with negBelow[k] negatives and
-// posBelow[k] positives below it.
+// sorting, group g (0..G−1) holds the runs with the g-th smallest distinct
+// score; split k (0..G) puts the threshold after the first k groups, with
+// nb[k] negatives and pb[k] positives below it. Candidate c is split c/2 in
+// orientation +1 (positives predicted above) when c is even, −1 when odd.
+//
+// The Pareto front (ffp[i], ffn[i]), i = 0..P−1, lists the error-count
+// pairs that no other candidate beats in both counts, with ffp strictly
+// increasing and ffn strictly decreasing; both objectives are
+// non-increasing in each count, so the optimum is on it.
 type splits struct {
 	neg, pos int
-	// end[k] is the number of sorted scores below split k; the threshold
-	// is computed from the scores when a rule is returned.
-	end                []int32
-	scores             []float64
-	negBelow, posBelow []int32
-	cache              *cpCache
-	delta              float64
-	// working memory, reused by reset and best
-	idx, order []int32
-	vals       []float32
+	delta    float64
+	gscore   []float64
+	nb, pb   []int32
+	ffp, ffn []int32
+	tabs     [2]cpTable
+	fpT, fnT *cpTable
+	// working memory
+	kneg, kpos, tmp []uint64
+	ka, kb          []int32
+	heap            []span
+	tied            []int32
+	tiedV           []float64
 }
 
-// threshold returns the threshold of split k: midway between the last
-// score below it and the first above (±Inf at the ends).
-func (sp *splits) threshold(k int) float64 {
-	e := int(sp.end[k])
-	switch {
-	case e == 0:
-		return math.Inf(-1)
-	case e == len(sp.idx):
-		return math.Inf(1)
-	}
-	lo, hi := sp.scores[sp.idx[e-1]], sp.scores[sp.idx[e]]
-	return lo + (hi-lo)/2
-}
-
-// roundUp32 returns the smallest float32 ≥ x, so that a float32 plug-in
-// value still bounds the region bound from above.
-func roundUp32(x float64) float32 {
-	f := float32(x)
-	if float64(f) < x {
-		f = math.Nextafter32(f, float32(math.Inf(1)))
-	}
-	return f
-}
-
-func newSplits(scores []float64, labels []bool, delta, confidence float64) (*splits, error) {
-	sp := &splits{}
-	return sp, sp.reset(scores, labels, delta, confidence)
+// span is a range [i, j] of the front with an upper bound of the objective
+// over it.
+type span struct {
+	ub   float64
+	i, j int32
 }
 
 // reset prepares the splits of a new scored set, keeping the memory.
@@ -210,102 +201,515 @@ func (sp *splits) reset(scores []float64, labels []bool, delta, confidence float
 	if n > math.MaxInt32 {
 		return fmt.Errorf("attacks: at most %d scored runs, got %d", math.MaxInt32, n)
 	}
-	neg, pos := 0, 0
+	kneg, kpos := sp.kneg[:0], sp.kpos[:0]
 	for i, l := range labels {
-		if math.IsNaN(scores[i]) {
+		s := scores[i]
+		if math.IsNaN(s) {
 			return fmt.Errorf("attacks: score %d is NaN", i)
 		}
 		if l {
-			pos++
+			kpos = append(kpos, sortKey(s))
 		} else {
-			neg++
+			kneg = append(kneg, sortKey(s))
 		}
 	}
+	sp.kneg, sp.kpos = kneg, kpos
+	neg, pos := len(kneg), len(kpos)
 	if neg == 0 || pos == 0 {
 		return fmt.Errorf("attacks: training set needs runs on both D and D′ (has %d and %d)", neg, pos)
 	}
-	idx := sp.idx[:0]
-	for i := 0; i < n; i++ {
-		idx = append(idx, int32(i))
-	}
-	sp.idx = idx
-	slices.SortFunc(idx, func(a, b int32) int { return cmp.Compare(scores[a], scores[b]) })
+	sp.tmp = radixSort(kneg, sp.tmp)
+	sp.tmp = radixSort(kpos, sp.tmp)
 	sp.neg, sp.pos, sp.delta = neg, pos, delta
-	sp.cache = &cpCache{neg: neg, pos: pos, delta: delta, confidence: confidence, fpr: map[int]float64{}, fnr: map[int]float64{}}
-	sp.scores = scores
-	sp.end, sp.negBelow, sp.posBelow = sp.end[:0], sp.negBelow[:0], sp.posBelow[:0]
-	sp.end = append(sp.end, 0)
-	sp.negBelow = append(sp.negBelow, 0)
-	sp.posBelow = append(sp.posBelow, 0)
-	var nb, pb int32
-	for i := 0; i < n; {
-		j := i
-		for j < n && scores[idx[j]] == scores[idx[i]] {
-			if labels[idx[j]] {
-				pb++
-			} else {
-				nb++
-			}
+
+	// Merge the two sorted lists into groups of equal scores.
+	sp.gscore, sp.nb, sp.pb = sp.gscore[:0], append(sp.nb[:0], 0), append(sp.pb[:0], 0)
+	var i, j int
+	for i < neg || j < pos {
+		var key uint64
+		switch {
+		case i == neg:
+			key = kpos[j]
+		case j == pos:
+			key = kneg[i]
+		default:
+			key = min(kneg[i], kpos[j])
+		}
+		for i < neg && kneg[i] == key {
+			i++
+		}
+		for j < pos && kpos[j] == key {
 			j++
 		}
-		sp.end = append(sp.end, int32(j))
-		sp.negBelow = append(sp.negBelow, nb)
-		sp.posBelow = append(sp.posBelow, pb)
-		i = j
+		sp.gscore = append(sp.gscore, fromSortKey(key))
+		sp.nb = append(sp.nb, int32(i))
+		sp.pb = append(sp.pb, int32(j))
+	}
+	sp.buildFront()
+
+	a := (1 - confidence) / 2
+	sp.fpT, sp.fnT = &sp.tabs[0], &sp.tabs[1]
+	sp.fpT.prepare(neg, a)
+	if pos == neg {
+		sp.fnT = sp.fpT // one table serves both rates
+	} else {
+		sp.fnT.prepare(pos, a)
 	}
 	return nil
 }
 
-// counts returns the error counts of candidate c: split c/2 with
-// orientation +1 (positives predicted above the threshold) for even c, −1
-// for odd c.
+// buildFront computes the front. Within orientation +1 (pairs in
+// decreasing k, fp non-decreasing) the pair of split k is dominated by a
+// neighbour unless the group above it holds a positive and the group below
+// it a negative; within −1, unless the group above holds a negative and the
+// one below a positive. The two filtered lists are merged by increasing fp,
+// keeping a pair when its fn is below every fn before it (and replacing the
+// last pair kept when the fp is the same).
+func (sp *splits) buildFront() {
+	G := len(sp.gscore)
+	nb, pb := sp.nb, sp.pb
+	neg, pos := int32(sp.neg), int32(sp.pos)
+	// Branch-free filters (labels are often interleaved at random, which
+	// defeats branch prediction): slot n is always written, and kept when
+	// the condition holds. hasNeg(g), hasPos(g): group g holds a negative, a
+	// positive; the virtual groups −1 and G hold both.
+	hasNeg := func(g int) int32 {
+		if g < 0 || g == G {
+			return 1
+		}
+		return min(1, nb[g+1]-nb[g])
+	}
+	hasPos := func(g int) int32 {
+		if g < 0 || g == G {
+			return 1
+		}
+		return min(1, pb[g+1]-pb[g])
+	}
+	a := slices.Grow(sp.ka[:0], G+1)[:G+1]
+	n := 0
+	for k := G; k >= 0; k-- {
+		a[n] = int32(k)
+		n += int(hasPos(k) & hasNeg(k-1))
+	}
+	a = a[:n]
+	b := slices.Grow(sp.kb[:0], G+1)[:G+1]
+	n = 0
+	for k := 0; k <= G; k++ {
+		b[n] = int32(k)
+		n += int(hasNeg(k) & hasPos(k-1))
+	}
+	b = b[:n]
+	sp.ka, sp.kb = a, b
+	ffp, ffn := sp.ffp[:0], sp.ffn[:0]
+	minFn := int32(math.MaxInt32)
+	emit := func(fp, fn int32) {
+		if fn >= minFn {
+			return
+		}
+		if l := len(ffp) - 1; l >= 0 && ffp[l] == fp {
+			ffn[l] = fn
+		} else {
+			ffp, ffn = append(ffp, fp), append(ffn, fn)
+		}
+		minFn = fn
+	}
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		if j == len(b) || (i < len(a) && neg-nb[a[i]] <= nb[b[j]]) {
+			emit(neg-nb[a[i]], pb[a[i]])
+			i++
+		} else {
+			emit(nb[b[j]], pos-pb[b[j]])
+			j++
+		}
+	}
+	sp.ffp, sp.ffn = ffp, ffn
+}
+
+// counts returns the error counts of candidate c.
 func (sp *splits) counts(c int) (fp, fn int) {
 	k := c / 2
-	nb, pb := int(sp.negBelow[k]), int(sp.posBelow[k])
+	nb, pb := int(sp.nb[k]), int(sp.pb[k])
 	if c%2 == 0 {
 		return sp.neg - nb, pb
 	}
 	return nb, sp.pos - pb
 }
 
-// best runs the branch-and-bound search for one objective.
+// threshold returns the threshold of split k for orientation o: midway
+// between the last score below it and the first above (±Inf at the ends).
+// When the midpoint does not fall strictly between them (adjacent floats,
+// infinite scores, overflow) it is the score on the side that Rule.Positive
+// puts below for o = +1 (the lower one) or above for o = −1 (the upper
+// one), so that the rule reproduces the split's counts.
+func (sp *splits) threshold(k, o int) float64 {
+	switch k {
+	case 0:
+		return math.Inf(-1)
+	case len(sp.gscore):
+		return math.Inf(1)
+	}
+	lo, hi := sp.gscore[k-1], sp.gscore[k]
+	t := lo + (hi-lo)/2
+	if lo < t && t < hi {
+		return t
+	}
+	if o > 0 {
+		return lo
+	}
+	return hi
+}
+
+// bound is the objective at the Clopper–Pearson upper bounds of (fp, fn).
+func (sp *splits) bound(obj objective, fp, fn int32) float64 {
+	return obj(sp.fpT.at(fp), sp.fnT.at(fn), sp.delta)
+}
+
+// roundUp32 returns the smallest float32 ≥ x.
+func roundUp32(x float64) float32 {
+	f := float32(x)
+	if float64(f) < x {
+		f = math.Nextafter32(f, float32(math.Inf(1)))
+	}
+	return f
+}
+
+// best returns the candidate that maximises obj at the Clopper–Pearson
+// bounds, ties broken as ChooseRule says.
 func (sp *splits) best(obj objective) Selection {
-	m := 2 * len(sp.end)
-	if cap(sp.vals) < m {
-		sp.vals, sp.order = make([]float32, m), make([]int32, m)
-	}
-	vals, order := sp.vals[:m], sp.order[:m]
-	for c := 0; c < m; c++ {
-		fp, fn := sp.counts(c)
-		vals[c] = roundUp32(obj.plugin(float64(fp)/float64(sp.neg), float64(fn)/float64(sp.pos), sp.delta))
-		order[c] = int32(c)
-	}
-	// Decreasing plug-in value; ties by candidate index, so the result is
-	// the same on every run.
-	slices.SortFunc(order, func(a, b int32) int {
-		if c := cmp.Compare(vals[b], vals[a]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
+	bound := func(fp, fn int32) float64 { return sp.bound(obj, fp, fn) }
+	plugin := func(fp, fn int32) float64 { return sp.pluginValue(obj, fp, fn) }
+	// Only positive maxima are looked for here: a maximum of 0 is attained
+	// by every candidate.
+	bestV := sp.searchFront(bound, plugin, func(v float64) float64 {
+		return math.Max(v, math.SmallestNonzeroFloat64)
 	})
-	bestC, bestV := int(order[0]), -1.0
-	for k, c := range order {
-		if float64(vals[c]) <= bestV || k == maxRegionEvals {
+	var c int
+	if bestV > 0 {
+		c = sp.pickTied(obj, bestV)
+	} else {
+		c = sp.pickPlugin(obj)
+	}
+	fp, fn := sp.counts(c)
+	o := 1
+	if c%2 == 1 {
+		o = -1
+	}
+	// The chosen candidate's own bound: bestV on every path (0 when bestV
+	// is 0), and consistent with the counts even if a fallback ran.
+	return Selection{Rule: Rule{sp.threshold(c/2, o), o},
+		Counts:  stats.Counts{FP: fp, Negatives: sp.neg, FN: fn, Positives: sp.pos},
+		Epsilon: math.Max(0, sp.bound(obj, int32(fp), int32(fn)))}
+}
+
+// pluginValue is obj at the observed rates (not rounded).
+func (sp *splits) pluginValue(obj objective, fp, fn int32) float64 {
+	return obj(float64(fp)/float64(sp.neg), float64(fn)/float64(sp.pos), sp.delta)
+}
+
+// searchFront maximises value, a function of the counts that is
+// non-increasing in each, over the front by a best-first branch and bound
+// over ranges: on [i, j] no pair has fewer false positives than pair i nor
+// fewer false negatives than pair j, so value(ffp[i], ffn[j]) bounds the
+// range (exactly when i = j), and so does pre (a cheaper upper bound of
+// value, or nil). A range is split in halves until it is a single pair or
+// provably below floor(best so far). floor(v) ≤ v says which values count
+// as tying with a maximum v; it must be non-decreasing. It returns the
+// maximum (−Inf if no pair reaches floor(−Inf)) and leaves in sp.tied
+// every front pair whose value is at least floor(maximum).
+func (sp *splits) searchFront(value, pre func(fp, fn int32) float64, floor func(float64) float64) float64 {
+	best := math.Inf(-1)
+	sp.tied, sp.tiedV = sp.tied[:0], sp.tiedV[:0]
+	h := sp.heap[:0]
+	consider := func(i, j int32) {
+		fp, fn := sp.ffp[i], sp.ffn[j]
+		lim := floor(best)
+		if pre != nil && pre(fp, fn) < lim {
+			return
+		}
+		ub := value(fp, fn)
+		if ub < lim {
+			return
+		}
+		if i < j {
+			h = heapPush(h, span{ub, i, j})
+			return
+		}
+		if ub > best {
+			best = ub
+			// Drop the pairs that no longer tie.
+			lim, k := floor(best), 0
+			for t, v := range sp.tiedV {
+				if v >= lim {
+					sp.tied[k], sp.tiedV[k] = sp.tied[t], v
+					k++
+				}
+			}
+			sp.tied, sp.tiedV = sp.tied[:k], sp.tiedV[:k]
+		}
+		sp.tied, sp.tiedV = append(sp.tied, i), append(sp.tiedV, ub)
+	}
+	consider(0, int32(len(sp.ffp)-1))
+	for len(h) > 0 && h[0].ub >= floor(best) {
+		var s span
+		h, s = heapPop(h)
+		mid := s.i + (s.j-s.i)/2
+		consider(s.i, mid)
+		consider(mid+1, s.j)
+	}
+	sp.heap = h
+	return best
+}
+
+// grow returns the largest d in [0, limit] with ok(d), for ok true at 0
+// and monotone (true up to some d, false after): an exponential search
+// followed by bisection.
+func grow(ok func(d int32) bool, limit int32) int32 {
+	lo, step := int32(0), int32(1)
+	for lo < limit {
+		hi := min(lo+step, limit)
+		if !ok(hi) {
+			// The answer is in [lo, hi).
+			for hi-lo > 1 {
+				m := lo + (hi-lo)/2
+				if ok(m) {
+					lo = m
+				} else {
+					hi = m
+				}
+			}
+			return lo
+		}
+		lo, step = hi, 2*step
+	}
+	return lo
+}
+
+// box returns the candidate ranges, per orientation, whose counts lie in
+// [f1, f2] × [n1, n2]: candidates 2k for k in [lo1, hi1), 2k+1 for k in
+// [lo2, hi2).
+func (sp *splits) box(f1, f2, n1, n2 int32) (lo1, hi1, lo2, hi2 int) {
+	neg, pos := int32(sp.neg), int32(sp.pos)
+	// Orientation +1: fp = neg − nb[k], fn = pb[k].
+	lo1, hi1 = overlap(sp.nb, neg-f2, neg-f1, sp.pb, n1, n2)
+	// Orientation −1: fp = nb[k], fn = pos − pb[k].
+	lo2, hi2 = overlap(sp.nb, f1, f2, sp.pb, pos-n2, pos-n1)
+	return
+}
+
+// tiedBox returns the box of counts that can tie with front pair q under a
+// value non-increasing in each count: every candidate p dominated by q
+// with tie(p) lies in [q.fp, q.fp+d1] × [q.fn, q.fn+d2], where d1 (d2) is
+// how far the false-positive (false-negative) count can grow from q, the
+// other held, before tie fails (usually 0: the box is q alone).
+func (sp *splits) tiedBox(q int32, tie func(fp, fn int32) bool) (f1, f2, n1, n2 int32) {
+	f1, n1 = sp.ffp[q], sp.ffn[q]
+	f2 = f1 + grow(func(d int32) bool { return tie(f1+d, n1) }, int32(sp.neg)-f1)
+	n2 = n1 + grow(func(d int32) bool { return tie(f1, n1+d) }, int32(sp.pos)-n1)
+	return
+}
+
+// pickPlugin handles a maximum bound of 0, which every candidate attains:
+// the winner is the candidate with the largest plug-in value rounded up to
+// float32, then the smallest index. The plug-in value is monotone in the
+// counts, so the front holds its maximum vmax, and every candidate rounding
+// to vmax is dominated by a front pair that does.
+func (sp *splits) pickPlugin(obj objective) int {
+	plugin := func(fp, fn int32) float64 { return sp.pluginValue(obj, fp, fn) }
+	// The smallest float64 that rounds up to the same float32 as v.
+	floor := func(v float64) float64 {
+		if math.IsInf(v, -1) {
+			return v
+		}
+		r := roundUp32(v)
+		return math.Nextafter(float64(math.Nextafter32(r, float32(math.Inf(-1)))), math.Inf(1))
+	}
+	vmax := roundUp32(sp.searchFront(plugin, nil, floor))
+	tie := func(fp, fn int32) bool { return roundUp32(plugin(fp, fn)) == vmax }
+	bestC := -1
+	for _, q := range sp.tied {
+		f1, f2, n1, n2 := sp.tiedBox(q, tie)
+		lo1, hi1, lo2, hi2 := sp.box(f1, f2, n1, n2)
+		for k := lo1; k < hi1 && (bestC < 0 || 2*k < bestC); k++ {
+			if fp, fn := sp.counts(2 * k); tie(int32(fp), int32(fn)) {
+				bestC = 2 * k
+				break
+			}
+		}
+		for k := lo2; k < hi2 && (bestC < 0 || 2*k+1 < bestC); k++ {
+			if fp, fn := sp.counts(2*k + 1); tie(int32(fp), int32(fn)) {
+				bestC = 2*k + 1
+				break
+			}
+		}
+	}
+	if bestC < 0 {
+		// Not reached while the plug-in value is monotone in floating
+		// point; if rounding ever broke that, a full scan is still right.
+		bestP := float32(math.Inf(-1))
+		for c := 0; c < 2*len(sp.nb); c++ {
+			if fp, fn := sp.counts(c); roundUp32(plugin(int32(fp), int32(fn))) > bestP {
+				bestC, bestP = c, roundUp32(plugin(int32(fp), int32(fn)))
+			}
+		}
+	}
+	return bestC
+}
+
+// pickTied returns, among all candidates whose bound equals bestV > 0, the
+// one with the largest plug-in value rounded up to float32, then the
+// smallest index. Such a candidate is dominated by a front pair whose bound
+// is bestV too (the bound is monotone), and lies in that pair's tiedBox.
+func (sp *splits) pickTied(obj objective, bestV float64) int {
+	tie := func(fp, fn int32) bool { return sp.bound(obj, fp, fn) >= bestV }
+	bestC, bestP := -1, float32(0)
+	try := func(c int) {
+		fp, fn := sp.counts(c)
+		if sp.bound(obj, int32(fp), int32(fn)) != bestV {
+			return
+		}
+		p := roundUp32(sp.pluginValue(obj, int32(fp), int32(fn)))
+		if bestC < 0 || p > bestP || (p == bestP && c < bestC) {
+			bestC, bestP = c, p
+		}
+	}
+	for _, q := range sp.tied {
+		lo1, hi1, lo2, hi2 := sp.box(sp.tiedBox(q, tie))
+		for k := lo1; k < hi1; k++ {
+			try(2 * k)
+		}
+		for k := lo2; k < hi2; k++ {
+			try(2*k + 1)
+		}
+	}
+	if bestC < 0 {
+		// Not reached while the tables and the objective are monotone in
+		// floating point; if rounding ever broke that, scan every candidate.
+		bestV := math.Inf(-1)
+		for c := 0; c < 2*len(sp.nb); c++ {
+			fp, fn := sp.counts(c)
+			v := sp.bound(obj, int32(fp), int32(fn))
+			p := roundUp32(sp.pluginValue(obj, int32(fp), int32(fn)))
+			if v > bestV || (v == bestV && p > bestP) {
+				bestC, bestV, bestP = c, v, p
+			}
+		}
+	}
+	return bestC
+}
+
+// overlap returns the range [lo, hi) of k with a[k] in [alo, ahi] and
+// b[k] in [blo, bhi], for non-decreasing a and b.
+func overlap(a []int32, alo, ahi int32, b []int32, blo, bhi int32) (lo, hi int) {
+	la, _ := slices.BinarySearch(a, alo)
+	ha, _ := slices.BinarySearch(a, ahi+1)
+	lb, _ := slices.BinarySearch(b, blo)
+	hb, _ := slices.BinarySearch(b, bhi+1)
+	return max(la, lb), min(ha, hb)
+}
+
+// heapPush and heapPop keep h a binary max-heap by ub.
+func heapPush(h []span, s span) []span {
+	h = append(h, s)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p].ub >= h[i].ub {
 			break
 		}
-		fp, fn := sp.counts(int(c))
-		if v := obj.bound(sp.cache, fp, fn); v > bestV {
-			bestC, bestV = int(c), v
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	return h
+}
+
+func heapPop(h []span) ([]span, span) {
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && h[l].ub > h[m].ub {
+			m = l
 		}
+		if r < n && h[r].ub > h[m].ub {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[m], h[i] = h[i], h[m]
+		i = m
 	}
-	fp, fn := sp.counts(bestC)
-	orient := 1
-	if bestC%2 == 1 {
-		orient = -1
+	return h, top
+}
+
+// sortKey maps a non-NaN float64 to a uint64 with the same order (−0 and +0
+// map to the same key, as they compare equal).
+func sortKey(s float64) uint64 {
+	if s == 0 {
+		s = 0
 	}
-	return Selection{Rule: Rule{sp.threshold(bestC / 2), orient},
-		Counts:  stats.Counts{FP: fp, Negatives: sp.neg, FN: fn, Positives: sp.pos},
-		Epsilon: math.Max(bestV, 0)}
+	b := math.Float64bits(s)
+	if b>>63 == 1 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+// fromSortKey inverts sortKey.
+func fromSortKey(k uint64) float64 {
+	if k>>63 == 1 {
+		return math.Float64frombits(k &^ (1 << 63))
+	}
+	return math.Float64frombits(^k)
+}
+
+// radixSort sorts keys in place by a least-significant-digit radix sort on
+// 11-bit digits (six passes), skipping the digits that all keys share; tmp
+// is scratch memory, returned for reuse.
+func radixSort(keys, tmp []uint64) []uint64 {
+	const bits, nd = 11, 6
+	const size = 1 << bits
+	n := len(keys)
+	if n < 512 {
+		slices.Sort(keys)
+		return tmp
+	}
+	var hist [nd][size]int32
+	for _, k := range keys {
+		hist[0][k&(size-1)]++
+		hist[1][(k>>bits)&(size-1)]++
+		hist[2][(k>>(2*bits))&(size-1)]++
+		hist[3][(k>>(3*bits))&(size-1)]++
+		hist[4][(k>>(4*bits))&(size-1)]++
+		hist[5][k>>(5*bits)]++
+	}
+	if cap(tmp) < n {
+		tmp = make([]uint64, n)
+	}
+	src, dst := keys, tmp[:n]
+	for d := 0; d < nd; d++ {
+		shift := uint(d * bits)
+		h := &hist[d]
+		if int(h[(keys[0]>>shift)&(size-1)]) == n {
+			continue // every key has this digit
+		}
+		var sum int32
+		for i := range h {
+			h[i], sum = sum, sum+h[i]
+		}
+		for _, k := range src {
+			x := (k >> shift) & (size - 1)
+			dst[h[x]] = k
+			h[x]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+	}
+	return tmp
 }
 
 // Count applies rule to scored runs and returns the error counts.
