@@ -65,6 +65,7 @@ func testScenarioFiles(t *testing.T, slow bool) {
 		if doc.Report.Verdict != want.verdict || code != wantCode {
 			t.Errorf("%s: verdict %q (exit %d), want %q (exit %d)", name, doc.Report.Verdict, code, want.verdict, wantCode)
 		}
+		checkGolden(t, name, out)
 		checkBounds(t, f)
 	}
 }
