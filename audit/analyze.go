@@ -135,7 +135,7 @@ func (a *Audit) newReport(t *Trials) *Report {
 		TrainRuns: nTr, SelectRuns: nSe, EvalRuns: nEv,
 		Delta: o.Delta, Confidence: o.Confidence,
 		AttackSelection: o.AttackSelection, PointSelection: o.PointSelection,
-		Info: t.Info, Headline: -1, TestSize: t.TestSize, Notes: tg.Notes,
+		Info: t.Info.Totals(), Headline: -1, TestSize: t.TestSize, Notes: tg.Notes,
 	}
 	if d := tg.Pair.D; d != nil {
 		r.D = &DatasetInfo{d.Name, d.Len()}

@@ -3,6 +3,7 @@ package mechanisms
 import (
 	"context"
 	"math"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -82,7 +83,7 @@ func TestTrialDeterminism(t *testing.T) {
 		}
 		wg.Wait()
 		for k := range serial {
-			if len(serial[k]) == 0 || !slices.Equal(serial[k], parallel[k]) || infos[k] != pinfos[k] {
+			if len(serial[k]) == 0 || !slices.Equal(serial[k], parallel[k]) || !reflect.DeepEqual(infos[k], pinfos[k]) {
 				t.Fatalf("%s trial %d: releases or counters differ between a serial and a concurrent run", tc.name, k)
 			}
 		}

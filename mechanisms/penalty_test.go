@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
@@ -370,7 +371,7 @@ func TestLinearFastPathAgrees(t *testing.T) {
 			newGradSum(m, d).sum(m, d, theta, b, G[k], &infos[k])
 		}
 		for k := 1; k < 3; k++ {
-			if infos[k] != infos[0] {
+			if !reflect.DeepEqual(infos[k], infos[0]) {
 				t.Fatalf("counters differ: %+v vs %+v", infos[k], infos[0])
 			}
 			if math.Abs(R[k]-R[0]) > 1e-11*float64(d.Len())*c {
