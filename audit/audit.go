@@ -28,6 +28,12 @@ type Target struct {
 	Exact []float64
 	// Accuracy, when set, measures every release on a held-out test set.
 	Accuracy *Accuracy
+	// Posterior, when set, is the law the releases on D and on D′ are
+	// compared with in the utility figures: the exact posterior of a
+	// conjugate model (ExactPosterior), or any law the releases should
+	// follow. The features must store raw coordinates of θ (attacks.Theta
+	// or attacks.Coords).
+	Posterior *Posterior
 	// Notes are assumptions the report must state (e.g. that precomputed
 	// samples are independent runs).
 	Notes []string
@@ -85,6 +91,9 @@ func New(t Target, o Options) (*Audit, error) {
 	a := &Audit{target: t, opts: o, points: pd, features: o.Features.Names()}
 	if len(a.features) == 0 {
 		return nil, fieldErr("Features", "the feature map has no column")
+	}
+	if err := a.checkPosterior(); err != nil {
+		return nil, err
 	}
 	if t.Exact != nil && len(t.Exact) != len(pd) {
 		return nil, fmt.Errorf("audit: Target.Exact has %d values for %d release points", len(t.Exact), len(pd))
