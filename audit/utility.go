@@ -379,31 +379,28 @@ func fitPosterior(t *Trials, k int, s dataset.Side, law Normal, coords []int, co
 	}
 	d := len(law.Mean)
 	row := make([]float64, t.F)
-	x := make([]float64, q)
-	u := make([]float64, q)
-	sumX, sumX2 := make([]float64, q), make([]float64, q)
-	sumU := make([]float64, q)
-	var radii []float64
+	// xs holds the releases' deviations from the law's mean, us their
+	// whitened form, both row by row: the moments are taken in two passes
+	// (a one-pass sum of squares cancels when the releases barely vary).
+	var xs, us, radii []float64
 	for i := t.Lo; i < t.Hi; i++ {
 		if t.Side[i-t.Lo] != s {
 			continue
 		}
 		t.Row(i, k, row)
-		for a, j := range coords {
-			x[a] = row[cols[j]] - law.Mean[j]
-			sumX[a] += x[a]
-			sumX2[a] += x[a] * x[a]
+		o := len(xs)
+		for _, j := range coords {
+			xs = append(xs, row[cols[j]]-law.Mean[j])
 		}
 		// u = L⁻¹x by forward substitution.
 		r := 0.0
 		for a := 0; a < q; a++ {
-			v := x[a]
+			v := xs[o+a]
 			for b := 0; b < a; b++ {
-				v -= l[a*q+b] * u[b]
+				v -= l[a*q+b] * us[o+b]
 			}
-			u[a] = v / l[a*q+a]
-			sumU[a] += u[a]
-			r += u[a] * u[a]
+			us = append(us, v/l[a*q+a])
+			r += us[o+a] * us[o+a]
 		}
 		radii = append(radii, r)
 	}
@@ -412,23 +409,32 @@ func fitPosterior(t *Trials, k int, s dataset.Side, law Normal, coords []int, co
 		return nil, nil
 	}
 	nf := float64(n)
+	// mean and centred sum of squares of column a of m.
+	moments := func(m []float64, a int) (mean, ss float64) {
+		for i := 0; i < n; i++ {
+			mean += m[i*q+a]
+		}
+		mean /= nf
+		for i := 0; i < n; i++ {
+			e := m[i*q+a] - mean
+			ss += e * e
+		}
+		return mean, ss
+	}
 	f := &PosteriorFit{Side: s.String(), Draws: n, Coords: coords, MeanError: make([]float64, q), SDRatio: make([]float64, q)}
 	for a, j := range coords {
 		sd := math.Sqrt(law.Cov[j*d+j])
-		mean := sumX[a] / nf
+		mean, ss := moments(xs, a)
 		f.MeanError[a] = mean / sd
-		v := math.Max(0, (sumX2[a]-nf*mean*mean)/(nf-1))
-		f.SDRatio[a] = math.Sqrt(v) / sd
+		f.SDRatio[a] = math.Sqrt(ss/(nf-1)) / sd
 	}
-	// Σ‖u_i − ū‖² = Σ‖u_i‖² − n‖ū‖².
-	var sumR, ubar2 float64
-	for _, r := range radii {
-		sumR += r
+	var ubar2, ssU float64
+	for a := 0; a < q; a++ {
+		mean, ss := moments(us, a)
+		ubar2 += mean * mean
+		ssU += ss
 	}
-	for _, v := range sumU {
-		ubar2 += (v / nf) * (v / nf)
-	}
-	f.VarianceRatio = math.Max(0, sumR-nf*ubar2) / (float64(q) * (nf - 1))
+	f.VarianceRatio = ssU / (float64(q) * (nf - 1))
 	chi := distuv.ChiSquared{K: float64(q)}
 	f.MeanChi2 = nf * ubar2
 	f.MeanPValue = chi.Survival(f.MeanChi2)
