@@ -364,10 +364,46 @@ func barelyMoves(u *Utility) {
 // coordinates coords (stored in columns cols); nil with fewer than two
 // releases on that side.
 func fitPosterior(t *Trials, k int, s dataset.Side, law Normal, coords []int, cols map[int]int) (*PosteriorFit, error) {
+	row := make([]float64, t.F)
+	var draws [][]float64
+	for i := t.Lo; i < t.Hi; i++ {
+		if t.Side[i-t.Lo] != s {
+			continue
+		}
+		t.Row(i, k, row)
+		x := make([]float64, len(coords))
+		for a, j := range coords {
+			x[a] = row[cols[j]]
+		}
+		draws = append(draws, x)
+	}
+	if len(draws) < 2 {
+		return nil, nil
+	}
+	f, err := FitPosterior(draws, law, coords)
+	if err != nil {
+		return nil, fmt.Errorf("posterior of %s: %w", s, err)
+	}
+	f.Side = s.String()
+	return f, nil
+}
+
+// FitPosterior compares draws (each holding the coordinates coords of a
+// release, at least two draws) with the marginal of law on those
+// coordinates: the figures of PosteriorFit, Side left empty.
+func FitPosterior(draws [][]float64, law Normal, coords []int) (*PosteriorFit, error) {
+	if len(draws) < 2 {
+		return nil, fmt.Errorf("need at least two draws, got %d", len(draws))
+	}
+	for _, j := range coords {
+		if j < 0 || j >= len(law.Mean) {
+			return nil, fmt.Errorf("coordinate %d outside the law's dimension %d", j, len(law.Mean))
+		}
+	}
 	q := len(coords)
 	ch, ok := marginalChol(law, coords)
 	if !ok {
-		return nil, fmt.Errorf("posterior of %s: covariance of coordinates %v is not positive definite", s, coords)
+		return nil, fmt.Errorf("covariance of coordinates %v is not positive definite", coords)
 	}
 	var lt mat.TriDense
 	ch.LTo(&lt)
@@ -378,19 +414,17 @@ func fitPosterior(t *Trials, k int, s dataset.Side, law Normal, coords []int, co
 		}
 	}
 	d := len(law.Mean)
-	row := make([]float64, t.F)
 	// xs holds the releases' deviations from the law's mean, us their
 	// whitened form, both row by row: the moments are taken in two passes
 	// (a one-pass sum of squares cancels when the releases barely vary).
 	var xs, us, radii []float64
-	for i := t.Lo; i < t.Hi; i++ {
-		if t.Side[i-t.Lo] != s {
-			continue
+	for i, x := range draws {
+		if len(x) != q {
+			return nil, fmt.Errorf("draw %d has %d coordinates, want %d", i, len(x), q)
 		}
-		t.Row(i, k, row)
 		o := len(xs)
-		for _, j := range coords {
-			xs = append(xs, row[cols[j]]-law.Mean[j])
+		for a, j := range coords {
+			xs = append(xs, x[a]-law.Mean[j])
 		}
 		// u = L⁻¹x by forward substitution.
 		r := 0.0
@@ -405,9 +439,6 @@ func fitPosterior(t *Trials, k int, s dataset.Side, law Normal, coords []int, co
 		radii = append(radii, r)
 	}
 	n := len(radii)
-	if n < 2 {
-		return nil, nil
-	}
 	nf := float64(n)
 	// mean and centred sum of squares of column a of m.
 	moments := func(m []float64, a int) (mean, ss float64) {
@@ -421,7 +452,7 @@ func fitPosterior(t *Trials, k int, s dataset.Side, law Normal, coords []int, co
 		}
 		return mean, ss
 	}
-	f := &PosteriorFit{Side: s.String(), Draws: n, Coords: coords, MeanError: make([]float64, q), SDRatio: make([]float64, q)}
+	f := &PosteriorFit{Draws: n, Coords: coords, MeanError: make([]float64, q), SDRatio: make([]float64, q)}
 	for a, j := range coords {
 		sd := math.Sqrt(law.Cov[j*d+j])
 		mean, ss := moments(xs, a)

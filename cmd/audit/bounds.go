@@ -27,7 +27,7 @@ type boundRow struct {
 }
 
 func runBounds(args []string, e *env) error {
-	fs := newFlagSet("bounds [scenario.yaml] [--delta D] [--iterations K] [--json FILE]",
+	fs := newFlagSet("bounds [scenario.yaml] [--delta D] [--iterations K] [--json FILE] [--sweep PARAM=FROM:TO[:N] [--series PARAM=V1,V2,…] [--set PARAM=V] [--log] [--accuracy RUNS] [--plot FILE] [--csv FILE]]",
 		"Lists every theoretical upper bound of the papers for a scenario's sampler on its adjacent datasets:\n"+
 			"the theorem, the assumptions checked with their numbers, and ε at δ — or why the theorem does not\n"+
 			"apply. Without a scenario it uses the built-in one.")
@@ -37,8 +37,13 @@ func runBounds(args []string, e *env) error {
 	fs.floatVar(&delta, "delta", math.NaN(), "(0, 1)", inUnitOpen, "δ at which to report ε (default: the scenario's audit.delta), in")
 	fs.intVar(&iters, "iterations", 0, 0, 1<<40, "iterations of the released state (0: the whole run),")
 	fs.StringVar(&jsonOut, "json", "", "write the guarantees as JSON to FILE (- for stdout)")
+	var sf sweepFlags
+	sf.register(fs)
 	if err := fs.parse(args, e, 1); err != nil {
 		return err
+	}
+	if sf.sweep == "" && (sf.series != "" || len(sf.sets) > 0 || sf.log || sf.accuracy > 0 || sf.plot != "" || sf.csv != "") {
+		return usagef("--series, --set, --log, --accuracy, --plot and --csv need --sweep")
 	}
 	cfg, err := loadScenario(fs)
 	if err != nil {
@@ -57,6 +62,12 @@ func runBounds(args []string, e *env) error {
 		if delta <= 0 {
 			return usagef("--delta: the scenario's audit.delta is 0; give --delta in (0, 1)")
 		}
+	}
+	if sf.sweep != "" {
+		if iters != 0 {
+			return usagef("--iterations: with --sweep, sweep or --set iterations instead")
+		}
+		return runSweep(e, cfg, plan, sf, delta, jsonOut)
 	}
 	if iters == 0 {
 		pts := plan.Points()
