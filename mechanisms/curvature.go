@@ -28,7 +28,8 @@ var Whole = Ball{Radius: math.Inf(1)}
 // CurvatureModel is implemented by models whose per-record negative
 // log-likelihood has known curvature and whose gradients of two records
 // differ by a known amount: what Balle et al.'s Thm 5 needs (a smooth,
-// strongly convex loss and the sensitivity of one gradient step).
+// strongly convex loss and the sensitivity of one gradient step). The
+// bounds of each model are derived in docs/derivations/balle-wiring.md.
 type CurvatureModel interface {
 	// LikCurvature bounds the curvature over the records; ok is false
 	// when −ln p(d | θ) is not known to be convex.
