@@ -119,12 +119,12 @@ func (a *Audit) Analyze(t *Trials) (*Report, error) {
 		v := stats.JSONFloat(e)
 		r.Points[k].Exact = &v
 	}
-	if err := a.utility(t, r); err != nil {
-		return nil, err
-	}
 	r.EvalNegatives = r.Points[0].Region.Counts.Negatives
 	r.EvalPositives = r.Points[0].Region.Counts.Positives
 	r.headline(mP)
+	if err := a.utility(t, r); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

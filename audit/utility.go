@@ -240,7 +240,7 @@ func (a *Audit) checkPosterior() error {
 }
 
 // utility computes the utility figures of every release point and the
-// report's warnings.
+// report's warnings; it runs after the headline is chosen.
 func (a *Audit) utility(t *Trials, r *Report) error {
 	cols := thetaColumns(a.opts.Features)
 	var coords []int
@@ -289,6 +289,9 @@ func (a *Audit) utility(t *Trials, r *Report) error {
 			moving = append(moving, r.Points[k].Point.Label)
 		}
 		r.Points[k].Utility = u
+	}
+	if r.HeadlineBarelyMoves() {
+		r.Warnings = append(r.Warnings, "the release the headline rests on barely moves: its ε lower bound means little about the sampler's privacy when it does move (see the utility figures)")
 	}
 	if len(moving) > 0 {
 		first := r.Points[indexOfLabel(r, moving[0])].Utility.Why

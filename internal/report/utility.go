@@ -169,15 +169,10 @@ func utilityLegend(r *audit.Report) []string {
 	return out
 }
 
-// UtilityWarnings returns the report's warnings, led by one saying that
-// the headline means little when the release it rests on barely moves.
-func UtilityWarnings(r *audit.Report) []string {
-	var out []string
-	if r.HeadlineBarelyMoves() {
-		out = append(out, "the headline release barely moves: its ε lower bound means little about the sampler's privacy when it does move (see the utility table)")
-	}
-	return append(out, r.Warnings...)
-}
+// UtilityWarnings returns the report's warnings (audit.Report.Warnings:
+// first, when the release the headline rests on barely moves, that the
+// headline means little).
+func UtilityWarnings(r *audit.Report) []string { return r.Warnings }
 
 // writeWarnings prints the warnings, one per line.
 func writeWarnings(w io.Writer, r *audit.Report) {
