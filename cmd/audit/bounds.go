@@ -30,7 +30,8 @@ func runBounds(args []string, e *env) error {
 	fs := newFlagSet("bounds [scenario.yaml] [--delta D] [--iterations K] [--json FILE] [--sweep PARAM=FROM:TO[:N] [--series PARAM=V1,V2,…] [--set PARAM=V] [--log] [--accuracy RUNS] [--plot FILE] [--csv FILE]]",
 		"Lists every theoretical upper bound of the papers for a scenario's sampler on its adjacent datasets:\n"+
 			"the theorem, the assumptions checked with their numbers, and ε at δ — or why the theorem does not\n"+
-			"apply. Without a scenario it uses the built-in one.")
+			"apply. Without a scenario it uses the built-in one. With --sweep, every theorem's ε at δ along a\n"+
+			"parameter (e.g. Heikkilä et al. Fig. 1: iterations or q; with --accuracy, Räisä et al.'s trade-off).")
 	var delta float64
 	var iters int
 	var jsonOut string
