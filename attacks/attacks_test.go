@@ -1,6 +1,7 @@
 package attacks
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -301,6 +302,21 @@ func TestLogisticStationarity(t *testing.T) {
 	for j, g := range grad {
 		if math.Abs(g) > 1e-5 {
 			t.Errorf("gradient[%d] = %g at the fitted weights %v", j, g, w)
+		}
+	}
+}
+
+// A rule whose threshold is infinite (every score on one side: the runs
+// all released the same state) survives a JSON report and comes back.
+func TestRuleJSONInfiniteThreshold(t *testing.T) {
+	for _, r := range []Rule{{Threshold: math.Inf(-1), Orientation: 1}, {Threshold: math.Inf(1), Orientation: -1}, {Threshold: 0.25, Orientation: 1}} {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatalf("%+v: %v", r, err)
+		}
+		var back Rule
+		if err := json.Unmarshal(b, &back); err != nil || back != r {
+			t.Errorf("%s → %+v (%v)", b, back, err)
 		}
 	}
 }

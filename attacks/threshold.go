@@ -1,6 +1,7 @@
 package attacks
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -14,6 +15,30 @@ import (
 type Rule struct {
 	Threshold   float64 `json:"threshold"`
 	Orientation int     `json:"orientation"` // +1: score above the threshold means D′; −1: below
+}
+
+// MarshalJSON implements json.Marshaler: a threshold at ±Inf (all scores
+// on one side of it, as when every run released the same state) is
+// written as the string "+Inf" or "-Inf" (stats.JSONFloat).
+func (r Rule) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Threshold   stats.JSONFloat `json:"threshold"`
+		Orientation int             `json:"orientation"`
+	}{stats.JSONFloat(r.Threshold), r.Orientation})
+}
+
+// UnmarshalJSON implements json.Unmarshaler, accepting what MarshalJSON
+// writes.
+func (r *Rule) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Threshold   stats.JSONFloat `json:"threshold"`
+		Orientation int             `json:"orientation"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	r.Threshold, r.Orientation = float64(v.Threshold), v.Orientation
+	return nil
 }
 
 // Positive applies the rule to a score.

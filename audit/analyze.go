@@ -122,6 +122,9 @@ func (a *Audit) Analyze(t *Trials) (*Report, error) {
 	r.EvalNegatives = r.Points[0].Region.Counts.Negatives
 	r.EvalPositives = r.Points[0].Region.Counts.Positives
 	r.headline(mP)
+	if err := a.utility(t, r); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -135,7 +138,7 @@ func (a *Audit) newReport(t *Trials) *Report {
 		TrainRuns: nTr, SelectRuns: nSe, EvalRuns: nEv,
 		Delta: o.Delta, Confidence: o.Confidence,
 		AttackSelection: o.AttackSelection, PointSelection: o.PointSelection,
-		Info: t.Info, Headline: -1, TestSize: t.TestSize, Notes: tg.Notes,
+		Info: t.Info.Totals(), Headline: -1, TestSize: t.TestSize, Notes: tg.Notes,
 	}
 	if d := tg.Pair.D; d != nil {
 		r.D = &DatasetInfo{d.Name, d.Len()}

@@ -33,6 +33,12 @@ type Target struct {
 	// trial, the records each release classifies correctly in
 	// mechanisms.Info.Correct (a program sampler, say).
 	ReportedTestSize int
+	// Posterior, when set, is the law the releases on D and on D′ are
+	// compared with in the utility figures: the exact posterior of a
+	// conjugate model (ExactPosterior), or any law the releases should
+	// follow. The features must store raw coordinates of θ (attacks.Theta
+	// or attacks.Coords).
+	Posterior *Posterior
 	// Notes are assumptions the report must state (e.g. that precomputed
 	// samples are independent runs).
 	Notes []string
@@ -93,6 +99,9 @@ func New(t Target, o Options) (*Audit, error) {
 	}
 	if t.Accuracy != nil && t.ReportedTestSize > 0 {
 		return nil, fmt.Errorf("audit: Target.Accuracy and Target.ReportedTestSize exclude each other")
+	}
+	if err := a.checkPosterior(); err != nil {
+		return nil, err
 	}
 	if t.Exact != nil && len(t.Exact) != len(pd) {
 		return nil, fmt.Errorf("audit: Target.Exact has %d values for %d release points", len(t.Exact), len(pd))

@@ -35,7 +35,10 @@ const partMagic = "mcmcaudit-trials v3\n"
 // Bounds on what a part may declare (beyond them a file is refused as
 // corrupt before anything is allocated).
 const (
-	maxPartHeader = 1 << 20
+	// The header carries the per-release counters (mechanisms.Info
+	// PerRelease, about 150 bytes of JSON per release point); it can never
+	// be longer than the file, which the reader checks first.
+	maxPartHeader = 1 << 26
 	maxPartSpec   = 1 << 30
 	maxPartPoints = mechanisms.MaxReleasePoints
 	maxPartFeat   = 1 << 20

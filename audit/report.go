@@ -90,6 +90,9 @@ type PointResult struct {
 	// held-out test set, over every trial (when measured).
 	TestAccuracy *float64      `json:"test_accuracy,omitempty"`
 	Claims       []ClaimResult `json:"claims,omitempty"`
+	// Utility says how much the sampler moved before this release and how
+	// far the releases are from the posterior (see Utility).
+	Utility *Utility `json:"utility,omitempty"`
 	// selectionScore ranks points for the verdict (training runs only).
 	selectionScore float64
 }
@@ -153,6 +156,11 @@ type Report struct {
 	Verdict    Verdict         `json:"verdict"`
 	Violations []string        `json:"violations,omitempty"`
 	Info       mechanisms.Info `json:"sampler_info"`
+	// Warnings are what a reader must know before trusting the headline,
+	// e.g. that the chain barely moves (see Utility).
+	Warnings []string `json:"warnings,omitempty"`
+	// UtilityNote says what limits the utility figures, if anything.
+	UtilityNote string `json:"utility_note,omitempty"`
 }
 
 // Violated reports whether a claim was refuted.

@@ -3,6 +3,7 @@ package closedform
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
 	"github.com/mcmcaudit/mcmcaudit/stats"
@@ -90,49 +91,145 @@ func BalleThm5(p NoisySGDParams, index int) (Guarantee, error) {
 	if index < 0 || index > p.N {
 		return Guarantee{}, fmt.Errorf("index: must be in [0, n = %d] (0 = worst record), got %d", p.N, index)
 	}
-	const src = "Balle et al. 2019, Thm 5 (one-pass noisy projected SGD)"
 	release := "final iterate x_n"
 	if index == 0 {
 		release += ", worst record"
 	} else {
 		release += fmt.Sprintf(", record at index %d", index)
 	}
+	sens, variant, checks := p.thm5Checks()
+	if ok, _ := allHold(checks); !ok {
+		return NotApplicable(balleThm5Source, variant, release, checks), nil
+	}
+	i := index
+	if i == 0 {
+		i = p.N
+	}
+	eps := p.thm5Epsilon(sens, i)
+	if math.IsInf(eps, 0) || math.IsNaN(eps) {
+		return Guarantee{}, fmt.Errorf("%s: ε overflows float64; check C and sigma", balleThm5Source)
+	}
+	return Guarantee{
+		Source: balleThm5Source, Variant: variant, Release: release, Checks: checks, Applies: true,
+		Profile:   CommonFormProfile(4 * eps),
+		EpsilonAt: commonFormEpsilon(4 * eps),
+		RDP:       linearRDP(4 * eps),
+		Note:      fmt.Sprintf("RDP ε(α) = α·%.6g", eps),
+	}, nil
+}
+
+const balleThm5Source = "Balle et al. 2019, Thm 5 (one-pass noisy projected SGD)"
+
+// thm5Checks returns the sensitivity the proof of Thm 5 uses (2C, or the
+// gradient-difference bound when smaller or when C is unknown), the
+// variant that names it, and the theorem's checks.
+func (p NoisySGDParams) thm5Checks() (sens float64, variant string, checks []Check) {
 	b, rho := p.Smoothness, p.StrongConvexity
 	lim := 2 / (b + rho)
-	sens, variant := 2*p.Lipschitz, string(Printed)
+	sens, variant = 2*p.Lipschitz, string(Printed)
 	if p.GradDiff > 0 && !(p.GradDiff >= sens && sens > 0) {
-		sens, variant = p.GradDiff, "gradient-difference sensitivity (proof of Thm 5)"
+		sens, variant = p.GradDiff, balleGradDiffVariant
 	}
-	checks := []Check{
+	checks = []Check{
 		{Name: "sensitivity known (C-Lipschitz loss, or a gradient-difference bound)",
 			Holds:  sens > 0 && !math.IsInf(sens, 1),
 			Detail: fmt.Sprintf("C = %g, gradient difference = %g", p.Lipschitz, p.GradDiff)},
 		{Name: "η ≤ 2/(β+ρ)", Holds: p.Eta <= lim, Detail: fmt.Sprintf("η = %g, 2/(β+ρ) = %g", p.Eta, lim)},
 	}
-	if ok, _ := allHold(checks); !ok {
-		return NotApplicable(src, variant, release, checks), nil
-	}
+	return sens, variant, checks
+}
+
+const balleGradDiffVariant = "gradient-difference sensitivity (proof of Thm 5)"
+
+// thm5Epsilon is ε_i of Thm 5 for 1 ≤ i ≤ n with sensitivity sens:
+// sens²/(2σ²) for i = n, and sens²/(2(n−i)σ²)·(1 − 2ηβρ/(β+ρ))^{(n−i+1)/2}
+// below (sens = 2C gives the printed 2C²/σ²).
+func (p NoisySGDParams) thm5Epsilon(sens float64, i int) float64 {
 	// ε_n = sens²/(2σ²) (sens = 2C gives 2C²/σ²).
 	eps := sens * sens / (2 * p.Sigma * p.Sigma)
-	i := index
-	if i == 0 {
-		i = p.N
-	}
 	if r := p.N - i; r > 0 {
 		// (1 − 2ηβρ/(β+ρ))^{(r+1)/2}, in log space; the base is in [0, 1)
 		// because η ≤ 2/(β+ρ) and ρ ≤ β.
+		b, rho := p.Smoothness, p.StrongConvexity
 		lf := float64(r+1) / 2 * math.Log1p(-2*p.Eta*b*rho/(b+rho))
 		eps = eps / float64(r) * math.Exp(lf)
 	}
-	if math.IsInf(eps, 0) || math.IsNaN(eps) {
-		return Guarantee{}, fmt.Errorf("%s: ε overflows float64; check C and sigma", src)
+	return eps
+}
+
+// BalleThm5Shuffled applies Balle et al. Thm 5 to one pass over the
+// records in a random order drawn independently of the data (the first
+// epoch of SGD with a shuffled order): the record that differs between D
+// and D′ is used at step k with probability weights[k−1], the same on both
+// datasets, and the release follows step p.N. Conditionally on the order
+// the release is (α, αε_k)-RDP with ε_k of Thm 5 (n = p.N, i = k), and it
+// does not depend on the record at all when k > p.N. The laws on D and D′
+// are mixtures over the order with the same weights, and
+// (P, Q) ↦ ∫p^α q^{1−α} is jointly convex for α > 1, so
+//
+//	ε(α) ≤ (1/(α−1))·ln( W + Σ_{k≤N} w_k·e^{(α−1)·α·ε_k} ),
+//
+// W the weight of the steps after N (docs/derivations/balle-wiring.md).
+// The (ε, δ) profile is Mironov's conversion (Prop. 3) minimised over a
+// grid of orders (rdpCurveProfile); ε(δ) inverts it. Weights must be ≥ 0
+// and sum to 1, with at least N of them. The sensitivity is that of
+// BalleThm5.
+func BalleThm5Shuffled(p NoisySGDParams, weights []float64) (Guarantee, error) {
+	if err := p.Validate(); err != nil {
+		return Guarantee{}, err
+	}
+	if len(weights) < p.N {
+		return Guarantee{}, fmt.Errorf("weights: need one per step, at least n = %d, got %d", p.N, len(weights))
+	}
+	total := 0.0
+	for i, w := range weights {
+		if !(w >= 0 && w <= 1) {
+			return Guarantee{}, fmt.Errorf("weights[%d]: must be in [0, 1], got %g", i, w)
+		}
+		total += w
+	}
+	if math.Abs(total-1) > 1e-9 {
+		return Guarantee{}, fmt.Errorf("weights: must sum to 1, got %g", total)
+	}
+	sens, variant, checks := p.thm5Checks()
+	variant += ", random visiting order"
+	release := fmt.Sprintf("x_%d, the record's position random", p.N)
+	if ok, _ := allHold(checks); !ok {
+		return NotApplicable(balleThm5Source, variant, release, checks), nil
+	}
+	eps := make([]float64, p.N)
+	rest := 0.0
+	for k, w := range weights {
+		if k < p.N {
+			eps[k] = p.thm5Epsilon(sens, k+1)
+		} else {
+			rest += w
+		}
+	}
+	ws := append([]float64(nil), weights[:p.N]...)
+	curve := func(a float64) float64 {
+		if !(a > 1) {
+			return math.NaN()
+		}
+		terms := make([]float64, 0, p.N+1)
+		if rest > 0 {
+			terms = append(terms, math.Log(rest))
+		}
+		for k, w := range ws {
+			if w > 0 {
+				terms = append(terms, math.Log(w)+(a-1)*a*eps[k])
+			}
+		}
+		return math.Max(0, numeric.LogSumExp(terms)/(a-1))
+	}
+	if math.IsInf(eps[p.N-1], 0) || math.IsNaN(eps[p.N-1]) {
+		return Guarantee{}, fmt.Errorf("%s: ε overflows float64; check the sensitivity and sigma", balleThm5Source)
 	}
 	return Guarantee{
-		Source: src, Variant: variant, Release: release, Checks: checks, Applies: true,
-		Profile:   CommonFormProfile(4 * eps),
-		EpsilonAt: commonFormEpsilon(4 * eps),
-		RDP:       linearRDP(4 * eps),
-		Note:      fmt.Sprintf("RDP ε(α) = α·%.6g", eps),
+		Source: balleThm5Source, Variant: variant, Release: release, Checks: checks, Applies: true,
+		Profile: rdpCurveProfile(curve),
+		RDP:     curve,
+		Note:    fmt.Sprintf("mixture over the %d positions of the record; worst position alone: RDP ε(α) = α·%.6g", len(weights), eps[p.N-1]),
 	}, nil
 }
 
@@ -179,21 +276,112 @@ func BalleCor7(p OUParams) (Guarantee, error) {
 	if math.IsInf(lambda, 0) || math.IsNaN(lambda) {
 		return Guarantee{}, fmt.Errorf("Balle et al. 2019, Cor 7: Λ(t) overflows float64 (θ = %g, ρ = %g, Δ = %g, t = %g)", p.Theta, p.Rho, p.Sensitivity, p.Time)
 	}
-	mu := math.Sqrt(2 * lambda)
-	return Guarantee{
-		Source: "Balle et al. 2019, Cor 7 (Ornstein–Uhlenbeck mechanism)", Release: "P_t(f(D))",
-		Applies:   true,
-		Profile:   func(eps float64) float64 { return stats.GDPDelta(mu, eps) },
-		EpsilonAt: func(delta float64) float64 { e, _ := stats.GDPEpsilon(mu, delta); return e },
-		RDP:       func(a float64) float64 { return a * lambda },
-		Note:      fmt.Sprintf("Λ(t) = %.6g; profile: exact μ-GDP with μ = sqrt(2Λ) = %.6g", lambda, mu),
-	}, nil
+	return ouGuarantee("Balle et al. 2019, Cor 7 (Ornstein–Uhlenbeck mechanism)", "P_t(f(D))", nil, lambda), nil
 }
 
 // OULambda returns Λ(t) = θΔ²/(2ρ²(e^{2θt} − 1)) of Balle et al. Cor 7,
 // with e^{2θt} − 1 computed by expm1. Inputs are not validated.
 func OULambda(p OUParams) float64 {
 	return p.Theta * p.Sensitivity * p.Sensitivity / (2 * p.Rho * p.Rho * math.Expm1(2*p.Theta*p.Time))
+}
+
+// rdpCurveProfile turns an RDP curve into the privacy profile of Mironov
+// 2017, Prop. 3, δ(ε) = min over α of exp((α−1)(ε_RDP(α) − ε)), capped at
+// 1, the minimum taken over the 400 orders of stats.DefaultOrders (1.01 to
+// 10⁴, (α−1) about 2.3% apart). Any order gives a valid δ; the curve is
+// evaluated once per order, so that a claim's profile, which an audit
+// evaluates thousands of times, costs 400 multiplications.
+func rdpCurveProfile(curve stats.RDPCurve) func(float64) float64 {
+	orders := stats.DefaultOrders
+	var once sync.Once
+	vals := make([]float64, len(orders))
+	return func(e float64) float64 {
+		once.Do(func() {
+			for i, a := range orders {
+				vals[i] = curve(a)
+			}
+		})
+		best := 0.0
+		for i, a := range orders {
+			if v := (a - 1) * (vals[i] - e); v < best {
+				best = v
+			}
+		}
+		return math.Exp(best)
+	}
+}
+
+// OUChain is a linear Gaussian chain run for Steps steps from a
+// data-independent start x_0,
+//
+//	x_{k+1} = A·x_k + (1 − A)·m_D + N(0, NoiseVar·I),  0 < A < 1,
+//
+// which is what the unadjusted Langevin algorithm (and full-batch SGLD) is
+// on a Gaussian target with isotropic precision p: A = 1 − γp and
+// NoiseVar = 2γ for ULA. MeanShift is ‖m_D − m_D′‖, the distance between
+// the fixed points on the two datasets (the posterior means).
+type OUChain struct {
+	A, NoiseVar float64
+	Steps       int
+	MeanShift   float64
+}
+
+// OUParams returns the Ornstein–Uhlenbeck mechanism of Balle et al. Cor 7
+// that has exactly the chain's law at its last step: x_T ~
+// N(Aᵀx_0 + (1 − Aᵀ)m_D, NoiseVar·(1 − A^{2T})/(1 − A²)) is P_T(f(D)) for
+// the OU semigroup with θ = −ln A, ρ² = NoiseVar·θ/(1 − A²) (one step per
+// unit of time) started at f(D) = x_0 + (A^{−T} − 1)·m_D, whose
+// sensitivity is Δ = (A^{−T} − 1)·MeanShift (docs/derivations/balle-wiring.md).
+// A^{−T} overflows for long chains; BalleCor7Chain does not need it.
+func (c OUChain) OUParams() OUParams {
+	theta := -math.Log(c.A)
+	return OUParams{Theta: theta, Rho: math.Sqrt(c.NoiseVar * theta / (1 - c.A*c.A)),
+		Sensitivity: math.Expm1(float64(c.Steps)*theta) * c.MeanShift, Time: float64(c.Steps)}
+}
+
+// BalleCor7Chain is Balle et al. Cor 7 for the chain's last state, through
+// OUParams: (α, αΛ)-RDP, and exactly μ-GDP with μ² = 2Λ, where
+//
+//	Λ = θΔ²/(2ρ²(e^{2θT} − 1)) = (1 − A²)(1 − Aᵀ)·MeanShift² / (2·NoiseVar·(1 + Aᵀ)),
+//
+// the right-hand form (the same number, docs/derivations/balle-wiring.md)
+// being the one evaluated: it neither overflows nor cancels. The bound is
+// tight: it is the exact privacy of the chain's last state.
+func BalleCor7Chain(c OUChain) (Guarantee, error) {
+	if err := checkPositive("noise variance", c.NoiseVar); err != nil {
+		return Guarantee{}, err
+	}
+	if err := checkNonNegative("mean shift", c.MeanShift); err != nil {
+		return Guarantee{}, err
+	}
+	if c.Steps < 1 {
+		return Guarantee{}, fmt.Errorf("steps: must be ≥ 1, got %d", c.Steps)
+	}
+	const src = "Balle et al. 2019, Cor 7 (Ornstein–Uhlenbeck mechanism)"
+	checks := []Check{{Name: "the chain is an OU process sampled at unit times (0 < A < 1)", Holds: c.A > 0 && c.A < 1,
+		Detail: fmt.Sprintf("A = %.6g", c.A)}}
+	if !checks[0].Holds {
+		return NotApplicable(src, "", "final state", checks), nil
+	}
+	aT := math.Exp(float64(c.Steps) * math.Log(c.A))
+	lambda := (1 - c.A*c.A) * (1 - aT) * c.MeanShift * c.MeanShift / (2 * c.NoiseVar * (1 + aT))
+	ou := c.OUParams()
+	checks = append(checks, Check{Name: "OU parameters", Holds: true,
+		Detail: fmt.Sprintf("θ = %.6g, ρ = %.6g, t = %d, Δ = (A^{−t} − 1)·%.6g", ou.Theta, ou.Rho, c.Steps, c.MeanShift)})
+	return ouGuarantee(src, "final state", checks, lambda), nil
+}
+
+// ouGuarantee is the guarantee of Cor 7 with Λ = lambda: exact μ-GDP,
+// μ = sqrt(2Λ), and the RDP line αΛ.
+func ouGuarantee(src, release string, checks []Check, lambda float64) Guarantee {
+	mu := math.Sqrt(2 * lambda)
+	return Guarantee{
+		Source: src, Release: release, Checks: checks, Applies: true,
+		Profile:   func(eps float64) float64 { return stats.GDPDelta(mu, eps) },
+		EpsilonAt: func(delta float64) float64 { e, _ := stats.GDPEpsilon(mu, delta); return e },
+		RDP:       func(a float64) float64 { return a * lambda },
+		Note:      fmt.Sprintf("Λ(t) = %.6g; profile: exact μ-GDP with μ = sqrt(2Λ) = %.6g", lambda, mu),
+	}
 }
 
 // Amplification by mixing (Balle et al. Thm 1, proved in App. A as

@@ -347,3 +347,82 @@ func TestAmplifyGuarantees(t *testing.T) {
 		t.Error("γ = 2: no error")
 	}
 }
+
+func TestBalleThm5ShuffledValues(t *testing.T) {
+	// η = 0.1, σ = 2, N = 4 steps before the release, G = 1, β = 2, ρ = 1;
+	// five positions with weights 0.1, 0.2, 0.3, 0.25, 0.15 (the last one
+	// after the release). References by mpmath (30 digits) of
+	// (1/(α−1))·ln(0.15 + Σ_{k≤4} w_k e^{(α−1)αε_k}):
+	p := NoisySGDParams{Eta: 0.1, Sigma: 2, N: 4, Lipschitz: math.Inf(1), GradDiff: 1, Smoothness: 2, StrongConvexity: 1}
+	w := []float64{0.1, 0.2, 0.3, 0.25, 0.15}
+	g, err := BalleThm5Shuffled(p, w)
+	if err != nil || !g.Applies || !strings.Contains(g.Variant, "random visiting order") {
+		t.Fatalf("%v %+v", err, g)
+	}
+	for _, c := range []struct{ a, want float64 }{{1.5, 0.116627806445758952361880339195}, {2, 0.158086449445372637828135239517}, {8, 0.858621406339466226847543724712}} {
+		if got := g.RDP(c.a); !withinRel(got, c.want, 1e-13) {
+			t.Errorf("RDP(%g) = %.17g, want %.17g", c.a, got, c.want)
+		}
+	}
+	checkProfileEpsilonAgree(t, g)
+	// All the weight on the last step before the release: the worst
+	// position of Thm 5, exactly.
+	g, _ = BalleThm5Shuffled(p, []float64{0, 0, 0, 1})
+	worst, _ := BalleThm5(p, 0)
+	for _, a := range []float64{1.1, 2, 30} {
+		if !withinRel(g.RDP(a), worst.RDP(a), 1e-14) {
+			t.Errorf("point mass on step N: RDP(%g) = %g, Thm 5 worst %g", a, g.RDP(a), worst.RDP(a))
+		}
+	}
+	// The mixture never exceeds the worst position, and is below it.
+	g, _ = BalleThm5Shuffled(p, w)
+	for _, d := range []float64{1e-8, 1e-3, 0.1} {
+		e, _ := g.Epsilon(d)
+		ew, _ := worst.Epsilon(d)
+		if !(e < ew) {
+			t.Errorf("δ = %g: mixture ε %g, worst position %g", d, e, ew)
+		}
+	}
+	// Errors and a failed assumption.
+	for _, ws := range [][]float64{{0.5, 0.5}, {0.5, 0.2, 0.2, 0.2}, {-0.1, 0.5, 0.3, 0.3}} {
+		if _, err := BalleThm5Shuffled(p, ws); err == nil {
+			t.Errorf("weights %v: no error", ws)
+		}
+	}
+	p.Eta = 1
+	if g, err := BalleThm5Shuffled(p, w); err != nil || g.Applies || !strings.Contains(g.Reason, "η ≤ 2/(β+ρ)") {
+		t.Errorf("η too large: %v %+v", err, g)
+	}
+}
+
+func TestBalleCor7Chain(t *testing.T) {
+	// Through OUParams, Cor 7 as printed gives the same Λ as the stable
+	// form, for chains short enough that A^{−T} does not overflow.
+	for _, c := range []OUChain{{A: 0.5, NoiseVar: 0.02, Steps: 5, MeanShift: 0.09}, {A: 0.97, NoiseVar: 0.3, Steps: 40, MeanShift: 1.7}, {A: 0.01, NoiseVar: 2, Steps: 3, MeanShift: 0.4}} {
+		g, err := BalleCor7Chain(c)
+		if err != nil || !g.Applies {
+			t.Fatalf("%+v: %v %s", c, err, g.Reason)
+		}
+		want := OULambda(c.OUParams())
+		if got := g.RDP(2) / 2; !withinRel(got, want, 1e-12) {
+			t.Errorf("%+v: Λ = %.17g, Cor 7 through OUParams %.17g", c, got, want)
+		}
+		checkProfileEpsilonAgree(t, g)
+	}
+	// A long chain: A^{−T} overflows, the stable form does not; Λ tends
+	// to (1 − A²)·shift²/(2v).
+	g, _ := BalleCor7Chain(OUChain{A: 0.5, NoiseVar: 0.02, Steps: 1 << 20, MeanShift: 0.09})
+	if want := 0.75 * 0.09 * 0.09 / 0.04; !withinRel(g.RDP(2)/2, want, 1e-15) {
+		t.Errorf("long chain: Λ = %.17g, want %.17g", g.RDP(2)/2, want)
+	}
+	for _, a := range []float64{0, -0.3, 1, 1.2} {
+		if g, err := BalleCor7Chain(OUChain{A: a, NoiseVar: 1, Steps: 3, MeanShift: 1}); err != nil || g.Applies {
+			t.Errorf("A = %g: applies %v (%v)", a, g.Applies, err)
+		}
+	}
+	for _, c := range []OUChain{{A: 0.5, NoiseVar: 0, Steps: 3}, {A: 0.5, NoiseVar: 1, Steps: 0}, {A: 0.5, NoiseVar: 1, Steps: 3, MeanShift: -1}} {
+		if _, err := BalleCor7Chain(c); err == nil {
+			t.Errorf("%+v: no error", c)
+		}
+	}
+}

@@ -374,7 +374,7 @@ func (s *DPBarker) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.R
 			}
 		}
 		if rel.due(t) {
-			if err := rel.release(theta); err != nil {
+			if err := rel.release(theta, &info); err != nil {
 				return info, err
 			}
 		}

@@ -13,7 +13,9 @@ import (
 type Emit func(k int, theta []float64) error
 
 // Info summarises one run: work done and the counters of the samplers that
-// have an accept/reject step or clipping.
+// have an accept/reject step or clipping. Every counter is an integer, so
+// that sums over runs do not depend on the order they are added in (the
+// worker count, the shard layout, a resumption).
 type Info struct {
 	Iterations   int `json:"iterations"`
 	Proposals    int `json:"proposals,omitempty"`
@@ -34,6 +36,16 @@ type Info struct {
 	// names of its own (a program's info, say); integers, so that sums over
 	// trials never depend on their order.
 	Counters map[string]int64 `json:"counters,omitempty"`
+	// Runs counts the runs summed into this Info when it is a per-release
+	// snapshot (a sampler's own snapshot has Runs = 1); 0 otherwise.
+	Runs int `json:"runs,omitempty"`
+	// PerRelease[k] holds the cumulative counters of the run at its k-th
+	// release (Iterations is then the release's iteration), so that a
+	// report can give the acceptance rate and the clipped fractions of the
+	// iterations between two releases. Samplers of this package fill it;
+	// it is empty for a mechanism that does not. Sums over runs add it
+	// entry by entry.
+	PerRelease []Info `json:"per_release,omitempty"`
 }
 
 // AcceptanceRate returns Accepted/Proposals, or NaN without proposals.
@@ -69,6 +81,22 @@ func (i *Info) Add(o Info) {
 		}
 		i.Counters[k] += v
 	}
+	i.Runs += o.Runs
+	if len(o.PerRelease) > len(i.PerRelease) {
+		// A run that recorded no snapshot (a part written before they
+		// existed, a foreign mechanism) adds nothing to them; each entry's
+		// Runs says how many runs it sums.
+		i.PerRelease = append(i.PerRelease, make([]Info, len(o.PerRelease)-len(i.PerRelease))...)
+	}
+	for k := range o.PerRelease {
+		i.PerRelease[k].Add(o.PerRelease[k])
+	}
+}
+
+// Totals returns the counters without the per-release snapshots.
+func (i Info) Totals() Info {
+	i.PerRelease = nil
+	return i
 }
 
 // DivergedError reports a chain whose state became NaN or infinite.
@@ -119,20 +147,32 @@ type Init struct {
 	Theta []float64 `yaml:"theta,omitempty" json:"theta,omitempty"`
 }
 
-// releaser walks the ascending list of release iterations during a run.
+// releaser walks the ascending list of release iterations during a run
+// and keeps a snapshot of the run's counters at each release.
 type releaser struct {
-	at   []int
-	next int
-	emit Emit
+	at    []int
+	next  int
+	emit  Emit
+	snaps []Info
 }
 
 // due reports whether iteration it must be released.
 func (r *releaser) due(it int) bool { return r.next < len(r.at) && r.at[r.next] == it }
 
-// release emits theta for the current release point and advances.
-func (r *releaser) release(theta []float64) error {
+// release emits theta for the current release point and advances. It
+// records a snapshot of the counters in info (Iterations set to the
+// release's iteration, Runs to 1) and attaches the snapshots to
+// info.PerRelease, so that the Info the sampler returns carries them.
+func (r *releaser) release(theta []float64, info *Info) error {
 	k := r.next
 	r.next++
+	if r.snaps == nil {
+		r.snaps = make([]Info, len(r.at))
+	}
+	s := info.Totals()
+	s.Iterations, s.Runs = r.at[k], 1
+	r.snaps[k] = s
+	info.PerRelease = r.snaps
 	if r.emit == nil {
 		return nil
 	}

@@ -79,10 +79,11 @@ func (g *GaussianQuery) Run(m Model, d *dataset.Dataset, theta []float64, rng *r
 		theta[k] = q[k] + g.Sigma*rng.NormFloat64()
 	}
 	rel := releaser{at: at, emit: emit}
+	info := Info{Iterations: 1}
 	if rel.due(1) {
-		if err := rel.release(theta); err != nil {
-			return Info{Iterations: 1}, err
+		if err := rel.release(theta, &info); err != nil {
+			return info, err
 		}
 	}
-	return Info{Iterations: 1}, nil
+	return info, nil
 }

@@ -41,6 +41,13 @@ type Setting struct {
 	N int
 	// Iterations is the number of updates before the release.
 	Iterations int
+	// Pair is the audited pair itself, when known: Balle et al.'s bounds
+	// take the sensitivity from the two records that differ, and Cor 7
+	// the exact posteriors of D and D′.
+	Pair dataset.Pair
+	// Init is the chain's starting point (data-independent, as every
+	// theorem here assumes); a bound on a domain must contain it.
+	Init Init
 }
 
 // SettingOf returns the setting of a model over the pair p, for the state
@@ -56,7 +63,7 @@ func SettingOf(m Model, p dataset.Pair, iterations int) Setting {
 	if p.D != nil {
 		n = p.D.Len()
 	}
-	return Setting{Model: m, Records: records, Adjacency: p.Adjacency, N: n, Iterations: iterations}
+	return Setting{Model: m, Records: records, Adjacency: p.Adjacency, N: n, Iterations: iterations, Pair: p}
 }
 
 // constants evaluates the model's gradient constants over the records.
@@ -78,23 +85,30 @@ func Guarantees(m Mechanism, p dataset.Pair, at ReleasePoint) []closedform.Guara
 
 // SamplerGuarantees returns the guarantees a sampler declares in the
 // setting, or one entry saying that no theorem covers it.
+//
+// Every list ends with why Balle et al.'s amplification by mixing (Thm 1)
+// does not apply: it needs a data-independent kernel after the release.
 func SamplerGuarantees(s Sampler, st Setting) []closedform.Guarantee {
 	if g, ok := s.(SamplerGuarantor); ok {
-		return g.Guarantees(st)
+		return append(g.Guarantees(st), balleMixing(s))
 	}
-	return []closedform.Guarantee{uncovered("(none)", fmt.Sprintf("no theorem of the papers covers %s", s.Name()))}
+	return []closedform.Guarantee{uncovered("(none)", fmt.Sprintf("no theorem of the papers covers %s", s.Name())), balleMixing(s)}
 }
 
 // Guarantees implements SamplerGuarantor: Bertazzi et al.'s noisy-SGD
 // bounds for unclipped SGLD, the subsampled-Gaussian accountants (and the
 // exact GDP composition for full batches) for clipped SGLD.
+// Balle et al.'s Thm 5 for one pass over a shuffled order and Cor 7 for
+// full batches on an isotropic Gaussian target (balle.go).
 func (s *SGLD) Guarantees(st Setting) []closedform.Guarantee {
-	return sgldGuarantees(s, st.constants(), st.Adjacency, st.N, st.Iterations)
+	return append(sgldGuarantees(s, st.constants(), st.Adjacency, st.N, st.Iterations), balleSGLD(s, st)...)
 }
 
-// Guarantees implements SamplerGuarantor: Bertazzi et al. Thms 5.2 and 5.4.
+// Guarantees implements SamplerGuarantor: Bertazzi et al. Thms 5.2 and
+// 5.4; Balle et al. Cor 7 on an isotropic Gaussian target and Thm 5 (which
+// needs one pass); the Gaussian composition for projected ULA (balle.go).
 func (u *ULA) Guarantees(st Setting) []closedform.Guarantee {
-	return ulaGuarantees(u, st.constants(), st.N, st.Iterations)
+	return append(ulaGuarantees(u, st.constants(), st.N, st.Iterations), balleULA(u, st)...)
 }
 
 // Guarantees implements SamplerGuarantor: the exact GDP of a clipped sum.
@@ -104,24 +118,24 @@ func (g *GaussianQuery) Guarantees(st Setting) []closedform.Guarantee {
 
 // Guarantees implements SamplerGuarantor: Heikkilä et al. Thms 1–2.
 func (b *DPBarker) Guarantees(st Setting) []closedform.Guarantee {
-	return barkerGuarantees(b, st.N, st.Iterations)
+	return append(barkerGuarantees(b, st.N, st.Iterations), balleAcceptReject())
 }
 
 // Guarantees implements SamplerGuarantor: Räisä et al. Thm 3.5 (penalty).
 func (s *DPPenalty) Guarantees(st Setting) []closedform.Guarantee {
 	if s.NoNoise {
-		return []closedform.Guarantee{uncovered("Räisä et al. 2021, Thm 3.5 (DP-penalty)", "no_noise: true makes the sampler plain Metropolis-Hastings, which has no privacy guarantee")}
+		return []closedform.Guarantee{uncovered("Räisä et al. 2021, Thm 3.5 (DP-penalty)", "no_noise: true makes the sampler plain Metropolis-Hastings, which has no privacy guarantee"), balleAcceptReject()}
 	}
-	return wrap(closedform.RaisaPenalty{TauL: s.PaperTau(st.N), Iterations: st.Iterations}.Guarantees())
+	return append(wrap(closedform.RaisaPenalty{TauL: s.PaperTau(st.N), Iterations: st.Iterations}.Guarantees()), balleAcceptReject())
 }
 
 // Guarantees implements SamplerGuarantor: Räisä et al. Thm 3.5 (DP-HMC).
 func (s *DPHMC) Guarantees(st Setting) []closedform.Guarantee {
 	if s.NoNoise {
-		return []closedform.Guarantee{uncovered("Räisä et al. 2021, Thm 3.5 (DP-HMC)", "no_noise: true makes the sampler plain HMC, which has no privacy guarantee")}
+		return []closedform.Guarantee{uncovered("Räisä et al. 2021, Thm 3.5 (DP-HMC)", "no_noise: true makes the sampler plain HMC, which has no privacy guarantee"), balleAcceptReject()}
 	}
 	tl, tg := s.PaperTaus(st.N)
-	return wrap(closedform.RaisaHMC{TauL: tl, TauG: tg, Leapfrog: s.LeapfrogSteps, Iterations: st.Iterations}.Guarantees())
+	return append(wrap(closedform.RaisaHMC{TauL: tl, TauG: tg, Leapfrog: s.LeapfrogSteps, Iterations: st.Iterations}.Guarantees()), balleAcceptReject())
 }
 
 // uncovered is a guarantee entry that does not apply, with its reason.

@@ -315,7 +315,7 @@ func (h *DPHMC) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand
 			}
 		}
 		if rel.due(t) {
-			if err := rel.release(theta); err != nil {
+			if err := rel.release(theta, &w.info); err != nil {
 				return w.info, err
 			}
 		}

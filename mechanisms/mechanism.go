@@ -150,7 +150,10 @@ func (c *Chain) Run(_ context.Context, t Trial, d *dataset.Dataset, emit Emit) (
 }
 
 // Guarantees implements Guarantor: the sampler's guarantees, when it
-// declares any (SamplerGuarantor), for the iterations before the release.
+// declares any (SamplerGuarantor), for the iterations before the release
+// from the chain's starting point.
 func (c *Chain) Guarantees(p dataset.Pair, at ReleasePoint) []closedform.Guarantee {
-	return SamplerGuarantees(c.Sampler, SettingOf(c.Model, p, at.Iteration))
+	st := SettingOf(c.Model, p, at.Iteration)
+	st.Init = c.Init
+	return SamplerGuarantees(c.Sampler, st)
 }

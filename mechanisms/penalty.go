@@ -478,7 +478,7 @@ func (s *DPPenalty) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.
 			info.Accepted++
 		}
 		if rel.due(t) {
-			if err := rel.release(theta); err != nil {
+			if err := rel.release(theta, &info); err != nil {
 				return info, err
 			}
 		}

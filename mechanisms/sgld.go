@@ -312,7 +312,7 @@ func (s *SGLD) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand,
 			return info, &DivergedError{Iteration: t + 1, Theta: append([]float64(nil), theta...)}
 		}
 		if rel.due(t + 1) {
-			if err := rel.release(theta); err != nil {
+			if err := rel.release(theta, &info); err != nil {
 				return info, err
 			}
 		}
@@ -360,7 +360,7 @@ func (s *SGLD) runAffine1D(a Affine1D, d *dataset.Dataset, theta []float64, rng 
 		}
 		if t+1 == next {
 			theta[0] = th
-			if err := rel.release(theta); err != nil {
+			if err := rel.release(theta, &info); err != nil {
 				return info, err
 			}
 			next = rel.nextAt()
@@ -424,7 +424,8 @@ func (s *SGLD) runAffine1DBatch1(k *affineCoefs, n int, theta []float64, rng *ra
 			}
 			if t == next {
 				theta[0] = th
-				if err := rel.release(theta); err != nil {
+				info.GradEvals = t // one record per iteration
+				if err := rel.release(theta, &info); err != nil {
 					return info, err
 				}
 				next = rel.nextAt()
@@ -454,7 +455,8 @@ func (s *SGLD) runAffine1DBatch1(k *affineCoefs, n int, theta []float64, rng *ra
 		}
 		if t == next {
 			theta[0] = th
-			if err := rel.release(theta); err != nil {
+			info.GradEvals = t // one record per iteration
+			if err := rel.release(theta, &info); err != nil {
 				return info, err
 			}
 			next = rel.nextAt()

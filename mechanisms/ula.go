@@ -110,7 +110,7 @@ func (u *ULA) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, 
 			return info, &DivergedError{Iteration: t, Theta: append([]float64(nil), theta...)}
 		}
 		if rel.due(t) {
-			if err := rel.release(theta); err != nil {
+			if err := rel.release(theta, &info); err != nil {
 				return info, err
 			}
 		}

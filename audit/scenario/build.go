@@ -133,6 +133,9 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 		}
 		o.Theorems = cl.Theorems
 	}
+	if t.Posterior, err = audit.ExactPosterior(p.Mechanism, p.Pair); err != nil {
+		return nil, err
+	}
 	if pts, err := p.Mechanism.Points(p.Pair.D); err == nil {
 		t.Exact = exactEpsilons(c, p, pts)
 	}

@@ -27,18 +27,24 @@ type boundRow struct {
 }
 
 func runBounds(args []string, e *env) error {
-	fs := newFlagSet("bounds [scenario.yaml] [--delta D] [--iterations K] [--json FILE]",
+	fs := newFlagSet("bounds [scenario.yaml] [--delta D] [--iterations K] [--json FILE] [--sweep PARAM=FROM:TO[:N] [--series PARAM=V1,V2,…] [--set PARAM=V] [--log] [--accuracy RUNS] [--plot FILE] [--csv FILE]]",
 		"Lists every theoretical upper bound of the papers for a scenario's sampler on its adjacent datasets:\n"+
 			"the theorem, the assumptions checked with their numbers, and ε at δ — or why the theorem does not\n"+
-			"apply. Without a scenario it uses the built-in one.")
+			"apply. Without a scenario it uses the built-in one. With --sweep, every theorem's ε at δ along a\n"+
+			"parameter (e.g. Heikkilä et al. Fig. 1: iterations or q; with --accuracy, Räisä et al.'s trade-off).")
 	var delta float64
 	var iters int
 	var jsonOut string
 	fs.floatVar(&delta, "delta", math.NaN(), "(0, 1)", inUnitOpen, "δ at which to report ε (default: the scenario's audit.delta), in")
 	fs.intVar(&iters, "iterations", 0, 0, 1<<40, "iterations of the released state (0: the whole run),")
 	fs.StringVar(&jsonOut, "json", "", "write the guarantees as JSON to FILE (- for stdout)")
+	var sf sweepFlags
+	sf.register(fs)
 	if err := fs.parse(args, e, 1); err != nil {
 		return err
+	}
+	if sf.sweep == "" && (sf.series != "" || len(sf.sets) > 0 || sf.log || sf.accuracy > 0 || sf.plot != "" || sf.csv != "") {
+		return usagef("--series, --set, --log, --accuracy, --plot and --csv need --sweep")
 	}
 	cfg, err := loadScenario(fs)
 	if err != nil {
@@ -58,6 +64,12 @@ func runBounds(args []string, e *env) error {
 		if delta <= 0 {
 			return usagef("--delta: the scenario's audit.delta is 0; give --delta in (0, 1)")
 		}
+	}
+	if sf.sweep != "" {
+		if iters != 0 {
+			return usagef("--iterations: with --sweep, sweep or --set iterations instead")
+		}
+		return runSweep(e, cfg, plan, sf, delta, jsonOut)
 	}
 	if iters == 0 {
 		pts := plan.Points()

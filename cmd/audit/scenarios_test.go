@@ -13,19 +13,22 @@ var scenarioVerdicts = map[string]struct {
 	verdict string
 	slow    bool
 }{
-	"digits-dp-sgld":      {"not refuted", true},
-	"digits-sgld":         {"no claim", true},
-	"dp-barker-linreg":    {"not refuted", false},
-	"dp-hmc-gauss":        {"not refuted", false},
-	"dp-penalty-gauss":    {"not refuted", false},
-	"dp-sgld-correct":     {"not refuted", false},
-	"dp-sgld-planted-bug": {"VIOLATION", false},
-	"fig1-exact":          {"no claim", true},
-	"gaussian-mechanism":  {"not refuted", false},
-	"sgld-interim":        {"no claim", false},
-	"sgld-logistic":       {"not refuted", false},
-	"ula-linreg":          {"no claim", false},
-	"ula-logistic":        {"not refuted", false},
+	"digits-dp-sgld":       {"not refuted", true},
+	"digits-sgld":          {"no claim", true},
+	"dp-barker-linreg":     {"not refuted", false},
+	"dp-hmc-gauss":         {"not refuted", false},
+	"dp-penalty-gauss":     {"not refuted", false},
+	"dp-sgld-correct":      {"not refuted", false},
+	"dp-sgld-planted-bug":  {"VIOLATION", false},
+	"fig1-exact":           {"no claim", true},
+	"gaussian-mechanism":   {"not refuted", false},
+	"sgld-interim":         {"no claim", false},
+	"sgld-logistic":        {"not refuted", false},
+	"sgld-onepass-gauss":   {"not refuted", false},
+	"ula-linreg":           {"no claim", false},
+	"ula-gauss-ou":         {"not refuted", false},
+	"ula-logistic":         {"not refuted", false},
+	"ula-projected-linreg": {"not refuted", false},
 }
 
 // Every scenario in testdata reaches its expected verdict (exit 1 exactly

@@ -18,6 +18,7 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 	for _, name := range r.Claims {
 		head = append(head, "claim_eps_at_delta:"+name, "claim_refuted:"+name)
 	}
+	head = append(head, utilityCSVHead()...)
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -51,6 +52,7 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 			}
 			row = append(row, g(float64(cr.EpsilonAtDelta)), strconv.FormatBool(cr.Refutation != nil && cr.Refutation.Refuted))
 		}
+		row = append(row, utilityCSVRow(pr, g)...)
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -51,6 +51,7 @@ tr.headline td { background: #fff7d6; }
 pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
 .plot svg { max-width: 100%; height: auto; }
 .note { color: #555; font-size: 0.88em; }
+.warning { padding: 0.6em 1em; border-radius: 6px; background: #fff4e0; border: 1px solid #e0b060; color: #6a4a00; }
 footer { margin-top: 2em; color: #777; font-size: 0.8em; }
 </style>
 </head>
@@ -192,10 +193,11 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 		Verdict:   verdict,
 		Violation: r.Violated(),
 		Sections: []HTMLSection{
-			{"Headline", HTMLText("headline", headline) + HTMLText("note", r.Multiplicity) + notes(r.Notes)},
+			{"Headline", HTMLText("headline", headline) + warningsHTML(r) + HTMLText("note", r.Multiplicity) + notes(r.Notes)},
 			{"ε lower bound per release", HTMLPlot(plot.Bytes())},
 			{"Per release", HTMLTable(header, rows, r.Headline) + HTMLText("note",
 				"ε_lb is the Clopper–Pearson region bound (Heller & Fetaya eq. 12) on the evaluation runs; μ_lb is a rigorous GDP lower bound whose ε assumes a Gaussian trade-off curve; the ceiling is the largest ε_lb the run counts allow. The highlighted row is the release the verdict rests on.")},
+			{"Utility per release", utilityHTML(r)},
 			{"Report as printed", template.HTML("<pre>" + template.HTMLEscapeString(table.String()) + "</pre>")},
 			{"Scenario", template.HTML("<pre>" + template.HTMLEscapeString(string(scenario)) + "</pre>")},
 		},

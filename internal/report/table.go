@@ -40,7 +40,11 @@ func WriteTable(w io.Writer, r *audit.Report) error {
 		return err
 	}
 	writeLegend(w, r)
+	if err := writeUtilityTable(w, r); err != nil {
+		return err
+	}
 	writeHeadline(w, r)
+	writeWarnings(w, r)
 	return nil
 }
 

@@ -1,0 +1,706 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+	"github.com/mcmcaudit/mcmcaudit/stats"
+	"go.yaml.in/yaml/v3"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// "audit bounds --sweep": every theorem's ε at δ as one parameter of the
+// scenario's sampler (or the number of iterations, the dataset size the
+// theorems see, or the sampling ratio) runs over a range — Heikkilä et
+// al.'s Fig. 1 (ε against the subsampling ratio q and against T for the
+// subsampled Barker test) and, with --accuracy, Räisä et al.'s trade-off
+// between ε and how well the sampler does (ε against τ, with the
+// distance of the sampler's releases to the exact posterior measured by
+// running it).
+
+// Limits of a sweep.
+const (
+	maxSweepPoints   = 200
+	maxSweepSeries   = 10
+	maxAccuracyRuns  = 100000
+	defaultSweepSize = 10
+)
+
+// sweepFlags are the sweep's flags of "audit bounds".
+type sweepFlags struct {
+	sweep, series string
+	sets          []string
+	log           bool
+	accuracy      int
+	plot, csv     string
+}
+
+// register adds the sweep's flags to the flag set.
+func (f *sweepFlags) register(fs *flagSet) {
+	fs.StringVar(&f.sweep, "sweep", "", "PARAM=FROM:TO[:N]: ε at δ of every theorem for N values of PARAM (default 10, at most 200); PARAM is iterations, n (the dataset size the theorems see), q (batch = q·n), or a numeric field of the sampler (tau_l, tau, batch, n0, step.eta, …); NAME1,NAME2=… sets several")
+	fs.StringVar(&f.series, "series", "", "PARAM=V1,V2,…: one curve per value of a second parameter (at most 10)")
+	fs.Func("set", "PARAM=V: fix a parameter for the whole sweep (repeatable), e.g. --set n=1000000 --set batch=1000", func(s string) error {
+		f.sets = append(f.sets, s)
+		return nil
+	})
+	fs.BoolVar(&f.log, "log", false, "space the sweep's values geometrically and draw its axis in log scale")
+	fs.intVar(&f.accuracy, "accuracy", 0, 0, maxAccuracyRuns, "with --sweep: run the sampler this many times on D at every value and measure its releases against the exact posterior (gauss and linreg models),")
+	fs.StringVar(&f.plot, "plot", "", "with --sweep: draw ε at δ against the parameter (and the accuracy against ε) to FILE.svg or FILE.png")
+	fs.StringVar(&f.csv, "csv", "", "with --sweep: write the rows as CSV to FILE (- for stdout)")
+}
+
+// assignment sets one or several parameters to a value.
+type assignment struct {
+	names []string
+	value float64
+}
+
+// parseAssign parses NAMES=VALUE.
+func parseAssign(flag, s string) (assignment, error) {
+	names, v, ok := strings.Cut(s, "=")
+	if !ok || names == "" {
+		return assignment{}, usagef("--%s: must be PARAM=VALUE, got %q", flag, s)
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return assignment{}, usagef("--%s: %s: value must be a finite number, got %q", flag, names, v)
+	}
+	return assignment{names: strings.Split(names, ","), value: x}, nil
+}
+
+// parseSweep parses NAMES=FROM:TO[:N] into the values of the sweep.
+func parseSweep(s string, geometric bool) ([]string, []float64, error) {
+	names, rng, ok := strings.Cut(s, "=")
+	if !ok || names == "" {
+		return nil, nil, usagef("--sweep: must be PARAM=FROM:TO[:N], got %q", s)
+	}
+	parts := strings.Split(rng, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return nil, nil, usagef("--sweep: %s: range must be FROM:TO or FROM:TO:N, got %q", names, rng)
+	}
+	from, err1 := strconv.ParseFloat(parts[0], 64)
+	to, err2 := strconv.ParseFloat(parts[1], 64)
+	if err1 != nil || err2 != nil || math.IsInf(from, 0) || math.IsInf(to, 0) || math.IsNaN(from) || math.IsNaN(to) || !(to > from) {
+		return nil, nil, usagef("--sweep: %s: FROM and TO must be finite numbers with FROM < TO, got %q", names, rng)
+	}
+	n := defaultSweepSize
+	if len(parts) == 3 {
+		var err error
+		if n, err = strconv.Atoi(parts[2]); err != nil || n < 2 || n > maxSweepPoints {
+			return nil, nil, usagef("--sweep: %s: N must be an integer in [2, %d], got %q", names, maxSweepPoints, parts[2])
+		}
+	}
+	if geometric && !(from > 0) {
+		return nil, nil, usagef("--sweep: %s: --log needs FROM > 0, got %g", names, from)
+	}
+	vals := make([]float64, n)
+	for i := range vals {
+		t := float64(i) / float64(n-1)
+		if geometric {
+			vals[i] = from * math.Pow(to/from, t)
+		} else {
+			vals[i] = from + (to-from)*t
+		}
+	}
+	return strings.Split(names, ","), vals, nil
+}
+
+// parseSeries parses NAMES=V1,V2,….
+func parseSeries(s string) ([]string, []float64, error) {
+	names, list, ok := strings.Cut(s, "=")
+	if !ok || names == "" || list == "" {
+		return nil, nil, usagef("--series: must be PARAM=V1,V2,…, got %q", s)
+	}
+	var vals []float64
+	for _, v := range strings.Split(list, ",") {
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, nil, usagef("--series: %s: values must be finite numbers, got %q", names, v)
+		}
+		vals = append(vals, x)
+	}
+	if len(vals) > maxSweepSeries {
+		return nil, nil, usagef("--series: at most %d values, got %d", maxSweepSeries, len(vals))
+	}
+	return strings.Split(names, ","), vals, nil
+}
+
+// sweepPoint is the sampler and setting at one point of a sweep.
+type sweepPoint struct {
+	sampler   mechanisms.Sampler
+	st        mechanisms.Setting
+	nChanged  bool
+	itChanged bool
+}
+
+// apply sets the parameters of the assignments, in order: n first, then
+// the sampler's fields and the iterations, then q (batch = q·n).
+func (pt *sweepPoint) apply(as []assignment) error {
+	var q *float64
+	for pass := 0; pass < 2; pass++ {
+		for _, a := range as {
+			for _, name := range a.names {
+				isN := name == "n"
+				if (pass == 0) != isN {
+					continue
+				}
+				switch name {
+				case "n":
+					if a.value < 1 || a.value != math.Trunc(a.value) || a.value > 1<<40 {
+						return usagef("n: the dataset size must be an integer in [1, 2^40], got %g", a.value)
+					}
+					pt.st.N, pt.nChanged = int(a.value), true
+				case "iterations", "T":
+					if a.value < 1 || a.value != math.Trunc(a.value) || a.value > mechanisms.MaxIterations {
+						return usagef("%s: must be an integer in [1, 2^40], got %g", name, a.value)
+					}
+					pt.st.Iterations, pt.itChanged = int(a.value), true
+					// The sampler's own run length follows, when it has one
+					// (the accuracy runs then stop at the same iteration).
+					if s, err := setSamplerField(pt.sampler, "iterations", a.value); err == nil {
+						pt.sampler = s
+					}
+				case "q":
+					v := a.value
+					q = &v
+				default:
+					s, err := setSamplerField(pt.sampler, name, a.value)
+					if err != nil {
+						return err
+					}
+					pt.sampler = s
+				}
+			}
+		}
+	}
+	if q != nil {
+		if !(*q > 0 && *q <= 1) {
+			return usagef("q: the sampling ratio must be in (0, 1], got %g", *q)
+		}
+		b := math.Max(1, math.Round(*q*float64(pt.st.N)))
+		s, err := setSamplerField(pt.sampler, "batch", b)
+		if err != nil {
+			return usagef("q: %s has no batch size", pt.sampler.Name())
+		}
+		pt.sampler = s
+	}
+	return nil
+}
+
+// setSamplerField returns a copy of s with the field at the YAML path (dots
+// for nested fields, as in step.eta) set to v: s is encoded as YAML, the
+// field set, and the result decoded into a new value of s's type, refusing
+// names the type does not have.
+func setSamplerField(s mechanisms.Sampler, path string, v float64) (mechanisms.Sampler, error) {
+	b, err := yaml.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	keys := strings.Split(path, ".")
+	cur := m
+	for _, k := range keys[:len(keys)-1] {
+		next, ok := cur[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			cur[k] = next
+		}
+		cur = next
+	}
+	var val any = v
+	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+		val = int64(v)
+	}
+	cur[keys[len(keys)-1]] = val
+	b, err = yaml.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	out := reflect.New(reflect.TypeOf(s).Elem()).Interface().(mechanisms.Sampler)
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	dec.KnownFields(true)
+	if err := dec.Decode(out); err != nil {
+		msg := err.Error()
+		if strings.Contains(msg, "not found") {
+			return nil, usagef("%s: %s has no such parameter (its parameters are the keys of its sampler section)", path, s.Name())
+		}
+		return nil, usagef("%s: cannot set it to %g (%s)", path, v, strings.TrimPrefix(msg, "yaml: "))
+	}
+	// Read the field back: a value the field cannot hold (1.5 for an
+	// integer) must not be silently changed.
+	if got, ok := yamlNumberAt(out, keys); !ok || got != v {
+		return nil, usagef("%s: %s cannot hold %g (an integer field?)", path, s.Name(), v)
+	}
+	return out, nil
+}
+
+// yamlNumberAt returns the number at the YAML path of v's encoding.
+func yamlNumberAt(v any, keys []string) (float64, bool) {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return 0, false
+	}
+	var m map[string]any
+	if yaml.Unmarshal(b, &m) != nil {
+		return 0, false
+	}
+	for _, k := range keys[:len(keys)-1] {
+		if m, _ = m[k].(map[string]any); m == nil {
+			return 0, false
+		}
+	}
+	switch x := m[keys[len(keys)-1]].(type) {
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	case float64:
+		return x, true
+	case nil:
+		return 0, true // omitted: the zero value
+	}
+	return 0, false
+}
+
+// sweepAccuracy is what running the sampler at one point showed.
+type sweepAccuracy struct {
+	Runs int `json:"runs"`
+	// MaxMeanErrorSD is the largest error of the releases' mean, per
+	// coordinate, in posterior standard deviations.
+	MaxMeanErrorSD float64 `json:"max_mean_error_sd"`
+	// SDRatio is the releases' standard deviation over the posterior's,
+	// smallest and largest over the coordinates.
+	SDRatioMin float64 `json:"sd_ratio_min"`
+	SDRatioMax float64 `json:"sd_ratio_max"`
+	MeanPValue float64 `json:"mean_p_value"`
+	KSPValue   float64 `json:"ks_p_value"`
+	// AcceptanceRate over the runs (accept/reject samplers).
+	AcceptanceRate *float64 `json:"acceptance_rate,omitempty"`
+}
+
+// sweepRow is one point of the sweep.
+type sweepRow struct {
+	Value  float64  `json:"value"`
+	Series *float64 `json:"series,omitempty"`
+	// Epsilon maps each theorem (source [variant]) that applies to its ε
+	// at δ.
+	Epsilon  map[string]stats.JSONFloat `json:"epsilon"`
+	Accuracy *sweepAccuracy             `json:"accuracy,omitempty"`
+}
+
+// runSweep evaluates the sweep and writes its table, JSON, CSV and plot.
+func runSweep(e *env, cfg *scenario.Config, plan *scenario.Plan, f sweepFlags, delta float64, jsonOut string) error {
+	if plan.Sampler == nil {
+		return usagef("--sweep: the scenario's mechanism is not a sampler with parameters")
+	}
+	names, vals, err := parseSweep(f.sweep, f.log)
+	if err != nil {
+		return err
+	}
+	var sets []assignment
+	for _, s := range f.sets {
+		a, err := parseAssign("set", s)
+		if err != nil {
+			return err
+		}
+		sets = append(sets, a)
+	}
+	seriesNames, seriesVals := []string(nil), []float64{math.NaN()}
+	if f.series != "" {
+		if seriesNames, seriesVals, err = parseSeries(f.series); err != nil {
+			return err
+		}
+	}
+	for _, o := range []struct{ v, name string }{{f.plot, "plot"}, {f.csv, "csv"}} {
+		if err := output(o.v).checkWritable(o.name); err != nil {
+			return err
+		}
+	}
+	if f.plot != "" {
+		if ext := strings.ToLower(filepath.Ext(f.plot)); ext != ".svg" && ext != ".png" {
+			return usagef("--plot: file name must end in .svg or .png, got %q", f.plot)
+		}
+	}
+	var law *audit.Normal
+	if f.accuracy > 0 {
+		post, err := audit.ExactPosterior(plan.Mechanism, plan.Pair)
+		if err != nil {
+			return err
+		}
+		if post == nil {
+			return usagef("--accuracy: the scenario's model has no exact posterior to measure the sampler against (use the gauss or linreg model)")
+		}
+		law = &post.D
+	}
+	pts := plan.Points()
+	baseIters := pts[len(pts)-1].Iteration
+	var rows []sweepRow
+	var labels []string
+	seen := map[string]bool{}
+	for _, sv := range seriesVals {
+		for _, v := range vals {
+			pt := sweepPoint{sampler: plan.Sampler, st: mechanisms.SettingOf(plan.Model, plan.Pair, baseIters)}
+			pt.st.Init = cfg.Init
+			as := append(append([]assignment(nil), sets...), assignment{names: names, value: v})
+			if len(seriesNames) > 0 {
+				as = append(as, assignment{names: seriesNames, value: sv})
+			}
+			if err := pt.apply(as); err != nil {
+				return err
+			}
+			if !pt.nChanged {
+				if err := pt.sampler.Check(plan.Model, plan.Pair.D); err != nil {
+					return usagef("--sweep at %s = %g: %v", strings.Join(names, ","), v, err)
+				}
+			}
+			row := sweepRow{Value: v, Epsilon: map[string]stats.JSONFloat{}}
+			if len(seriesNames) > 0 {
+				x := sv
+				row.Series = &x
+			}
+			for _, g := range mechanisms.SamplerGuarantees(pt.sampler, pt.st) {
+				if !g.Applies {
+					continue
+				}
+				eps, err := g.Epsilon(delta)
+				if err != nil {
+					return err
+				}
+				l := mechanisms.GuaranteeLabel(g)
+				row.Epsilon[l] = stats.JSONFloat(eps)
+				if !seen[l] {
+					seen[l] = true
+					labels = append(labels, l)
+				}
+			}
+			if law != nil {
+				if pt.nChanged {
+					return usagef("--accuracy: the sampler runs on the scenario's dataset, so n cannot be swept or set")
+				}
+				if pt.itChanged && pt.st.Iterations != pt.sampler.Iterations(plan.Pair.D) {
+					return usagef("--accuracy: the sampler's run length cannot follow the iterations swept")
+				}
+				acc, err := measureAccuracy(plan, cfg, pt.sampler, *law, f.accuracy)
+				if err != nil {
+					return err
+				}
+				row.Accuracy = acc
+			}
+			rows = append(rows, row)
+		}
+	}
+	what := strings.Join(names, ",")
+	if !output(jsonOut).toStdout() && !output(f.csv).toStdout() {
+		writeSweepTable(e.stdout, cfg, plan, f.sets, what, strings.Join(seriesNames, ","), delta, labels, rows)
+	}
+	if err := output(jsonOut).write(e, func(w io.Writer) error {
+		return writeJSONTo(w, map[string]any{"scenario": cfg.Name, "config_hash": plan.Hash, "parameter": what,
+			"series": strings.Join(seriesNames, ","), "delta": delta, "theorems": labels, "rows": rows})
+	}); err != nil {
+		return err
+	}
+	if err := output(f.csv).write(e, func(w io.Writer) error { return writeSweepCSV(w, what, labels, rows) }); err != nil {
+		return err
+	}
+	if f.plot != "" {
+		return output(f.plot).write(e, func(w io.Writer) error {
+			return plotSweep(w, f.plot, cfg.Name, what, strings.Join(seriesNames, ","), delta, f.log, labels, rows)
+		})
+	}
+	return nil
+}
+
+// measureAccuracy runs the sampler runs times on D from the scenario's
+// starting point (trial i draws from the scenario's seed, side D, index i)
+// and compares the final states with the exact posterior of D.
+func measureAccuracy(plan *scenario.Plan, cfg *scenario.Config, s mechanisms.Sampler, law audit.Normal, runs int) (*sweepAccuracy, error) {
+	if runs < 2 {
+		return nil, usagef("--accuracy: needs at least 2 runs, got %d", runs)
+	}
+	ch := &mechanisms.Chain{Model: plan.Model, Sampler: s, Init: cfg.Init, Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseFinal}}
+	d := plan.Pair.D
+	if err := ch.Check(d); err != nil {
+		return nil, usagef("--accuracy: %v", err)
+	}
+	draws := make([][]float64, runs)
+	infos := make([]mechanisms.Info, runs)
+	errs := make([]error, runs)
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < runs; i += workers {
+				tr := mechanisms.NewTrial(cfg.Seed, dataset.SideD, i)
+				infos[i], errs[i] = ch.Run(context.Background(), tr, d, func(_ int, th []float64) error {
+					draws[i] = append([]float64(nil), th...)
+					return nil
+				})
+			}
+		}(w)
+	}
+	wg.Wait()
+	var info mechanisms.Info
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("--accuracy run %d: %w", i, err)
+		}
+		info.Add(infos[i].Totals())
+	}
+	coords := make([]int, len(law.Mean))
+	for j := range coords {
+		coords[j] = j
+	}
+	fit, err := audit.FitPosterior(draws, law, coords)
+	if err != nil {
+		return nil, err
+	}
+	acc := &sweepAccuracy{Runs: runs, SDRatioMin: math.Inf(1), SDRatioMax: math.Inf(-1), MeanPValue: fit.MeanPValue, KSPValue: fit.KSPValue}
+	for j := range fit.MeanError {
+		acc.MaxMeanErrorSD = math.Max(acc.MaxMeanErrorSD, math.Abs(fit.MeanError[j]))
+		acc.SDRatioMin, acc.SDRatioMax = math.Min(acc.SDRatioMin, fit.SDRatio[j]), math.Max(acc.SDRatioMax, fit.SDRatio[j])
+	}
+	if r := info.AcceptanceRate(); !math.IsNaN(r) {
+		acc.AcceptanceRate = &r
+	}
+	return acc, nil
+}
+
+// writeSweepTable prints the sweep: one row per value (and series value),
+// one column per theorem, then the accuracy columns.
+func writeSweepTable(w io.Writer, cfg *scenario.Config, plan *scenario.Plan, sets []string, what, series string, delta float64, labels []string, rows []sweepRow) {
+	fmt.Fprintf(w, "scenario   %s\nmechanism  %s\n", cfg.Name, mechanisms.NameOf(plan.Mechanism))
+	if len(sets) > 0 {
+		fmt.Fprintf(w, "fixed      %s\n", strings.Join(sets, ", "))
+	}
+	fmt.Fprintf(w, "sweep      %s", what)
+	if series != "" {
+		fmt.Fprintf(w, ", one series per %s", series)
+	}
+	fmt.Fprintf(w, "; ε at δ = %g\n\n", delta)
+	header := []string{what}
+	if series != "" {
+		header = append(header, series)
+	}
+	header = append(header, labels...)
+	hasAcc := len(rows) > 0 && rows[0].Accuracy != nil
+	if hasAcc {
+		header = append(header, "max |mean err|/sd", "sd ratio", "p mean / KS", "acceptance")
+	}
+	t := newTable(w, header...)
+	for _, r := range rows {
+		cells := []string{fmtG(r.Value)}
+		if r.Series != nil {
+			cells = append(cells, fmtG(*r.Series))
+		}
+		for _, l := range labels {
+			if e, ok := r.Epsilon[l]; ok {
+				cells = append(cells, stats.FormatFloat(float64(e)))
+			} else {
+				cells = append(cells, "does not apply")
+			}
+		}
+		if a := r.Accuracy; a != nil {
+			acc := "n/a"
+			if a.AcceptanceRate != nil {
+				acc = fmt.Sprintf("%.3g", *a.AcceptanceRate)
+			}
+			cells = append(cells, fmt.Sprintf("%.3g", a.MaxMeanErrorSD), fmt.Sprintf("%.3g–%.3g", a.SDRatioMin, a.SDRatioMax),
+				fmt.Sprintf("%.2g / %.2g", a.MeanPValue, a.KSPValue), acc)
+		}
+		row := make([]any, len(cells))
+		for i, c := range cells {
+			row[i] = c
+		}
+		t.Append(row...)
+	}
+	t.Render()
+	if hasAcc {
+		fmt.Fprintf(w, "Accuracy: %d runs of the sampler on D at each value, final states against the exact posterior of D\n", rows[0].Accuracy.Runs)
+		fmt.Fprintln(w, "(mean error in posterior standard deviations; SD ratio; p-values of the χ² mean test and of the KS test).")
+	}
+}
+
+// writeSweepCSV writes one row per point.
+func writeSweepCSV(w io.Writer, what string, labels []string, rows []sweepRow) error {
+	var b strings.Builder
+	q := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+	head := []string{q(what), "series"}
+	for _, l := range labels {
+		head = append(head, q("epsilon:"+l))
+	}
+	head = append(head, "runs", "max_abs_mean_error_sd", "sd_ratio_min", "sd_ratio_max", "mean_p_value", "ks_p_value", "acceptance_rate")
+	b.WriteString(strings.Join(head, ",") + "\n")
+	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	for _, r := range rows {
+		cells := []string{g(r.Value), ""}
+		if r.Series != nil {
+			cells[1] = g(*r.Series)
+		}
+		for _, l := range labels {
+			if e, ok := r.Epsilon[l]; ok {
+				cells = append(cells, g(float64(e)))
+			} else {
+				cells = append(cells, "")
+			}
+		}
+		if a := r.Accuracy; a != nil {
+			acc := ""
+			if a.AcceptanceRate != nil {
+				acc = g(*a.AcceptanceRate)
+			}
+			cells = append(cells, strconv.Itoa(a.Runs), g(a.MaxMeanErrorSD), g(a.SDRatioMin), g(a.SDRatioMax), g(a.MeanPValue), g(a.KSPValue), acc)
+		} else {
+			cells = append(cells, "", "", "", "", "", "", "")
+		}
+		b.WriteString(strings.Join(cells, ",") + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// plotSweep draws ε at δ against the parameter, one line per theorem and
+// series value; with accuracy figures, a second panel draws the mean
+// error (posterior SDs) against the first theorem's ε: the trade-off.
+func plotSweep(w io.Writer, file, name, what, series string, delta float64, logX bool, labels []string, rows []sweepRow) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: ε at δ = %g against %s", name, delta, what)
+	p.X.Label.Text = what
+	p.Y.Label.Text = "ε"
+	p.Add(plotter.NewGrid())
+	if logX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	seriesVals := []float64{math.NaN()}
+	if series != "" {
+		seriesVals = nil
+		seen := map[float64]bool{}
+		for _, r := range rows {
+			if !seen[*r.Series] {
+				seen[*r.Series] = true
+				seriesVals = append(seriesVals, *r.Series)
+			}
+		}
+	}
+	drawn := 0
+	for li, l := range labels {
+		for si, sv := range seriesVals {
+			var xys plotter.XYs
+			for _, r := range rows {
+				if series != "" && *r.Series != sv {
+					continue
+				}
+				if e, ok := r.Epsilon[l]; ok && !math.IsInf(float64(e), 0) {
+					xys = append(xys, plotter.XY{X: r.Value, Y: float64(e)})
+				}
+			}
+			if len(xys) == 0 {
+				continue
+			}
+			line, pts, err := plotter.NewLinePoints(xys)
+			if err != nil {
+				return err
+			}
+			c := plotutil.Color(li*len(seriesVals) + si)
+			line.Color, pts.Color = c, c
+			line.Dashes = plotutil.Dashes(si)
+			p.Add(line, pts)
+			legend := l
+			if series != "" {
+				legend = fmt.Sprintf("%s = %s", series, fmtG(sv))
+				if len(labels) > 1 {
+					legend = l + ", " + legend
+				}
+			}
+			p.Legend.Add(legend, line, pts)
+			drawn++
+		}
+	}
+	if drawn == 0 {
+		return usagef("--plot: no theorem applies at any value of the sweep: nothing to draw")
+	}
+	if series != "" && len(labels) == 1 {
+		p.Title.Text += "\n" + labels[0]
+	}
+	p.Legend.Top = true
+	plots := []*plot.Plot{p}
+	if len(labels) > 0 && len(rows) > 0 && rows[0].Accuracy != nil {
+		q := plot.New()
+		q.Title.Text = "accuracy against privacy"
+		q.X.Label.Text = fmt.Sprintf("ε at δ = %g (%s)", delta, labels[0])
+		q.Y.Label.Text = "max |mean error| (posterior SDs)"
+		q.Add(plotter.NewGrid())
+		var xys plotter.XYs
+		var lbls []string
+		for _, r := range rows {
+			if e, ok := r.Epsilon[labels[0]]; ok && r.Accuracy != nil && !math.IsInf(float64(e), 0) {
+				xys = append(xys, plotter.XY{X: float64(e), Y: r.Accuracy.MaxMeanErrorSD})
+				lbls = append(lbls, fmt.Sprintf("%s = %s", what, fmtG(r.Value)))
+			}
+		}
+		sort.Sort(byX{xys, lbls})
+		if len(xys) > 0 {
+			line, pts, err := plotter.NewLinePoints(xys)
+			if err != nil {
+				return err
+			}
+			q.Add(line, pts)
+			lab, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: lbls})
+			if err != nil {
+				return err
+			}
+			q.Add(lab)
+		}
+		plots = append(plots, q)
+	}
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(file)), ".")
+	width := 16 * vg.Centimeter
+	c, err := draw.NewFormattedCanvas(width*vg.Length(len(plots)), 11*vg.Centimeter, format)
+	if err != nil {
+		return err
+	}
+	dc := draw.New(c)
+	tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Millimeter * 4, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
+	for i, pl := range plots {
+		pl.Draw(tiles.At(dc, i, 0))
+	}
+	_, err = c.WriteTo(w)
+	return err
+}
+
+// byX sorts points (and their labels) by abscissa.
+type byX struct {
+	xys  plotter.XYs
+	lbls []string
+}
+
+func (b byX) Len() int           { return len(b.xys) }
+func (b byX) Less(i, j int) bool { return b.xys[i].X < b.xys[j].X }
+func (b byX) Swap(i, j int) {
+	b.xys[i], b.xys[j] = b.xys[j], b.xys[i]
+	b.lbls[i], b.lbls[j] = b.lbls[j], b.lbls[i]
+}

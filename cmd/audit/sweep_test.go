@@ -1,0 +1,163 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/closedform"
+)
+
+type sweepDoc struct {
+	Theorems []string `json:"theorems"`
+	Rows     []struct {
+		Value    float64            `json:"value"`
+		Series   *float64           `json:"series"`
+		Epsilon  map[string]float64 `json:"epsilon"`
+		Accuracy *struct {
+			MaxMeanErrorSD float64  `json:"max_mean_error_sd"`
+			AcceptanceRate *float64 `json:"acceptance_rate"`
+		} `json:"accuracy"`
+	} `json:"rows"`
+}
+
+func runSweepJSON(t *testing.T, args ...string) sweepDoc {
+	t.Helper()
+	out, errs, code := runCLI(t, append([]string{"bounds"}, append(args, "--json", "-")...)...)
+	if code != exitOK {
+		t.Fatalf("%v: exit %d, %s", args, code, errs)
+	}
+	var d sweepDoc
+	if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Theorems) == 0 {
+		t.Fatalf("%v: %v, %d theorems", args, err, len(d.Theorems))
+	}
+	return d
+}
+
+const heikkila = "Heikkilä et al. 2019, Thm 2 + Cor. 2 (subsampled DP Barker)"
+
+// Heikkilä et al.'s Fig. 1 as sweeps of the subsampled Barker test: ε
+// against T (their Fig. 1(b)) at N = 10⁶, b = 1000, N0 = 100, δ = 1e-6,
+// where T = 20 000 gives the ε ≈ 1.00 of their experiment (mpmath: min over
+// integer α ∈ [2, 199] of 20000·ε′(α) + ln(10⁶)/(α−1) = 1.000419570531813,
+// the closedform test's reference); and ε against the sampling ratio q
+// (their Fig. 1(a)) for N = 10⁵, 10⁶, 10⁷, each point equal to the
+// accountant evaluated directly with b = q·N.
+func TestSweepHeikkilaFig1(t *testing.T) {
+	d := runSweepJSON(t, "../../testdata/dp-barker-linreg.yaml", "--delta", "1e-6", "--set", "n=1000000", "--set", "batch=1000",
+		"--set", "n0=100", "--sweep", "iterations=5000:40000:8")
+	prev := 0.0
+	for _, r := range d.Rows {
+		e := r.Epsilon[heikkila]
+		if !(e > prev) {
+			t.Errorf("T = %g: ε = %g, not above %g", r.Value, e, prev)
+		}
+		prev = e
+		if r.Value == 20000 && math.Abs(e/1.000419570531813-1) > 1e-12 {
+			t.Errorf("T = 20000: ε = %.16g, want 1.000419570531813", e)
+		}
+	}
+	d = runSweepJSON(t, "../../testdata/dp-barker-linreg.yaml", "--delta", "1e-6", "--set", "n0=100", "--set", "iterations=20000",
+		"--sweep", "q=0.0001:0.01:5", "--log", "--series", "n=100000,1000000,10000000")
+	byN := map[float64][]float64{}
+	for _, r := range d.Rows {
+		b := int(math.Max(1, math.Round(r.Value**r.Series)))
+		c := closedform.BarkerSubsampled{N: int(*r.Series), BatchSize: b, Iterations: 20000, C: 2, LLRBound: math.Sqrt(float64(b)) / 100, N0: 100}
+		want, _, err := c.EpsilonOrder(1e-6)
+		e, ok := r.Epsilon[heikkila]
+		if !ok {
+			// Thm 2 needs b > 10: q = 1e-4 at N = 1e5 is b = 10.
+			if err == nil || b > 10 {
+				t.Errorf("q = %g, N = %g: no ε, but the accountant gives %g (%v)", r.Value, *r.Series, want, err)
+			}
+			e = math.Inf(1)
+		} else if err != nil || math.Abs(e/want-1) > 1e-12 {
+			t.Errorf("q = %g, N = %g: ε = %g, accountant %g (%v)", r.Value, *r.Series, e, want, err)
+		}
+		byN[*r.Series] = append(byN[*r.Series], e)
+	}
+	// A larger N never costs privacy at the same q (the curves of Fig. 1(a)
+	// are ordered), and ε grows with q once the batch allows high orders.
+	for k := range byN[1e5] {
+		if !(byN[1e7][k] <= byN[1e6][k] && byN[1e6][k] <= byN[1e5][k]) {
+			t.Errorf("q index %d: ε not decreasing in N: %g, %g, %g", k, byN[1e5][k], byN[1e6][k], byN[1e7][k])
+		}
+	}
+	if e := byN[1e6]; !(e[4] > e[3] && e[3] > e[2]) {
+		t.Errorf("N = 1e6: ε not increasing in q beyond 1e-3: %v", e)
+	}
+}
+
+// Räisä et al.'s trade-off as a sweep of DP-penalty's τ with the sampler
+// run: ε at every τ is Thm 2.4's, computed directly; it falls as τ grows
+// while the releases drift away from the posterior (the chain accepts less
+// and has not reached it after the scenario's 20 iterations).
+func TestSweepRaisaTradeoff(t *testing.T) {
+	dir := t.TempDir()
+	plot := filepath.Join(dir, "tradeoff.svg")
+	csv := filepath.Join(dir, "tradeoff.csv")
+	d := runSweepJSON(t, "../../testdata/dp-penalty-gauss.yaml", "--sweep", "tau=1:6:6", "--accuracy", "200", "--plot", plot, "--csv", csv)
+	label := d.Theorems[0]
+	var eps, errs, acc []float64
+	for _, r := range d.Rows {
+		g, err := closedform.RaisaPenalty{TauL: r.Value, Iterations: 20}.Guarantee()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := g.Epsilon(1e-5)
+		if e := r.Epsilon[label]; math.Abs(e/want-1) > 1e-12 {
+			t.Errorf("τ = %g: ε = %g, Thm 2.4 %g", r.Value, e, want)
+		}
+		if r.Accuracy == nil || r.Accuracy.AcceptanceRate == nil {
+			t.Fatalf("τ = %g: no accuracy", r.Value)
+		}
+		eps, errs, acc = append(eps, r.Epsilon[label]), append(errs, r.Accuracy.MaxMeanErrorSD), append(acc, *r.Accuracy.AcceptanceRate)
+	}
+	for k := 1; k < len(eps); k++ {
+		if !(eps[k] < eps[k-1]) || !(acc[k] < acc[k-1]) {
+			t.Errorf("τ index %d: ε %v, acceptance %v: both must fall as τ grows", k, eps, acc)
+		}
+	}
+	if !(errs[len(errs)-1] > 5*errs[0]) {
+		t.Errorf("mean errors %v: the noisiest chain should be much further from the posterior", errs)
+	}
+	for _, f := range []string{plot, csv} {
+		b, err := os.ReadFile(f)
+		if err != nil || len(b) < 100 {
+			t.Errorf("%s: %v, %d bytes", f, err, len(b))
+		}
+	}
+	if b, _ := os.ReadFile(plot); !strings.Contains(string(b), "<svg") {
+		t.Error("the plot is not an SVG")
+	}
+}
+
+func TestSweepErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sweep", "tau_x=1:4"}, "tau_x: DP-HMC"},
+		{[]string{"--sweep", "leapfrog_steps=1.5:4"}, "cannot hold 1.5"},
+		{[]string{"--sweep", "tau_l=4:1"}, "FROM < TO"},
+		{[]string{"--sweep", "tau_l=1:4:1"}, "N must be an integer in [2, 200]"},
+		{[]string{"--sweep", "tau_l=0:4", "--log"}, "--log needs FROM > 0"},
+		{[]string{"--plot", "x.svg"}, "need --sweep"},
+		{[]string{"--sweep", "tau_l=1:4", "--plot", "x.pdf"}, "must end in .svg or .png"},
+		{[]string{"--sweep", "tau_l=1:4", "--set", "n=100", "--accuracy", "10"}, "n cannot be swept or set"},
+		{[]string{"--sweep", "tau_l=1:4", "--iterations", "3"}, "--iterations: with --sweep"},
+		{[]string{"--sweep", "q=0.1:0.5"}, "q: DP-HMC"},
+	} {
+		_, errs, code := runCLI(t, append([]string{"bounds", "../../testdata/dp-hmc-gauss.yaml"}, c.args...)...)
+		if code != exitUsage || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, %q; want %q", c.args, code, errs, c.want)
+		}
+	}
+	_, errs, code := runCLI(t, "bounds", "../../testdata/ula-logistic.yaml", "--sweep", "gamma=0.01:0.02", "--accuracy", "10")
+	if code != exitUsage || !strings.Contains(errs, "no exact posterior") {
+		t.Errorf("accuracy on logistic: exit %d %q", code, errs)
+	}
+}

@@ -1,0 +1,94 @@
+package stats
+
+import (
+	"math"
+	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
+)
+
+func TestKSStatistic(t *testing.T) {
+	// scipy.stats.kstest(xs, 'norm', method='exact'): statistic
+	// 0.19093987465324047, p-value 0.8832544529552133.
+	xs := []float64{0.3, -1.2, 2.5, 0.05, -0.7, 1.1, -0.2, 0.9}
+	d := KSStatistic(xs, numeric.NormCDF)
+	if math.Abs(d-0.19093987465324047) > 1e-14 {
+		t.Errorf("D = %.17g", d)
+	}
+	if xs[0] != 0.3 || xs[1] != -1.2 {
+		t.Error("KSStatistic sorted its argument")
+	}
+	p, err := KSPValue(len(xs), d)
+	if err != nil || math.Abs(p-0.8832544529552133) > 1e-12 {
+		t.Errorf("p = %.17g (%v)", p, err)
+	}
+}
+
+func TestKSPValue(t *testing.T) {
+	// References: the exact distribution, by scipy 1.10's
+	// _ksstats._kolmogn_Pomeranz (Pomeranz's recursion, a method
+	// independent of the Durbin matrix used here) where p > 0.03, and by
+	// 2·scipy.special.smirnov(n, d) (the exact one-sided law, doubled as
+	// here) in the tail; the asymptotic branch (n > 1000) is held to 3%
+	// of the exact value by scipy's _kolmogn_DMTW (the Durbin matrix in
+	// scipy's own implementation; its Pomeranz recursion loses accuracy
+	// at these n).
+	for _, c := range []struct {
+		n      int
+		d, p   float64
+		relTol float64
+	}{
+		{1, 0.7, 0.6, 0},
+		{5, 0.3, 0.664, 0},
+		{20, 0.1, 0.976255094592155, 0},
+		{20, 0.25, 0.13762569836717486, 0},
+		{100, 0.05, 0.9532159710635725, 0},
+		{100, 0.12, 0.10330374901819938904, 0},
+		{500, 0.03, 0.74731662218084229964, 0},
+		{1000, 0.02, 0.8108971310702104147, 0},
+		{1000, 0.045, 0.03378302868228902269, 0},
+		{1000, 0.06, 0.001428597887952891, 0},
+		{200, 0.16, 6.117093237574977e-05, 1e-9},
+		{50, 0.4, 9.86356336441006e-08, 1e-9},
+		{3000, 0.05, 5.874684341454393e-07, 1e-9},
+		{10, 0.6, 0.0005681672000000003, 1e-9},
+		{2000, 0.02, 0.39531337200310863981, 0.03},
+		{5000, 0.015, 0.20846142165967083406, 0.03},
+		{20000, 0.009, 0.077852893245696747125, 0.03},
+	} {
+		p, err := KSPValue(c.n, c.d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.relTol == 0 {
+			if math.Abs(p-c.p) > 1e-10 {
+				t.Errorf("n = %d, d = %g: p = %.15g, reference %.15g", c.n, c.d, p, c.p)
+			}
+		} else if math.Abs(p/c.p-1) > c.relTol {
+			t.Errorf("n = %d, d = %g: p = %.6g, reference %.6g (rel. error %.3g)", c.n, c.d, p, c.p, p/c.p-1)
+		}
+	}
+	// Edges: D_n ≥ 1/(2n) surely; D_n = 1 has probability 0.
+	if p, _ := KSPValue(10, 0.04); p != 1 {
+		t.Errorf("d < 1/(2n): p = %g", p)
+	}
+	if p, _ := KSPValue(10, 1); p != 0 {
+		t.Errorf("d = 1: p = %g", p)
+	}
+	for _, c := range []struct {
+		n int
+		d float64
+	}{{0, 0.1}, {10, -0.1}, {10, 1.5}, {10, math.NaN()}} {
+		if _, err := KSPValue(c.n, c.d); err == nil {
+			t.Errorf("n = %d, d = %g: no error", c.n, c.d)
+		}
+	}
+	// The limit law on both sides of λ = 1 (where the series switch) is
+	// continuous: scipy.stats.kstwobign.sf(1) = 0.26999967167735456.
+	if q := kolmogorovQ(1); math.Abs(q-0.26999967167735456) > 1e-14 {
+		t.Errorf("Q(1) = %.17g", q)
+	}
+	if a, b := kolmogorovQ(math.Nextafter(1, 0)), kolmogorovQ(1); math.Abs(a-b) > 1e-13 {
+		t.Errorf("Q jumps at 1: %.17g vs %.17g", a, b)
+	}
+}
