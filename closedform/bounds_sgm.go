@@ -113,7 +113,8 @@ func (m SGM) ReplaceOneTable() (stats.RDPTable, error) {
 //   - Poisson: PoissonSGMReplaceOneRDP, a valid (conservative) bound.
 //
 // RDP composes additively over the steps (Mironov 2017, Prop. 1); the
-// profile and ε(δ) use Mironov 2017, Prop. 3 over integer orders 2…10⁴.
+// profile and ε(δ) use the better of Mironov 2017, Prop. 3 and Balle,
+// Barthe, Gaboardi, Hsu & Sato 2020, Thm 21 over integer orders 2…10⁴.
 func (m SGM) ReplaceOne() (Guarantee, error) {
 	if err := m.Validate(); err != nil {
 		return Guarantee{}, err
@@ -166,13 +167,14 @@ func (m SGM) AddRemove() (Guarantee, error) {
 			m.Rate, m.NoiseMultiplier, m.Steps)), nil
 }
 
-// EpsilonOrder returns the replace-one ε(δ) and the Rényi order attaining it.
+// EpsilonOrder returns the RDP accountant's replace-one ε(δ) (converted as
+// in ReplaceOne) and the Rényi order attaining it.
 func (m SGM) EpsilonOrder(delta float64) (eps float64, order int, err error) {
 	t, err := m.ReplaceOneTable()
 	if err != nil {
 		return math.NaN(), 0, err
 	}
-	return t.Epsilon(delta)
+	return t.ImprovedEpsilon(delta)
 }
 
 // mustSGMArgs panics unless q ∈ (0, 1], z is an accepted noise multiplier

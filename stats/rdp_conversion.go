@@ -121,6 +121,32 @@ func RDPLogDeltaImproved(curve RDPCurve, eps float64, orders []float64) float64 
 	return best
 }
 
+// RDPLogDeltaImprovedContinuous is RDPLogDeltaImproved for a curve defined
+// at every real order: the minimum over DefaultOrders, refined by
+// golden-section search between the best order's grid neighbours (the
+// exponent (α−1)(r(α) − ε) + (α−1)ln(1 − 1/α) − ln α is convex in α when
+// (α−1)·r(α) is, as for every curve of this project).
+func RDPLogDeltaImprovedContinuous(curve RDPCurve, eps float64) float64 {
+	best, bi := 0.0, -1
+	for i, a := range DefaultOrders {
+		if v := RDPOrderLogDelta(curve(a), a, eps); v < best {
+			best, bi = v, i
+		}
+	}
+	if bi < 0 {
+		return 0
+	}
+	lo, hi := DefaultOrders[max(bi-1, 0)], DefaultOrders[min(bi+1, len(DefaultOrders)-1)]
+	if bi == 0 {
+		lo = 1 + (DefaultOrders[0]-1)/2
+	}
+	obj := func(a float64) float64 { return RDPOrderLogDelta(curve(a), a, eps) }
+	if _, fx := numeric.GoldenMin(obj, lo, hi, 200, 1e-13*hi); fx < best {
+		best = fx
+	}
+	return best
+}
+
 // ImprovedLogDelta returns ln δ(ε) for the (ε, δ)-DP guarantees implied by
 // the table: the minimum over tabulated orders of RDPOrderLogDelta (the
 // better of Mironov 2017, Prop. 3 and Balle et al. 2020, Thm 21), capped at
