@@ -303,7 +303,7 @@ func nothingReleased(source, variant string, checks []Check) Guarantee {
 func rdpTableGuarantee(source, variant string, checks []Check, t stats.RDPTable, note string) Guarantee {
 	return Guarantee{
 		Source: source, Variant: variant, Release: "path", Checks: checks, Applies: true,
-		Profile: t.ImprovedDelta,
+		Profile: t.ImprovedProfile(),
 		EpsilonAt: func(delta float64) float64 {
 			e, _, err := t.ImprovedEpsilon(delta)
 			if err != nil { // unreachable: Guarantee.Epsilon validates δ first

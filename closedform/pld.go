@@ -96,6 +96,9 @@ type stepPLD struct {
 	inf float64 // pessimistic mass at +∞
 	// pess and opt are the pessimistic and optimistic masses on the grid.
 	pess, opt []float64
+	// mgfPess and mgfOpt are their log-MGF tables (for the windows), built
+	// on first use.
+	mgfPess, mgfOpt *mgfTable
 }
 
 // cellMass returns the mass of (a, b] from the tails at both ends, by
@@ -223,50 +226,43 @@ func logMGF(w []float64, lo int, h, lambda float64) float64 {
 	return mx + math.Log(s)
 }
 
-// chernoffWindow returns t_lo ≤ t_hi such that the sum S of T i.i.d. draws
-// from the finite part of w satisfies Σ mass{S < t_lo} ≤ tau and
-// Σ mass{S > t_hi} ≤ tau, by the Chernoff bound
-// mass{S > t} ≤ exp(T·K(λ) − λt) (K the log-MGF) optimised over λ > 0 on a
-// logarithmic grid with golden-section refinement. Any λ gives a valid bound;
-// the optimisation only narrows the window.
-func chernoffWindow(w []float64, lo int, h float64, T int, tau float64) (tlo, thi float64) {
+// mgfTable holds the log-MGF K(±λ) of the finite part of a step PLD on a
+// logarithmic grid of λ > 0, from which Chernoff windows for any T are read
+// without touching the PMF again.
+type mgfTable struct {
+	lambda, up, down []float64 // up[i] = K(λ_i), down[i] = K(−λ_i)
+}
+
+// newMGFTable tabulates K at 256 values of λ spread over [1e-4, 1e3]/sd (sd
+// the per-step standard deviation): the optimal λ for T steps and a tail
+// mass τ is about √(2 ln(1/τ)/T)/sd, inside that range for T ≤ 10⁹.
+func newMGFTable(w []float64, lo int, h float64) *mgfTable {
 	_, sd := moments(w, lo, h)
-	scale := math.Max(sd*math.Sqrt(float64(T)), h)
+	sd = math.Max(sd, h)
+	const n = 256
+	t := &mgfTable{lambda: make([]float64, n), up: make([]float64, n), down: make([]float64, n)}
+	for i := range t.lambda {
+		l := math.Exp(math.Log(1e-4)+(math.Log(1e3)-math.Log(1e-4))*float64(i)/(n-1)) / sd
+		t.lambda[i] = l
+		t.up[i] = logMGF(w, lo, h, l)
+		t.down[i] = logMGF(w, lo, h, -l)
+	}
+	return t
+}
+
+// window returns t_lo ≤ t_hi such that the sum S of T i.i.d. draws from the
+// finite part of the step satisfies mass{S < t_lo} ≤ tau and
+// mass{S > t_hi} ≤ tau, by the Chernoff bound mass{S > t} ≤ exp(T·K(λ) − λt)
+// (and its mirror image), at the best tabulated λ. Any λ > 0 gives a valid
+// bound; the choice only narrows the window.
+func (t *mgfTable) window(T int, tau float64) (tlo, thi float64) {
 	c := -math.Log(tau)
 	tf := float64(T)
-	upper := func(l float64) float64 { return (tf*logMGF(w, lo, h, l) + c) / l }
-	lower := func(l float64) float64 { return -(tf*logMGF(w, lo, h, -l) + c) / l }
-	best := func(f func(float64) float64, sign float64) float64 {
-		const n = 48
-		bi, bv := 0, math.Inf(1)
-		grid := make([]float64, n)
-		for i := range grid {
-			grid[i] = math.Exp(math.Log(1e-3)+(math.Log(1e4)-math.Log(1e-3))*float64(i)/(n-1)) / scale
-			if v := sign * f(grid[i]); v < bv {
-				bi, bv = i, v
-			}
-		}
-		a, b := grid[max(bi-1, 0)], grid[min(bi+1, n-1)]
-		g := func(l float64) float64 { return sign * f(l) }
-		// golden section on [a, b]
-		const r = 0.6180339887498949
-		x1, x2 := b-r*(b-a), a+r*(b-a)
-		f1, f2 := g(x1), g(x2)
-		for i := 0; i < 60; i++ {
-			if f1 < f2 {
-				b, x2, f2 = x2, x1, f1
-				x1 = b - r*(b-a)
-				f1 = g(x1)
-			} else {
-				a, x1, f1 = x1, x2, f2
-				x2 = a + r*(b-a)
-				f2 = g(x2)
-			}
-		}
-		return sign * math.Min(bv, math.Min(f1, f2))
+	tlo, thi = math.Inf(-1), math.Inf(1)
+	for i, l := range t.lambda {
+		thi = math.Min(thi, (tf*t.up[i]+c)/l)
+		tlo = math.Max(tlo, -(tf*t.down[i]+c)/l)
 	}
-	thi = best(upper, 1)
-	tlo = best(lower, -1)
 	return tlo, thi
 }
 
@@ -387,10 +383,15 @@ type composedPLD struct {
 	floor, cut float64
 }
 
-// composeStep composes one discretised step T times.
+// composeStep composes one discretised step T times (not safe for
+// concurrent use on the same step: it fills the step's MGF tables).
 func composeStep(s *stepPLD, T int, tau float64) (*composedPLD, error) {
-	tlo, thi := chernoffWindow(s.pess, s.lo, s.h, T, tau)
-	olo, ohi := chernoffWindow(s.opt, s.lo, s.h, T, tau)
+	if s.mgfPess == nil {
+		s.mgfPess = newMGFTable(s.pess, s.lo, s.h)
+		s.mgfOpt = newMGFTable(s.opt, s.lo, s.h)
+	}
+	tlo, thi := s.mgfPess.window(T, tau)
+	olo, ohi := s.mgfOpt.window(T, tau)
 	tlo, thi = math.Min(tlo, olo), math.Max(thi, ohi)
 	base := int(math.Floor(tlo / s.h))
 	top := int(math.Ceil(thi / s.h))

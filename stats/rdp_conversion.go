@@ -161,6 +161,32 @@ func (t RDPTable) ImprovedLogDelta(eps float64) float64 {
 	return best
 }
 
+// ImprovedProfile returns ε ↦ ImprovedDelta(ε) with the per-order constants
+// of the conversion computed once (for callers that evaluate the profile
+// many times). Since (1 − 1/α)^(α−1)/α < 1, the Balle et al. 2020 form is
+// the smaller at every order: ln δ = (α−1)(r − ε) + (α−1)ln(1 − 1/α) − ln α.
+func (t RDPTable) ImprovedProfile() func(eps float64) float64 {
+	var am1, r, c []float64
+	for i, a := range t.Orders {
+		if math.IsInf(t.Eps[i], 1) {
+			continue
+		}
+		af := float64(a)
+		am1 = append(am1, af-1)
+		r = append(r, t.Eps[i])
+		c = append(c, math.Min(0, (af-1)*math.Log1p(-1/af)-math.Log(af)))
+	}
+	return func(eps float64) float64 {
+		best := 0.0
+		for i := range am1 {
+			if v := am1[i]*(r[i]-eps) + c[i]; v < best {
+				best = v
+			}
+		}
+		return math.Exp(best)
+	}
+}
+
 // ImprovedDelta returns δ(ε) = exp(ImprovedLogDelta(ε)).
 func (t RDPTable) ImprovedDelta(eps float64) float64 { return math.Exp(t.ImprovedLogDelta(eps)) }
 

@@ -117,6 +117,12 @@ func TestImprovedConversionNeverWorse(t *testing.T) {
 		if back := tab.ImprovedDelta(imp); !relClose(back, d, 1e-9) {
 			t.Errorf("table δ = %g: ImprovedDelta(ImprovedEpsilon) = %g", d, back)
 		}
+		prof := tab.ImprovedProfile()
+		for _, e := range []float64{0, imp / 2, imp, 2 * imp} {
+			if got, want := prof(e), tab.ImprovedDelta(e); !relClose(got, want, 1e-13) {
+				t.Errorf("ImprovedProfile(%g) = %g, ImprovedDelta %g", e, got, want)
+			}
+		}
 		if tab.ImprovedDelta(imp) > tab.Delta(imp) {
 			t.Errorf("table δ = %g: improved profile above Mironov's", d)
 		}
