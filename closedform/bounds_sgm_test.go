@@ -167,7 +167,8 @@ func TestWORSGMReplaceOneValid(t *testing.T) {
 // Whole accountants: mpmath evaluation of the same bounds at every integer
 // order 2…64, composed over T and converted by Mironov's Prop. 3 (mironov,
 // at order mOrder) and by the better of Mironov and Balle et al. 2020,
-// Thm 21 (want, at order); the script is in docs/derivations/pld.md, §6. The
+// Thm 21 (want, at order); the script is
+// docs/derivations/pld-reference/rdp_reference.py. The
 // optimal orders are well inside that range, so the Go grid (2…10⁴) has the
 // same minimum.
 func TestSGMAccountants(t *testing.T) {
