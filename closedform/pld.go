@@ -14,8 +14,9 @@ import (
 // monotone function of a real statistic, so that its law under P and under
 // Q is known through closed-form tails. The profile of T adaptive
 // compositions is δ_T(ε) = E[(1 − e^{ε − L_1 − … − L_T})₊], L_t i.i.d. from
-// the PLD under P (Zhu, Dong & Wang 2022, Thm 10 for the composition of
-// dominating pairs; Koskela, Jälkö & Honkela 2020 for the FFT evaluation).
+// the PLD under P (composition of trade-off functions, Dong, Roth & Su
+// 2019, Thm 3.2, for dominating pairs in the sense of Zhu, Dong & Wang 2022;
+// Koskela, Jälkö & Honkela 2020 for the FFT evaluation).
 //
 // Discretisation (docs/derivations/pld.md, §3): with Y = e^{−L}, δ_T is
 // convex in each Y_t and non-increasing in it, so
@@ -169,14 +170,14 @@ func discretise(p lossPair, h float64, jlo, jhi int) *stepPLD {
 			if d <= 0 {
 				continue
 			}
-			if cap := rem[c] * d; cap >= excess {
-				th := excess / cap
+			if room := rem[c] * d; room >= excess {
+				th := excess / room
 				mass += th * rem[c]
 				rem[c] -= th * rem[c]
 				excess = 0
 			} else {
 				mass += rem[c]
-				excess -= cap
+				excess -= room
 				rem[c] = 0
 			}
 		}
@@ -400,13 +401,13 @@ func composeStep(s *stepPLD, T int, tau float64) (*composedPLD, error) {
 	}
 	n := nextPow2(top - base + 1)
 	gp := composeFFT(s.pess, s.lo, T, base, n)
-	go_ := composeFFT(s.opt, s.lo, T, base, n)
+	gOpt := composeFFT(s.opt, s.lo, T, base, n)
 	inf := -math.Expm1(float64(T) * math.Log1p(-s.inf))
 	return &composedPLD{
 		pess:  newPLDSide(gp, base, s.h),
-		opt:   newPLDSide(go_, base, s.h),
+		opt:   newPLDSide(gOpt, base, s.h),
 		floor: inf + tau + roundoffAllowance(gp),
-		cut:   tau + roundoffAllowance(go_),
+		cut:   tau + roundoffAllowance(gOpt),
 	}, nil
 }
 
