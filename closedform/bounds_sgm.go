@@ -276,12 +276,15 @@ func pldSummary(p *PLDProfile, delta float64) string {
 // (per-step losses beyond ±500), the RDP guarantee is returned alone.
 func (m SGM) ReplaceOneTightest() (Guarantee, error) {
 	rdp, err := m.ReplaceOne()
-	if err != nil || m.Steps == 0 {
+	if err != nil {
 		return rdp, err
 	}
 	source := SGMWithoutReplacementTightestSource
 	if m.Sampling == Poisson {
 		source = SGMPoissonTightestSource
+	}
+	if m.Steps == 0 {
+		return nothingReleased(source, "", rdp.Checks), nil
 	}
 	pld, prof, perr := m.pldGuarantee(AdjacencyReplaceOne)
 	if perr != nil {

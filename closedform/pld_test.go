@@ -349,8 +349,8 @@ func TestSGMTightest(t *testing.T) {
 	if err != nil || !w.Applies || !strings.Contains(w.Note, "PLD accountant unavailable") || w.Source != SGMWithoutReplacementTightestSource {
 		t.Errorf("z = 0.01: %v %q", err, w.Note)
 	}
-	if z, _ := (SGM{Poisson, 0.05, 1.5, 0}).ReplaceOneTightest(); z.Profile(0) != 0 {
-		t.Error("T = 0 leaks")
+	if z, _ := (SGM{Poisson, 0.05, 1.5, 0}).ReplaceOneTightest(); z.Profile(0) != 0 || z.Source != SGMPoissonTightestSource {
+		t.Errorf("T = 0: δ(0) = %g, source %q", z.Profile(0), z.Source)
 	}
 }
 
