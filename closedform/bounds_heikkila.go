@@ -15,8 +15,9 @@ const (
 
 // Variants of the full-data Barker guarantee.
 const (
-	// BarkerVariantRDP is Cor. 1 as printed: (α, 2αTB²/C)-RDP, converted by
-	// Mironov 2017, Prop. 3 at the best real order.
+	// BarkerVariantRDP is Cor. 1 as printed: (α, 2αTB²/C)-RDP, converted at
+	// the best real order by the better of Mironov 2017, Prop. 3 and Balle,
+	// Barthe, Gaboardi, Hsu & Sato 2020, Thm 21 (stats.RDPOrderEpsilon).
 	BarkerVariantRDP = "RDP, Cor. 1 as printed"
 	// BarkerVariantGDP composes the same T Gaussian mechanisms exactly in
 	// GDP (beyond the paper; tighter and equally valid, see BarkerFull).
@@ -96,20 +97,30 @@ func (c BarkerFull) Guarantees() ([]Guarantee, error) {
 		}, nil
 	}
 	rho := c.rho()
+	curve := c.RDP()
 	rdp := Guarantee{
 		Source: HeikkilaFullSource, Variant: BarkerVariantRDP, Release: "path",
 		Checks: checks, Applies: true,
-		// min over α > 1 of exp(−(α−1)(ε − αρ)) is attained at α = (ε+ρ)/(2ρ):
-		// δ(ε) = exp(−(ε−ρ)²/(4ρ)) for ε ≥ ρ; this is CommonFormProfile(4ρ).
+		// Mironov's conversion alone would give, in closed form, ε(δ) =
+		// ρ + 2√(ρ ln(1/δ)) (CommonFormProfile(4ρ)); the minimum with
+		// Balle et al. 2020, Thm 21 is found numerically over real α > 1.
 		Profile: func(eps float64) float64 {
 			if rho == 0 {
 				return 0
 			}
-			return CommonFormProfile(4 * rho)(eps)
+			return math.Exp(stats.RDPLogDeltaImprovedContinuous(curve, eps))
 		},
-		// ε(δ) = ρ + 2√(ρ ln(1/δ)), the minimum over real α > 1.
-		EpsilonAt: func(delta float64) float64 { return rho + 2*math.Sqrt(rho*-math.Log(delta)) },
-		RDP:       c.RDP(),
+		EpsilonAt: func(delta float64) float64 {
+			if rho == 0 {
+				return 0
+			}
+			e, _, err := stats.RDPToDPImprovedContinuous(curve, delta)
+			if err != nil { // unreachable: Guarantee.Epsilon validates δ first
+				panic(err)
+			}
+			return e
+		},
+		RDP: curve,
 		Note: fmt.Sprintf("(α, 2αTB²/C)-RDP with 2TB²/C = %.6g; assumes a data-independent proposal "+
 			"and correction V_cor, and |per-record term of Δ| ≤ B = %g after clipping and tempering", rho, c.LLRBound),
 	}
@@ -232,20 +243,22 @@ func (c BarkerSubsampled) RDPTable() (stats.RDPTable, error) {
 	return t.Compose(float64(c.Iterations)), nil
 }
 
-// EpsilonOrder returns ε(δ) of Cor. 2 converted by Mironov 2017, Prop. 3,
+// EpsilonOrder returns ε(δ) of Cor. 2 converted by the better of Mironov
+// 2017, Prop. 3 and Balle et al. 2020, Thm 21 (stats.RDPTable.ImprovedEpsilon),
 // minimised over the integer orders α < b/5, and the order that attains it.
 func (c BarkerSubsampled) EpsilonOrder(delta float64) (eps float64, order int, err error) {
 	t, err := c.RDPTable()
 	if err != nil {
 		return math.NaN(), 0, err
 	}
-	return t.Epsilon(delta)
+	return t.ImprovedEpsilon(delta)
 }
 
 // Guarantee returns the RDP guarantee of Heikkilä et al. 2019, Thm 2 +
 // Cor. 2 for the whole chain under replace-one adjacency, with its profile
-// δ(ε) = min over integer α < b/5 of exp(−(α−1)(ε − T·ε′(α))). When an
-// assumption of Thm 2 fails it is returned as not applicable.
+// δ(ε) = min over integer α < b/5 of the RDP → DP conversion of T·ε′(α)
+// (see rdpTableGuarantee). When an assumption of Thm 2 fails it is returned
+// as not applicable.
 func (c BarkerSubsampled) Guarantee() (Guarantee, error) {
 	if err := c.Validate(); err != nil {
 		return Guarantee{}, err
@@ -283,14 +296,16 @@ func nothingReleased(source, variant string, checks []Check) Guarantee {
 	}
 }
 
-// rdpTableGuarantee wraps an RDP table: profile and ε(δ) by Mironov 2017,
-// Prop. 3 over the tabulated orders, RDP curve interpolated (RDPTable.Curve).
+// rdpTableGuarantee wraps an RDP table: profile and ε(δ) by the better of
+// Mironov 2017, Prop. 3 and Balle, Barthe, Gaboardi, Hsu & Sato 2020,
+// Thm 21 at every tabulated order (stats.RDPTable.ImprovedDelta and
+// ImprovedEpsilon), RDP curve interpolated (RDPTable.Curve).
 func rdpTableGuarantee(source, variant string, checks []Check, t stats.RDPTable, note string) Guarantee {
 	return Guarantee{
 		Source: source, Variant: variant, Release: "path", Checks: checks, Applies: true,
-		Profile: t.Delta,
+		Profile: t.ImprovedProfile(),
 		EpsilonAt: func(delta float64) float64 {
-			e, _, err := t.Epsilon(delta)
+			e, _, err := t.ImprovedEpsilon(delta)
 			if err != nil { // unreachable: Guarantee.Epsilon validates δ first
 				panic(err)
 			}

@@ -4,8 +4,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-
-	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
 // Heikkilä et al. eq. (21) and (22): references from mpmath at 50 digits
@@ -49,15 +47,26 @@ func TestHeikkilaFormulas(t *testing.T) {
 
 // Done-when: N = 10⁶, b = 1000, T = 20 000, δ = 10⁻⁶, C = 2, tempered to
 // N0 = 100 (their §4), |llr| ≤ √b/N0. Reference: mpmath, min over all integer
-// α ∈ [2, 199] of 20000·ε′(α) + ln(10⁶)/(α−1) = 1.000419570531813 at α = 29.
-// The paper's Fig. 3 range ends at 1.22 = this ≈ 1.00 plus the (0.22, 10⁻⁶)
-// spent on the DPVI initialisation (which, composed, makes δ = 2·10⁻⁶).
+// α ∈ [2, 199] of 20000·ε′(α) + ln(10⁶)/(α−1) = 1.000419570531813 at α = 29
+// (Mironov's conversion, as in the paper). The paper's Fig. 3 range ends at
+// 1.22 = this ≈ 1.00 plus the (0.22, 10⁻⁶) spent on the DPVI initialisation
+// (which, composed, makes δ = 2·10⁻⁶). The guarantee itself converts by the
+// better of Mironov and Balle et al. 2020, Thm 21: mpmath, min over the same
+// orders of 20000·ε′(α) + ln((α−1)/α) − (ln 10⁻⁶ + ln α)/(α−1) =
+// 0.83684317744292935 at α = 25.
 func TestHeikkilaDoneWhen(t *testing.T) {
 	c := BarkerSubsampled{N: 1000000, BatchSize: 1000, Iterations: 20000, C: 2,
 		LLRBound: math.Sqrt(1000) / 100, N0: 100}
+	tab, err := c.RDPTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, o, _ := tab.Epsilon(1e-6); o != 29 || !withinRel(e, 1.000419570531813, 1e-12) {
+		t.Errorf("Mironov ε(1e-6) = %.17g at α = %d; want 1.000419570531813 at 29", e, o)
+	}
 	eps, order, err := c.EpsilonOrder(1e-6)
-	if err != nil || order != 29 || !withinRel(eps, 1.000419570531813, 1e-12) {
-		t.Fatalf("ε(1e-6) = %.17g at α = %d (%v); want 1.000419570531813 at 29", eps, order, err)
+	if err != nil || order != 25 || !withinRel(eps, 0.83684317744292935, 1e-12) {
+		t.Fatalf("ε(1e-6) = %.17g at α = %d (%v); want 0.83684317744292935 at 25", eps, order, err)
 	}
 	g, err := c.Guarantee()
 	if err != nil || !g.Applies {
@@ -77,11 +86,16 @@ func TestHeikkilaDoneWhen(t *testing.T) {
 		t.Errorf("RDP at α ≥ b/5 must be +Inf, got %g", g.RDP(200))
 	}
 	// A second configuration: N = 50 000, b = 500, T = 1000, δ = 1e-5,
-	// mpmath: 2.1744822078163424 at α = 12.
+	// mpmath (α = 2…99): Mironov 2.1744822078163424 at α = 12, improved
+	// 1.8454705275343830 at α = 11.
 	c2 := BarkerSubsampled{N: 50000, BatchSize: 500, Iterations: 1000, C: 2, LLRBound: 0.01, N0: 50000}
 	eps, order, err = c2.EpsilonOrder(1e-5)
-	if err != nil || order != 12 || !withinRel(eps, 2.1744822078163424, 1e-12) {
+	if err != nil || order != 11 || !withinRel(eps, 1.8454705275343830, 1e-12) {
 		t.Errorf("c2: ε = %.17g at α = %d (%v)", eps, order, err)
+	}
+	tab2, _ := c2.RDPTable()
+	if e, o, _ := tab2.Epsilon(1e-5); o != 12 || !withinRel(e, 2.1744822078163424, 1e-12) {
+		t.Errorf("c2 Mironov: ε = %.17g at α = %d", e, o)
 	}
 }
 
@@ -131,7 +145,11 @@ func TestHeikkilaSubsampledChecks(t *testing.T) {
 }
 
 // Full-data Barker, B = 0.1, C = 2, T = 100: ρ = 2TB²/C = 1, so Cor. 1 gives
-// ε(δ) = 1 + 2√(ln 1e5) = 7.7861404244151118 at δ = 1e-5; the GDP variant has
+// (α, α)-RDP; Mironov's conversion gives ε(δ) = 1 + 2√(ln(1/δ)) (7.7861404244
+// at δ = 1e-5), the better of it and Balle et al. 2020, Thm 21 gives, by
+// mpmath findroot on dε/dα of α + ln((α−1)/α) − (ln δ + ln α)/(α−1):
+// 2.8549818830344634 (δ = 0.1), 5.4199191682194510 (1e-3),
+// 7.0771966958063398 (1e-5), 10.984167343741939 (1e-12). The GDP variant has
 // μ = 2B√(T/C) = √2 and, by mpmath bisection, ε(1e-5) = 6.5729700670303315.
 func TestBarkerFull(t *testing.T) {
 	c := BarkerFull{LLRBound: 0.1, C: 2, Iterations: 100}
@@ -143,18 +161,20 @@ func TestBarkerFull(t *testing.T) {
 	if rdp.Variant != BarkerVariantRDP || gdp.Variant != BarkerVariantGDP {
 		t.Fatalf("variants %q, %q", rdp.Variant, gdp.Variant)
 	}
-	if e, _ := rdp.Epsilon(1e-5); !withinRel(e, 7.7861404244151118, 1e-14) {
+	if e, _ := rdp.Epsilon(1e-5); !withinRel(e, 7.0771966958063398, 1e-10) {
 		t.Errorf("Cor. 1 ε(1e-5) = %.17g", e)
 	}
 	if e, _ := gdp.Epsilon(1e-5); !withinRel(e, 6.5729700670303315, 1e-10) {
 		t.Errorf("GDP ε(1e-5) = %.17g", e)
 	}
-	// Second method for the RDP variant: stats' numerical minimisation over α.
-	for _, d := range []float64{0.1, 1e-3, 1e-5, 1e-12} {
-		want, _, _ := stats.RDPToDPContinuous(rdp.RDP, d)
+	// The RDP variant against mpmath at four δ, below Mironov's closed form.
+	for _, c := range []struct{ d, want float64 }{
+		{0.1, 2.8549818830344634}, {1e-3, 5.4199191682194510}, {1e-5, 7.0771966958063398}, {1e-12, 10.984167343741939},
+	} {
+		d := c.d
 		got, _ := rdp.Epsilon(d)
-		if !withinRel(got, want, 1e-9) {
-			t.Errorf("δ=%g: closed form %.15g, numerical %.15g", d, got, want)
+		if !withinRel(got, c.want, 1e-10) || got > 1+2*math.Sqrt(-math.Log(d)) {
+			t.Errorf("δ=%g: %.15g, mpmath %.15g", d, got, c.want)
 		}
 		if inv, _ := InvertProfile(rdp.Profile, d); !withinRel(inv, got, 1e-9) {
 			t.Errorf("δ=%g: profile inverts to %.15g, ε = %.15g", d, inv, got)

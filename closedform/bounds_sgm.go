@@ -3,6 +3,7 @@ package closedform
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
 	"github.com/mcmcaudit/mcmcaudit/stats"
@@ -13,6 +14,14 @@ const (
 	SGMWithoutReplacementSource = "Subsampled Gaussian without replacement, replace-one: min of Wang, Balle & Kasiviswanathan 2019, Thm 9 and a direct moment bound"
 	SGMPoissonReplaceOneSource  = "Poisson subsampled Gaussian, replace-one: min of a direct moment bound and Mironov 2017, Prop. 11 over Mironov, Talwar & Zhang 2019"
 	SGMPoissonAddRemoveSource   = "Mironov, Talwar & Zhang 2019 (sampled Gaussian mechanism, add/remove)"
+
+	// The tightest replace-one guarantees: the pointwise minimum of the PLD
+	// accountant's profile (SGMPLDSource) and the RDP accountant's.
+	SGMPoissonTightestSource = "Poisson subsampled Gaussian, replace-one: pointwise min of the PLD accountant " +
+		"(antipodal dominating pair) and the RDP accountant (direct moment bound, Mironov 2017, Prop. 11)"
+	SGMWithoutReplacementTightestSource = "Subsampled Gaussian without replacement, replace-one: pointwise min of the " +
+		"PLD accountant (Balle, Barthe & Gaboardi 2018, Thm 2 pair) and the RDP accountant (Wang, Balle & " +
+		"Kasiviswanathan 2019, Thm 9 and a direct moment bound)"
 )
 
 // Sampling names how a batch is drawn at every step.
@@ -93,16 +102,47 @@ func (m SGM) ReplaceOneTable() (stats.RDPTable, error) {
 	if err := m.Validate(); err != nil {
 		return stats.RDPTable{}, err
 	}
+	t, err := sgmStepTable(m.Sampling, m.Rate, m.NoiseMultiplier)
+	if err != nil {
+		return t, err
+	}
+	return t.Compose(float64(m.Steps)), nil
+}
+
+// sgmTableKey identifies a cached one-step replace-one RDP table.
+type sgmTableKey struct {
+	s    Sampling
+	q, z float64
+}
+
+var (
+	sgmTableMu    sync.Mutex
+	sgmTableCache = map[sgmTableKey]stats.RDPTable{}
+)
+
+// sgmStepTable returns the one-step replace-one RDP table, cached: an audit
+// asks for it at every release point, and it costs tens of milliseconds.
+func sgmStepTable(s Sampling, q, z float64) (stats.RDPTable, error) {
+	key := sgmTableKey{s, q, z}
+	sgmTableMu.Lock()
+	defer sgmTableMu.Unlock()
+	if t, ok := sgmTableCache[key]; ok {
+		return t, nil
+	}
 	maxOrder := sgmOrders[len(sgmOrders)-1]
-	d := newPoissonDirect(m.Rate, m.NoiseMultiplier, maxOrder)
-	if m.Sampling == WithoutReplacement {
-		d = newWORDirect(m.Rate, m.NoiseMultiplier, maxOrder)
+	d := newPoissonDirect(q, z, maxOrder)
+	if s == WithoutReplacement {
+		d = newWORDirect(q, z, maxOrder)
 	}
 	t, err := stats.NewRDPTable(sgmOrders, d.min)
 	if err != nil {
 		return t, err
 	}
-	return t.Compose(float64(m.Steps)), nil
+	if len(sgmTableCache) >= 64 {
+		clear(sgmTableCache)
+	}
+	sgmTableCache[key] = t
+	return t, nil
 }
 
 // ReplaceOne returns the RDP accountant's guarantee for all Steps releases
@@ -113,7 +153,8 @@ func (m SGM) ReplaceOneTable() (stats.RDPTable, error) {
 //   - Poisson: PoissonSGMReplaceOneRDP, a valid (conservative) bound.
 //
 // RDP composes additively over the steps (Mironov 2017, Prop. 1); the
-// profile and ε(δ) use Mironov 2017, Prop. 3 over integer orders 2…10⁴.
+// profile and ε(δ) use the better of Mironov 2017, Prop. 3 and Balle,
+// Barthe, Gaboardi, Hsu & Sato 2020, Thm 21 over integer orders 2…10⁴.
 func (m SGM) ReplaceOne() (Guarantee, error) {
 	if err := m.Validate(); err != nil {
 		return Guarantee{}, err
@@ -166,13 +207,121 @@ func (m SGM) AddRemove() (Guarantee, error) {
 			m.Rate, m.NoiseMultiplier, m.Steps)), nil
 }
 
-// EpsilonOrder returns the replace-one ε(δ) and the Rényi order attaining it.
+// EpsilonOrder returns the RDP accountant's replace-one ε(δ) (converted as
+// in ReplaceOne) and the Rényi order attaining it.
 func (m SGM) EpsilonOrder(delta float64) (eps float64, order int, err error) {
 	t, err := m.ReplaceOneTable()
 	if err != nil {
 		return math.NaN(), 0, err
 	}
-	return t.Epsilon(delta)
+	return t.ImprovedEpsilon(delta)
+}
+
+// ReplaceOnePLD returns the PLD accountant's guarantee for all Steps
+// releases under replace-one adjacency (default options; see SGM.PLD and
+// PLDProfile): the pessimistic profile, an upper bound on δ(ε).
+func (m SGM) ReplaceOnePLD() (Guarantee, error) {
+	g, _, err := m.pldGuarantee(AdjacencyReplaceOne)
+	return g, err
+}
+
+// AddRemovePLD returns the PLD accountant's guarantee for all Steps
+// releases under add/remove adjacency (see SGM.PLD for the rate of sampling
+// without replacement). It does not cover replace-one neighbours.
+func (m SGM) AddRemovePLD() (Guarantee, error) {
+	g, _, err := m.pldGuarantee(AdjacencyAddRemove)
+	return g, err
+}
+
+// pldGuarantee builds the PLD guarantee and returns its profile too.
+func (m SGM) pldGuarantee(adj Adjacency) (Guarantee, *PLDProfile, error) {
+	if err := m.Validate(); err != nil {
+		return Guarantee{}, nil, err
+	}
+	if m.Steps == 0 {
+		return nothingReleased(SGMPLDSource, adj.String(), sgmChecks(m)), nil, nil
+	}
+	a, err := m.PLD(adj, nil)
+	if err != nil {
+		return Guarantee{}, nil, err
+	}
+	p, err := a.Profile(m.Steps)
+	if err != nil {
+		return Guarantee{}, nil, err
+	}
+	ref := a.opt.ReferenceDelta
+	return Guarantee{
+		Source: SGMPLDSource, Variant: adj.String(), Release: "path", Checks: sgmChecks(m), Applies: true,
+		Profile:   p.Delta,
+		EpsilonAt: p.Epsilon,
+		Note: fmt.Sprintf("%v, %v sampling, q = %g, z = σ/C = %g, T = %d; %s", adj, m.Sampling, m.Rate,
+			m.NoiseMultiplier, m.Steps, pldSummary(p, ref)),
+	}, p, nil
+}
+
+// pldSummary states the discretisation of a profile and its error at δ.
+func pldSummary(p *PLDProfile, delta float64) string {
+	return fmt.Sprintf("PLD grid h = %.3g, %d points: ε(%g) = %.6g pessimistic, %.6g optimistic "+
+		"(discretisation gap %.2g%%); δ ≥ %.2g everywhere (unresolved tail mass)",
+		p.GridStep, p.WindowSize, delta, p.Epsilon(delta), p.OptimisticEpsilon(delta), 100*p.Gap(delta), p.Floor())
+}
+
+// ReplaceOneTightest returns, for all Steps releases under replace-one
+// adjacency, the pointwise minimum of two valid upper bounds on δ(ε): the
+// PLD accountant's (ReplaceOnePLD) and the RDP accountant's (ReplaceOne).
+// The minimum of valid bounds is valid; the PLD is the tighter one except
+// at δ near or below its floor (δ ≈ 1e-13), where the RDP bound decays
+// further. The Note gives both ε at δ = 1e-5 and the δ below which the RDP
+// bound takes over. When the PLD accountant cannot handle the noise level
+// (per-step losses beyond ±500), the RDP guarantee is returned alone.
+func (m SGM) ReplaceOneTightest() (Guarantee, error) {
+	rdp, err := m.ReplaceOne()
+	if err != nil {
+		return rdp, err
+	}
+	source := SGMWithoutReplacementTightestSource
+	if m.Sampling == Poisson {
+		source = SGMPoissonTightestSource
+	}
+	if m.Steps == 0 {
+		return nothingReleased(source, "", rdp.Checks), nil
+	}
+	pld, prof, perr := m.pldGuarantee(AdjacencyReplaceOne)
+	if perr != nil {
+		rdp.Source = source
+		rdp.Note += "; PLD accountant unavailable (" + perr.Error() + "), RDP only"
+		return rdp, nil
+	}
+	const ref = 1e-5
+	ep, er := pld.EpsilonAt(ref), rdp.EpsilonAt(ref)
+	tighter := "the PLD"
+	if er < ep {
+		tighter = "the RDP"
+	}
+	note := fmt.Sprintf("%s; at δ = %g %s bound is the tighter (PLD ε = %.6g, RDP ε = %.6g)%s; %s",
+		rdp.Note, ref, tighter, ep, er, crossover(pld, rdp), pldSummary(prof, ref))
+	return Guarantee{
+		Source: source, Release: "path", Checks: rdp.Checks, Applies: true,
+		Profile: func(eps float64) float64 { return math.Min(pld.Profile(eps), rdp.Profile(eps)) },
+		EpsilonAt: func(delta float64) float64 {
+			return math.Min(pld.EpsilonAt(delta), rdp.EpsilonAt(delta))
+		},
+		RDP:  rdp.RDP,
+		Note: note,
+	}, nil
+}
+
+// crossover describes where the RDP bound overtakes the PLD one: the
+// largest δ (on a grid of 10^{−k/4}, 1e-1 … 1e-30) at which the RDP ε is the
+// smaller.
+func crossover(pld, rdp Guarantee) string {
+	for k := 4; k <= 120; k++ {
+		d := math.Pow(10, -float64(k)/4)
+		if rdp.EpsilonAt(d) < pld.EpsilonAt(d) {
+			return fmt.Sprintf("; the RDP bound is the tighter from δ ≈ %.2g down", d)
+		}
+	}
+	return "; the PLD bound is the tighter down to δ = 1e-30"
 }
 
 // mustSGMArgs panics unless q ∈ (0, 1], z is an accepted noise multiplier
@@ -555,14 +704,16 @@ func (c DPSGLD) SGM() (SGM, error) {
 	return m, nil
 }
 
-// Guarantees returns the replace-one guarantees that apply to the
-// configuration (one RDP accountant, chosen by the sampling scheme).
+// Guarantees returns the replace-one guarantee of the configuration: the
+// pointwise minimum of the PLD and RDP accountants' profiles for its
+// sampling scheme (SGM.ReplaceOneTightest). SGM.ReplaceOne and
+// SGM.ReplaceOnePLD give each accountant alone.
 func (c DPSGLD) Guarantees() ([]Guarantee, error) {
 	m, err := c.SGM()
 	if err != nil {
 		return nil, err
 	}
-	g, err := m.ReplaceOne()
+	g, err := m.ReplaceOneTightest()
 	if err != nil {
 		return nil, err
 	}

@@ -165,9 +165,12 @@ func TestWORSGMReplaceOneValid(t *testing.T) {
 }
 
 // Whole accountants: mpmath evaluation of the same bounds at every integer
-// order 2…64, composed over T and converted by Mironov's Prop. 3; the optimal
-// orders are well inside that range, so the Go grid (2…10⁴) has the same
-// minimum.
+// order 2…64, composed over T and converted by Mironov's Prop. 3 (mironov,
+// at order mOrder) and by the better of Mironov and Balle et al. 2020,
+// Thm 21 (want, at order); the script is
+// docs/derivations/pld-reference/rdp_reference.py. The
+// optimal orders are well inside that range, so the Go grid (2…10⁴) has the
+// same minimum.
 func TestSGMAccountants(t *testing.T) {
 	cases := []struct {
 		m       SGM
@@ -175,12 +178,14 @@ func TestSGMAccountants(t *testing.T) {
 		delta   float64
 		want    float64
 		order   int
+		mironov float64
+		mOrder  int
 		slackRe float64
 	}{
-		{SGM{Poisson, 0.01, 1.1, 10000}, false, 1e-5, 11.826469718954719, 3, 1e-12},
-		{SGM{Poisson, 0.01, 1.1, 10000}, true, 1e-5, 6.2798110295722246, 5, 1e-12},
-		{SGM{WithoutReplacement, 0.01, 2, 1000}, false, 1e-5, 4.0029020542005694, 5, 1e-12},
-		{SGM{Poisson, 0.001, 4, 100000}, false, 1e-6, 0.84918084077815622, 34, 1e-8},
+		{SGM{Poisson, 0.01, 1.1, 10000}, false, 1e-5, 10.871698466512498, 3, 11.826469718954719, 3, 1e-12},
+		{SGM{Poisson, 0.01, 1.1, 10000}, true, 1e-5, 5.654308000149489, 5, 6.2798110295722246, 5, 1e-12},
+		{SGM{WithoutReplacement, 0.01, 2, 1000}, false, 1e-5, 3.3773990247778346, 5, 4.0029020542005694, 5, 1e-12},
+		{SGM{Poisson, 0.001, 4, 100000}, false, 1e-6, 0.70455773490376504, 30, 0.84918084077815622, 34, 1e-8},
 	}
 	for _, c := range cases {
 		var g Guarantee
@@ -191,6 +196,10 @@ func TestSGMAccountants(t *testing.T) {
 			g, err = c.m.ReplaceOne()
 			if e, o, _ := c.m.EpsilonOrder(c.delta); o != c.order || !withinRel(e, c.want, c.slackRe) {
 				t.Errorf("%+v: EpsilonOrder = %.17g at %d, want %.17g at %d", c.m, e, o, c.want, c.order)
+			}
+			tab, _ := c.m.ReplaceOneTable()
+			if e, o, _ := tab.Epsilon(c.delta); o != c.mOrder || !withinRel(e, c.mironov, c.slackRe) {
+				t.Errorf("%+v: Mironov conversion %.17g at %d, want %.17g at %d", c.m, e, o, c.mironov, c.mOrder)
 			}
 		}
 		if err != nil || !g.Applies {
@@ -224,8 +233,15 @@ func TestDPSGLDMapping(t *testing.T) {
 	if err != nil || len(gs) != 1 {
 		t.Fatal(err)
 	}
-	if e, _ := gs[0].Epsilon(1e-5); !withinRel(e, 4.0029020542005694, 1e-12) {
-		t.Errorf("ε(1e-5) = %.17g", e)
+	// The guarantee is the smaller of the PLD accountant and the RDP one
+	// (3.3773990247778346 at δ = 1e-5, TestSGMAccountants); here the PLD.
+	pld, err := m.ReplaceOnePLD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, _ := pld.Epsilon(1e-5)
+	if e, _ := gs[0].Epsilon(1e-5); e != ep || !(ep < 3.3773990247778346) {
+		t.Errorf("ε(1e-5) = %.17g, PLD %.17g", e, ep)
 	}
 	// Poisson with q = 0.01 and the scale 1/q: the same z.
 	p := DPSGLD{N: 10000, Sampling: Poisson, Rate: 0.01, Clip: 1, Drift: eta / 2, NoiseVar: eta, Steps: 1}

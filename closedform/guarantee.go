@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
@@ -85,22 +84,54 @@ func (g Guarantee) Epsilon(delta float64) (float64, error) {
 }
 
 // InvertProfile returns the smallest ε ≥ 0 with profile(ε) ≤ δ for a
-// non-increasing profile, by bracketing and Brent's method on ln δ(ε) − ln δ.
-// It returns +Inf when no finite ε reaches δ.
+// non-increasing profile, which may jump and may be flat (a step profile
+// such as the (ε₀, δ₀) claim, δ₀ for ε ≥ ε₀ and 1 below, inverts to ε₀
+// exactly; a profile equal to δ on an interval inverts to the interval's
+// left end). After bracketing the crossing by doubling, it bisects on the
+// float64 bit patterns, which are ordered like the non-negative values, so it
+// stops at two adjacent floats lo < hi with profile(lo) > δ ≥ profile(hi) and
+// returns hi: at most 64 further evaluations, and no assumption of
+// continuity. It returns +Inf when no finite ε reaches δ, and an error when
+// the profile is NaN at a point it visits.
 func InvertProfile(profile func(float64) float64, delta float64) (float64, error) {
-	if profile(0) <= delta {
-		return 0, nil
+	at := func(e float64) (bool, error) {
+		v := profile(e)
+		if math.IsNaN(v) {
+			return false, fmt.Errorf("closedform: profile(%g) is NaN", e)
+		}
+		return v <= delta, nil
 	}
-	hi := 1.0
-	for profile(hi) > delta {
-		hi *= 2
-		if hi > 1e300 {
+	ok, err := at(0)
+	if err != nil || ok {
+		return 0, err
+	}
+	lo, hi := 0.0, 1.0
+	for {
+		if ok, err = at(hi); err != nil {
+			return math.NaN(), err
+		}
+		if ok {
+			break
+		}
+		lo = hi
+		if hi *= 2; hi > 1e300 {
 			return math.Inf(1), nil
 		}
 	}
-	target := math.Log(delta)
-	f := func(e float64) float64 { return math.Log(profile(e)) - target }
-	return numeric.Root(f, 0, hi, 1e-13*hi)
+	// Invariant: profile(lo) > δ ≥ profile(hi), 0 ≤ lo < hi.
+	a, b := math.Float64bits(lo), math.Float64bits(hi)
+	for b-a > 1 {
+		m := a + (b-a)/2
+		if ok, err = at(math.Float64frombits(m)); err != nil {
+			return math.NaN(), err
+		}
+		if ok {
+			b = m
+		} else {
+			a = m
+		}
+	}
+	return math.Float64frombits(b), nil
 }
 
 // CommonFormProfile is the (ε, δ) family shared by the Girsanov-based

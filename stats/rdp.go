@@ -27,6 +27,8 @@ var DefaultOrders = func() []float64 {
 // (Heller & Fetaya Prop. III.4): (α, ε_α)-RDP implies
 // (ε_α + ln(1/δ)/(α−1), δ)-DP for every α > 1; the result is the minimum over
 // the given orders, and the order attaining it. Orders ≤ 1 are an error.
+// It is kept as the reference form of Mironov's conversion;
+// RDPToDPImproved is never worse and is what the accountants use.
 func RDPToDP(curve RDPCurve, delta float64, orders []float64) (eps, order float64, err error) {
 	if !(delta > 0 && delta < 1) {
 		return math.NaN(), math.NaN(), fmt.Errorf("delta: must be in (0, 1) for an RDP conversion, got %g", delta)
