@@ -39,7 +39,17 @@ func (p *Plan) Points() []mechanisms.ReleasePoint { return p.Audit.Points() }
 
 // Build turns a validated config into a plan, checking everything that
 // needs the built objects (dimensions, batch sizes, release points, …).
+// Errors name the field by its YAML path and, for a config decoded from
+// YAML, the line (see Error).
 func Build(c *Config) (*Plan, error) {
+	p, err := build(c)
+	if err != nil {
+		return nil, c.locate(err)
+	}
+	return p, nil
+}
+
+func build(c *Config) (*Plan, error) {
 	p := &Plan{Config: c}
 	var err error
 	if p.Model, err = buildModel(c.Model); err != nil {
@@ -164,11 +174,32 @@ func buildExact(c *Config, p *Plan) (*mechanisms.ExactCounterexample, error) {
 	default:
 		model.Eta = model.EtaScaled(ex.EtaScale)
 	}
+	if err := model.Validate(); err != nil {
+		return nil, exactFieldError(err, ex)
+	}
 	e, err := mechanisms.NewExactCounterexample(model, ex.Epochs, c.Release)
 	if err != nil {
 		return nil, fmt.Errorf("sampler.exact_cyclic_sgld: %s", strings.TrimPrefix(err.Error(), "sampler."))
 	}
 	return e, nil
+}
+
+// exactFieldError names the scenario field behind a parameter error of the
+// counterexample's closed form.
+func exactFieldError(err error, ex *ExactCyclicSGLD) error {
+	name, msg, ok := strings.Cut(err.Error(), ": ")
+	if !ok {
+		return fmt.Errorf("sampler.exact_cyclic_sgld: %v", err)
+	}
+	field := map[string]string{"n": "data.counterexample.n", "xh": "data.counterexample.xh", "c": "data.counterexample.c",
+		"alpha": "model.linreg.alpha", "beta": "model.linreg.beta", "eta": "sampler.exact_cyclic_sgld.eta"}[name]
+	if name == "eta" && ex.EtaScale > 0 {
+		field, msg = "sampler.exact_cyclic_sgld.eta_scale", "gives η = eta_scale/s² outside "+strings.TrimPrefix(msg, "must be in ")
+	}
+	if field == "" {
+		return fmt.Errorf("sampler.exact_cyclic_sgld: %v", err)
+	}
+	return fmt.Errorf("%s: %s (the exact sampler's closed form)", field, msg)
 }
 
 func buildModel(mc ModelConfig) (mechanisms.Model, error) {
