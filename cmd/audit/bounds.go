@@ -34,7 +34,7 @@ func runBounds(args []string, e *env) error {
 	var delta float64
 	var iters int
 	var jsonOut string
-	fs.floatVar(&delta, "delta", math.NaN(), "(0, 1)", inUnitOpen, "δ at which to report ε (default: the scenario's audit.delta), in")
+	fs.floatVar(&delta, "delta", math.NaN(), "(0, 1)", inUnitOpen, "δ at which to report ε (default: the scenario's audit.delta); in")
 	fs.intVar(&iters, "iterations", 0, 0, 1<<40, "iterations of the released state (0: the whole run),")
 	fs.StringVar(&jsonOut, "json", "", "write the guarantees as JSON to FILE (- for stdout)")
 	if err := fs.parse(args, e, 1); err != nil {
