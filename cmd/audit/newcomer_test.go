@@ -1,11 +1,17 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
 // An unknown flag gets the nearest flag of its command; an unknown
@@ -159,5 +165,47 @@ func TestExplainFlag(t *testing.T) {
 	_, errs, code := runCLI(t, "run", "--explain", "audit.split.trian")
 	if code != exitUsage || errs != "audit run: --explain: no scenario field \"audit.split.trian\" (did you mean \"audit.split.train\"?); --explain alone lists them all\n" {
 		t.Errorf("--explain misspelt: exit %d %q", code, errs)
+	}
+}
+
+// "audit bounds" fits 120 columns for every scenario of testdata, and
+// loses nothing the JSON has: every ε, every assumption checked and every
+// reason a theorem fails is in the text.
+func TestBoundsFit120Columns(t *testing.T) {
+	files, err := filepath.Glob("../../testdata/*.yaml")
+	if err != nil || len(files) < 10 {
+		t.Fatalf("%d scenarios: %v", len(files), err)
+	}
+	for _, f := range files {
+		jsonPath := filepath.Join(t.TempDir(), "b.json")
+		out, errs, code := runCLI(t, "bounds", f, "--json", jsonPath)
+		if code != exitOK {
+			t.Errorf("%s: exit %d %s", f, code, errs)
+			continue
+		}
+		for i, line := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(line); n > 120 {
+				t.Errorf("%s: line %d has %d columns: %q", filepath.Base(f), i+1, n, line)
+			}
+		}
+		var doc struct {
+			Guarantees []boundRow `json:"guarantees"`
+		}
+		b, _ := os.ReadFile(jsonPath)
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		flat := strings.Join(strings.Fields(out), " ")
+		for _, g := range doc.Guarantees {
+			want := []string{strings.Join(strings.Fields(checksText(g)), " ")}
+			if g.Epsilon != nil {
+				want = append(want, stats.FormatFloat(float64(*g.Epsilon)))
+			}
+			for _, w := range want {
+				if !strings.Contains(flat, w) {
+					t.Errorf("%s: the text lacks %q", filepath.Base(f), w)
+				}
+			}
+		}
 	}
 }
