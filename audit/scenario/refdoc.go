@@ -24,7 +24,10 @@ names the model, the dataset D and how its neighbour D′ is built, the sampler,
 the release points, the statistics of the audit and, optionally, a claim to
 test. ` + "`audit run --explain FIELD`" + ` prints one entry of this reference
 (` + "`audit run --explain sampler.sgld`" + ` lists a section's fields), and
-` + "`audit run --print-default`" + ` prints the built-in scenario.
+` + "`audit run --print-default`" + ` prints the built-in scenario. Editors that check YAML
+against a JSON Schema can use ` + "`docs/scenario.schema.json`" + `, generated from the same
+table (start a scenario with
+` + "`# yaml-language-server: $schema=<path to>/docs/scenario.schema.json`" + `).
 
 Rules that hold everywhere:
 
