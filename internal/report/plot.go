@@ -400,8 +400,13 @@ func (IntegerTicks) Ticks(lo, hi float64) []plot.Tick {
 		// Whole steps of 1, 2 or 5 (2.5 epochs is not a tick).
 		step = map[bool]float64{true: 2, false: math.Max(1, math.Round(step))}[step == 2.5]
 	}
-	minor := step / 5
-	if step <= 2 || minor < 1 {
+	// Unlabelled ticks halve a step of 10^k or 2·10^k and fifth one of
+	// 5·10^k, where that is a whole number.
+	minor := step / 2
+	if m := step / math.Pow(10, math.Floor(math.Log10(step))); math.Abs(m-5) < 1e-9 {
+		minor = step / 5
+	}
+	if step < 2 || minor != math.Round(minor) {
 		minor = 0
 	}
 	var ticks []plot.Tick
