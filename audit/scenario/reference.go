@@ -311,7 +311,7 @@ var referenceTable = []Field{
 		Meaning: "Cyclic batch-1 SGLD on the counterexample of Heller & Fetaya §IV.B, sampled exactly at epoch boundaries from its closed form (any n, nothing materialised). Needs model.linreg with dim 1, data.counterexample, init.from_prior: true and epoch releases (or final)."},
 	{Path: "sampler.exact_cyclic_sgld.eta", Group: "exact step", Range: "(0, 2/s), s = alpha + n·xh²·beta", UsedBy: "sampler.exact_cyclic_sgld", Example: "0.001",
 		Meaning: "The step size η. Exactly one of eta and eta_scale."},
-	{Path: "sampler.exact_cyclic_sgld.eta_scale", Group: "exact step", Range: "(0, 4)", UsedBy: "sampler.exact_cyclic_sgld", Example: "1",
+	{Path: "sampler.exact_cyclic_sgld.eta_scale", Group: "exact step", Range: "(0, 2s), s = alpha + n·xh²·beta", UsedBy: "sampler.exact_cyclic_sgld", Example: "1",
 		Meaning: "The step as η = eta_scale/s², s = alpha + n·xh²·beta (2 in Heller & Fetaya §IV.B, 1 in their Claim IV.9). Exactly one of eta and eta_scale."},
 	{Path: "sampler.exact_cyclic_sgld.epochs", Required: "yes", Range: "[1, 1000000]", UsedBy: "sampler.exact_cyclic_sgld", Example: "5",
 		Meaning: "Number of epochs of the run."},
