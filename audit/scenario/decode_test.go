@@ -243,6 +243,27 @@ func TestBuildErrorMessages(t *testing.T) {
 			t.Errorf("%s:\n got  %v\n want %s", c.name, err, c.want)
 		}
 	}
+	// The exact sampler's step: η = eta_scale/s² must be below 2/s, i.e.
+	// eta_scale < 2s, with s = alpha + n·xh²·beta = 2 + 10·1.8² = 34.4
+	// (2s = 68.8, 2/s = 0.0581395…, 70/s² = 0.0591536…).
+	exact := func(k string) string {
+		return "model: {linreg: {alpha: 2, beta: 1}}\ndata: {counterexample: {n: 10, xh: 1.8, c: 25}}\n" +
+			"sampler: {exact_cyclic_sgld: {eta_scale: " + k + ", epochs: 3}}\ninit: {from_prior: true}\n" +
+			"audit: {trials: 20, split: {train: 0.5, eval: 0.5}, confidence: 0.95}\n"
+	}
+	if c, err := ParseConfig([]byte(exact("68"))); err != nil {
+		t.Errorf("eta_scale 68 < 2s: %v", err)
+	} else if _, err := Build(c); err != nil {
+		t.Errorf("eta_scale 68 < 2s: %v", err)
+	}
+	c70, err := ParseConfig([]byte(exact("70")))
+	if err == nil {
+		_, err = Build(c70)
+	}
+	if want := "line 3: sampler.exact_cyclic_sgld.eta_scale: gives η = eta_scale/s² outside (0, 2/s) = (0, 0.05813953488372093) so that λ = 1 − ηs/2 ∈ (0, 1), got 0.059153596538669556 (the exact sampler's closed form)"; err == nil || err.Error() != want {
+		t.Errorf("eta_scale 70 > 2s:\n got  %v\n want %s", err, want)
+	}
+
 	cfg, err := ParseConfig([]byte(base))
 	if err != nil {
 		t.Fatal(err)
