@@ -271,22 +271,42 @@ func LoadConfig(path string) (*Config, error) {
 }
 
 // readConfig reads a scenario, refusing one longer than MaxConfigBytes
-// after reading at most one byte more.
+// after reading at most one byte more. A regular file is read into a buffer
+// of its size; a stream of unknown length in chunks of 1 MiB, joined only
+// if it ends within the limit, so that refusing an endless stream costs
+// about the limit in memory, not a multiple of it.
 func readConfig(r io.Reader) ([]byte, error) {
-	var buf bytes.Buffer
+	lr := io.LimitReader(r, MaxConfigBytes+1)
 	if f, ok := r.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() <= MaxConfigBytes {
+			var buf bytes.Buffer
 			buf.Grow(int(st.Size()) + 1)
+			if _, err := buf.ReadFrom(lr); err != nil {
+				return nil, fmt.Errorf("cannot read: %v", err)
+			}
+			if buf.Len() > MaxConfigBytes {
+				return nil, fmt.Errorf("larger than %d bytes (64 MiB)", MaxConfigBytes)
+			}
+			return buf.Bytes(), nil
 		}
 	}
-	n, err := buf.ReadFrom(io.LimitReader(r, MaxConfigBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read: %v", err)
+	var chunks [][]byte
+	total := 0
+	for {
+		chunk := make([]byte, 1<<20)
+		n, err := io.ReadFull(lr, chunk)
+		chunks, total = append(chunks, chunk[:n]), total+n
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cannot read: %v", err)
+		}
 	}
-	if n > MaxConfigBytes {
+	if total > MaxConfigBytes {
 		return nil, fmt.Errorf("larger than %d bytes (64 MiB)", MaxConfigBytes)
 	}
-	return buf.Bytes(), nil
+	return bytes.Join(chunks, nil), nil
 }
 
 func unwrapPathError(err error) string {
