@@ -50,7 +50,7 @@ th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
 th { background: #f3f3f3; }
 td.l, th.l { text-align: left; }
 tr.headline td { background: #fff7d6; }
-pre { background: #f7f7f7; padding: 0.8em; font-size: 0.85em; white-space: pre-wrap; overflow-wrap: anywhere; }
+pre { background: #f7f7f7; padding: 0.8em; font-size: min(0.85em, 1.3vw); white-space: pre-wrap; overflow-wrap: anywhere; }
 .plot svg { max-width: 100%; height: auto; }
 .note { color: #555; font-size: 0.88em; }
 footer { margin-top: 2em; color: #777; font-size: 0.8em; }
