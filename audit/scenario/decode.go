@@ -42,6 +42,7 @@ type Error struct {
 	Msg string
 }
 
+// Error implements error.
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.Line > 0 {
@@ -157,7 +158,8 @@ func controlCharLine(b []byte) int {
 // an empty item after a "-", the same after a "?", an empty value before
 // a "," or "}", and the document itself. Counting each of those, inside
 // comments and quoted text too, can only overcount; it lets a file of
-// millions of list items be refused before the parser allocates them.
+// millions of list items be refused before the parser allocates them. Why
+// the count bounds the nodes: docs/derivations/scenario-decoding.md.
 func estimateNodes(b []byte) (est, line int) {
 	est, line = 1, 1
 	sep := true

@@ -186,8 +186,11 @@ func TestPlotsFitTheirCanvas(t *testing.T) {
 }
 
 // The SVG's glyphs are the font's own outlines and its text boxes their
-// real extent: the box of "0" at 10 pt has the digit's proportions in
-// Liberation Serif (advance 1024 of 2048 units, ink about 0.43 × 0.68 em).
+// real extent: the box of the tick label "0" at 10 pt is the glyph's box in
+// Liberation Serif, whose header gives x from 78 to 946 and y from −20 to
+// 1362 of 2048 units per em (docs/derivations/plot-text.md): 868/2048·10 =
+// 4.238 pt wide and 1382/2048·10 = 6.748 pt high. The SVG rounds boxes to
+// 0.01 pt.
 func TestOutlineGeometry(t *testing.T) {
 	var b bytes.Buffer
 	if err := WritePlot(&b, "svg", fakeReport("x", 4, true, 1, nil)); err != nil {
@@ -199,11 +202,8 @@ func TestOutlineGeometry(t *testing.T) {
 			continue
 		}
 		w, h := r.x1-r.x0, r.y1-r.y0
-		// Tick labels are 10 pt: the ink of "0" is 0.4–0.5 em wide and
-		// 0.65–0.72 em high (digits reach the cap height and dip below
-		// the baseline by about 1% of an em).
-		if w < 4 || w > 5 || h < 6.5 || h > 7.2 {
-			t.Errorf(`"0" at 10 pt has ink %.2f × %.2f pt`, w, h)
+		if math.Abs(w-868.0/2048*10) > 0.02 || math.Abs(h-1382.0/2048*10) > 0.02 {
+			t.Errorf(`"0" at 10 pt has ink %.3f × %.3f pt, want 4.238 × 6.748`, w, h)
 		}
 		return
 	}

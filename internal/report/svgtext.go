@@ -28,6 +28,8 @@ import (
 // and whose data-bbox holds the extent of its ink in the SVG's
 // coordinates (x0 y0 x1 y1, y downwards), for tests and tools.
 //
+// Units and extents: docs/derivations/plot-text.md.
+//
 // The init function makes this canvas the one gonum/plot uses for the
 // "svg" format everywhere in the program (plot.Plot.WriterTo,
 // draw.NewFormattedCanvas), so every plot of the binary gets it.
