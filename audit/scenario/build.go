@@ -44,8 +44,10 @@ type Plan struct {
 func (p *Plan) Points() []mechanisms.ReleasePoint { return p.Audit.Points() }
 
 // Build turns a validated config into a plan, checking everything that
-// needs the built objects (dimensions, batch sizes, release points, …). A
-// plan with a program sampler has processes running: Close it.
+// needs the built objects (dimensions, batch sizes, release points, …).
+// Errors name the field by its YAML path and, for a config decoded from
+// YAML, the line (see Error). A plan with a program sampler has processes
+// running: Close it.
 func Build(c *Config) (*Plan, error) { return BuildWith(c, BuildOptions{}) }
 
 // BuildWith is Build with options.
@@ -56,7 +58,7 @@ func BuildWith(c *Config, bo BuildOptions) (*Plan, error) {
 		p.Close()
 	}
 	if err != nil {
-		return nil, err
+		return nil, c.locate(err)
 	}
 	return p, nil
 }
@@ -71,18 +73,22 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 	}
 	switch {
 	case c.Sampler.ExactCyclicSGLD != nil:
-		if p.Mechanism, err = buildExact(c, p); err != nil {
+		ex, err := buildExact(c, p)
+		if err != nil {
 			return p, err
 		}
+		p.Mechanism = ex
 	case c.Sampler.Program != nil:
 		if !c.Data.empty() {
 			if err = buildPair(c, p); err != nil {
 				return p, err
 			}
 		}
-		if p.Mechanism, err = buildProgram(c, p, bo); err != nil {
+		pm, err := buildProgram(c, p, bo)
+		if err != nil {
 			return p, err
 		}
+		p.Mechanism = pm
 	default:
 		p.Sampler = c.Sampler.sampler()
 		if err = buildPair(c, p); err != nil {
@@ -212,11 +218,32 @@ func buildExact(c *Config, p *Plan) (*mechanisms.ExactCounterexample, error) {
 	default:
 		model.Eta = model.EtaScaled(ex.EtaScale)
 	}
+	if err := model.Validate(); err != nil {
+		return nil, exactFieldError(err, ex)
+	}
 	e, err := mechanisms.NewExactCounterexample(model, ex.Epochs, c.Release)
 	if err != nil {
 		return nil, fmt.Errorf("sampler.exact_cyclic_sgld: %s", strings.TrimPrefix(err.Error(), "sampler."))
 	}
 	return e, nil
+}
+
+// exactFieldError names the scenario field behind a parameter error of the
+// counterexample's closed form.
+func exactFieldError(err error, ex *ExactCyclicSGLD) error {
+	name, msg, ok := strings.Cut(err.Error(), ": ")
+	if !ok {
+		return fmt.Errorf("sampler.exact_cyclic_sgld: %v", err)
+	}
+	field := map[string]string{"n": "data.counterexample.n", "xh": "data.counterexample.xh", "c": "data.counterexample.c",
+		"alpha": "model.linreg.alpha", "beta": "model.linreg.beta", "eta": "sampler.exact_cyclic_sgld.eta"}[name]
+	if name == "eta" && ex.EtaScale > 0 {
+		field, msg = "sampler.exact_cyclic_sgld.eta_scale", "gives η = eta_scale/s² outside "+strings.TrimPrefix(msg, "must be in ")
+	}
+	if field == "" {
+		return fmt.Errorf("sampler.exact_cyclic_sgld: %v", err)
+	}
+	return fmt.Errorf("%s: %s (the exact sampler's closed form)", field, msg)
 }
 
 func buildModel(mc ModelConfig) (mechanisms.Model, error) {

@@ -51,6 +51,9 @@ type Config struct {
 	// handshake is a program sampler's, restored from a trials file's
 	// spec (the program is then not started).
 	handshake *program.Handshake
+	// src locates the fields in the YAML text (nil when the config was
+	// not decoded from YAML).
+	src *source
 }
 
 // ModelConfig chooses the model: exactly one field is set.
@@ -237,38 +240,38 @@ const (
 	MaxDataValues = 20_000_000
 )
 
-// ParseConfig decodes a YAML scenario strictly (unknown fields are errors),
-// fills defaults and validates it. Errors name the field and its range.
+// ParseConfig decodes a YAML scenario strictly, fills defaults and
+// validates it. Every error names the field by its YAML path and, when the
+// value came from the text, its line (see Error): unknown fields (with the
+// nearest known name), values of the wrong type (in YAML terms: "a
+// number", "a list of numbers", "a mapping {eta, b, gamma}"), integers
+// that are not exactly integers in range (1e6 is accepted for an integer
+// field because it is exactly one; 40.5 is not), keys given twice, and
+// every range checked by Validate.
 func ParseConfig(b []byte) (*Config, error) {
-	var c Config
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("config: empty document")
-		}
-		return nil, fmt.Errorf("config: %s", oneLine(err.Error()))
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("config: only one YAML document is allowed")
+	c, err := decodeConfig(b)
+	if err != nil {
+		return nil, err
 	}
 	c.defaults()
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	return &c, nil
+	return c, nil
 }
 
 // LoadConfig reads and parses a scenario file; relative data paths in it
-// are resolved from the file's directory.
+// are resolved from the file's directory. It reads at most MaxConfigBytes
+// + 1 bytes, so that a device or a pipe that never ends is refused.
 func LoadConfig(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: cannot read %s: %s", path, unwrapPathError(err))
 	}
-	if len(b) > 64<<20 {
-		return nil, fmt.Errorf("config: %s is larger than 64 MiB", path)
+	defer f.Close()
+	b, err := readConfig(f)
+	if err != nil {
+		return nil, fmt.Errorf("config: %s: %v", path, err)
 	}
 	c, err := ParseConfig(b)
 	if err != nil {
@@ -276,6 +279,45 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	c.baseDir = filepath.Dir(path)
 	return c, nil
+}
+
+// readConfig reads a scenario, refusing one longer than MaxConfigBytes
+// after reading at most one byte more. A regular file is read into a buffer
+// of its size; a stream of unknown length in chunks of 1 MiB, joined only
+// if it ends within the limit, so that refusing an endless stream costs
+// about the limit in memory, not a multiple of it.
+func readConfig(r io.Reader) ([]byte, error) {
+	lr := io.LimitReader(r, MaxConfigBytes+1)
+	if f, ok := r.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() <= MaxConfigBytes {
+			var buf bytes.Buffer
+			buf.Grow(int(st.Size()) + 1)
+			if _, err := buf.ReadFrom(lr); err != nil {
+				return nil, fmt.Errorf("cannot read: %v", err)
+			}
+			if buf.Len() > MaxConfigBytes {
+				return nil, fmt.Errorf("larger than %d bytes (64 MiB)", MaxConfigBytes)
+			}
+			return buf.Bytes(), nil
+		}
+	}
+	var chunks [][]byte
+	total := 0
+	for {
+		chunk := make([]byte, 1<<20)
+		n, err := io.ReadFull(lr, chunk)
+		chunks, total = append(chunks, chunk[:n]), total+n
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cannot read: %v", err)
+		}
+	}
+	if total > MaxConfigBytes {
+		return nil, fmt.Errorf("larger than %d bytes (64 MiB)", MaxConfigBytes)
+	}
+	return bytes.Join(chunks, nil), nil
 }
 
 func unwrapPathError(err error) string {
@@ -333,8 +375,11 @@ func exactlyOne(section string, v any) (string, error) {
 }
 
 // Validate checks the parts of a config that do not need the built objects
-// (those are checked by Build). Errors name the field by its YAML path.
-func (c *Config) Validate() error {
+// (those are checked by Build). Errors name the field by its YAML path and,
+// for a value still as decoded from YAML, its line (see Error).
+func (c *Config) Validate() error { return c.locate(c.validate()) }
+
+func (c *Config) validate() error {
 	for _, step := range []func() error{c.validateSections, c.validateData, c.validateNeighbour, c.validateAudit, c.validateClaim} {
 		if err := step(); err != nil {
 			return err
@@ -375,12 +420,23 @@ func (m *ModelConfig) empty() bool { return reflect.ValueOf(*m).IsZero() }
 // empty reports whether no data are given.
 func (d *DataConfig) empty() bool { return reflect.ValueOf(*d).IsZero() }
 
-// validateData bounds the size of the dataset to materialise.
+// validateData bounds the size of the dataset to materialise, and refuses
+// the fields of a synthetic generator that it would ignore.
 func (c *Config) validateData() error {
 	if c.Data.empty() {
 		return nil
 	}
 	data, _ := exactlyOne("data", &c.Data)
+	for kind, s := range map[string]*SyntheticData{"synthetic_logistic": c.Data.SyntheticLogistic,
+		"synthetic_gauss": c.Data.SyntheticGauss, "synthetic_banana": c.Data.SyntheticBanana, "synthetic_mixture": c.Data.SyntheticMixture} {
+		switch {
+		case s == nil:
+		case s.Beta != 0:
+			return fmt.Errorf("data.%s.beta: not used by %s (only synthetic_linreg draws noisy labels); remove it", kind, kind)
+		case s.XScale != 0 && kind != "synthetic_logistic":
+			return fmt.Errorf("data.%s.x_scale: not used by %s (only synthetic_linreg and synthetic_logistic scale their features); remove it", kind, kind)
+		}
+	}
 	n, dim := 0, 1
 	switch {
 	case c.Data.Counterexample != nil:
@@ -530,8 +586,13 @@ func (c *Config) Hash() string {
 	b, err := json.Marshal(c)
 	if err != nil {
 		// Only an unvalidated config (say, with a NaN parameter) fails to
-		// encode; it still gets a stable hash, and Build rejects it anyway.
-		b = []byte(fmt.Sprintf("unencodable %#v", *c))
+		// encode; it still gets a stable hash (YAML spells NaN), and Build
+		// rejects it anyway.
+		y, yerr := yaml.Marshal(c)
+		if yerr != nil {
+			y = []byte(yerr.Error())
+		}
+		b = append([]byte("unencodable\n"), y...)
 	}
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])

@@ -6,4 +6,13 @@
 // It is a thin layer: everything it does can be done through package audit
 // directly. A scenario's trials files carry the scenario and its data
 // (Plan.Spec, ParseSpec), so that a merge needs nothing else.
+//
+// Decoding is strict and located: the YAML text is parsed into nodes (with
+// limits on bytes and nodes), then walked field by field, so that every
+// error says the line and the field's path in YAML terms (see Error):
+// unknown fields with the nearest name, types in user terms, integers that
+// are exactly integers. The reference of every field (Reference, Lookup,
+// Explain) is a table checked against the Go types by the tests;
+// docs/scenario.md is generated from it (go generate), and ExampleScenario
+// writes a scenario for any sampler and model from it alone.
 package scenario

@@ -65,7 +65,7 @@ audit:
 func TestConfigErrors(t *testing.T) {
 	base := gaussScenario(1, 400, 1, "[threshold]")
 	cases := []struct{ yml, want string }{
-		{base + "bogus: 1\n", "field bogus not found"},
+		{base + "bogus: 1\n", `unknown top-level field "bogus"`},
 		{gaussScenario(1, 10, 1, "[threshold]"), "audit.trials: must be in [20,"},
 		{gaussScenario(1, 400, 1, "[magic]"), "audit.attacks: must be one of"},
 		{"name: x\n", "model: must set exactly one of"},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
 	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/internal/report"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
@@ -35,7 +36,7 @@ func runBounds(args []string, e *env) error {
 	var delta float64
 	var iters int
 	var jsonOut string
-	fs.floatVar(&delta, "delta", math.NaN(), "(0, 1)", inUnitOpen, "δ at which to report ε (default: the scenario's audit.delta), in")
+	fs.floatVar(&delta, "delta", math.NaN(), "(0, 1)", inUnitOpen, "δ at which to report ε (default: the scenario's audit.delta); in")
 	fs.intVar(&iters, "iterations", 0, 0, 1<<40, "iterations of the released state (0: the whole run),")
 	fs.StringVar(&jsonOut, "json", "", "write the guarantees as JSON to FILE (- for stdout)")
 	var sf sweepFlags
@@ -91,32 +92,91 @@ func runBounds(args []string, e *env) error {
 		rows = append(rows, r)
 	}
 	if !out.toStdout() {
-		w := e.stdout
-		fmt.Fprintf(w, "scenario   %s\nmechanism  %s, %d iterations\ndatasets   %s (%d records) and %s, %s\n\n",
-			cfg.Name, mechanisms.NameOf(plan.Mechanism), iters, plan.Pair.D.Name, plan.Pair.D.Len(), plan.Pair.DPrime.Name, plan.Pair.Adjacency)
-		t := newTable(w, "theorem", "variant", "release", fmt.Sprintf("ε at δ = %g", delta), "assumptions")
-		for _, r := range rows {
-			eps := "does not apply"
-			if r.Epsilon != nil {
-				eps = stats.FormatFloat(float64(*r.Epsilon))
-			}
-			t.Append(r.Source, r.Variant, r.Release, eps, checksText(r))
+		if err := printBounds(e.stdout, cfg, plan, iters, delta, rows); err != nil {
+			return err
 		}
-		t.Render()
-		fmt.Fprintln(w, "Constants that depend on the data (gradient bounds) are taken over the records of D and D′.")
 	}
 	return out.write(e, func(w io.Writer) error {
 		return writeJSONTo(w, map[string]any{"scenario": cfg.Name, "config_hash": plan.Hash, "guarantees": rows})
 	})
 }
 
+// boundsWidth is the width "audit bounds" fits its table and notes in.
+const boundsWidth = 120
+
+// printBounds writes the human summary of the guarantees, at most
+// boundsWidth columns wide: one table row per theorem and variant (ε at δ,
+// or that it does not apply), and below it, numbered, the assumptions
+// checked or the reason a theorem fails, and the notes. --json has all of
+// it as data.
+func printBounds(w io.Writer, cfg *scenario.Config, plan *scenario.Plan, iters int, delta float64, rows []boundRow) error {
+	head := [][2]string{
+		{"scenario   ", cfg.Name},
+		{"mechanism  ", fmt.Sprintf("%s, %d iterations", mechanisms.NameOf(plan.Mechanism), iters)},
+		{"datasets   ", fmt.Sprintf("%s (%d records) and %s, %s", plan.Pair.D.Name, plan.Pair.D.Len(), plan.Pair.DPrime.Name, plan.Pair.Adjacency)},
+	}
+	for _, h := range head {
+		if err := report.WriteWrapped(w, h[0], h[1], boundsWidth); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	var notes []string
+	noteOf := map[string]int{}
+	ref := func(text string) string {
+		if text == "" {
+			return ""
+		}
+		k, ok := noteOf[text]
+		if !ok {
+			notes = append(notes, text)
+			k = len(notes)
+			noteOf[text] = k
+		}
+		return fmt.Sprintf("[%d]", k)
+	}
+	t := report.TextTable{
+		Header: []string{"theorem", "variant", "release", fmt.Sprintf("ε at δ = %g", delta), "applies", "notes"},
+		Right:  []bool{false, false, false, true, false, false},
+		Wrap:   []bool{true, true, true, false, false, true},
+	}
+	for _, r := range rows {
+		eps, applies := "—", "no"
+		if r.Epsilon != nil {
+			eps, applies = stats.FormatFloat(float64(*r.Epsilon)), "yes"
+		}
+		refs := []string{ref(checksText(r))}
+		if n := ref(r.Note); n != "" {
+			refs = append(refs, n)
+		}
+		t.Rows = append(t.Rows, []string{r.Source, r.Variant, r.Release, eps, applies, strings.Join(refs, " ")})
+	}
+	if err := t.Render(w, boundsWidth); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	for i, n := range notes {
+		if err := report.WriteWrapped(w, fmt.Sprintf("[%d] ", i+1), n, boundsWidth); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	return report.WriteWrapped(w, "", "Constants that depend on the data (gradient bounds) are taken over the records of D and D′. "+
+		"--json gives every check with its numbers.", boundsWidth)
+}
+
+// checksText states the assumptions checked (with their numbers), or why
+// the theorem does not apply.
 func checksText(r boundRow) string {
 	if !r.Applies {
-		return "fails: " + r.Reason
+		return "Does not apply: " + r.Reason
 	}
 	var parts []string
 	for _, c := range r.Checks {
 		parts = append(parts, c.Name+" ("+c.Detail+")")
 	}
-	return strings.Join(parts, "; ")
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Assumptions: " + strings.Join(parts, "; ")
 }

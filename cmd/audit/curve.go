@@ -263,7 +263,7 @@ func parseCurveFlags(args []string, e *env) (*curveOpts, error) {
 	fs.intVar(&o.runs, "runs", 1000, 0, 10000000, "runs of Algorithm 1 on each of D3 and D4, in")
 	fs.intVar(&seed, "seed", 1, 0, math.MaxInt, "seed of those runs, in")
 	fs.StringVar(&o.epochsFlag, "epochs", "1:70", "epochs FROM:TO or FROM:TO:STEP, at most 2000 of them; epoch 0 is the prior draw (ε = 0); "+
-		"with --construct the default is 1 to twice Lemma A.9's epoch")
+		"with --construct: 1 to twice Lemma A.9's epoch")
 	fs.StringVar(&o.jsonOut, "json", "", "write params and rows as JSON to FILE (- for stdout)")
 	fs.StringVar(&o.csvOut, "csv", "", "write the rows as CSV to FILE (- for stdout)")
 	fs.StringVar(&o.plotOut, "plot", "", "plot the curves to FILE.svg or FILE.png")

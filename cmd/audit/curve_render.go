@@ -196,7 +196,13 @@ func curveTarget(r curveReport) float64 {
 func plotCurve(w io.Writer, r curveReport, file string, logScale bool) error {
 	p := plot.New()
 	pr := r.Params
-	p.Title.Text = fmt.Sprintf("Cyclic SGLD, n = %d, c = %s, %s, δ = %g", pr.N, fmtG(pr.C), etaText(pr), pr.Delta)
+	// The title fits the picture's width: the step in its short form (the
+	// exact η is in the table, CSV and JSON).
+	eta := "η = " + fmtG(pr.Eta)
+	if pr.EtaScale > 0 {
+		eta = "η = " + fmtG(pr.EtaScale) + "/s²"
+	}
+	p.Title.Text = fmt.Sprintf("Cyclic SGLD: n = %d, c = %s, %s, δ = %g", pr.N, fmtG(pr.C), eta, pr.Delta)
 	p.X.Label.Text = "epoch"
 	p.Y.Label.Text = "ε"
 	p.Title.Padding = vg.Points(6)

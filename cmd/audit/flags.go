@@ -6,22 +6,29 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
+	"github.com/mcmcaudit/mcmcaudit/internal/suggest"
 )
 
 // errHelp is returned when -h was asked for; usage has been printed.
 var errHelp = errors.New("help requested")
 
 // flagSet wraps flag.FlagSet so that every parse problem becomes one line
-// naming the flag and its allowed values, and -h prints the flags.
+// naming the flag and its allowed values (and the nearest flag for an
+// unknown one), and -h prints the flags.
 type flagSet struct {
 	*flag.FlagSet
 	name       string
 	synopsis   string
 	required   []string
 	positional []string
+	// explain is "audit run --explain [FIELD]": set when the flag was given.
+	explain *explainFlag
 }
 
 // NArg returns the number of positional arguments.
@@ -33,7 +40,33 @@ func (f *flagSet) Arg(i int) string { return f.positional[i] }
 func newFlagSet(name, synopsis string) *flagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	return &flagSet{FlagSet: fs, name: name, synopsis: synopsis}
+	f := &flagSet{FlagSet: fs, name: name, synopsis: synopsis}
+	if cmd, _, _ := strings.Cut(name, " "); cmd == "run" {
+		f.explain = &explainFlag{}
+		fs.Var(f.explain, "explain", "print the reference of scenario field FIELD (a section: its fields; alone: all) and exit")
+	}
+	return f
+}
+
+// explainFlag is --explain: given alone it lists every scenario field, or
+// it takes the field (--explain FIELD, --explain=FIELD).
+type explainFlag struct {
+	set   bool
+	field string
+}
+
+func (f *explainFlag) String() string { return "" }
+
+// IsBoolFlag lets --explain stand alone; its field is then the next
+// argument, read as a positional one.
+func (f *explainFlag) IsBoolFlag() bool { return true }
+
+func (f *explainFlag) Set(s string) error {
+	f.set = true
+	if s != "true" {
+		f.field = s
+	}
+	return nil
 }
 
 // parse parses args; positional arguments are refused unless maxArgs > 0.
@@ -48,7 +81,7 @@ func (f *flagSet) parse(args []string, e *env, maxArgs int) error {
 				f.usage(e.stdout)
 				return errHelp
 			}
-			return usageError{flagError(err)}
+			return usageError{f.flagError(err)}
 		}
 		rest := f.FlagSet.Args()
 		if len(rest) == 0 {
@@ -60,6 +93,16 @@ func (f *flagSet) parse(args []string, e *env, maxArgs int) error {
 		}
 		f.positional = append(f.positional, rest[0])
 		args = rest[1:]
+	}
+	if f.explain != nil && f.explain.set {
+		field := f.explain.field
+		if field == "" && len(f.positional) > 0 {
+			field = f.positional[0]
+		}
+		if err := scenario.Explain(e.stdout, field); err != nil {
+			return usageError{err.Error()}
+		}
+		return errHelp
 	}
 	if len(f.positional) > maxArgs {
 		if maxArgs == 0 {
@@ -78,16 +121,28 @@ func (f *flagSet) parse(args []string, e *env, maxArgs int) error {
 }
 
 var (
-	reInvalid = regexp.MustCompile(`^invalid value (".*") for flag -([^:]+): (.*)$`)
-	reFlag    = regexp.MustCompile(` -([A-Za-z][-A-Za-z0-9]*)$`)
+	reInvalid   = regexp.MustCompile(`^invalid value (".*") for flag -([^:]+): (.*)$`)
+	reFlag      = regexp.MustCompile(` -([A-Za-z][-A-Za-z0-9]*)$`)
+	reUndefined = regexp.MustCompile(`^flag provided but not defined: -(.*)$`)
 )
 
 // flagError rewrites the flag package's messages to name the flag as users
-// type it: `--delta: invalid value "1.5": must be a number in [0, 1)`.
-func flagError(err error) string {
+// type it: `--delta: invalid value "1.5": must be a number in [0, 1)`, and
+// suggests the nearest flag for an unknown one.
+func (f *flagSet) flagError(err error) string {
 	msg := err.Error()
 	if m := reInvalid.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("--%s: invalid value %s: %s", m[2], m[1], m[3])
+	}
+	if m := reUndefined.FindStringSubmatch(msg); m != nil {
+		var names []string
+		f.VisitAll(func(fl *flag.Flag) { names = append(names, fl.Name) })
+		out := "flag provided but not defined: --" + m[1]
+		if near, ok := suggest.Nearest(m[1], names); ok {
+			return out + fmt.Sprintf(" (did you mean --%s?)", near)
+		}
+		cmd, _, _ := strings.Cut(f.name, " ")
+		return out + fmt.Sprintf(" (audit %s -h lists the flags)", cmd)
 	}
 	return reFlag.ReplaceAllString(msg, " --$1")
 }
@@ -95,17 +150,31 @@ func flagError(err error) string {
 func (f *flagSet) usage(w io.Writer) {
 	fmt.Fprintf(w, "Usage: audit %s\n\n%s\n\nFlags:\n", f.name, f.synopsis)
 	f.VisitAll(func(fl *flag.Flag) {
-		def := ""
-		if fl.DefValue != "" && fl.DefValue != "0" || strings.Contains(fl.Usage, "default 0") {
-			def = fmt.Sprintf(" (default %s)", fl.DefValue)
-		}
-		for _, r := range f.required {
-			if r == fl.Name {
-				def = " (required)"
-			}
-		}
-		fmt.Fprintf(w, "  --%-14s %s%s\n", fl.Name, fl.Usage, def)
+		fmt.Fprintf(w, "  --%-14s %s%s\n", fl.Name, fl.Usage, defaultText(fl, f.required))
 	})
+}
+
+// defaultText is what -h appends to a flag's line: its default, once —
+// nothing when the usage text states it, when there is none to state (an
+// empty string, a 0 that means "unset", a false switch), "(required)" for
+// a required flag.
+func defaultText(fl *flag.Flag, required []string) string {
+	for _, r := range required {
+		if r == fl.Name {
+			return " (required)"
+		}
+	}
+	if strings.Contains(fl.Usage, "default") {
+		return ""
+	}
+	if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		return ""
+	}
+	switch fl.DefValue {
+	case "", "0", "false", "NaN":
+		return ""
+	}
+	return fmt.Sprintf(" (default %s)", fl.DefValue)
 }
 
 // intFlag is an integer flag restricted to [min, max].
@@ -121,6 +190,8 @@ func (f intFlag) String() string {
 	return strconv.Itoa(*f.v)
 }
 
+// Set accepts only an integer written as one (decimal digits and a
+// sign): "1.5", "1e3" and anything beyond the range are refused.
 func (f intFlag) Set(s string) error {
 	x, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil || x < int64(f.min) || x > int64(f.max) {
@@ -134,7 +205,15 @@ func intRange(lo, hi int) string {
 	if hi == math.MaxInt {
 		return fmt.Sprintf("[%d, ∞)", lo)
 	}
-	return fmt.Sprintf("[%d, %d]", lo, hi)
+	return fmt.Sprintf("[%d, %s]", lo, powerOfTwo(hi))
+}
+
+// powerOfTwo writes 2^k for a large power of two, the number otherwise.
+func powerOfTwo(x int) string {
+	if x >= 1<<20 && x&(x-1) == 0 {
+		return fmt.Sprintf("2^%d", bits.TrailingZeros64(uint64(x)))
+	}
+	return strconv.Itoa(x)
 }
 
 // floatFlag is a finite float flag restricted by check, which describes the
@@ -145,8 +224,10 @@ type floatFlag struct {
 	check func(float64) bool
 }
 
+// String is the flag's value; NaN (the "not given" of optional numbers)
+// is shown as nothing.
 func (f floatFlag) String() string {
-	if f.v == nil {
+	if f.v == nil || math.IsNaN(*f.v) {
 		return ""
 	}
 	return strconv.FormatFloat(*f.v, 'g', -1, 64)

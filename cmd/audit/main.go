@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/suggest"
 )
 
-// Exit codes (DESIGN.md).
+// Exit codes, as "audit -h" lists them.
 const (
 	exitOK        = 0
 	exitViolation = 1
@@ -53,6 +56,7 @@ func commands() []command {
 		{"bounds", "every theoretical upper bound for a scenario's sampler, with its assumptions checked", runBounds},
 		{"merge", "join the trials files of 'audit run --shard' and report", runMerge},
 		{"curve", "exact ε lower bounds of cyclic SGLD on the Heller–Fetaya counterexample", runCurve},
+		{"version", "print the module version and VCS revision of this binary (also: audit --version)", runVersion},
 	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds
@@ -68,8 +72,16 @@ func topUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, `Run "audit <command> -h" for a command's flags.`)
-	fmt.Fprintln(w, "Exit codes: 0 ok / claim not refuted, 1 claim refuted, 2 bad input, 3 internal failure.")
+	fmt.Fprintln(w, `Run "audit <command> -h" for a command's flags, "audit run --explain FIELD" for a scenario`)
+	fmt.Fprintln(w, `field (docs/scenario.md has them all), "audit --version" for the version.`)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Exit codes:")
+	fmt.Fprintln(w, "  0    success, or a claim not refuted")
+	fmt.Fprintln(w, "  1    a claimed bound is refuted (VIOLATION)")
+	fmt.Fprintln(w, "  2    bad input or usage (one line on stderr naming the field or flag and its allowed range)")
+	fmt.Fprintln(w, "  3    internal failure")
+	fmt.Fprintln(w, "  130  interrupted (SIGINT/SIGTERM); with --checkpoint the work is saved and the resuming")
+	fmt.Fprintln(w, "       command is printed")
 }
 
 // run executes the command line and returns the exit code.
@@ -82,6 +94,8 @@ func run(args []string, e *env) int {
 	case "-h", "-help", "--help", "help":
 		topUsage(e.stdout)
 		return exitOK
+	case "-version", "--version":
+		return exitCode(runVersion(args[1:], e), "version", e)
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {
@@ -90,8 +104,81 @@ func run(args []string, e *env) int {
 		err := c.run(args[1:], e)
 		return exitCode(err, c.name, e)
 	}
-	fmt.Fprintf(e.stderr, "audit: unknown command %q (commands: %s)\n", args[0], commandNames())
+	hint := ""
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	if near, ok := suggest.Nearest(strings.TrimLeft(args[0], "-"), names); ok {
+		hint = fmt.Sprintf("did you mean %q? ", near)
+	}
+	fmt.Fprintf(e.stderr, "audit: unknown command %q (%scommands: %s)\n", args[0], hint, commandNames())
 	return exitUsage
+}
+
+// runVersion prints the version of the binary: "audit version" and
+// "audit --version".
+func runVersion(args []string, e *env) error {
+	fs := newFlagSet("version", "Prints the module version, the VCS revision the binary was built from, and the Go version.")
+	if err := fs.parse(args, e, 0); err != nil {
+		return err
+	}
+	bi, ok := debug.ReadBuildInfo()
+	_, err := io.WriteString(e.stdout, versionText(bi, ok))
+	return err
+}
+
+// versionText describes a build: the module path and version ("(devel)"
+// for a build from a work tree without a version), the VCS revision with
+// its time and whether the tree had uncommitted changes ("revision
+// unknown" when the build recorded none, e.g. go build -buildvcs=false or
+// a source tree without .git), and the Go version and platform.
+func versionText(bi *debug.BuildInfo, ok bool) string {
+	module, version := "github.com/mcmcaudit/mcmcaudit", "(devel)"
+	goVersion := runtime.Version()
+	var rev, when string
+	modified := false
+	if ok && bi != nil {
+		if bi.Main.Path != "" {
+			module = bi.Main.Path
+		}
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		if bi.GoVersion != "" {
+			goVersion = bi.GoVersion
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.time":
+				when = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "audit %s %s\n", module, version)
+	if rev == "" {
+		b.WriteString("revision unknown (the build recorded no version control information)\n")
+	} else {
+		fmt.Fprintf(&b, "revision %s", rev)
+		var notes []string
+		if when != "" {
+			notes = append(notes, "committed "+when)
+		}
+		if modified {
+			notes = append(notes, "with uncommitted changes")
+		}
+		if len(notes) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(notes, ", "))
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "%s %s/%s\n", goVersion, runtime.GOOS, runtime.GOARCH)
+	return b.String()
 }
 
 func commandNames() string {

@@ -109,7 +109,7 @@ func TestRunBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", write("unknown.yaml", string(good)+"extra: 1\n")}, "field extra not found"},
+		{[]string{"run", write("unknown.yaml", string(good)+"extra: 1\n")}, `line 19: unknown top-level field "extra"`},
 		{[]string{"run", filepath.Join(dir, "missing.yaml")}, "cannot read"},
 		{[]string{"run", write("empty.yaml", "")}, "empty document"},
 		{[]string{"run", "a.yaml", "b.yaml"}, "unexpected argument"},

@@ -43,12 +43,14 @@ h2 { font-size: 1.2em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; mar
 .subtitle { color: #555; margin-top: 0; }
 .verdict { padding: 0.8em 1em; border-radius: 6px; font-weight: 600; background: #e8f4ea; border: 1px solid #9cc9a4; }
 .verdict.violation { background: #fbe9e9; border-color: #e0a0a0; color: #8a1c1c; }
+.table { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; font-size: 0.9em; margin: 0.6em 0; }
+th { overflow-wrap: anywhere; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
 th { background: #f3f3f3; }
 td.l, th.l { text-align: left; }
 tr.headline td { background: #fff7d6; }
-pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
+pre { background: #f7f7f7; padding: 0.8em; font-size: min(0.85em, 1.3vw); white-space: pre-wrap; overflow-wrap: anywhere; }
 .plot svg { max-width: 100%; height: auto; }
 .note { color: #555; font-size: 0.88em; }
 .warning { padding: 0.6em 1em; border-radius: 6px; background: #fff4e0; border: 1px solid #e0b060; color: #6a4a00; }
@@ -73,10 +75,11 @@ footer { margin-top: 2em; color: #777; font-size: 0.8em; }
 func WriteHTMLPage(w io.Writer, p HTMLPage) error { return pageTemplate.Execute(w, p) }
 
 // HTMLTable renders a table; columns whose header starts with "<" are
-// left-aligned. Cells are escaped.
+// left-aligned. Cells are escaped. A table wider than the page scrolls in
+// its own box, never the page.
 func HTMLTable(header []string, rows [][]string, highlight int) template.HTML {
 	var b strings.Builder
-	b.WriteString("<table>\n<tr>")
+	b.WriteString("<div class=\"table\"><table>\n<tr>")
 	left := make([]bool, len(header))
 	for i, h := range header {
 		if strings.HasPrefix(h, "<") {
@@ -104,7 +107,7 @@ func HTMLTable(header []string, rows [][]string, highlight int) template.HTML {
 		}
 		b.WriteString("</tr>\n")
 	}
-	b.WriteString("</table>\n")
+	b.WriteString("</table></div>\n")
 	return template.HTML(b.String())
 }
 

@@ -2,16 +2,22 @@ package report
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/stats"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // PlotFormat returns "svg" or "png" from a file name.
@@ -29,114 +35,474 @@ type Curve struct {
 	X, Y []float64
 }
 
-// WritePlot draws ε_lb against the release points (the per-epoch curve of
-// Heller & Fetaya Fig. 2), with the ceiling of the run counts, each claim's
-// ε at δ, and any extra curves, in SVG or PNG.
-func WritePlot(w io.Writer, format string, r *audit.Report, extra ...Curve) error {
-	pl := plot.New()
-	pl.Title.Text = fmt.Sprintf("%s: ε lower bound per release (δ = %g, confidence %.4g)", r.Name, r.Delta, r.TestConfidence)
-	pl.X.Label.Text = "iteration"
-	pl.Y.Label.Text = "ε"
-	pl.Add(plotter.NewGrid())
-	xs := make([]float64, len(r.Points))
-	epochs := true
-	for _, pr := range r.Points {
-		epochs = epochs && pr.Point.Epoch > 0
-	}
-	if epochs {
-		pl.X.Label.Text = "epoch"
-	}
-	ymax := 0.0
-	for k, pr := range r.Points {
-		xs[k] = float64(pr.Point.Iteration)
-		if epochs {
-			xs[k] = float64(pr.Point.Epoch)
-		}
-		ymax = math.Max(ymax, pr.Ceiling.Epsilon)
-	}
-	series := func(f func(audit.PointResult) float64) plotter.XYs {
-		var pts plotter.XYs
+// Layout of the ε plot, in points.
+const (
+	plotWidth      = 576 // 8 in
+	plotAreaHeight = 330 // the axes and title, without the legend
+	plotMargin     = 10
+	legendFontSize = 10
+	legendIcon     = 28
+	legendGap      = 6
+	// symlogRatio: the ε axis is logarithmic above 1 when an upper curve
+	// (claim, exact ε) exceeds this multiple of the largest ε_lb (or of 1).
+	symlogRatio = 20
+)
+
+// series is one curve of the ε plot.
+type series struct {
+	name   string
+	x, y   []float64
+	color  int
+	dashed bool
+	lower  bool // the audit's own lower bound (ε_lb)
+}
+
+// plotSeries collects the curves of a report: ε_lb, the ceiling, each
+// claim's ε at δ, the exact ε, and the extra curves.
+func plotSeries(r *audit.Report, xs []float64, extra []Curve) []series {
+	get := func(f func(audit.PointResult) float64) (x, y []float64) {
 		for k, pr := range r.Points {
-			if y := f(pr); !math.IsNaN(y) && !math.IsInf(y, 0) {
-				pts = append(pts, plotter.XY{X: xs[k], Y: y})
+			if v := f(pr); !math.IsNaN(v) && !math.IsInf(v, 0) {
+				x, y = append(x, xs[k]), append(y, v)
 			}
 		}
-		return pts
+		return x, y
 	}
-	add := func(name string, pts plotter.XYs, i int, dashed bool) error {
-		if len(pts) == 0 {
-			return nil
-		}
-		l, s, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return err
-		}
-		l.Color = plotutil.Color(i)
-		s.Color = plotutil.Color(i)
-		s.Shape = plotutil.Shape(i)
-		if dashed {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		}
-		pl.Add(l, s)
-		pl.Legend.Add(name, l, s)
-		return nil
-	}
-	if err := add("ε_lb (region bound)", series(func(pr audit.PointResult) float64 { return pr.Region.Epsilon }), 0, false); err != nil {
-		return err
-	}
-	if err := add("ceiling", series(func(pr audit.PointResult) float64 { return pr.Ceiling.Epsilon }), 1, true); err != nil {
-		return err
-	}
+	var out []series
+	x, y := get(func(pr audit.PointResult) float64 { return pr.Region.Epsilon })
+	out = append(out, series{name: fmt.Sprintf("ε_lb: the audit's lower bound (region bound, Heller & Fetaya eq. 12) at confidence %.4g", r.TestConfidence), x: x, y: y, lower: true})
+	x, y = get(func(pr audit.PointResult) float64 { return pr.Ceiling.Epsilon })
+	out = append(out, series{name: "ceiling: the largest ε_lb these numbers of runs can show", x: x, y: y, color: 1, dashed: true})
 	for ci, name := range r.Claims {
-		pts := series(func(pr audit.PointResult) float64 {
+		x, y := get(func(pr audit.PointResult) float64 {
 			if ci >= len(pr.Claims) || !pr.Claims[ci].Covered {
 				return math.NaN()
 			}
 			return float64(pr.Claims[ci].EpsilonAtDelta)
 		})
-		if err := add("upper bound: "+shortLabel(name), pts, 2+ci, true); err != nil {
-			return err
-		}
+		out = append(out, series{name: "upper bound (ε at δ): " + name, x: x, y: y, color: 2 + ci, dashed: true})
 	}
 	if len(r.Points) > 0 && r.Points[0].Exact != nil {
-		ex := Curve{Name: "exact ε (closed form)"}
-		for k, pr := range r.Points {
-			ex.X, ex.Y = append(ex.X, xs[k]), append(ex.Y, float64(*pr.Exact))
-			ymax = math.Max(ymax, float64(*pr.Exact))
-		}
-		extra = append([]Curve{ex}, extra...)
+		x, y := get(func(pr audit.PointResult) float64 {
+			if pr.Exact == nil {
+				return math.NaN()
+			}
+			return float64(*pr.Exact)
+		})
+		extra = append([]Curve{{Name: "exact ε of the release (closed form): every valid lower bound lies below it", X: x, Y: y}}, extra...)
 	}
 	for i, c := range extra {
-		var pts plotter.XYs
+		s := series{name: c.Name, color: 2 + len(r.Claims) + i}
 		for k := range c.X {
 			if !math.IsNaN(c.Y[k]) && !math.IsInf(c.Y[k], 0) {
-				pts = append(pts, plotter.XY{X: c.X[k], Y: c.Y[k]})
+				s.x, s.y = append(s.x, c.X[k]), append(s.y, c.Y[k])
 			}
 		}
-		if err := add(c.Name, pts, 2+len(r.Claims)+i, false); err != nil {
-			return err
+		out = append(out, s)
+	}
+	return out
+}
+
+// WritePlot draws ε_lb against the release points (the per-epoch curve of
+// Heller & Fetaya Fig. 2), with the ceiling of the run counts, each claim's
+// ε at δ, the exact ε and any extra curves, in SVG or PNG. The legend is
+// below the axes, with every label in full. The ε axis is linear, or —
+// when an upper curve exceeds 20 times the largest ε_lb — linear up to 1
+// and logarithmic above, so that ε_lb stays readable next to a bound in the
+// thousands. A single release point is drawn as labelled bars.
+func WritePlot(w io.Writer, format string, r *audit.Report, extra ...Curve) error {
+	xs := make([]float64, len(r.Points))
+	epochs := len(r.Points) > 0
+	for _, pr := range r.Points {
+		epochs = epochs && pr.Point.Epoch > 0
+	}
+	for k, pr := range r.Points {
+		xs[k] = float64(pr.Point.Iteration)
+		if epochs {
+			xs[k] = float64(pr.Point.Epoch)
 		}
 	}
-	pl.Legend.Top = true
-	pl.Y.Min = 0
-	// Headroom above the ceiling for the legend.
-	pl.Y.Max = math.Max(pl.Y.Max, 1.35*ymax)
-	wt, err := pl.WriterTo(8*vg.Inch, 5*vg.Inch, format)
+	all := plotSeries(r, xs, extra)
+	var ss []series
+	for _, s := range all {
+		if len(s.y) > 0 {
+			ss = append(ss, s)
+		}
+	}
+	if len(r.Points) == 1 {
+		return writeBarPlot(w, format, r, ss)
+	}
+	p := plot.New()
+	title := fmt.Sprintf("%s: ε lower bound per release (δ = %g, confidence %.4g)", r.Name, r.Delta, r.TestConfidence)
+	p.Title.Text = wrapStyled(p.Title.TextStyle, title, plotWidth-2*plotMargin)
+	p.Title.Padding = vg.Points(6)
+	p.X.Label.Text = "iteration"
+	if epochs {
+		p.X.Label.Text = "epoch"
+	}
+	p.Add(plotter.NewGrid())
+
+	lbMax, upMax := 0.0, 0.0
+	for _, s := range ss {
+		for _, v := range s.y {
+			if s.lower {
+				lbMax = math.Max(lbMax, v)
+			} else {
+				upMax = math.Max(upMax, v)
+			}
+		}
+	}
+	top := math.Max(lbMax, upMax)
+	logAxis := upMax > symlogRatio*math.Max(lbMax, 1)
+	if logAxis {
+		p.Y.Scale = SymLogScale{}
+		p.Y.Tick.Marker = SymLogTicks{}
+		p.Y.Label.Text = "ε"
+		p.Y.Max = math.Max(top*1.15, 2)
+	} else {
+		p.Y.Tick.Marker = LinearTicks{Target: 8}
+		p.Y.Label.Text = "ε"
+		p.Y.Max = math.Max(top*1.05, 0.1)
+	}
+	p.Y.Min = 0
+
+	xmin, xmax := xs[0], xs[len(xs)-1]
+	pad := math.Max((xmax-xmin)*0.02, 0.5)
+	p.X.Min, p.X.Max = xmin-pad, xmax+pad
+	p.X.Tick.Marker = IntegerTicks{}
+
+	var entries []legendEntry
+	markers := len(r.Points) <= 60
+	for _, s := range ss {
+		thumbs, err := addSeries(p, s, markers)
+		if err != nil {
+			return err
+		}
+		entries = append(entries, legendEntry{text: s.name, thumbs: thumbs})
+	}
+	if logAxis {
+		entries = append(entries, legendEntry{text: logAxisNote(upMax, lbMax)})
+	}
+	return drawWithLegend(w, format, func(c draw.Canvas) { p.Draw(c) }, entries)
+}
+
+// addSeries adds a curve to the plot and returns what draws its legend
+// thumbnail.
+func addSeries(p *plot.Plot, s series, markers bool) ([]plot.Thumbnailer, error) {
+	pts := make(plotter.XYs, len(s.x))
+	for i := range s.x {
+		pts[i] = plotter.XY{X: s.x[i], Y: s.y[i]}
+	}
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return nil, err
+	}
+	l.Color = plotutil.Color(s.color)
+	l.Width = vg.Points(1.2)
+	if s.lower {
+		l.Width = vg.Points(2)
+	}
+	if s.dashed {
+		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+	}
+	p.Add(l)
+	thumbs := []plot.Thumbnailer{l}
+	if markers || len(pts) == 1 {
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, err
+		}
+		sc.Color = plotutil.Color(s.color)
+		sc.Shape = plotutil.Shape(s.color)
+		p.Add(sc)
+		thumbs = append(thumbs, sc)
+	}
+	return thumbs, nil
+}
+
+// writeBarPlot draws a report of one release point: one bar per curve
+// (ε_lb, ceiling, each claim's ε at δ, the exact ε) with its value written
+// above it and its name below.
+func writeBarPlot(w io.Writer, format string, r *audit.Report, ss []series) error {
+	p := plot.New()
+	pt := r.Points[0].Point
+	where := pt.Label
+	if pt.Label == "final" {
+		where = fmt.Sprintf("the final state (iteration %d)", pt.Iteration)
+	}
+	title := fmt.Sprintf("%s: ε at %s (δ = %g, confidence %.4g)", r.Name, where, r.Delta, r.TestConfidence)
+	p.Title.Text = wrapStyled(p.Title.TextStyle, title, plotWidth-2*plotMargin)
+	p.Title.Padding = vg.Points(6)
+	p.Add(plotter.NewGrid())
+	lbMax, upMax := 0.0, 0.0
+	for _, s := range ss {
+		if s.lower {
+			lbMax = math.Max(lbMax, s.y[0])
+		} else {
+			upMax = math.Max(upMax, s.y[0])
+		}
+	}
+	top := math.Max(lbMax, upMax)
+	if upMax > symlogRatio*math.Max(lbMax, 1) {
+		p.Y.Scale = SymLogScale{}
+		p.Y.Tick.Marker = SymLogTicks{}
+		p.Y.Label.Text = "ε"
+		p.Y.Max = math.Max(top*1.6, 2)
+	} else {
+		p.Y.Tick.Marker = LinearTicks{Target: 8}
+		p.Y.Label.Text = "ε"
+		p.Y.Max = math.Max(top*1.15, 0.1)
+	}
+	p.Y.Min = 0
+	slot := float64(plotWidth-2*plotMargin-60) / float64(len(ss))
+	barWidth := vg.Points(math.Min(70, slot*0.5))
+	var names []string
+	var entries []legendEntry
+	for i, s := range ss {
+		bc, err := plotter.NewBarChart(plotter.Values{s.y[0]}, barWidth)
+		if err != nil {
+			return err
+		}
+		bc.XMin = float64(i)
+		bc.Color = plotutil.Color(s.color)
+		bc.LineStyle.Width = 0
+		p.Add(bc)
+		lab, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: float64(i), Y: s.y[0]}}, Labels: []string{stats.FormatFloat(s.y[0])}})
+		if err != nil {
+			return err
+		}
+		lab.TextStyle[0].XAlign = draw.XCenter
+		lab.Offset = vg.Point{Y: vg.Points(3)}
+		p.Add(lab)
+		short, _, _ := strings.Cut(s.name, ":")
+		names = append(names, fmt.Sprintf("(%d) %s", i+1, short))
+		entries = append(entries, legendEntry{text: fmt.Sprintf("(%d) %s", i+1, s.name), thumbs: []plot.Thumbnailer{bc}})
+	}
+	if upMax > symlogRatio*math.Max(lbMax, 1) {
+		entries = append(entries, legendEntry{text: logAxisNote(upMax, lbMax)})
+	}
+	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.6, float64(len(ss))-0.4
+	return drawWithLegend(w, format, func(c draw.Canvas) { p.Draw(c) }, entries)
+}
+
+// logAxisNote explains the ε axis when it is logarithmic above 1.
+func logAxisNote(upMax, lbMax float64) string {
+	return fmt.Sprintf("The ε axis is linear from 0 to 1 and logarithmic above: the largest upper curve (%s) exceeds %d times the largest ε_lb (%s).",
+		stats.FormatFloat(upMax), symlogRatio, stats.FormatFloat(lbMax))
+}
+
+// legendEntry is one line of the legend below a plot.
+type legendEntry struct {
+	text   string
+	thumbs []plot.Thumbnailer
+}
+
+// legendStyle is the text of the legend.
+func legendStyle() text.Style {
+	return text.Style{
+		Color:   color.Black,
+		Font:    font.From(plot.DefaultFont, legendFontSize),
+		XAlign:  draw.XLeft,
+		YAlign:  draw.YTop,
+		Handler: plot.DefaultTextHandler,
+	}
+}
+
+// drawWithLegend lays out a canvas of plotWidth: the plot in its upper
+// part, the legend below, each label wrapped to the width, and writes it.
+func drawWithLegend(w io.Writer, format string, drawPlot func(draw.Canvas), entries []legendEntry) error {
+	sty := legendStyle()
+	textWidth := float64(plotWidth - 2*plotMargin - legendIcon - legendGap)
+	lineH := sty.FontExtents().Height.Points() * 1.05
+	var texts []string
+	legendH := 0.0
+	for _, e := range entries {
+		t := wrapStyled(sty, e.text, textWidth)
+		texts = append(texts, t)
+		legendH += float64(strings.Count(t, "\n")+1)*lineH + 3
+	}
+	height := plotAreaHeight + legendH + 2*plotMargin + 4
+	cw, err := draw.NewFormattedCanvas(vg.Points(plotWidth), vg.Points(height), format)
 	if err != nil {
 		return err
 	}
-	_, err = wt.WriteTo(w)
+	c := draw.New(cw)
+	c.SetColor(color.White)
+	c.Fill(c.Rectangle.Path())
+	inner := draw.Crop(c, vg.Points(plotMargin), -vg.Points(plotMargin), vg.Points(plotMargin), -vg.Points(plotMargin))
+	plotArea := inner
+	plotArea.Min.Y = plotArea.Max.Y - vg.Points(plotAreaHeight)
+	drawPlot(plotArea)
+	y := plotArea.Min.Y - vg.Points(4)
+	for i, e := range entries {
+		n := float64(strings.Count(texts[i], "\n") + 1)
+		icon := draw.Canvas{Canvas: inner.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: inner.Min.X, Y: y - vg.Points(lineH)},
+			Max: vg.Point{X: inner.Min.X + vg.Points(legendIcon), Y: y},
+		}}
+		for _, t := range e.thumbs {
+			t.Thumbnail(&icon)
+		}
+		inner.FillText(sty, vg.Point{X: inner.Min.X + vg.Points(legendIcon+legendGap), Y: y}, texts[i])
+		y -= vg.Points(n*lineH + 3)
+	}
+	_, err = cw.WriteTo(w)
 	return err
 }
 
-// shortLabel fits a claim's name in a legend: the part before the first
-// colon, at most 56 characters.
-func shortLabel(s string) string {
-	if i := strings.Index(s, ":"); i > 0 {
-		s = s[:i]
+// wrapStyled breaks text at spaces into lines no wider than width points
+// in the given style (a word wider than that is broken).
+func wrapStyled(sty text.Style, s string, width float64) string {
+	var lines []string
+	cur := ""
+	for _, word := range strings.Fields(s) {
+		// A word wider than the line is broken where it must be.
+		for sty.Width(word).Points() > width && len([]rune(word)) > 1 {
+			r := []rune(word)
+			k := len(r) - 1
+			for k > 1 && sty.Width(string(r[:k])).Points() > width {
+				k--
+			}
+			if cur != "" {
+				lines = append(lines, cur)
+				cur = ""
+			}
+			lines = append(lines, string(r[:k]))
+			word = string(r[k:])
+		}
+		try := word
+		if cur != "" {
+			try = cur + " " + word
+		}
+		if cur != "" && sty.Width(try).Points() > width {
+			lines = append(lines, cur)
+			cur = word
+			continue
+		}
+		cur = try
 	}
-	if r := []rune(s); len(r) > 56 {
-		s = string(r[:55]) + "…"
+	if cur != "" {
+		lines = append(lines, cur)
 	}
-	return s
+	return strings.Join(lines, "\n")
+}
+
+// IntegerTicks marks an axis of epochs or iterations (a plot.Ticker):
+// labelled ticks on whole numbers, every 1, 2 or 5 × 10^k so that about 10
+// are labelled, and unlabelled ones between when that leaves room.
+type IntegerTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (IntegerTicks) Ticks(lo, hi float64) []plot.Tick {
+	step := niceStep(hi-lo, 10)
+	if step < 10 {
+		// Whole steps of 1, 2 or 5 (2.5 epochs is not a tick).
+		step = map[bool]float64{true: 2, false: math.Max(1, math.Round(step))}[step == 2.5]
+	}
+	// Unlabelled ticks halve a step of 10^k or 2·10^k and fifth one of
+	// 5·10^k, where that is a whole number.
+	minor := step / 2
+	if m := step / math.Pow(10, math.Floor(math.Log10(step))); math.Abs(m-5) < 1e-9 {
+		minor = step / 5
+	}
+	if step < 2 || minor != math.Round(minor) {
+		minor = 0
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
+		v += 0 // no "-0"
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+	}
+	if minor > 0 {
+		for v := math.Ceil(lo/minor) * minor; v <= hi; v += minor {
+			if math.Mod(v, step) != 0 {
+				ticks = append(ticks, plot.Tick{Value: v})
+			}
+		}
+	}
+	return ticks
+}
+
+// niceStep returns the step among 1, 2, 2.5 and 5 × 10^k that divides
+// span into the number of intervals closest to n.
+func niceStep(span float64, n int) float64 {
+	if !(span > 0) {
+		return 1
+	}
+	raw := span / float64(n)
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	best, bestErr := p, math.Inf(1)
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if e := math.Abs(span/(m*p) - float64(n)); e < bestErr {
+			best, bestErr = m*p, e
+		}
+	}
+	return best
+}
+
+// LinearTicks puts about Target labelled ticks on multiples of 1, 2, 2.5
+// or 5 × 10^k (a plot.Ticker).
+type LinearTicks struct{ Target int }
+
+// Ticks implements plot.Ticker.
+func (t LinearTicks) Ticks(lo, hi float64) []plot.Tick {
+	step := niceStep(hi-lo, max(t.Target, 2))
+	var ticks []plot.Tick
+	for i := math.Ceil(lo / step); i*step <= hi+step*1e-9; i++ {
+		v := i * step
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 6, 64)})
+	}
+	return ticks
+}
+
+// SymLogScale is an ε axis (a plot.Normalizer) that is linear from 0 to 1
+// and logarithmic above: y ↦ ln(1 + y). It keeps ε = 0 on the axis (a
+// log axis cannot) while a bound of thousands leaves the lower bounds
+// readable. Use it with SymLogTicks.
+type SymLogScale struct{}
+
+// Normalize implements plot.Normalizer.
+func (SymLogScale) Normalize(min, max, x float64) float64 {
+	f := func(v float64) float64 { return math.Copysign(math.Log1p(math.Abs(v)), v) }
+	return (f(x) - f(min)) / (f(max) - f(min))
+}
+
+// SymLogTicks marks a SymLogScale axis: 0, 0.5, 1, 2, 5, 10, 20, 50, …
+// (only 1, 10, 100, … labelled when there are more than four decades).
+type SymLogTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (SymLogTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := []plot.Tick{{Value: 0, Label: "0"}, {Value: 0.5, Label: "0.5"}}
+	decades := math.Log10(math.Max(hi, 1))
+	for e := 0; float64(e) <= decades+1; e++ {
+		p := math.Pow(10, float64(e))
+		for _, m := range []float64{1, 2, 5} {
+			v := m * p
+			if v > hi || v < lo {
+				continue
+			}
+			label := tickNumber(v)
+			if m != 1 && decades > 4 {
+				label = ""
+			}
+			ticks = append(ticks, plot.Tick{Value: v, Label: label})
+		}
+	}
+	return ticks
+}
+
+// tickNumber writes a tick value: 1000, 20000, or 10⁶ beyond 10⁵.
+func tickNumber(v float64) string {
+	if v < 1e5 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	e := int(math.Round(math.Log10(v)))
+	m := v / math.Pow(10, float64(e))
+	sup := strings.NewReplacer("0", "⁰", "1", "¹", "2", "²", "3", "³", "4", "⁴", "5", "⁵", "6", "⁶", "7", "⁷", "8", "⁸", "9", "⁹").Replace(strconv.Itoa(e))
+	if math.Abs(m-1) < 1e-9 {
+		return "10" + sup
+	}
+	return strconv.FormatFloat(m, 'g', 3, 64) + "·10" + sup
 }

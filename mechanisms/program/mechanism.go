@@ -104,7 +104,7 @@ func (m *Mechanism) Points(*dataset.Dataset) ([]mechanisms.ReleasePoint, error) 
 
 // Close stops the program's processes.
 func (m *Mechanism) Close() error {
-	if m.pool == nil {
+	if m == nil || m.pool == nil {
 		return nil
 	}
 	return m.pool.Close()

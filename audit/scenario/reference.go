@@ -1,0 +1,638 @@
+package scenario
+
+//go:generate go test -run ^(TestReferenceDocIsCurrent|TestSchemaIsCurrent)$ -update .
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Field documents one field of a scenario. The table returned by Reference
+// covers every field reachable from Config (a test walks the Go types and
+// fails on a missing or stale entry), docs/scenario.md is generated from
+// it, and "audit run --explain FIELD" prints an entry.
+type Field struct {
+	// Path is the field in YAML terms, list items written "[]":
+	// "sampler.sgld.step.eta", "data.records[].x".
+	Path string
+	// Type is the YAML type, derived from the Go types: "number",
+	// "integer", "list of numbers", "mapping {eta, b, gamma}", …
+	Type string
+	// Required is "yes", empty (optional), or a condition: "with C"
+	// (required when C holds) or "unless C" (required when it does not),
+	// where C is "P" (the field P is set), "P = V" or "P ≠ V" (the value
+	// of P, its default when unset), or several of these joined by " or ".
+	Required string
+	// Group names the fields of which exactly one must be set (the first
+	// is the one example scenarios use).
+	Group string
+	// Default is the YAML value an omitted field takes ("" if none), and
+	// DefaultNote what it means when that is not plain.
+	Default     string
+	DefaultNote string
+	// Range is the allowed values.
+	Range string
+	// Meaning says what the field does.
+	Meaning string
+	// UsedBy names the models, samplers or settings that read the field.
+	UsedBy string
+	// Example is a valid value, in YAML flow style; the example scenarios
+	// (and the test that builds every sampler × model combination) are
+	// made of these.
+	Example string
+
+	// Models, for a data or sampler choice, lists the models it works with
+	// (nil: every model); OtherModels is the reason the others are refused
+	// (a fragment of the error Build returns).
+	Models      []string
+	OtherModels string
+	// ExampleData (a data choice, e.g. "data.synthetic_gauss") and
+	// ExampleRecord (a canary record) complete a model's example scenario.
+	ExampleData   string
+	ExampleRecord string
+	// ExampleExtra, for a sampler choice, is YAML its example scenarios
+	// need besides (e.g. the start from the prior of the exact sampler);
+	// a sampler's ExampleData overrides the model's.
+	ExampleExtra string
+}
+
+// IsChoice reports whether the field is one of the alternatives of the
+// model, data or sampler section.
+func (f Field) IsChoice() bool {
+	parent, _ := splitPath(f.Path)
+	return strings.Count(f.Path, ".") == 1 && (parent == "model" || parent == "data" || parent == "sampler")
+}
+
+const (
+	iterRange   = "[1, 2^40]"
+	posRange    = "(0, ∞), finite"
+	nonNegRange = "[0, ∞), finite"
+	seedRange   = "[0, 18446744073709551615]"
+	// Samplers that start a chain (every one but the two below).
+	chainSamplers = "sgld, ula, dp_penalty, dp_hmc, dp_barker"
+)
+
+// referenceTable is the hand-written part of the reference; Type is
+// filled in from the Go types by Reference.
+var referenceTable = []Field{
+	// Top level.
+	{Path: "name", Default: `""`, Range: "any text", Example: "my-audit",
+		Meaning: "Names the scenario in reports and output files."},
+	{Path: "description", Default: `""`, Range: "any text", Example: `"per-epoch audit of SGLD"`,
+		Meaning: "Free text shown in reports."},
+	{Path: "seed", Default: "0", Range: seedRange, Example: "1",
+		Meaning: "Makes the audit reproducible: trial i on dataset s draws all its randomness from (seed, s, i) only, so workers, shards and resumption never change a result. 0 is a seed like any other."},
+
+	// model
+	{Path: "model", Required: "yes", Meaning: "The Bayesian model the sampler targets: exactly one of its keys."},
+	{Path: "model.linreg", ExampleData: "data.synthetic_linreg", ExampleRecord: "{x: [3], y: -6}",
+		Meaning: "Bayesian linear regression y = θᵀx + ξ, ξ ~ N(0, 1/beta), θ ~ N(0, I/alpha); in one dimension the model of Heller & Fetaya eq. 4. Its posterior is Gaussian (Bishop 2006, eqs. 3.53–3.54)."},
+	{Path: "model.linreg.dim", Default: "1", Range: "[1, ∞)", UsedBy: "model.linreg", Example: "1",
+		Meaning: "Dimension of θ and of every record's x."},
+	{Path: "model.linreg.alpha", Required: "yes", Range: posRange, UsedBy: "model.linreg", Example: "1",
+		Meaning: "Prior precision α: θ ~ N(0, I/α)."},
+	{Path: "model.linreg.beta", Required: "yes", Range: posRange, UsedBy: "model.linreg", Example: "1",
+		Meaning: "Noise precision β: y − θᵀx ~ N(0, 1/β)."},
+	{Path: "model.logistic", ExampleData: "data.synthetic_logistic", ExampleRecord: "{x: [3, -2], y: 0}",
+		Meaning: "Bayesian logistic regression, labels y ∈ {0, 1}: p(y = 1 | x, θ) = σ(θᵀx), θ ~ N(0, I/alpha). An intercept is a constant feature."},
+	{Path: "model.logistic.dim", Required: "yes", Range: "[1, ∞)", UsedBy: "model.logistic", Example: "2",
+		Meaning: "Dimension of θ and of every record's x."},
+	{Path: "model.logistic.alpha", Required: "yes", Range: posRange, UsedBy: "model.logistic", Example: "1",
+		Meaning: "Prior precision α: θ ~ N(0, I/α)."},
+	{Path: "model.gauss", ExampleData: "data.synthetic_gauss", ExampleRecord: "{x: [6, 6], y: 0}",
+		Meaning: "The Gaussian model of Räisä et al. (2021) §4.1: records x ~ N(θ, Σ), prior θ ~ N(prior_mean, prior_sd²·I). Give Σ in cov, or draw it with raisa_cov."},
+	{Path: "model.gauss.prior_mean", Default: "[]", DefaultNote: "zeros", Range: "d finite numbers (d = dimension of Σ)", UsedBy: "model.gauss", Example: "[0, 0]",
+		Meaning: "Prior mean of θ."},
+	{Path: "model.gauss.prior_sd", Required: "yes", Range: posRange, UsedBy: "model.gauss", Example: "10",
+		Meaning: "Prior standard deviation of every coordinate of θ."},
+	{Path: "model.gauss.cov", Group: "gauss covariance", Range: "d×d finite numbers, row-major, symmetric positive definite", UsedBy: "model.gauss", Example: "[1, 0.3, 0.3, 1]",
+		Meaning: "The records' covariance Σ, row by row. Exactly one of cov and raisa_cov."},
+	{Path: "model.gauss.raisa_cov", Group: "gauss covariance", UsedBy: "model.gauss", Example: "{dim: 2, shape: 0.5, seed: 1}",
+		Meaning: "Draws Σ as Räisä et al. (2021) §4.1 did: eigenvalues i.i.d. Gamma(shape, 1), eigenvectors from the QR factorisation of a matrix of U[0, 1] entries. Exactly one of cov and raisa_cov."},
+	{Path: "model.gauss.raisa_cov.dim", Required: "yes", Range: "[1, 1000]", UsedBy: "model.gauss.raisa_cov", Example: "2",
+		Meaning: "Dimension d of Σ."},
+	{Path: "model.gauss.raisa_cov.shape", Required: "yes", Range: posRange, UsedBy: "model.gauss.raisa_cov", Example: "0.5",
+		Meaning: "Shape of the Gamma law of the eigenvalues (the paper uses 0.5; small shapes give ill-conditioned Σ)."},
+	{Path: "model.gauss.raisa_cov.seed", Default: "0", Range: seedRange, UsedBy: "model.gauss.raisa_cov", Example: "1",
+		Meaning: "Seed of the draw: the same seed gives the same Σ."},
+	{Path: "model.banana", ExampleData: "data.synthetic_banana", ExampleRecord: "{x: [40, 80], y: 0}",
+		Meaning: "The banana model of Räisä et al. (2021) §4.1: φ = (θ₁, θ₂ + a·θ₁²) ~ N(0, prior_var·I) a priori, records x₁ ~ N(θ₁, var1), x₂ ~ N(θ₂ + a·θ₁², var2). θ and x have 2 coordinates."},
+	{Path: "model.banana.a", Default: "0", DefaultNote: "no bend: a Gaussian model", Range: "any finite number", UsedBy: "model.banana", Example: "20",
+		Meaning: "Curvature a of the bend (the paper uses 20)."},
+	{Path: "model.banana.prior_var", Required: "yes", Range: posRange, UsedBy: "model.banana", Example: "1000",
+		Meaning: "Prior variance σ₀² of each coordinate of φ."},
+	{Path: "model.banana.var1", Required: "yes", Range: posRange, UsedBy: "model.banana", Example: "2000",
+		Meaning: "Variance σ₁² of x₁."},
+	{Path: "model.banana.var2", Required: "yes", Range: posRange, UsedBy: "model.banana", Example: "2500",
+		Meaning: "Variance σ₂² of x₂."},
+	{Path: "model.mixture", ExampleData: "data.synthetic_mixture", ExampleRecord: "{x: [4], y: 0}",
+		Meaning: "The two-component Gaussian mixture of Heikkilä et al. (2019) eqs. 24–25: θⱼ ~ N(0, varⱼ), x ~ ½N(θ₁, var_x) + ½N(θ₁ + θ₂, var_x). θ has 2 coordinates, records 1."},
+	{Path: "model.mixture.var1", Required: "yes", Range: posRange, UsedBy: "model.mixture", Example: "10",
+		Meaning: "Prior variance σ₁² of θ₁ (the paper: 10)."},
+	{Path: "model.mixture.var2", Required: "yes", Range: posRange, UsedBy: "model.mixture", Example: "1",
+		Meaning: "Prior variance σ₂² of θ₂ (the paper: 1)."},
+	{Path: "model.mixture.var_x", Required: "yes", Range: posRange, UsedBy: "model.mixture", Example: "2",
+		Meaning: "Variance σ_x² of each component (the paper: 2)."},
+	{Path: "model.softmax", ExampleData: "data.records", ExampleRecord: "{x: [0.9, 0.9], y: 0}",
+		Meaning: "Bayesian multinomial logistic regression: p(y | x, θ) = softmax(Wx + b)_y, θ = (W, b) ~ N(0, I/alpha); labels are class indices 0…classes−1."},
+	{Path: "model.softmax.features", Required: "yes", Range: "[1, 2^20], features × classes ≤ 2^24", UsedBy: "model.softmax", Example: "2",
+		Meaning: "Number of features D of a record."},
+	{Path: "model.softmax.classes", Required: "yes", Range: "[2, 2^16]", UsedBy: "model.softmax", Example: "2",
+		Meaning: "Number of classes K."},
+	{Path: "model.softmax.alpha", Required: "yes", Range: posRange, UsedBy: "model.softmax", Example: "1",
+		Meaning: "Prior precision of every parameter."},
+	{Path: "model.mlp", ExampleData: "data.records", ExampleRecord: "{x: [0.9, 0.9], y: 0}",
+		Meaning: "A Bayesian neural network with one hidden layer of tanh units and a softmax output; every weight and bias ~ N(0, 1/alpha)."},
+	{Path: "model.mlp.features", Required: "yes", Range: "[1, 2^20]", UsedBy: "model.mlp", Example: "2",
+		Meaning: "Number of features D of a record."},
+	{Path: "model.mlp.hidden", Required: "yes", Range: "[1, 2^16], hidden × (features + classes + 1) ≤ 2^24", UsedBy: "model.mlp", Example: "3",
+		Meaning: "Number of hidden units H."},
+	{Path: "model.mlp.classes", Required: "yes", Range: "[2, 2^16]", UsedBy: "model.mlp", Example: "2",
+		Meaning: "Number of classes K."},
+	{Path: "model.mlp.alpha", Required: "yes", Range: posRange, UsedBy: "model.mlp", Example: "1",
+		Meaning: "Prior precision of every weight and bias."},
+
+	// data
+	{Path: "data", Required: "yes", Meaning: "The dataset D (and, for the counterexample, D′ too): exactly one of its keys."},
+	{Path: "data.counterexample", Models: []string{"linreg"},
+		Meaning: "Heller & Fetaya eq. 8: D1 = n copies of (xh, c·xh) and D2 = D1 with one copy replaced by (xh/2, c·xh/2). It defines D′ itself: no neighbour section. Needs model.linreg with dim 1."},
+	{Path: "data.counterexample.n", Required: "yes", Range: "[1, 1000000] materialised; up to 2^53 with sampler.exact_cyclic_sgld (≥ 2)", UsedBy: "data.counterexample", Example: "10",
+		Meaning: "Number of records n."},
+	{Path: "data.counterexample.xh", Required: "yes", Range: posRange, UsedBy: "data.counterexample", Example: "1.8",
+		Meaning: "The feature x_h of the n identical records."},
+	{Path: "data.counterexample.c", Required: "with sampler.exact_cyclic_sgld", Default: "0", Range: "any finite number; > 0 with sampler.exact_cyclic_sgld", UsedBy: "data.counterexample", Example: "25",
+		Meaning: "The slope c: every label is c times its feature."},
+	{Path: "data.csv", Models: nil,
+		Meaning: "Reads D from a CSV file of numbers (gzip allowed), one record per line: the label column and the features. A held-out test set (test_fraction) serves the accuracy metric only."},
+	{Path: "data.csv.path", Required: "yes", Range: "a readable regular file of at most 256 MiB", UsedBy: "data.csv", Example: "digits.csv.gz",
+		Meaning: "The file, relative to the scenario file's directory (to the working directory for the built-in scenario)."},
+	{Path: "data.csv.preset", Default: `""`, DefaultNote: "no preset: options, or the options' defaults", Range: "digits, breast_cancer", UsedBy: "data.csv", Example: "digits",
+		Meaning: "The reading options of a bundled dataset (testdata/DATA.md): digits (64 pixel counts divided by 16, labels 0–9) or breast_cancer (a header line, 30 standardised features, labels 0/1)."},
+	{Path: "data.csv.options", DefaultNote: "the preset's options", UsedBy: "data.csv", Example: "{header: true, classes: 2, scale: standardize}",
+		Meaning: "How the rows become records; when given it replaces the preset's options as a whole."},
+	{Path: "data.csv.options.name", Default: `""`, DefaultNote: "the file's base name", Range: "any text", UsedBy: "data.csv", Example: "digits",
+		Meaning: "Name of the dataset in reports."},
+	{Path: "data.csv.options.header", Default: "false", Range: "true, false", UsedBy: "data.csv", Example: "true",
+		Meaning: "Skip the first line."},
+	{Path: "data.csv.options.label_column", Default: "0", DefaultNote: "the last column", Range: "[0, number of columns]", UsedBy: "data.csv", Example: "1",
+		Meaning: "1-based column of the label; every other column is a feature, in file order."},
+	{Path: "data.csv.options.classes", Default: "0", DefaultNote: "inferred: the largest label + 1", Range: "0 or [2, ∞); 0 with real_labels", UsedBy: "data.csv", Example: "10",
+		Meaning: "Number of classes K: every label must be an integer in [0, K)."},
+	{Path: "data.csv.options.real_labels", Default: "false", Range: "true, false", UsedBy: "data.csv", Example: "true",
+		Meaning: "Accept any finite label (regression data); classes must then be 0."},
+	{Path: "data.csv.options.scale", Default: "none", Range: "none, divide, standardize, minmax", UsedBy: "data.csv", Example: "standardize",
+		Meaning: "Feature transformation: none; divide by divisor; standardize (zero mean, unit variance per feature); minmax (onto [0, 1] per feature)."},
+	{Path: "data.csv.options.divisor", Required: "with data.csv.options.scale = divide", Range: posRange + "; only with scale: divide", UsedBy: "data.csv with scale: divide", Example: "16",
+		Meaning: "The divisor of scale: divide."},
+	{Path: "data.csv.options.max_records", Default: "1000000", DefaultNote: "0 also means 1000000", Range: "[0, ∞)", UsedBy: "data.csv", Example: "5000",
+		Meaning: "Refuse a file of more rows."},
+	{Path: "data.csv.test_fraction", Default: "0", DefaultNote: "no test set", Range: "[0, 1)", UsedBy: "data.csv; audit.metrics: [accuracy]", Example: "0.2",
+		Meaning: "Fraction of the records held out of D (stratified by class for classifiers) to measure the accuracy of the released models."},
+	{Path: "data.csv.seed", Default: "0", Range: seedRange, UsedBy: "data.csv with test_fraction > 0", Example: "1",
+		Meaning: "Seed of the held-out split."},
+	{Path: "data.csv.sha256", Default: `""`, DefaultNote: "pinned by the run", Range: "64 hexadecimal digits", UsedBy: "data.csv", Example: "\"" + strings.Repeat("0", 64) + "\"",
+		Meaning: "The file's SHA-256: a run pins it into the scenario it reports (so shards and merges read the same data), and refuses a file whose digest differs from a given one."},
+	{Path: "data.records", Models: nil, Example: "[{x: [0.2, 0.4], y: 0}, {x: [0.9, 0.1], y: 1}, {x: [0.1, 0.8], y: 1}, {x: [0.7, 0.6], y: 0}]",
+		Meaning: "The records of D, inline."},
+	{Path: "data.records[].x", Required: "yes", Range: "finite numbers, as many as the model's record dimension", UsedBy: "data.records", Example: "[0.2, 0.4]",
+		Meaning: "The features of a record."},
+	{Path: "data.records[].y", Default: "0", Range: "finite; a class index for logistic, softmax and mlp", UsedBy: "data.records (not read by gauss, banana, mixture)", Example: "1",
+		Meaning: "The label of a record."},
+	{Path: "data.synthetic_banana", Models: []string{"banana"},
+		Meaning: "Draws n records from the banana model's likelihood at θ = theta_star (Räisä et al. (2021) §4.1 use θ = (0, 3))."},
+	{Path: "data.synthetic_gauss", Models: []string{"gauss"},
+		Meaning: "Draws n records x ~ N(theta_star, Σ) with the Σ of model.gauss."},
+	{Path: "data.synthetic_linreg", Models: []string{"linreg"},
+		Meaning: "Draws n records for linear regression: x ~ N(0, x_scale²·I), y = theta_starᵀx + N(0, 1/beta)."},
+	{Path: "data.synthetic_logistic", Models: []string{"logistic"},
+		Meaning: "Draws n records for logistic regression: x ~ N(0, x_scale²·I), y ~ Bernoulli(σ(theta_starᵀx))."},
+	{Path: "data.synthetic_mixture", Models: []string{"mixture"},
+		Meaning: "Draws n records from the mixture of Heikkilä et al. (2019) eq. 25 at θ = theta_star (the paper draws 10⁶ at θ = (0, 1))."},
+
+	// neighbour
+	{Path: "neighbour", Required: "unless data.counterexample",
+		Meaning: "How D′ is built from D: one record replaced, removed or added, or a DeepFool canary crafted. Not allowed with data.counterexample, which defines D′ itself."},
+	{Path: "neighbour.adjacency", Default: "replace-one", Range: "replace-one, remove-one, add-one", Example: "replace-one",
+		Meaning: "replace-one: record index replaced by record; remove-one: record index removed; add-one: record appended (D′ has n + 1 records)."},
+	{Path: "neighbour.index", Default: "0", Range: "[0, n − 1]", UsedBy: "replace-one, remove-one", Example: "0",
+		Meaning: "The record replaced or removed (0-based); not used by add-one or deepfool."},
+	{Path: "neighbour.record", Required: "unless neighbour.adjacency = remove-one or neighbour.deepfool", UsedBy: "replace-one, add-one", Example: "{x: [3], y: -6}",
+		Meaning: "The canary: the record that replaces record index, or is added. Its x has the model's record dimension."},
+	{Path: "neighbour.record.x", Required: "yes", Range: "finite numbers, as many as the model's record dimension", UsedBy: "neighbour.record", Example: "[3]",
+		Meaning: "The canary's features."},
+	{Path: "neighbour.record.y", Default: "0", Range: "finite; a class index for classifiers", UsedBy: "neighbour.record", Example: "-6",
+		Meaning: "The canary's label."},
+	{Path: "neighbour.deepfool", UsedBy: "model.softmax, model.mlp; replace-one", Example: "{models: 20, canary: {margin: 0.1, clamp: true, lower: 0, upper: 1}}",
+		Meaning: "Crafts the canary as Heller & Fetaya §V do: trains models models on D with the scenario's sampler (final states, on random streams of their own), picks a record they all classify correctly and alike, and moves it the least distance that makes every model prefer another class; D′ holds the moved features with the original label."},
+	{Path: "neighbour.deepfool.models", Required: "yes", Range: "[1, 10000]", UsedBy: "neighbour.deepfool", Example: "20",
+		Meaning: "Size of the ensemble trained on D."},
+	{Path: "neighbour.deepfool.sampler", Required: "with sampler.program", DefaultNote: "the scenario's sampler", UsedBy: "neighbour.deepfool", Example: "{sgld: {step: {eta: 0.001}, batch: 32, scheme: reshuffle, epochs: 20}}",
+		Meaning: "The built-in sampler that trains the crafting ensemble, written like the sampler section (sgld, ula, dp_penalty, dp_hmc or dp_barker); required when the audited sampler is a program, which the tool cannot use for that. Its fields are those of sampler.*."},
+	{Path: "neighbour.deepfool.canary", UsedBy: "neighbour.deepfool", Example: "{margin: 0.1}",
+		Meaning: "Margin, feature box and target classes of the crafting."},
+	{Path: "neighbour.deepfool.canary.margin", Default: "0.001", DefaultNote: "0 also means 0.001", Range: nonNegRange, UsedBy: "neighbour.deepfool", Example: "0.1",
+		Meaning: "Logit margin κ by which every model must prefer the target class at the crafted point (DeepFool's overshoot)."},
+	{Path: "neighbour.deepfool.canary.clamp", Default: "false", Range: "true, false", UsedBy: "neighbour.deepfool", Example: "true",
+		Meaning: "Keep every crafted feature in [lower, upper] (a constraint of the minimisation, not clipping afterwards)."},
+	{Path: "neighbour.deepfool.canary.lower", Default: "0", Range: "any finite number", UsedBy: "neighbour.deepfool with clamp", Example: "0",
+		Meaning: "Lower bound of every feature with clamp."},
+	{Path: "neighbour.deepfool.canary.upper", Required: "with neighbour.deepfool.canary.clamp = true", Range: "finite, > lower", UsedBy: "neighbour.deepfool with clamp", Example: "1",
+		Meaning: "Upper bound of every feature with clamp."},
+	{Path: "neighbour.deepfool.canary.targets", Default: "[]", DefaultNote: "every class but the record's", Range: "class indices in [0, classes), not the record's", UsedBy: "neighbour.deepfool", Example: "[3, 8]",
+		Meaning: "Candidate target classes; the closest feasible one wins."},
+	{Path: "neighbour.deepfool.canary.max_iter", Default: "200", DefaultNote: "0 also means 200", Range: "[0, 10000]", UsedBy: "neighbour.deepfool with model.mlp", Example: "50",
+		Meaning: "Linearise-and-solve iterations for models whose logits are not affine in x (the MLP; softmax needs one)."},
+
+	// sampler
+	{Path: "sampler", Required: "yes", Meaning: "The sampler (or mechanism) audited: exactly one of its keys."},
+	{Path: "sampler.dp_barker", Example: "{step: 0.05, iterations: 50, batch: 2}",
+		Meaning: "DP MCMC with the Barker acceptance test of Heikkilä et al. (2019) §3: random-walk proposals accepted by a noisy Barker test on the full data (batch: 0, Thm 1) or on minibatches (Thm 2), with clipped log-likelihood ratios; exact: true gives the non-private exact test of eq. 5."},
+	{Path: "sampler.dp_barker.step", Required: "yes", Range: posRange, UsedBy: "sampler.dp_barker", Example: "0.05",
+		Meaning: "Standard deviation of the Gaussian random-walk proposal in each coordinate."},
+	{Path: "sampler.dp_barker.iterations", Required: "yes", Range: iterRange, UsedBy: "sampler.dp_barker", Example: "50",
+		Meaning: "Number of proposals in a run."},
+	{Path: "sampler.dp_barker.batch", Default: "0", DefaultNote: "the full-data test", Range: "0, or [2, n]", UsedBy: "sampler.dp_barker", Example: "2",
+		Meaning: "Minibatch size b of the subsampled test."},
+	{Path: "sampler.dp_barker.n0", Default: "0", DefaultNote: "n, the size of the dataset run on (D′ has n + 1 records under add-one): no tempering", Range: "(0, n]", UsedBy: "sampler.dp_barker", Example: "20",
+		Meaning: "Tempered effective sample size: the log-likelihood is scaled by τ = n0/n (eq. 23)."},
+	{Path: "sampler.dp_barker.c", Default: "2", DefaultNote: "the paper's value (§3.3); must stay unset with exact", Range: "(0, π²/3); unset with exact", UsedBy: "sampler.dp_barker", Example: "2",
+		Meaning: "Variance C of the Gaussian part of the test."},
+	{Path: "sampler.dp_barker.clip", Default: "0", DefaultNote: "√b/n0 for the subsampled test (eqs. 19, 23, with n0's default for the dataset run on), none for the full-data test", Range: posRange, UsedBy: "sampler.dp_barker", Example: "0.5",
+		Meaning: "Every per-record log-likelihood ratio is clipped to [−clip, clip] before scaling."},
+	{Path: "sampler.dp_barker.no_clip", Default: "false", Range: "true, false; not with clip", UsedBy: "sampler.dp_barker", Example: "true",
+		Meaning: "Disable clipping (a non-private baseline, or a planted bug)."},
+	{Path: "sampler.dp_barker.variance_limit", Default: "0", DefaultNote: "c", Range: "(0, c]; only with batch ≥ 2", UsedBy: "sampler.dp_barker with batch ≥ 2", Example: "1",
+		Meaning: "Largest minibatch variance estimate s²_Δ* the subsampled test accepts (eq. 15)."},
+	{Path: "sampler.dp_barker.on_variance_failure", Default: "reject", Range: "reject, error", UsedBy: "sampler.dp_barker with batch ≥ 2", Example: "error",
+		Meaning: "What an iteration whose variance estimate exceeds the limit does: reject its proposal, or end the run with an error."},
+	{Path: "sampler.dp_barker.exact", Default: "false", Range: "true, false; batch 0 and c unset", UsedBy: "sampler.dp_barker", Example: "true",
+		Meaning: "Use the non-private exact Barker test of eq. 5 (full data only)."},
+	{Path: "sampler.dp_hmc", Example: "{iterations: 5, step: 0.05, leapfrog_steps: 3, clip_llr: 3, clip_grad: 3, tau_l: 4, tau_g: 15}",
+		Meaning: "DP-HMC, Algorithm 1 of Räisä et al. (2021): Hamiltonian Monte Carlo with clipped, noisy gradients and a penalty acceptance test; a run of k iterations is μ-GDP with μ² = k/τ_l² + k(L+1)/τ_g² (their Thm 3.5)."},
+	{Path: "sampler.dp_hmc.iterations", Required: "yes", Range: iterRange, UsedBy: "sampler.dp_hmc", Example: "5",
+		Meaning: "Number of iterations k."},
+	{Path: "sampler.dp_hmc.step", Required: "yes", Range: posRange, UsedBy: "sampler.dp_hmc", Example: "0.05",
+		Meaning: "Leapfrog step size η."},
+	{Path: "sampler.dp_hmc.leapfrog_steps", Required: "yes", Range: "[1, 100000]", UsedBy: "sampler.dp_hmc", Example: "3",
+		Meaning: "Leapfrog steps L per iteration."},
+	{Path: "sampler.dp_hmc.mass", Default: "[1]", DefaultNote: "the identity; [] also means it", Range: "1 or d positive finite numbers (d = the model's dimension)", UsedBy: "sampler.dp_hmc", Example: "[1]",
+		Meaning: "Diagonal of the mass matrix M: one value for every coordinate, or one per coordinate."},
+	{Path: "sampler.dp_hmc.step_jitter", Default: "none", Range: "none, halton", UsedBy: "sampler.dp_hmc", Example: "halton",
+		Meaning: "none: a constant η; halton: η times the i-th point of a randomised Halton sequence, as in the authors' experiments."},
+	{Path: "sampler.dp_hmc.clip_llr", Required: "yes", Range: posRange + "; .inf allowed with no_noise", UsedBy: "sampler.dp_hmc", Example: "3",
+		Meaning: "b_l: per-record log-likelihood ratios are clipped to ±b_l‖θ′ − θ‖."},
+	{Path: "sampler.dp_hmc.clip_grad", Required: "yes", Range: posRange + "; .inf allowed with no_noise", UsedBy: "sampler.dp_hmc", Example: "3",
+		Meaning: "b_g: the norm bound of every per-record gradient."},
+	{Path: "sampler.dp_hmc.tau_l", Required: "unless sampler.dp_hmc.no_noise = true", Range: posRange + "; 0 with no_noise", UsedBy: "sampler.dp_hmc", Example: "4",
+		Meaning: "τ_l, the noise level of the acceptance test."},
+	{Path: "sampler.dp_hmc.tau_g", Required: "unless sampler.dp_hmc.no_noise = true", Range: posRange + "; 0 with no_noise", UsedBy: "sampler.dp_hmc", Example: "15",
+		Meaning: "τ_g, the noise level of the gradients: σ_g = 2·b_g·τ_g."},
+	{Path: "sampler.dp_hmc.tau_scale", Default: "paper", Range: "paper, sqrt-n", UsedBy: "sampler.dp_hmc", Example: "sqrt-n",
+		Meaning: "paper: tau_l and tau_g are the paper's τ; sqrt-n: the authors' code convention, τ = tau·√n."},
+	{Path: "sampler.dp_hmc.no_noise", Default: "false", Range: "true, false", UsedBy: "sampler.dp_hmc", Example: "true",
+		Meaning: "Switch all noise off: plain HMC with clipping, not private (tau_l and tau_g must be 0)."},
+	{Path: "sampler.dp_penalty", Example: "{iterations: 10, proposal_sd: [0.2], clip_llr: 3, tau: 3}",
+		Meaning: "The DP penalty algorithm (Yildirim & Ermis 2019) as Räisä et al. (2021) §3 state it: random-walk Metropolis–Hastings whose acceptance test uses clipped log-likelihood ratios plus Gaussian noise; each iteration is a Gaussian mechanism (their Thm 2.4)."},
+	{Path: "sampler.dp_penalty.iterations", Required: "yes", Range: iterRange, UsedBy: "sampler.dp_penalty", Example: "10",
+		Meaning: "Number of iterations k."},
+	{Path: "sampler.dp_penalty.proposal_sd", Required: "yes", Range: "1 or d positive finite numbers (d = the model's dimension)", UsedBy: "sampler.dp_penalty", Example: "[0.2]",
+		Meaning: "Random-walk standard deviation: one value for every coordinate, or one per coordinate."},
+	{Path: "sampler.dp_penalty.clip_llr", Required: "yes", Range: posRange + "; .inf allowed with no_noise", UsedBy: "sampler.dp_penalty", Example: "3",
+		Meaning: "b_l: per-record log-likelihood ratios are clipped to ±b_l‖θ′ − θ‖."},
+	{Path: "sampler.dp_penalty.tau", Required: "unless sampler.dp_penalty.no_noise = true", Range: posRange + "; 0 with no_noise", UsedBy: "sampler.dp_penalty", Example: "3",
+		Meaning: "τ_l, the noise level: σ_l = 2τ_l·b_l‖θ′ − θ‖."},
+	{Path: "sampler.dp_penalty.tau_scale", Default: "paper", Range: "paper, sqrt-n", UsedBy: "sampler.dp_penalty", Example: "sqrt-n",
+		Meaning: "paper: tau is the paper's τ; sqrt-n: the authors' code convention, τ = tau·√n."},
+	{Path: "sampler.dp_penalty.no_noise", Default: "false", Range: "true, false", UsedBy: "sampler.dp_penalty", Example: "true",
+		Meaning: "Switch the noise off: random-walk MH with clipped ratios, not private (tau must be 0)."},
+	{Path: "sampler.exact_cyclic_sgld", Models: []string{"linreg"}, OtherModels: "needs data.counterexample and a one-dimensional model.linreg",
+		ExampleData: "data.counterexample", ExampleExtra: "init: {from_prior: true}", Example: "{eta_scale: 1, epochs: 5}",
+		Meaning: "Cyclic batch-1 SGLD on the counterexample of Heller & Fetaya §IV.B, sampled exactly at epoch boundaries from its closed form (any n, nothing materialised). Needs model.linreg with dim 1, data.counterexample, init.from_prior: true and epoch releases (or final)."},
+	{Path: "sampler.exact_cyclic_sgld.eta", Group: "exact step", Range: "(0, 2/s), s = alpha + n·xh²·beta", UsedBy: "sampler.exact_cyclic_sgld", Example: "0.001",
+		Meaning: "The step size η. Exactly one of eta and eta_scale."},
+	{Path: "sampler.exact_cyclic_sgld.eta_scale", Group: "exact step", Range: "(0, 2s), s = alpha + n·xh²·beta", UsedBy: "sampler.exact_cyclic_sgld", Example: "1",
+		Meaning: "The step as η = eta_scale/s², s = alpha + n·xh²·beta (2 in Heller & Fetaya §IV.B, 1 in their Claim IV.9). Exactly one of eta and eta_scale."},
+	{Path: "sampler.exact_cyclic_sgld.epochs", Required: "yes", Range: "[1, 1000000]", UsedBy: "sampler.exact_cyclic_sgld", Example: "5",
+		Meaning: "Number of epochs of the run."},
+	{Path: "sampler.gaussian_query", Models: []string{"linreg", "logistic", "gauss", "banana"}, OtherModels: "the Gaussian query releases a record-sized sum",
+		Example: "{sigma: 1}",
+		Meaning: "Not a sampler: the Gaussian mechanism on the sum of the records, Σ clip(x_i) + N(0, sigma²·I), of known privacy — exactly μ-GDP with μ = ‖Δ‖/σ for sums differing by Δ (Dong, Roth & Su 2019, Thm 2.7) — to check the audit itself. The model only sets the dimension, which must equal the records'."},
+	{Path: "sampler.gaussian_query.sigma", Required: "yes", Range: posRange, UsedBy: "sampler.gaussian_query", Example: "1",
+		Meaning: "Standard deviation σ of the noise."},
+	{Path: "sampler.gaussian_query.clip", Default: "0", DefaultNote: "no clipping", Range: nonNegRange, UsedBy: "sampler.gaussian_query", Example: "1",
+		Meaning: "Each record's x is scaled to norm at most clip before summing."},
+	{Path: "sampler.program", Example: "{command: [python3, my_sampler.py], timeout: 120s}",
+		Meaning: "A sampler that is a program in any language, speaking the line protocol mcmcaudit/1 (docs/protocol.md): it prints a handshake (dimension, release labels), then answers one JSON line per trial {\"trial\", \"side\", \"seed\"} with its releases. With data and neighbour sections the tool writes D, D′ (and the test set, and a DeepFool canary) to files named in MCMCAUDIT_D, MCMCAUDIT_DPRIME, MCMCAUDIT_TEST and MCMCAUDIT_CANARY; without them the program owns its data and the model section may be left out. Features other than theta, norm and coord:K read a release as the model's parameters and need a model of the program's dimension. The example of command is a POSIX shell one-liner that releases 0 whatever the dataset (ε = 0)."},
+	{Path: "sampler.program.command", Required: "yes", Range: "a program and its arguments; a relative path is relative to dir", UsedBy: "sampler.program", Example: `[sh, -c, 'echo "{\"mcmcaudit\": 1, \"dim\": 1, \"releases\": [\"final\"]}"; while read -r l; do t=${l#*\"trial\": }; echo "{\"trial\": ${t%%,*}, \"releases\": [[0]]}"; done']`,
+		Meaning: "The command that starts the program; long-lived processes serve many trials each (one per worker)."},
+	{Path: "sampler.program.dir", Default: "\"\"", DefaultNote: "the scenario file's directory", Range: "a directory, relative to the scenario file's", UsedBy: "sampler.program", Example: "examples/python",
+		Meaning: "The program's working directory."},
+	{Path: "sampler.program.env", Default: "{}", Range: "variable names without '=' and not starting MCMCAUDIT_", UsedBy: "sampler.program", Example: "{OMP_NUM_THREADS: \"1\"}",
+		Meaning: "Environment variables added to the program's."},
+	{Path: "sampler.program.timeout", Default: "60s", Range: "a duration in (0, 24h], e.g. 90s, 5m", UsedBy: "sampler.program", Example: "120s",
+		Meaning: "The longest a trial (or the handshake) may take; a program past it has its process group killed and the trial is retried."},
+	{Path: "sampler.program.retries", Default: "0", DefaultNote: "2 retries; -1 for none", Range: "[-1, 100]", UsedBy: "sampler.program", Example: "1",
+		Meaning: "Further attempts of a trial after a crash or a timeout, each in another process; then the audit stops with the trial, side, seed and the program's last stderr lines."},
+	{Path: "sampler.program.determinism_checks", Default: "4", DefaultNote: "omitted means 4; 0 disables", Range: "[0, 1000]", UsedBy: "sampler.program", Example: "2",
+		Meaning: "Trials, spread over the audit, also run in a fresh process: their releases must be identical bit for bit, or the program is refused (results must not depend on the worker count or shard layout)."},
+	{Path: "sampler.sgld", Example: "{step: {eta: 0.05}, batch: 1, scheme: cyclic, epochs: 2}",
+		Meaning: "Stochastic gradient Langevin dynamics (Welling & Teh 2011) in the form of Heller & Fetaya eq. 3: θ ← θ + (η_t/2)(∇ln p(θ) + (n/b)Σ_batch g_i) + √η_t·ξ, with g_i the per-record gradients (clipped for DP-SGLD, Heller & Fetaya eq. 66)."},
+	{Path: "sampler.sgld.step", Required: "yes", UsedBy: "sampler.sgld", Example: "{eta: 0.05}",
+		Meaning: "The step schedule η_t = eta·(b/(b + t))^gamma (the polynomial decay of Welling & Teh 2011, normalised so that η₀ = eta); gamma 0 is a constant step."},
+	{Path: "sampler.sgld.step.eta", Required: "yes", Range: posRange, UsedBy: "sampler.sgld", Example: "0.05",
+		Meaning: "The first step size η₀."},
+	{Path: "sampler.sgld.step.b", Required: "unless sampler.sgld.step.gamma = 0", Range: posRange + "; with gamma > 0", UsedBy: "sampler.sgld with gamma > 0", Example: "100",
+		Meaning: "The offset b of the decay."},
+	{Path: "sampler.sgld.step.gamma", Default: "0", DefaultNote: "a constant step", Range: "[0, 1]", UsedBy: "sampler.sgld", Example: "0.55",
+		Meaning: "The decay exponent γ."},
+	{Path: "sampler.sgld.batch", Required: "yes", Range: "[1, n]", UsedBy: "sampler.sgld", Example: "1",
+		Meaning: "Minibatch size b (the expected size with poisson)."},
+	{Path: "sampler.sgld.scheme", Required: "yes", Range: "with-replacement, without-replacement, poisson, reshuffle, cyclic", UsedBy: "sampler.sgld", Example: "cyclic",
+		Meaning: "How minibatches are drawn: b indices i.i.d. (with-replacement, Heller & Fetaya eq. 3); b distinct indices afresh each iteration (without-replacement); each record with probability b/n (poisson); consecutive batches of a new permutation every epoch (reshuffle); or of one permutation drawn once (cyclic, Heller & Fetaya §III.B)."},
+	{Path: "sampler.sgld.epochs", Group: "sgld length", Range: "[1, ∞), epochs·⌈n/b⌉ ≤ 2^40", UsedBy: "sampler.sgld", Example: "2",
+		Meaning: "Run length in epochs of ⌈n/b⌉ iterations. Exactly one of epochs and iterations."},
+	{Path: "sampler.sgld.iterations", Group: "sgld length", Range: iterRange, UsedBy: "sampler.sgld", Example: "100",
+		Meaning: "Run length in iterations. Exactly one of epochs and iterations."},
+	{Path: "sampler.sgld.clip", Default: "0", DefaultNote: "no clipping", Range: nonNegRange, UsedBy: "sampler.sgld", Example: "1",
+		Meaning: "Per-record gradient clipping norm C: g_i/max(1, ‖g_i‖/C), the DP-SGLD step of Heller & Fetaya eq. 66."},
+	{Path: "sampler.sgld.noise_variance", Default: "1", DefaultNote: "the algorithm; 0 also means 1", Range: nonNegRange, UsedBy: "sampler.sgld", Example: "0.5",
+		Meaning: "Scales the injected noise variance (noise √(noise_variance·η_t)·ξ). Values other than 1 deviate from SGLD on purpose, to plant a bug an audit must find."},
+	{Path: "sampler.ula", Example: "{gamma: 0.01, iterations: 20}",
+		Meaning: "The unadjusted Langevin algorithm of Bertazzi et al. eq. 12 with the full gradient, x ← x − γ∇U(x) + √(2γ)·z, optionally projected onto a ball (noisy projected gradient descent, Balle et al. Thm 5)."},
+	{Path: "sampler.ula.gamma", Required: "yes", Range: posRange, UsedBy: "sampler.ula", Example: "0.01",
+		Meaning: "The step size γ."},
+	{Path: "sampler.ula.iterations", Required: "yes", Range: iterRange, UsedBy: "sampler.ula", Example: "20",
+		Meaning: "Number of iterations."},
+	{Path: "sampler.ula.radius", Default: "0", DefaultNote: "no projection", Range: nonNegRange, UsedBy: "sampler.ula", Example: "5",
+		Meaning: "Radius of the ball every state is projected onto."},
+	{Path: "sampler.ula.center", Default: "[]", DefaultNote: "the origin", Range: "d finite numbers (d = the model's dimension)", UsedBy: "sampler.ula with radius > 0", Example: "[0]",
+		Meaning: "Centre of the projection ball."},
+
+	// init
+	{Path: "init", DefaultNote: "θ₀ = 0", UsedBy: chainSamplers + ", exact_cyclic_sgld", Example: "{from_prior: true}",
+		Meaning: "The chain's starting point θ₀."},
+	{Path: "init.from_prior", Default: "false", Range: "true, false", UsedBy: chainSamplers + "; required true by exact_cyclic_sgld", Example: "true",
+		Meaning: "Draw θ₀ from the model's prior (as Heller & Fetaya §IV.B do), on the trial's own random stream."},
+	{Path: "init.theta", Default: "[]", DefaultNote: "zeros", Range: "d finite numbers (d = the model's dimension)", UsedBy: chainSamplers + " without from_prior", Example: "[0]",
+		Meaning: "A fixed starting point."},
+
+	// release
+	{Path: "release", Example: "{mode: epochs, every: 5}",
+		Meaning: "Which states of a run are released, and so audited: each release point is audited on its own."},
+	{Path: "release.mode", Default: "final", Range: "final, epochs, snapshots, trajectory", Example: "epochs",
+		Meaning: "final: the last state; epochs: the state after every every-th epoch (Heller & Fetaya §V); snapshots: the states after the iterations in at; trajectory: every every-th state."},
+	{Path: "release.every", Default: "1", DefaultNote: "0 also means 1", Range: "[0, ∞); at most 100000 release points", UsedBy: "release.mode epochs, trajectory", Example: "5",
+		Meaning: "Stride in epochs (epochs) or in iterations (trajectory)."},
+	{Path: "release.at", Required: "with release.mode = snapshots", Range: "distinct iterations in [1, the run's length]", UsedBy: "release.mode snapshots", Example: "[50, 200]",
+		Meaning: "The iterations after which the state is released (iteration k is the state after k updates)."},
+
+	// audit
+	{Path: "audit", Required: "yes", Meaning: "The statistics of the audit."},
+	{Path: "audit.trials", Required: "yes", Range: "[20, 100000000]", Example: "200",
+		Meaning: "Total number of runs, on D and D′ together."},
+	{Path: "audit.assignment", Default: "random", Range: "random, balanced", Example: "balanced",
+		Meaning: "random: each trial runs on D or D′ by a fair coin (as in Heller & Fetaya); balanced: alternately, half and half."},
+	{Path: "audit.split", Required: "yes", Example: "{train: 0.5, eval: 0.5}",
+		Meaning: "Fractions of the trials that train the attacks, choose their thresholds (select; 0: on the training runs) and count errors (eval). There is no default."},
+	{Path: "audit.split.train", Required: "yes", Range: "(0, 1); train + select + eval = 1", Example: "0.5",
+		Meaning: "Fraction of trials that train the attacks (A1)."},
+	{Path: "audit.split.select", Default: "0", DefaultNote: "thresholds chosen on the training runs", Range: "[0, 1)", Example: "0.25",
+		Meaning: "Fraction of trials that choose the attacks' thresholds, in a three-way split."},
+	{Path: "audit.split.eval", Required: "yes", Range: "(0, 1)", Example: "0.5",
+		Meaning: "Fraction of trials whose errors are counted (A2): the ε lower bound rests on these."},
+	{Path: "audit.features", Default: "[theta]", Range: "theta, norm, coord:K, loglik, probs, logprobs", Example: "[theta, loglik]",
+		Meaning: "What the attacks see of a release: theta (every coordinate), norm (‖θ‖), coord:K (coordinate K), loglik (log-likelihoods of the differing records, Heller & Fetaya §V), probs/logprobs (the four canary probabilities of Heller & Fetaya §V; need neighbour.deepfool)."},
+	{Path: "audit.metrics", Default: "[]", Range: "accuracy", UsedBy: "classifiers with data.csv test_fraction > 0", Example: "[accuracy]",
+		Meaning: "Reported per release besides ε: accuracy of the released models on the held-out test set."},
+	{Path: "audit.attacks", Default: "[threshold]", Range: "threshold, linear, logistic, qda", Example: "[threshold, linear]",
+		Meaning: "The classifiers telling D's outputs from D′'s: threshold (best single feature and cut), linear (least squares on ±1 labels, Heller & Fetaya §V), logistic, qda."},
+	{Path: "audit.attack_selection", Default: "training", Range: "training, bonferroni", Example: "bonferroni",
+		Meaning: "training: one attack chosen on the training runs; bonferroni: every attack evaluated, α divided among them."},
+	{Path: "audit.point_selection", Default: "training", Range: "training, bonferroni", Example: "bonferroni",
+		Meaning: "How the verdict treats several release points: training (one chosen on training runs) or bonferroni (every point tested at α/P)."},
+	{Path: "audit.delta", Default: "0", DefaultNote: "pure ε", Range: "[0, 1)", Example: "1.0e-5",
+		Meaning: "The δ of the (ε, δ) lower bounds."},
+	{Path: "audit.confidence", Required: "yes", Range: "(0, 1)", Example: "0.95",
+		Meaning: "Probability with which every reported bound holds (Clopper–Pearson)."},
+	{Path: "audit.workers", Default: "0", DefaultNote: "one per CPU", Range: "[0, 4096]", Example: "2",
+		Meaning: "Concurrent runs; never changes the result."},
+
+	// claim
+	{Path: "claim", Example: "{theorems: true}",
+		Meaning: "Upper bounds to test: the audit exits 1 when one is refuted. Set epsilon and delta, gdp, and/or theorems."},
+	{Path: "claim.epsilon", Required: "with claim.delta", Range: nonNegRange, Example: "1",
+		Meaning: "Claimed ε of (ε, δ)-DP; with delta."},
+	{Path: "claim.delta", Required: "with claim.epsilon", Range: "[0, 1)", Example: "1.0e-5",
+		Meaning: "Claimed δ of (ε, δ)-DP; with epsilon."},
+	{Path: "claim.gdp", Range: nonNegRange, Example: "1",
+		Meaning: "Claimed μ of μ-GDP (Dong, Roth & Su 2019)."},
+	{Path: "claim.theorems", Default: "false", Range: "true, false", Example: "true",
+		Meaning: "Test every applicable theoretical upper bound of the papers (see audit bounds)."},
+}
+
+// craftingEntries describes neighbour.deepfool.sampler.*: the sampler
+// section again, for the crafting ensemble, whose samplers must be
+// step-by-step chains.
+func craftingEntries(table []Field) []Field {
+	const from, to = "sampler.", "neighbour.deepfool.sampler."
+	var out []Field
+	for _, f := range table {
+		if !strings.HasPrefix(f.Path, from) {
+			continue
+		}
+		g := f
+		g.Path = to + strings.TrimPrefix(f.Path, from)
+		g.Models, g.OtherModels, g.ExampleData, g.ExampleExtra = nil, "", "", ""
+		g.UsedBy = "neighbour.deepfool.sampler"
+		g.Required = ""
+		choice := strings.SplitN(strings.TrimPrefix(f.Path, from), ".", 2)[0]
+		switch choice {
+		case "program", "exact_cyclic_sgld", "gaussian_query":
+			g.Range, g.Default, g.DefaultNote, g.Example = "not allowed: the crafting models are trained by a step-by-step sampler", "", "", ""
+			g.Meaning = "Not allowed here (see sampler." + strings.TrimPrefix(f.Path, from) + ")."
+		default:
+			if f.Required == "yes" {
+				g.Required = "yes"
+			}
+			if g.Default != "" {
+				g.Default, g.DefaultNote = "", "as sampler."+strings.TrimPrefix(f.Path, from)
+			}
+			g.Meaning = "As sampler." + strings.TrimPrefix(f.Path, from) + ", for the crafting ensemble."
+		}
+		if strings.Count(g.Path, ".") == 3 {
+			g.Group = "crafting sampler"
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// syntheticFields are the fields shared by the data.synthetic_* choices;
+// each choice uses only some of them (the others are refused).
+var syntheticFields = map[string]struct {
+	theta, thetaEx, nEx string
+	beta, xScale        bool
+}{
+	"synthetic_linreg":   {"the model's dim values", "[0.5]", "20", true, true},
+	"synthetic_logistic": {"the model's dim values", "[1.5, -1]", "20", false, true},
+	"synthetic_gauss":    {"d values (the dimension of Σ)", "[0.5, -0.5]", "20", false, false},
+	"synthetic_banana":   {"2 values", "[0, 3]", "20", false, false},
+	"synthetic_mixture":  {"2 values (θ₁, θ₂)", "[0, 1]", "20", false, false},
+}
+
+func syntheticEntries() []Field {
+	var out []Field
+	for _, kind := range []string{"synthetic_banana", "synthetic_gauss", "synthetic_linreg", "synthetic_logistic", "synthetic_mixture"} {
+		s := syntheticFields[kind]
+		p := "data." + kind
+		out = append(out,
+			Field{Path: p + ".n", Required: "yes", Range: "[1, 1000000]", UsedBy: p, Example: s.nEx,
+				Meaning: "Number of records."},
+			Field{Path: p + ".theta_star", Required: "yes", Range: s.theta, UsedBy: p, Example: s.thetaEx,
+				Meaning: "The parameter θ* the records are drawn at."},
+			Field{Path: p + ".seed", Default: "0", Range: seedRange, UsedBy: p, Example: "3",
+				Meaning: "Seed of the draw: the same seed gives the same dataset."},
+		)
+		beta := Field{Path: p + ".beta", UsedBy: p, Meaning: "Noise precision of the labels."}
+		if s.beta {
+			beta.Default, beta.DefaultNote, beta.Range, beta.Example = "0", "model.linreg.beta", posRange, "2"
+		} else {
+			beta.Range, beta.UsedBy = "not allowed", "none"
+			beta.Meaning = "Not used by " + kind + " (only synthetic_linreg has label noise); setting it is an error."
+		}
+		xs := Field{Path: p + ".x_scale", UsedBy: p, Meaning: "Standard deviation of every feature: x ~ N(0, x_scale²·I)."}
+		if s.xScale {
+			xs.Default, xs.DefaultNote, xs.Range, xs.Example = "1", "0 also means 1", posRange, "2"
+		} else {
+			xs.Range, xs.UsedBy = "not allowed", "none"
+			xs.Meaning = "Not used by " + kind + " (only synthetic_linreg and synthetic_logistic scale their features); setting it is an error."
+		}
+		out = append(out, beta, xs)
+	}
+	return out
+}
+
+var reference = sync.OnceValue(func() []Field {
+	all := append(append([]Field(nil), referenceTable...), syntheticEntries()...)
+	all = append(all, craftingEntries(all)...)
+	for i := range all {
+		t, ok := typeAt(all[i].Path)
+		if !ok {
+			// Reported by TestReferenceCoversEveryField; the entry keeps
+			// an empty type meanwhile.
+			continue
+		}
+		all[i].Type = typeText(t)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return fieldOrder(all[i].Path) < fieldOrder(all[j].Path) })
+	return all
+})
+
+// fieldOrder sorts the reference in the order of the Config types (every
+// field after its parent, siblings in declaration order), so that the
+// document reads like a scenario.
+func fieldOrder(path string) string {
+	var key strings.Builder
+	t := reflect.TypeOf(Config{})
+	for _, seg := range strings.Split(path, ".") {
+		name, list := strings.CutSuffix(seg, "[]")
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			key.WriteString("~")
+			break
+		}
+		idx, ok := yamlFields(t).index[name]
+		if !ok {
+			key.WriteString("~")
+			break
+		}
+		// Choices keep the table's (alphabetical) order, other fields
+		// the declaration order.
+		if choiceSections[t] {
+			fmt.Fprintf(&key, "%s/", name)
+		} else {
+			fmt.Fprintf(&key, "%03d/", idx)
+		}
+		t = t.Field(idx).Type
+		if list {
+			key.WriteString("[]")
+		}
+	}
+	return key.String()
+}
+
+// Reference returns the scenario reference: one entry per field reachable
+// from Config, parents before their fields.
+func Reference() []Field { return append([]Field(nil), reference()...) }
+
+// Lookup returns the reference entry of a field path (list items as
+// "[]", e.g. "data.records[].x").
+func Lookup(path string) (Field, bool) {
+	for _, f := range reference() {
+		if f.Path == path {
+			return f, true
+		}
+	}
+	return Field{}, false
+}
+
+// typeAt returns the Go type of the field at a reference path.
+func typeAt(path string) (reflect.Type, bool) {
+	t := reflect.TypeOf(Config{})
+	for _, seg := range strings.Split(path, ".") {
+		name, list := strings.CutSuffix(seg, "[]")
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return nil, false
+		}
+		idx, ok := yamlFields(t).index[name]
+		if !ok {
+			return nil, false
+		}
+		t = t.Field(idx).Type
+		if list {
+			for t.Kind() == reflect.Pointer {
+				t = t.Elem()
+			}
+			if t.Kind() != reflect.Slice {
+				return nil, false
+			}
+			t = t.Elem()
+		}
+	}
+	return t, true
+}
+
+// fieldPaths lists every field path reachable from Config by its Go
+// types, list items as "[]".
+func fieldPaths() []string {
+	var out []string
+	var walk func(t reflect.Type, path string)
+	walk = func(t reflect.Type, path string) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch t.Kind() {
+		case reflect.Struct:
+			fs := yamlFields(t)
+			for _, name := range fs.names {
+				p := join(path, name)
+				out = append(out, p)
+				walk(t.Field(fs.index[name]).Type, p)
+			}
+		case reflect.Slice:
+			if e := t.Elem(); e.Kind() == reflect.Struct || (e.Kind() == reflect.Pointer && e.Elem().Kind() == reflect.Struct) {
+				walk(e, path+"[]")
+			}
+		}
+	}
+	walk(reflect.TypeOf(Config{}), "")
+	return out
+}

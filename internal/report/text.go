@@ -1,0 +1,158 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// TextTable is a plain-text table that fits a given width: the columns
+// marked Wrap are narrowed, their cells wrapped onto several lines, until
+// the table fits.
+type TextTable struct {
+	Header []string
+	Rows   [][]string
+	// Right right-aligns a column (numbers); Wrap lets it wrap.
+	Right, Wrap []bool
+}
+
+// colGap separates the columns.
+const colGap = "  "
+
+// Render writes the table, each line at most width columns (counting
+// runes) as long as the wrappable columns can shrink enough; a word
+// longer than its column is broken.
+func (t TextTable) Render(w io.Writer, width int) error {
+	n := len(t.Header)
+	widths := make([]int, n)
+	for _, row := range append([][]string{t.Header}, t.Rows...) {
+		for i, c := range row {
+			widths[i] = max(widths[i], runes(c))
+		}
+	}
+	total := func() int {
+		s := len(colGap) * (n - 1)
+		for _, x := range widths {
+			s += x
+		}
+		return s
+	}
+	// Narrow the widest wrappable column, one column at a time, down to a
+	// floor of 8 (or the header's width).
+	for total() > width {
+		best := -1
+		for i := range widths {
+			if i < len(t.Wrap) && t.Wrap[i] && widths[i] > max(8, runes(t.Header[i])) && (best < 0 || widths[i] > widths[best]) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		widths[best]--
+	}
+	line := func(cells []string) error {
+		wrapped := make([][]string, n)
+		height := 1
+		for i := range n {
+			c := ""
+			if i < len(cells) {
+				c = cells[i]
+			}
+			wrapped[i] = WrapText(c, widths[i])
+			height = max(height, len(wrapped[i]))
+		}
+		for k := range height {
+			var b strings.Builder
+			for i := range n {
+				c := ""
+				if k < len(wrapped[i]) {
+					c = wrapped[i][k]
+				}
+				pad := strings.Repeat(" ", widths[i]-runes(c))
+				if i < len(t.Right) && t.Right[i] {
+					b.WriteString(pad + c)
+				} else {
+					b.WriteString(c)
+					if i < n-1 {
+						b.WriteString(pad)
+					}
+				}
+				if i < n-1 {
+					b.WriteString(colGap)
+				}
+			}
+			if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := line(t.Header); err != nil {
+		return err
+	}
+	rule := make([]string, n)
+	for i := range rule {
+		rule[i] = strings.Repeat("─", widths[i])
+	}
+	if err := line(rule); err != nil {
+		return err
+	}
+	for _, row := range t.Rows {
+		if err := line(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WrapText breaks text into lines of at most width runes at spaces,
+// breaking a longer word; it returns one (possibly empty) line at least.
+func WrapText(text string, width int) []string {
+	width = max(width, 1)
+	var lines []string
+	cur := ""
+	for _, word := range strings.Fields(text) {
+		for runes(word) > width {
+			if cur != "" {
+				lines = append(lines, cur)
+				cur = ""
+			}
+			r := []rune(word)
+			lines = append(lines, string(r[:width]))
+			word = string(r[width:])
+		}
+		switch {
+		case cur == "":
+			cur = word
+		case runes(cur)+1+runes(word) <= width:
+			cur += " " + word
+		default:
+			lines = append(lines, cur)
+			cur = word
+		}
+	}
+	if cur != "" || len(lines) == 0 {
+		lines = append(lines, cur)
+	}
+	return lines
+}
+
+// WriteWrapped writes text wrapped to width, the first line after prefix
+// and the others indented to line up with it.
+func WriteWrapped(w io.Writer, prefix, text string, width int) error {
+	indent := strings.Repeat(" ", runes(prefix))
+	for i, l := range WrapText(text, width-runes(prefix)) {
+		p := prefix
+		if i > 0 {
+			p = indent
+		}
+		if _, err := fmt.Fprintln(w, strings.TrimRight(p+l, " ")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runes(s string) int { return utf8.RuneCountInString(s) }
