@@ -10,8 +10,7 @@ import (
 )
 
 // Upper bounds of Balle, Barthe, Gaboardi & Geumlek, "Privacy amplification
-// by mixing and diffusion mechanisms", NeurIPS 2019, from its appendix
-// (shared/papers/balle2019-amplification-by-mixing-appendix.txt).
+// by mixing and diffusion mechanisms", NeurIPS 2019, from its appendix.
 
 // NoisySGDParams is a configuration of one-pass noisy projected SGD as
 // analysed in Balle et al. Thm 5 (proof in App. B): for records

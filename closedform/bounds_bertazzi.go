@@ -8,8 +8,7 @@ import (
 )
 
 // Upper bounds of Bertazzi, Johnston, Roberts & Durmus, "Differential
-// privacy guarantees of Markov chain Monte Carlo algorithms", ICML 2025
-// (shared/papers/bertazzi2025-dp-guarantees-of-mcmc.txt).
+// privacy guarantees of Markov chain Monte Carlo algorithms", ICML 2025.
 //
 // Every bound of §4–5 has the same shape: a constant C such that the
 // mechanism is (α, αC/4)-RDP for every α > 1 and (ε_δ, δ)-DP with
@@ -19,7 +18,7 @@ import (
 // Variant argument selects the reading, see Printed and Conservative.
 
 // Variant selects how a theorem is read where its printed statement and its
-// proof disagree (MATH.md §4).
+// proof disagree (docs/derivations/paper-readings.md §1).
 type Variant string
 
 const (
@@ -191,7 +190,8 @@ func (p SGLDParams) Validate() error {
 }
 
 // WellingTehSGLD is SGLD as Welling & Teh (2011) write it, and as the
-// samplers of this project run it (MATH.md §5): with step η, m records,
+// samplers of this project run it (docs/derivations/paper-readings.md §2):
+// with step η, m records,
 // batches A of size s,
 //
 //	θ ← θ + (η/2)(∇log p(θ) + (m/s)Σ_{i∈A}∇log p(d_i|θ)) + N(0, ηI).

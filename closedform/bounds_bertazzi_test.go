@@ -48,7 +48,7 @@ func checkProfileEpsilonAgree(t *testing.T, g Guarantee) {
 
 func TestBertazziThm52PaperConstant(t *testing.T) {
 	// c = L = a = 1, γ = 0.1: a − γL²/2 = 0.95, C₃ = (2·2/0.95 + 1)² =
-	// 27.14958448753462604 (mpmath, 30 digits), the 27.1496 of the issue.
+	// 27.14958448753462604 (mpmath, 30 digits; docs/derivations/paper-readings.md §1).
 	// Conservative: 4·(2/0.95 + 1)² = 38.57063711911357341. ε(δ) = C/4 +
 	// sqrt(C ln(1/δ)) from mpmath: printed 24.46707775391250040 (δ = 1e-5),
 	// 20.48201862730303193 (δ = 1e-3); conservative 30.71541112401479315,

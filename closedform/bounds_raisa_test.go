@@ -21,7 +21,7 @@ func thm24Delta(m, eps float64) float64 {
 // expression in m. References for the erfc expression: mpmath at 50 digits.
 func TestRaisaParametrisation(t *testing.T) {
 	refs := []struct{ m, eps, want float64 }{
-		{0.5, 1, 0.12693673750664395}, // = MATH.md §2's μ = 1, δ(ε=1)
+		{0.5, 1, 0.12693673750664395}, // = δ(ε = 1) of 1-GDP, docs/derivations/references.md §3
 		{2, 3, 0.18381307654447216},
 		{10, 20, 0.007893946536811112},
 		{0.02, 0.5, 0.00051253608315833247},

@@ -24,7 +24,8 @@ type Guarantee struct {
 	// Source cites the theorem, e.g. "Bertazzi et al. 2025, Thm 5.2".
 	Source string `json:"source"`
 	// Variant distinguishes the printed constant from a conservative
-	// reading where the paper may contain a slip (MATH.md §4).
+	// reading where the paper may contain a slip
+	// (docs/derivations/paper-readings.md §1).
 	Variant string `json:"variant,omitempty"`
 	// Release says what output is covered: "final state", "path", …
 	Release string `json:"release"`

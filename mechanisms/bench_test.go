@@ -25,7 +25,7 @@ func benchSGLD(b *testing.B, m Model, scheme IndexScheme) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/step")
 }
 
-// BenchmarkSGLDStep is the target: batch-1 cyclic SGLD, 1-D linreg.
+// BenchmarkSGLDStep measures batch-1 cyclic SGLD on 1-D linreg (target: ≤ 8 ns/step on one core).
 func BenchmarkSGLDStep(b *testing.B) { benchSGLD(b, NewLinReg1D(1, 1), Cyclic) }
 
 // BenchmarkSGLDStepWithReplacement draws an index per step.

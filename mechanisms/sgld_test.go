@@ -255,7 +255,8 @@ func TestULAStationaryLinReg(t *testing.T) {
 	checkMoment(t, "ULA covariance", gc, S[1], sec)
 }
 
-// MATH.md §3: cyclic SGLD (b = 1) on the counterexample pair. Exact per-order
+// Heller & Fetaya §IV.B (epoch maps in docs/derivations/interim-region.md):
+// cyclic SGLD (b = 1) on the counterexample pair. Exact per-order
 // moments from the epoch maps, averaged over the uniform position r of the
 // special record, against a simulation of the sampler itself.
 func TestCyclicSGLDCounterexampleMoments(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// GDP references: MATH.md §2, and mpmath at 50 digits (bisection of
+// GDP references: docs/derivations/references.md §3, and mpmath at 50 digits (bisection of
 // ncdf(−ε/μ+μ/2) − e^ε·ncdf(−ε/μ−μ/2) = δ to 250 halvings) for the rest.
 func TestGDPEpsilonReferences(t *testing.T) {
 	cases := []struct{ mu, delta, want float64 }{
@@ -83,7 +83,7 @@ func TestGDPMonotoneInverse(t *testing.T) {
 	}
 }
 
-// μ_lb for FP = 3/500, FN = 7/500 at 95% (α/2 per rate): MATH.md §2.
+// μ_lb for FP = 3/500, FN = 7/500 at 95% (α/2 per rate): docs/derivations/references.md §3.
 func TestGDPMuLowerBound(t *testing.T) {
 	c := Counts{FP: 3, Negatives: 500, FN: 7, Positives: 500}
 	e, err := GDPBound(c, 1e-5, 0.95)
@@ -122,7 +122,7 @@ func TestGDPMuLowerBound(t *testing.T) {
 }
 
 func TestRDPToDP(t *testing.T) {
-	// Gaussian, μ = 1, δ = 1e-5: ρ + 2·sqrt(ρ ln(1/δ)) with ρ = ½ (MATH.md §2).
+	// Gaussian, μ = 1, δ = 1e-5: ρ + 2·sqrt(ρ ln(1/δ)) with ρ = ½ (docs/derivations/references.md §4).
 	eps, order, err := RDPToDPContinuous(GaussianRDP(1), 1e-5)
 	rho := 0.5
 	want := rho + 2*math.Sqrt(rho*math.Log(1e5))

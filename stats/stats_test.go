@@ -19,11 +19,11 @@ func relClose(got, want, rel float64) bool {
 	return math.Abs(got-want) <= rel*math.Abs(want)
 }
 
-// 8 significant digits is the floor; the references below carry 10+
+// 8 significant digits is the floor asked of every value; the references below carry 10+
 // digits and most checks hold far tighter than this.
 const sig8 = 5e-9
 
-// Clopper–Pearson references: MATH.md §1 (scipy), and bisection on
+// Clopper–Pearson references: docs/derivations/references.md §1 (scipy), and bisection on
 // mpmath.betainc at 40 digits for the others (k, n, tail level a).
 func TestClopperPearsonReferences(t *testing.T) {
 	cases := []struct {
@@ -106,7 +106,7 @@ func TestJeffreys(t *testing.T) {
 	}
 }
 
-// Region bound references: MATH.md §1 (scipy, δ = 1e-5, 95%, α/2 per rate).
+// Region bound references: docs/derivations/references.md §2 (scipy, δ = 1e-5, 95%, α/2 per rate).
 func TestRegionBoundReferences(t *testing.T) {
 	cases := []struct {
 		c    Counts

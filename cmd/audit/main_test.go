@@ -40,8 +40,9 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-// The acceptance command: 0/500 and 0/500 at δ = 1e-5, 95% prints
-// ε_lb = 4.9056 (MATH.md §1: 4.905584136, the paper's "about 4.89").
+// 0/500 and 0/500 at δ = 1e-5, 95% prints
+// ε_lb = 4.9056 (docs/derivations/references.md §2: 4.905584135932773, the
+// paper's "about 4.89").
 func TestEpsilonAcceptance(t *testing.T) {
 	out, errs, code := runCLI(t, "epsilon", "--fp", "0", "--negatives", "500", "--fn", "0",
 		"--positives", "500", "--delta", "1e-5", "--confidence", "0.95")
@@ -76,7 +77,7 @@ func TestEpsilonJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("stdout is not one JSON object: %v\n%s", err, out)
 	}
-	// MATH.md §1–§2 reference values for these counts.
+	// The reference values of docs/derivations/references.md §2–§3 for these counts.
 	checks := []struct {
 		name      string
 		got, want float64

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// The memory target of the scale-out issue: an audit of 10⁶ runs with
+// The memory target of a large audit: 10⁶ runs with
 // per-epoch releases (the built-in scenario: 20 epochs, one feature) stays
 // within 200 MB of resident memory. Measured as the child process's
 // maximum RSS.
