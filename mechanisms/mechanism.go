@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"sync"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
@@ -83,12 +85,57 @@ func NameOf(m Mechanism) string {
 }
 
 // Chain is a complete mechanism built from the parts of this package: a
-// model, a sampler, a starting point and a release schedule.
+// model, a sampler, a starting point and a release schedule. Use it by
+// pointer: it caches each dataset's release iterations for its runs.
 type Chain struct {
 	Model   Model
 	Sampler Sampler
 	Init    Init
 	Release ReleaseSpec
+
+	// schedules maps a scheduleKey to the *schedule of the runs it
+	// describes, so that a run does not rebuild (and label) its release
+	// points: they depend only on the release spec and on the sampler's
+	// run and epoch lengths on the dataset, which D and D′ may not share.
+	schedules sync.Map
+}
+
+// scheduleKey is what a run's release iterations depend on, short of the
+// contents of Release.At (compared on every hit).
+type scheduleKey struct {
+	total, perEpoch int
+	mode            ReleaseMode
+	every, atLen    int
+}
+
+// schedule is a cached list of release iterations and the Release.At it
+// was resolved from.
+type schedule struct {
+	specAt []int
+	at     []int
+}
+
+// releaseIterations returns the ascending release iterations of a run on
+// d, resolved once per (run length, epoch length, release spec) and shared
+// read-only by every run.
+func (c *Chain) releaseIterations(d *dataset.Dataset) ([]int, error) {
+	total, perEpoch := c.Sampler.Iterations(d), c.Sampler.IterationsPerEpoch(d)
+	key := scheduleKey{total, perEpoch, c.Release.Mode, c.Release.Every, len(c.Release.At)}
+	if v, ok := c.schedules.Load(key); ok {
+		if s := v.(*schedule); slices.Equal(s.specAt, c.Release.At) {
+			return s.at, nil
+		}
+	}
+	pts, err := c.Release.Points(total, perEpoch)
+	if err != nil {
+		return nil, err
+	}
+	s := &schedule{specAt: slices.Clone(c.Release.At), at: make([]int, len(pts))}
+	for i, p := range pts {
+		s.at[i] = p.Iteration
+	}
+	c.schedules.Store(key, s)
+	return s.at, nil
 }
 
 // Name implements Namer: the sampler on the model.
@@ -132,13 +179,9 @@ func (c *Chain) Check(d *dataset.Dataset) error {
 // Run implements Mechanism. The starting point is drawn first from t.RNG
 // (if from the prior), then the sampler consumes t.RNG.
 func (c *Chain) Run(_ context.Context, t Trial, d *dataset.Dataset, emit Emit) (Info, error) {
-	pts, err := c.Points(d)
+	at, err := c.releaseIterations(d)
 	if err != nil {
 		return Info{}, err
-	}
-	at := make([]int, len(pts))
-	for i, p := range pts {
-		at[i] = p.Iteration
 	}
 	theta := make([]float64, c.Model.Dim())
 	if c.Init.FromPrior {
