@@ -100,6 +100,21 @@ func (f *fastNormal) norm() float64 {
 	return f.normSlow(j, i)
 }
 
+// fill writes independent standard normal variates into z: the values
+// len(z) calls of norm would return, with its common case inlined in the
+// loop.
+func (f *fastNormal) fill(z []float64) {
+	for k := range z {
+		u := f.next()
+		j, i := int32(u>>32), u&127
+		if uint32(j+j>>31^j>>31) < zigK[i] {
+			z[k] = float64(j) * zigW[i]
+		} else {
+			z[k] = f.normSlow(j, i)
+		}
+	}
+}
+
 // normSlow handles draws outside the rectangles: the tail and the wedges.
 func (f *fastNormal) normSlow(j int32, i uint64) float64 {
 	for {

@@ -125,6 +125,10 @@ func (s *SGLD) affineCoefs(m Affine1D, d *dataset.Dataset) *affineCoefs {
 	return v.(*affineCoefs)
 }
 
+// maxGradRows bounds the block of records a BatchGradModel's workspace
+// processes at once (larger minibatches go in several blocks).
+const maxGradRows = 256
+
 // permPool recycles the visiting orders of cyclic and reshuffled runs.
 var permPool sync.Pool
 
@@ -275,39 +279,50 @@ func (s *SGLD) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand,
 	dim := len(theta)
 	grad := make([]float64, dim)
 	gi := make([]float64, dim)
+	noise := make([]float64, dim)
+	var gb GradBatch
+	if bm, ok := m.(BatchGradModel); ok {
+		gb = bm.NewGradBatch(min(s.Batch, maxGradRows))
+	}
 	info := Info{Iterations: total}
 	nv := s.noiseVar()
 	for t := 0; t < total; t++ {
 		eta := s.Step.At(t)
 		batch := bt.next(rng)
-		for k := range gi {
-			gi[k] = 0
-		}
-		for _, i := range batch {
-			m.GradLogLik(theta, d.Records[i], grad)
-			info.GradEvals++
-			if s.Clip > 0 {
-				var nn float64
-				for _, g := range grad {
-					nn += g * g
-				}
-				if nn = math.Sqrt(nn); nn > s.Clip {
-					f := s.Clip / nn
-					for k := range grad {
-						grad[k] *= f
-					}
-					info.ClippedGrads++
-				}
+		if gb != nil {
+			info.ClippedGrads += gb.SumGradLogLik(theta, d.Records, batch, s.Clip, gi)
+			info.GradEvals += len(batch)
+		} else {
+			for k := range gi {
+				gi[k] = 0
 			}
-			for k, g := range grad {
-				gi[k] += g
+			for _, i := range batch {
+				m.GradLogLik(theta, d.Records[i], grad)
+				info.GradEvals++
+				if s.Clip > 0 {
+					var nn float64
+					for _, g := range grad {
+						nn += g * g
+					}
+					if nn = math.Sqrt(nn); nn > s.Clip {
+						f := s.Clip / nn
+						for k := range grad {
+							grad[k] *= f
+						}
+						info.ClippedGrads++
+					}
+				}
+				for k, g := range grad {
+					gi[k] += g
+				}
 			}
 		}
 		sc := bt.scale(len(batch))
 		m.GradLogPrior(theta, grad)
 		half, sd := eta/2, math.Sqrt(nv*eta)
+		fn.fill(noise)
 		for k := range theta {
-			theta[k] += half*(grad[k]+sc*gi[k]) + sd*fn.norm()
+			theta[k] += half*(grad[k]+sc*gi[k]) + sd*noise[k]
 		}
 		if !finite(theta) {
 			return info, &DivergedError{Iteration: t + 1, Theta: append([]float64(nil), theta...)}

@@ -15,11 +15,13 @@ import (
 // update θ ← a·θ + c_i + √η·ξ with one a = 1 − (η/2)(α + nβ) and
 // c_i = (η/2)·nβ·y_i, whose spacing (η/2)·nβ·100 = 3.5 is 35 noise
 // standard deviations (√η = 0.1): the step's record is the c_i nearest to
-// θ_t − a·θ_{t−1}, misread with probability below 10⁻²⁰⁰ (and each
-// reading is checked to lie within 6 SD). The counts of 7 records over
+// θ_t − a·θ_{t−1}, misread only when |ξ| > 17.5, with probability
+// 2·(1 − Φ(17.5)) = 1.4e-68 a step (scipy.stats.norm.sf), and each reading
+// is checked to lie within 6 SD. The counts of 7 records over
 // 7·10⁵ steps, and of the 49 ordered pairs of consecutive records, are
 // tested with Pearson's χ² at p = 10⁻⁶ (critical values 38.26 for 6 and
-// 109.66 for 48 degrees of freedom, scipy.stats.chi2.isf(1e-6, df)).
+// 109.66 for 48 degrees of freedom, scipy.stats.chi2.isf(1e-6, df); see
+// docs/derivations/batch-gradients.md).
 func TestSGLDBatch1IndexUniform(t *testing.T) {
 	const (
 		n     = 7
