@@ -15,9 +15,10 @@ import (
 // classical ziggurat, like math/rand's NormFloat64.
 type fastNormal struct{ s0, s1, s2, s3 uint64 }
 
-// newFastNormal seeds the generator from rng (four draws).
-func newFastNormal(rng *rand.Rand) *fastNormal {
-	f := &fastNormal{rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64()}
+// newFastNormal seeds the generator from rng (four draws). It returns a
+// value, which a run keeps on its stack.
+func newFastNormal(rng *rand.Rand) fastNormal {
+	f := fastNormal{rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64()}
 	if f.s0|f.s1|f.s2|f.s3 == 0 {
 		f.s0 = 1 // the all-zero state is the one xoshiro cannot leave
 	}

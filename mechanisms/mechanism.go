@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
+	"sync/atomic"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
@@ -93,12 +93,16 @@ type Chain struct {
 	Init    Init
 	Release ReleaseSpec
 
-	// schedules maps a scheduleKey to the *schedule of the runs it
-	// describes, so that a run does not rebuild (and label) its release
-	// points: they depend only on the release spec and on the sampler's
-	// run and epoch lengths on the dataset, which D and D′ may not share.
-	schedules sync.Map
+	// schedules lists the release iterations of the runs resolved so far
+	// (copy on write; the most recent maxSchedules), so that a run does
+	// not rebuild (and label) its release points: they depend only on the
+	// release spec and on the sampler's run and epoch lengths on the
+	// dataset, which D and D′ may not share.
+	schedules atomic.Pointer[[]*schedule]
 }
+
+// maxSchedules bounds the release schedules a Chain keeps.
+const maxSchedules = 8
 
 // scheduleKey is what a run's release iterations depend on, short of the
 // contents of Release.At (compared on every hit).
@@ -108,9 +112,10 @@ type scheduleKey struct {
 	every, atLen    int
 }
 
-// schedule is a cached list of release iterations and the Release.At it
-// was resolved from.
+// schedule is a resolved list of release iterations, with what it was
+// resolved from.
 type schedule struct {
+	key    scheduleKey
 	specAt []int
 	at     []int
 }
@@ -121,21 +126,31 @@ type schedule struct {
 func (c *Chain) releaseIterations(d *dataset.Dataset) ([]int, error) {
 	total, perEpoch := c.Sampler.Iterations(d), c.Sampler.IterationsPerEpoch(d)
 	key := scheduleKey{total, perEpoch, c.Release.Mode, c.Release.Every, len(c.Release.At)}
-	if v, ok := c.schedules.Load(key); ok {
-		if s := v.(*schedule); slices.Equal(s.specAt, c.Release.At) {
-			return s.at, nil
+	if list := c.schedules.Load(); list != nil {
+		for _, s := range *list {
+			if s.key == key && slices.Equal(s.specAt, c.Release.At) {
+				return s.at, nil
+			}
 		}
 	}
 	pts, err := c.Release.Points(total, perEpoch)
 	if err != nil {
 		return nil, err
 	}
-	s := &schedule{specAt: slices.Clone(c.Release.At), at: make([]int, len(pts))}
+	s := &schedule{key: key, specAt: slices.Clone(c.Release.At), at: make([]int, len(pts))}
 	for i, p := range pts {
 		s.at[i] = p.Iteration
 	}
-	c.schedules.Store(key, s)
-	return s.at, nil
+	for {
+		old := c.schedules.Load()
+		list := []*schedule{s}
+		if old != nil {
+			list = append(list, (*old)[:min(len(*old), maxSchedules-1)]...)
+		}
+		if c.schedules.CompareAndSwap(old, &list) {
+			return s.at, nil
+		}
+	}
 }
 
 // Name implements Namer: the sampler on the model.

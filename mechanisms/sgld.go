@@ -404,17 +404,19 @@ func (s *SGLD) runAffine1DBatch1(k *affineCoefs, n int, theta []float64, rng *ra
 }
 
 // batch1Order returns the identity permutation of n records as int32
-// indices, recycled through permPool; put returns it to the pool.
-func batch1Order(n int) (order []int32, put func()) {
-	if p, ok := permPool.Get().(*[]int32); ok && cap(*p) >= n {
-		order = (*p)[:n]
-	} else {
-		order = make([]int32, n)
+// indices, in a buffer recycled through permPool: hand p back to the pool
+// when the run ends.
+func batch1Order(n int) (order []int32, p *[]int32) {
+	p, _ = permPool.Get().(*[]int32)
+	if p == nil || cap(*p) < n {
+		buf := make([]int32, n)
+		p = &buf
 	}
+	order = (*p)[:n]
 	for i := range order {
 		order[i] = int32(i)
 	}
-	return order, func() { permPool.Put(&order) }
+	return order, p
 }
 
 // runBatch1Cyclic is the paper's scheme: one random order drawn before the
@@ -425,8 +427,8 @@ func batch1Order(n int) (order []int32, put func()) {
 // a single FMA per iteration.
 func runBatch1Cyclic(k *affineCoefs, n int, sd float64, theta []float64, rng *rand.Rand, rel *releaser, info Info) (Info, error) {
 	a, c := k.a, k.c
-	order, put := batch1Order(n)
-	defer put()
+	order, buf := batch1Order(n)
+	defer permPool.Put(buf)
 	rng.Shuffle(n, func(x, y int) { order[x], order[y] = order[y], order[x] })
 	fn := newFastNormal(rng)
 	total := info.Iterations
@@ -511,8 +513,8 @@ func runBatch1Uniform(k *affineCoefs, n int, sd float64, theta []float64, rng *r
 // runBatch1Reshuffle draws a new random order at the start of every epoch.
 func runBatch1Reshuffle(k *affineCoefs, n int, sd float64, theta []float64, rng *rand.Rand, rel *releaser, info Info) (Info, error) {
 	a, c := k.a, k.c
-	order, put := batch1Order(n)
-	defer put()
+	order, buf := batch1Order(n)
+	defer permPool.Put(buf)
 	fn := newFastNormal(rng)
 	total := info.Iterations
 	th := theta[0]
