@@ -130,9 +130,6 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 	if _, err := ref.run(ctx, 0, a.side(0)); err != nil {
 		return nil, err
 	}
-	for i := lo; i < hi; i++ {
-		t.Side[i-lo] = a.side(i)
-	}
 	var next atomic.Int64
 	next.Store(int64(lo))
 	var done atomic.Int64
@@ -170,7 +167,9 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 					if err := ctx.Err(); err != nil {
 						return err
 					}
-					ri, err := tw.run(ctx, i, t.Side[i-lo])
+					side := a.side(i)
+					t.Side[i-lo] = side
+					ri, err := tw.run(ctx, i, side)
 					if err != nil {
 						return err
 					}

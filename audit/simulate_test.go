@@ -10,8 +10,9 @@ import (
 
 // The accuracy the engine sums per release point (each worker scoring the
 // whole test set as products through its own Scorer) is the count of
-// PredictClass record by record, over every trial run again here: softmax
-// SGLD on 200 digits, 150 held-out digits, 40 trials on 2 workers.
+// PredictClass record by record, over every trial run again here (on the
+// side the trial records): softmax SGLD on 200 digits, 150 held-out
+// digits, 40 trials on 2 workers.
 func TestAccuracyCountsMatchPredictClass(t *testing.T) {
 	all, err := dataset.ReadCSVFile("../testdata/digits.csv.gz", dataset.DigitsOptions())
 	if err != nil {
@@ -40,6 +41,9 @@ func TestAccuracyCountsMatchPredictClass(t *testing.T) {
 	want := make([]int64, len(a.Points()))
 	for i := 0; i < trials; i++ {
 		side := a.side(i)
+		if tr.Side[i] != side {
+			t.Errorf("trial %d recorded on %s, drawn on %s", i, tr.Side[i], side)
+		}
 		data := pair.D
 		if side == dataset.SideDPrime {
 			data = pair.DPrime
