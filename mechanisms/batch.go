@@ -105,9 +105,10 @@ func addRow(f []float64, n int, v []float64) {
 	}
 }
 
-// scoreRows is the number of test records a Scorer scores per product,
-// which bounds its scratch memory.
-const scoreRows = 256
+// scoreRows is the number of test records a Scorer scores per product
+// (a test set of up to 1024 records is one product), which bounds its
+// scratch memory.
+const scoreRows = 1024
 
 // TestSet is a labelled dataset packed for scoring many parameter vectors
 // of one classifier: the features as one row-major matrix, the labels as

@@ -235,14 +235,14 @@ func logitScale(c Classifier, theta, x []float64, j int) float64 {
 // BatchLogits equals Logits record by record up to the order of the dot
 // products' sums (to 1e-12 of logitScale), and a Scorer counts what PredictClass record by record counts
 // — through the products, and through Logits for a classifier without
-// batch methods — on 600 records (more than one scoring block) for
+// batch methods — on 1500 records (more than one scoring block) for
 // parameters from sharp to vague. Counts could differ only for a record
 // whose two best logits agree to the last bits.
 func TestScorerMatchesPredictClass(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, c := range []BatchClassifier{Softmax{Features: 64, Classes: 10, Alpha: 1}, MLP{Features: 64, Hidden: 16, Classes: 10, Alpha: 1}, Softmax{Features: 2, Classes: 3, Alpha: 1}} {
 		d := &dataset.Dataset{Name: "random"}
-		for i := 0; i < 600; i++ {
+		for i := 0; i < 1500; i++ {
 			d.Records = append(d.Records, testutil.RandomRecord(rng, c.DataDim(), c.NumClasses(), 1))
 		}
 		ts, err := NewTestSet(c, d)
