@@ -117,9 +117,11 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 	var test *mechanisms.TestSet
 	if acc := a.target.Accuracy; acc != nil {
 		t.Correct, t.TestSize = make([]int64, t.P), acc.Test.Len()
-		var err error
-		if test, err = mechanisms.NewTestSet(acc.Model, acc.Test); err != nil {
-			return nil, err
+		if t.TestSize > 0 { // an empty test set reports no accuracy
+			var err error
+			if test, err = mechanisms.NewTestSet(acc.Model, acc.Test); err != nil {
+				return nil, fmt.Errorf("audit: Target.Accuracy.Test: %w", err)
+			}
 		}
 	}
 	// The reference: trial 0's features, recomputed by every shard.

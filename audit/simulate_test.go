@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
@@ -106,5 +107,38 @@ func TestSimulateAllocationsPerTrial(t *testing.T) {
 	t.Logf("%.2f allocations per trial", per)
 	if per > 8 {
 		t.Errorf("%.2f allocations per trial, want ≤ 8", per)
+	}
+}
+
+// A test set the classifier cannot score is an error naming the field,
+// not a silent miscount; an empty one reports no accuracy, as before.
+func TestAccuracyTestSetChecked(t *testing.T) {
+	d := &dataset.Dataset{Name: "two", Records: []dataset.Record{{X: []float64{0.1, 0.2}, Y: 0}, {X: []float64{-0.3, 0.4}, Y: 1}}}
+	pair, err := dataset.Neighbour(d, dataset.ReplaceOne, 0, dataset.Record{X: []float64{1, 1}, Y: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mechanisms.Softmax{Features: 2, Classes: 2, Alpha: 1}
+	target := func(test *dataset.Dataset) Target {
+		return Target{Name: "accuracy-check", Pair: pair, Accuracy: &Accuracy{Model: m, Test: test},
+			Mechanism: &mechanisms.Chain{Model: m, Init: mechanisms.Init{FromPrior: true},
+				Sampler: &mechanisms.SGLD{Step: mechanisms.StepSchedule{Eta: 0.01}, Batch: 1, Scheme: mechanisms.Cyclic, Epochs: 1},
+				Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseFinal}}}
+	}
+	bad := &dataset.Dataset{Name: "bad-labels", Records: []dataset.Record{{X: []float64{0, 0}, Y: 2}}}
+	a, err := New(target(bad), Options{Trials: 20, Seed: 1, Delta: 1e-5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Simulate(context.Background(), 0, 20); err == nil || !strings.Contains(err.Error(), "Target.Accuracy.Test") || !strings.Contains(err.Error(), "[0, 2)") {
+		t.Errorf("label 2 of 2 classes: error %v", err)
+	}
+	a, err = New(target(&dataset.Dataset{Name: "empty"}), Options{Trials: 20, Seed: 1, Delta: 1e-5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := a.Simulate(context.Background(), 0, 20)
+	if err != nil || tr.TestSize != 0 {
+		t.Errorf("empty test set: %v, test size %v", err, tr)
 	}
 }
