@@ -114,21 +114,26 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 	t := &Trials{ConfigHash: a.opts.ID, N: n, Lo: lo, Hi: hi, P: len(a.points), F: len(a.features)}
 	t.Side = make([]dataset.Side, hi-lo)
 	t.X = make([]float32, (hi-lo)*t.P*t.F)
+	var test *mechanisms.TestSet
 	if acc := a.target.Accuracy; acc != nil {
 		t.Correct, t.TestSize = make([]int64, t.P), acc.Test.Len()
+		if t.TestSize > 0 { // an empty test set reports no accuracy
+			var err error
+			if test, err = mechanisms.NewTestSet(acc.Model, acc.Test); err != nil {
+				return nil, fmt.Errorf("audit: Target.Accuracy.Test: %w", err)
+			}
+		}
 	}
 	if n := a.target.ReportedTestSize; n > 0 {
 		t.Correct, t.TestSize = make([]int64, t.P), n
 	}
 	// The reference: trial 0's features, recomputed by every shard.
 	t.Ref = make([]float64, t.P*t.F)
-	if _, err := a.runTrial(ctx, 0, func(k int, feat []float64, _ int) {
+	ref := a.newTrialWorker(test, func(k int, feat []float64, _ int) {
 		copy(t.Ref[k*t.F:], feat)
-	}); err != nil {
+	})
+	if _, err := ref.run(ctx, 0, a.side(0)); err != nil {
 		return nil, err
-	}
-	for i := lo; i < hi; i++ {
-		t.Side[i-lo] = a.side(i)
 	}
 	var next atomic.Int64
 	next.Store(int64(lo))
@@ -148,24 +153,28 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 				}
 				mu.Unlock()
 			}()
+			var i int      // the trial the worker runs
+			var serr error // the first feature it could not store
+			tw := a.newTrialWorker(test, func(k int, feat []float64, ok int) {
+				if e := t.set(i, k, feat); e != nil && serr == nil {
+					serr = e
+				}
+				if len(correct) > 0 {
+					correct[k] += int64(ok)
+				}
+			})
 			for {
 				start := int(next.Add(chunk)) - chunk
 				if start >= hi {
 					return nil
 				}
-				for i := start; i < min(start+chunk, hi); i++ {
+				for i = start; i < min(start+chunk, hi); i++ {
 					if err := ctx.Err(); err != nil {
 						return err
 					}
-					var serr error
-					ri, err := a.runTrial(ctx, i, func(k int, feat []float64, ok int) {
-						if e := t.set(i, k, feat); e != nil && serr == nil {
-							serr = e
-						}
-						if len(correct) > 0 {
-							correct[k] += int64(ok)
-						}
-					})
+					side := a.side(i)
+					t.Side[i-lo] = side
+					ri, err := tw.run(ctx, i, side)
 					if err != nil {
 						return err
 					}
@@ -192,41 +201,66 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 	return t, nil
 }
 
-// runTrial runs trial i and passes the features of each release to sink
-// (feat is reused: copy it), with the number of test records the release
-// classifies correctly when the audit measures accuracy.
-func (a *Audit) runTrial(ctx context.Context, i int, sink func(k int, feat []float64, correct int)) (mechanisms.Info, error) {
-	side := a.side(i)
+// trialWorker runs trials one after another on one goroutine, reusing its
+// feature buffer, its test-set scorer and its emit function from trial to
+// trial, so that a trial allocates only what the mechanism itself does.
+type trialWorker struct {
+	a      *Audit
+	feat   []float64
+	scorer *mechanisms.Scorer
+	// sink receives the features of each release (feat is reused: copy
+	// it), with the number of test records the release classifies
+	// correctly when the audit measures accuracy.
+	sink func(k int, feat []float64, correct int)
+	emit mechanisms.Emit
+	// released counts the current trial's releases.
+	released int
+}
+
+func (a *Audit) newTrialWorker(test *mechanisms.TestSet, sink func(k int, feat []float64, correct int)) *trialWorker {
+	w := &trialWorker{a: a, feat: make([]float64, len(a.features)), sink: sink}
+	if test != nil {
+		w.scorer = test.NewScorer()
+	}
+	w.emit = w.release
+	return w
+}
+
+// release is the emit function of the worker's trials.
+func (w *trialWorker) release(k int, theta []float64) error {
+	a := w.a
+	if k != w.released || k >= len(a.points) {
+		return fmt.Errorf("release %d emitted out of order (expected %d of %d)", k, w.released, len(a.points))
+	}
+	a.opts.Features.Map(theta, w.feat)
+	for _, v := range w.feat {
+		if v-v != 0 {
+			return fmt.Errorf("feature of release %q is not finite (%g)", a.points[k].Label, v)
+		}
+	}
+	correct := 0
+	if w.scorer != nil {
+		correct = w.scorer.Correct(theta)
+	}
+	w.sink(k, w.feat, correct)
+	w.released++
+	return nil
+}
+
+// run runs trial i on the given side.
+func (w *trialWorker) run(ctx context.Context, i int, side dataset.Side) (mechanisms.Info, error) {
+	a := w.a
 	d := a.target.Pair.D
 	if side == dataset.SideDPrime {
 		d = a.target.Pair.DPrime
 	}
-	feat := make([]float64, len(a.features))
-	released := 0
-	tr := mechanisms.NewTrial(a.opts.Seed, side, i)
-	info, err := a.target.Mechanism.Run(ctx, tr, d, func(k int, theta []float64) error {
-		if k != released || k >= len(a.points) {
-			return fmt.Errorf("release %d emitted out of order (expected %d of %d)", k, released, len(a.points))
-		}
-		a.opts.Features.Map(theta, feat)
-		for _, v := range feat {
-			if v-v != 0 {
-				return fmt.Errorf("feature of release %q is not finite (%g)", a.points[k].Label, v)
-			}
-		}
-		correct := 0
-		if acc := a.target.Accuracy; acc != nil {
-			correct = countCorrect(acc.Model, theta, acc.Test)
-		}
-		sink(k, feat, correct)
-		released++
-		return nil
-	})
+	w.released = 0
+	info, err := a.target.Mechanism.Run(ctx, mechanisms.NewTrial(a.opts.Seed, side, i), d, w.emit)
 	if err != nil {
 		return info, fmt.Errorf("trial %d (on %s): %w", i, side, err)
 	}
-	if released != len(a.points) {
-		return info, fmt.Errorf("trial %d (on %s): %d releases, expected %d", i, side, released, len(a.points))
+	if w.released != len(a.points) {
+		return info, fmt.Errorf("trial %d (on %s): %d releases, expected %d", i, side, w.released, len(a.points))
 	}
 	if n := a.target.ReportedTestSize; n > 0 {
 		if len(info.Correct) != len(a.points) {
@@ -241,15 +275,4 @@ func (a *Audit) runTrial(ctx context.Context, i int, sink func(k int, feat []flo
 	}
 	info.Correct = nil
 	return info, nil
-}
-
-// countCorrect counts the records of d that θ classifies correctly.
-func countCorrect(c mechanisms.Classifier, theta []float64, d *dataset.Dataset) int {
-	n := 0
-	for _, r := range d.Records {
-		if mechanisms.PredictClass(c, theta, r.X) == int(r.Y) {
-			n++
-		}
-	}
-	return n
 }

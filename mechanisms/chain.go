@@ -133,8 +133,8 @@ type Sampler interface {
 	IterationsPerEpoch(d *dataset.Dataset) int
 	// Run performs one run starting from theta (updated in place), drawing
 	// all randomness from rng, and calls emit(k, θ) after iteration at[k]
-	// for every k (at is ascending). A non-finite state ends the run with
-	// a *DivergedError.
+	// for every k (at is ascending, and read-only: concurrent runs share
+	// it). A non-finite state ends the run with a *DivergedError.
 	Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error)
 }
 

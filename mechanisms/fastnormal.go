@@ -15,9 +15,10 @@ import (
 // classical ziggurat, like math/rand's NormFloat64.
 type fastNormal struct{ s0, s1, s2, s3 uint64 }
 
-// newFastNormal seeds the generator from rng (four draws).
-func newFastNormal(rng *rand.Rand) *fastNormal {
-	f := &fastNormal{rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64()}
+// newFastNormal seeds the generator from rng (four draws). It returns a
+// value, which a run keeps on its stack.
+func newFastNormal(rng *rand.Rand) fastNormal {
+	f := fastNormal{rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64()}
 	if f.s0|f.s1|f.s2|f.s3 == 0 {
 		f.s0 = 1 // the all-zero state is the one xoshiro cannot leave
 	}
@@ -98,6 +99,21 @@ func (f *fastNormal) norm() float64 {
 		return float64(j) * zigW[i]
 	}
 	return f.normSlow(j, i)
+}
+
+// fill writes independent standard normal variates into z: the values
+// len(z) calls of norm would return, with its common case inlined in the
+// loop.
+func (f *fastNormal) fill(z []float64) {
+	for k := range z {
+		u := f.next()
+		j, i := int32(u>>32), u&127
+		if uint32(j+j>>31^j>>31) < zigK[i] {
+			z[k] = float64(j) * zigW[i]
+		} else {
+			z[k] = f.normSlow(j, i)
+		}
+	}
 }
 
 // normSlow handles draws outside the rectangles: the tail and the wedges.

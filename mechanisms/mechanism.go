@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"sync/atomic"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
@@ -83,12 +85,72 @@ func NameOf(m Mechanism) string {
 }
 
 // Chain is a complete mechanism built from the parts of this package: a
-// model, a sampler, a starting point and a release schedule.
+// model, a sampler, a starting point and a release schedule. Use it by
+// pointer: it caches each dataset's release iterations for its runs.
 type Chain struct {
 	Model   Model
 	Sampler Sampler
 	Init    Init
 	Release ReleaseSpec
+
+	// schedules lists the release iterations of the runs resolved so far
+	// (copy on write; the most recent maxSchedules), so that a run does
+	// not rebuild (and label) its release points: they depend only on the
+	// release spec and on the sampler's run and epoch lengths on the
+	// dataset, which D and D′ may not share.
+	schedules atomic.Pointer[[]*schedule]
+}
+
+// maxSchedules bounds the release schedules a Chain keeps.
+const maxSchedules = 8
+
+// scheduleKey is what a run's release iterations depend on, short of the
+// contents of Release.At (compared on every hit).
+type scheduleKey struct {
+	total, perEpoch int
+	mode            ReleaseMode
+	every, atLen    int
+}
+
+// schedule is a resolved list of release iterations, with what it was
+// resolved from.
+type schedule struct {
+	key    scheduleKey
+	specAt []int
+	at     []int
+}
+
+// releaseIterations returns the ascending release iterations of a run on
+// d, resolved once per (run length, epoch length, release spec) and shared
+// read-only by every run.
+func (c *Chain) releaseIterations(d *dataset.Dataset) ([]int, error) {
+	total, perEpoch := c.Sampler.Iterations(d), c.Sampler.IterationsPerEpoch(d)
+	key := scheduleKey{total, perEpoch, c.Release.Mode, c.Release.Every, len(c.Release.At)}
+	if list := c.schedules.Load(); list != nil {
+		for _, s := range *list {
+			if s.key == key && slices.Equal(s.specAt, c.Release.At) {
+				return s.at, nil
+			}
+		}
+	}
+	pts, err := c.Release.Points(total, perEpoch)
+	if err != nil {
+		return nil, err
+	}
+	s := &schedule{key: key, specAt: slices.Clone(c.Release.At), at: make([]int, len(pts))}
+	for i, p := range pts {
+		s.at[i] = p.Iteration
+	}
+	for {
+		old := c.schedules.Load()
+		list := []*schedule{s}
+		if old != nil {
+			list = append(list, (*old)[:min(len(*old), maxSchedules-1)]...)
+		}
+		if c.schedules.CompareAndSwap(old, &list) {
+			return s.at, nil
+		}
+	}
 }
 
 // Name implements Namer: the sampler on the model.
@@ -132,13 +194,9 @@ func (c *Chain) Check(d *dataset.Dataset) error {
 // Run implements Mechanism. The starting point is drawn first from t.RNG
 // (if from the prior), then the sampler consumes t.RNG.
 func (c *Chain) Run(_ context.Context, t Trial, d *dataset.Dataset, emit Emit) (Info, error) {
-	pts, err := c.Points(d)
+	at, err := c.releaseIterations(d)
 	if err != nil {
 		return Info{}, err
-	}
-	at := make([]int, len(pts))
-	for i, p := range pts {
-		at[i] = p.Iteration
 	}
 	theta := make([]float64, c.Model.Dim())
 	if c.Init.FromPrior {

@@ -237,6 +237,109 @@ func (m MLP) GradLogLik(theta []float64, r dataset.Record, grad []float64) {
 	}
 }
 
+// NewGradBatch implements BatchGradModel.
+func (m MLP) NewGradBatch(rows int) GradBatch {
+	rows = max(rows, 1)
+	hh := m.Hidden
+	return &mlpGrad{m: m, rows: rows, x: make([]float64, rows*m.Features), h: make([]float64, rows*hh),
+		dv: make([]float64, rows*hh), g: make([]float64, rows*m.Classes), delta: make([]float64, rows*hh)}
+}
+
+// mlpGrad is the MLP's minibatch workspace: a block of gathered records,
+// their hidden activations and tanh derivatives, output residuals and
+// hidden-layer errors.
+type mlpGrad struct {
+	m                  MLP
+	rows               int
+	x, h, dv, g, delta []float64
+}
+
+// SumGradLogLik implements GradBatch: backpropagation (GradLogLik) for a
+// block X (b×D) of records at once. With A = X·W₁ᵀ + 1·b₁ᵀ, H = tanh(A),
+// F = H·W₂ᵀ + 1·b₂ᵀ, G = Y − softmax(F) by rows and Δ = (G·W₂) ⊙ (1 − H²),
+// the summed gradient is
+//
+//	Σ∇_{W₂} = Gᵀ·H,  Σ∇_{b₂} = Gᵀ·1,  Σ∇_{W₁} = Δᵀ·X,  Σ∇_{b₁} = Δᵀ·1.
+//
+// A record's gradient is the four outer products g⊗h, g, δ⊗x, δ, so its
+// squared norm is ‖g‖²(‖h‖² + 1) + ‖δ‖²(‖x‖² + 1), and clipping scales
+// the record's g and δ (δ is linear in g) by min(1, C/norm) before the
+// products (docs/derivations/batch-gradients.md).
+func (w *mlpGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batch []int, clip float64, sum []float64) (clipped int) {
+	m := w.m
+	k, d, hh := m.Classes, m.Features, m.Hidden
+	b1, w2, b2, dim := m.offsets()
+	clear(sum[:dim])
+	for r0 := 0; r0 < len(batch); r0 += w.rows {
+		idx := batch[r0:min(r0+w.rows, len(batch))]
+		nb := len(idx)
+		x, h, dv, g, delta := w.x[:nb*d], w.h[:nb*hh], w.dv[:nb*hh], w.g[:nb*k], w.delta[:nb*hh]
+		gather(x, recs, idx, d)
+		gemm(false, true, nb, hh, d, x, d, theta[:b1], d, 0, h, hh)
+		for r := 0; r < nb; r++ {
+			for i := 0; i < hh; i++ {
+				j := r*hh + i
+				h[j], dv[j] = tanhDeriv(h[j] + theta[b1+i])
+			}
+		}
+		gemm(false, true, nb, k, hh, h, hh, theta[w2:b2], hh, 0, g, k)
+		addRow(g, nb, theta[b2:dim])
+		for r, i := range idx {
+			softmaxResidual(g[r*k:(r+1)*k], classOf(recs[i].Y, k))
+		}
+		gemm(false, false, nb, hh, k, g, k, theta[w2:b2], hh, 0, delta, hh)
+		for j, v := range dv {
+			delta[j] *= v
+		}
+		for r := 0; r < nb; r++ {
+			gr, dr := g[r*k:(r+1)*k], delta[r*hh:(r+1)*hh]
+			if clip > 0 {
+				hr, xr := h[r*hh:(r+1)*hh], x[r*d:(r+1)*d]
+				n2 := dot(gr, gr)*(dot(hr, hr)+1) + dot(dr, dr)*(dot(xr, xr)+1)
+				if nn := math.Sqrt(n2); nn > clip {
+					f := clip / nn
+					for c := range gr {
+						gr[c] *= f
+					}
+					for i := range dr {
+						dr[i] *= f
+					}
+					clipped++
+				}
+			}
+			for c, v := range gr {
+				sum[b2+c] += v
+			}
+			for i, v := range dr {
+				sum[b1+i] += v
+			}
+		}
+		gemm(true, false, k, hh, nb, g, k, h, hh, 1, sum[w2:b2], hh)
+		gemm(true, false, hh, d, nb, delta, hh, x, d, 1, sum[:b1], d)
+	}
+	return clipped
+}
+
+// BatchLogitsScratch implements BatchClassifier: the hidden activations.
+func (m MLP) BatchLogitsScratch(n int) int { return n * m.Hidden }
+
+// BatchLogits implements BatchClassifier: H = tanh(X·W₁ᵀ + 1·b₁ᵀ) and
+// F = H·W₂ᵀ + 1·b₂ᵀ as two products.
+func (m MLP) BatchLogits(theta, x []float64, n int, f, scratch []float64) {
+	k, d, hh := m.Classes, m.Features, m.Hidden
+	b1, w2, b2, dim := m.offsets()
+	h := scratch[:n*hh]
+	gemm(false, true, n, hh, d, x, d, theta[:b1], d, 0, h, hh)
+	for r := 0; r < n; r++ {
+		for i := 0; i < hh; i++ {
+			j := r*hh + i
+			h[j], _ = tanhDeriv(h[j] + theta[b1+i])
+		}
+	}
+	gemm(false, true, n, k, hh, h, hh, theta[w2:b2], hh, 0, f, k)
+	addRow(f, n, theta[b2:dim])
+}
+
 // Predict returns the class probabilities p(· | x, θ) (a new slice).
 func (m MLP) Predict(theta, x []float64) []float64 {
 	return ClassProbs(m, theta, x, make([]float64, m.Classes))

@@ -3,6 +3,7 @@ package mechanisms
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"sync"
 
@@ -123,6 +124,10 @@ func (s *SGLD) affineCoefs(m Affine1D, d *dataset.Dataset) *affineCoefs {
 	v, _ := s.coefs.LoadOrStore(key, k)
 	return v.(*affineCoefs)
 }
+
+// maxGradRows bounds the block of records a BatchGradModel's workspace
+// processes at once (larger minibatches go in several blocks).
+const maxGradRows = 256
 
 // permPool recycles the visiting orders of cyclic and reshuffled runs.
 var permPool sync.Pool
@@ -274,39 +279,50 @@ func (s *SGLD) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand,
 	dim := len(theta)
 	grad := make([]float64, dim)
 	gi := make([]float64, dim)
+	noise := make([]float64, dim)
+	var gb GradBatch
+	if bm, ok := m.(BatchGradModel); ok {
+		gb = bm.NewGradBatch(min(s.Batch, maxGradRows))
+	}
 	info := Info{Iterations: total}
 	nv := s.noiseVar()
 	for t := 0; t < total; t++ {
 		eta := s.Step.At(t)
 		batch := bt.next(rng)
-		for k := range gi {
-			gi[k] = 0
-		}
-		for _, i := range batch {
-			m.GradLogLik(theta, d.Records[i], grad)
-			info.GradEvals++
-			if s.Clip > 0 {
-				var nn float64
-				for _, g := range grad {
-					nn += g * g
-				}
-				if nn = math.Sqrt(nn); nn > s.Clip {
-					f := s.Clip / nn
-					for k := range grad {
-						grad[k] *= f
-					}
-					info.ClippedGrads++
-				}
+		if gb != nil {
+			info.ClippedGrads += gb.SumGradLogLik(theta, d.Records, batch, s.Clip, gi)
+			info.GradEvals += len(batch)
+		} else {
+			for k := range gi {
+				gi[k] = 0
 			}
-			for k, g := range grad {
-				gi[k] += g
+			for _, i := range batch {
+				m.GradLogLik(theta, d.Records[i], grad)
+				info.GradEvals++
+				if s.Clip > 0 {
+					var nn float64
+					for _, g := range grad {
+						nn += g * g
+					}
+					if nn = math.Sqrt(nn); nn > s.Clip {
+						f := s.Clip / nn
+						for k := range grad {
+							grad[k] *= f
+						}
+						info.ClippedGrads++
+					}
+				}
+				for k, g := range grad {
+					gi[k] += g
+				}
 			}
 		}
 		sc := bt.scale(len(batch))
 		m.GradLogPrior(theta, grad)
 		half, sd := eta/2, math.Sqrt(nv*eta)
+		fn.fill(noise)
 		for k := range theta {
-			theta[k] += half*(grad[k]+sc*gi[k]) + sd*fn.norm()
+			theta[k] += half*(grad[k]+sc*gi[k]) + sd*noise[k]
 		}
 		if !finite(theta) {
 			return info, &DivergedError{Iteration: t + 1, Theta: append([]float64(nil), theta...)}
@@ -374,78 +390,143 @@ func (s *SGLD) runAffine1D(a Affine1D, d *dataset.Dataset, theta []float64, rng 
 // paper's setting — where an iteration with record i is the affine map
 // θ ← a_i·θ + c_i + sqrt(η)·ξ with a_i = 1 − (η/2)(prec + n·j_i) and
 // c_i = (η/2)(shift + n·h_i) fixed: one multiply-add and one normal draw.
-// With and without replacement coincide for a batch of one record.
+// With and without replacement coincide for a batch of one record. Each
+// scheme has a loop of its own, with no per-step branch on the scheme.
 func (s *SGLD) runAffine1DBatch1(k *affineCoefs, n int, theta []float64, rng *rand.Rand, rel *releaser, info Info) (Info, error) {
 	sd := math.Sqrt(s.noiseVar() * s.Step.Eta)
-	a, c := k.a, k.c
-	var order []int32
-	if s.Scheme == Cyclic || s.Scheme == Reshuffle {
-		if p, ok := permPool.Get().(*[]int32); ok && cap(*p) >= n {
-			order = (*p)[:n]
-		} else {
-			order = make([]int32, n)
-		}
-		defer func() { permPool.Put(&order) }()
-		for i := range order {
-			order[i] = int32(i)
-		}
-		if s.Scheme == Cyclic {
-			rng.Shuffle(n, func(x, y int) { order[x], order[y] = order[y], order[x] })
-		}
+	switch s.Scheme {
+	case Cyclic:
+		return runBatch1Cyclic(k, n, sd, theta, rng, rel, info)
+	case WithReplacement, WithoutReplacement:
+		return runBatch1Uniform(k, n, sd, theta, rng, rel, info)
 	}
+	return runBatch1Reshuffle(k, n, sd, theta, rng, rel, info)
+}
+
+// batch1Order returns the identity permutation of n records as int32
+// indices, in a buffer recycled through permPool: hand p back to the pool
+// when the run ends.
+func batch1Order(n int) (order []int32, p *[]int32) {
+	p, _ = permPool.Get().(*[]int32)
+	if p == nil || cap(*p) < n {
+		buf := make([]int32, n)
+		p = &buf
+	}
+	order = (*p)[:n]
+	for i := range order {
+		order[i] = int32(i)
+	}
+	return order, p
+}
+
+// runBatch1Cyclic is the paper's scheme: one random order drawn before the
+// first iteration, then visited again every epoch. The ziggurat's common
+// case is inlined by hand (fastNormal.norm is too large for the compiler
+// to inline). The noise does not depend on θ: adding it to c_i first and
+// finishing with one fused multiply-add keeps the serial dependency on θ to
+// a single FMA per iteration.
+func runBatch1Cyclic(k *affineCoefs, n int, sd float64, theta []float64, rng *rand.Rand, rel *releaser, info Info) (Info, error) {
+	a, c := k.a, k.c
+	order, buf := batch1Order(n)
+	defer permPool.Put(buf)
+	rng.Shuffle(n, func(x, y int) { order[x], order[y] = order[y], order[x] })
 	fn := newFastNormal(rng)
 	total := info.Iterations
 	th := theta[0]
 	next := rel.nextAt()
 	pos := 0
-	if s.Scheme == Cyclic {
-		// The paper's scheme, in a loop of its own: no branch on the
-		// scheme, and the ziggurat's common case inlined by hand
-		// (fastNormal.norm is too large for the compiler to inline). The
-		// noise does not depend on θ: adding it to c_i first and finishing
-		// with one fused multiply-add keeps the serial dependency on θ to a
-		// single FMA per iteration.
-		for t := 1; t <= total; t++ {
-			u := fn.next()
-			zj, zl := int32(u>>32), u&127
-			var z float64
-			if uint32(zj+zj>>31^zj>>31) < zigK[zl] {
-				z = float64(zj) * zigW[zl]
-			} else {
-				z = fn.normSlow(zj, zl)
-			}
-			i := order[pos]
-			th = math.FMA(a[i], th, c[i]+sd*z)
-			if pos++; pos == n {
-				pos = 0
-			}
-			if th-th != 0 {
-				return info, &DivergedError{Iteration: t, Theta: []float64{th}}
-			}
-			if t == next {
-				theta[0] = th
-				info.GradEvals = t // one record per iteration
-				if err := rel.release(theta, &info); err != nil {
-					return info, err
-				}
-				next = rel.nextAt()
-			}
-		}
-		theta[0] = th
-		info.GradEvals = total
-		return info, nil
-	}
 	for t := 1; t <= total; t++ {
-		var i int
-		switch s.Scheme {
-		case Reshuffle:
-			if pos == 0 {
-				rng.Shuffle(n, func(x, y int) { order[x], order[y] = order[y], order[x] })
-			}
-			i = int(order[pos])
-		default: // with or without replacement, one record
-			i = int(fn.intn(uint64(n)))
+		u := fn.next()
+		zj, zl := int32(u>>32), u&127
+		var z float64
+		if uint32(zj+zj>>31^zj>>31) < zigK[zl] {
+			z = float64(zj) * zigW[zl]
+		} else {
+			z = fn.normSlow(zj, zl)
 		}
+		i := order[pos]
+		th = math.FMA(a[i], th, c[i]+sd*z)
+		if pos++; pos == n {
+			pos = 0
+		}
+		if th-th != 0 {
+			return info, &DivergedError{Iteration: t, Theta: []float64{th}}
+		}
+		if t == next {
+			theta[0] = th
+			info.GradEvals = t // one record per iteration
+			if err := rel.release(theta, &info); err != nil {
+				return info, err
+			}
+			next = rel.nextAt()
+		}
+	}
+	theta[0] = th
+	info.GradEvals = total
+	return info, nil
+}
+
+// runBatch1Uniform draws the record of every iteration uniformly from the
+// n records (with or without replacement: the same for one record), fused
+// with the update like the cyclic loop. The index is Lemire's (2019)
+// multiply-high method: the high word of x·n for a uniform 64-bit x, with
+// the products whose low word falls below 2^64 mod n drawn again, which
+// makes it exactly uniform; the threshold is computed once per run, not
+// per step.
+func runBatch1Uniform(k *affineCoefs, n int, sd float64, theta []float64, rng *rand.Rand, rel *releaser, info Info) (Info, error) {
+	a, c := k.a[:n], k.c[:n]
+	fn := newFastNormal(rng)
+	nn := uint64(n)
+	thresh := -nn % nn
+	total := info.Iterations
+	th := theta[0]
+	next := rel.nextAt()
+	for t := 1; t <= total; t++ {
+		u := fn.next()
+		zj, zl := int32(u>>32), u&127
+		var z float64
+		if uint32(zj+zj>>31^zj>>31) < zigK[zl] {
+			z = float64(zj) * zigW[zl]
+		} else {
+			z = fn.normSlow(zj, zl)
+		}
+		i, lo := bits.Mul64(fn.next(), nn)
+		for lo < thresh {
+			i, lo = bits.Mul64(fn.next(), nn)
+		}
+		th = math.FMA(a[i], th, c[i]+sd*z)
+		if th-th != 0 {
+			return info, &DivergedError{Iteration: t, Theta: []float64{th}}
+		}
+		if t == next {
+			theta[0] = th
+			info.GradEvals = t // one record per iteration
+			if err := rel.release(theta, &info); err != nil {
+				return info, err
+			}
+			next = rel.nextAt()
+		}
+	}
+	theta[0] = th
+	info.GradEvals = total
+	return info, nil
+}
+
+// runBatch1Reshuffle draws a new random order at the start of every epoch.
+func runBatch1Reshuffle(k *affineCoefs, n int, sd float64, theta []float64, rng *rand.Rand, rel *releaser, info Info) (Info, error) {
+	a, c := k.a, k.c
+	order, buf := batch1Order(n)
+	defer permPool.Put(buf)
+	fn := newFastNormal(rng)
+	total := info.Iterations
+	th := theta[0]
+	next := rel.nextAt()
+	pos := 0
+	for t := 1; t <= total; t++ {
+		if pos == 0 {
+			rng.Shuffle(n, func(x, y int) { order[x], order[y] = order[y], order[x] })
+		}
+		i := order[pos]
 		if pos++; pos == n {
 			pos = 0
 		}

@@ -175,6 +175,72 @@ func (m Softmax) GradLogLik(theta []float64, r dataset.Record, grad []float64) {
 	}
 }
 
+// NewGradBatch implements BatchGradModel.
+func (m Softmax) NewGradBatch(rows int) GradBatch {
+	rows = max(rows, 1)
+	return &softmaxGrad{m: m, rows: rows, x: make([]float64, rows*m.Features), g: make([]float64, rows*m.Classes)}
+}
+
+// softmaxGrad is Softmax's minibatch workspace: a block of gathered
+// records and their logits, then residuals.
+type softmaxGrad struct {
+	m    Softmax
+	rows int
+	x, g []float64
+}
+
+// SumGradLogLik implements GradBatch. For a block X (b×D) of records with
+// one-hot labels Y, the logits are F = X·Wᵀ + 1·bᵀ and the residuals
+// G = Y − softmax(F) row by row (as GradLogLik computes them), and the sum
+// of the records' outer products g_r ⊗ (x_r, 1) is Σ∇_W = Gᵀ·X and
+// Σ∇_b = Gᵀ·1: two products, with no record's gradient materialised. A
+// record's gradient norm is ‖g_r‖·‖(x_r, 1)‖ (the norm of an outer
+// product), so clipping scales g_r by min(1, C/(‖g_r‖·‖(x_r, 1)‖)) before
+// the product (docs/derivations/batch-gradients.md).
+func (w *softmaxGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batch []int, clip float64, sum []float64) (clipped int) {
+	k, d := w.m.Classes, w.m.Features
+	wts, bias := theta[:k*d], theta[k*d:k*d+k]
+	sw, sb := sum[:k*d], sum[k*d:k*d+k]
+	clear(sum[:k*d+k])
+	for r0 := 0; r0 < len(batch); r0 += w.rows {
+		idx := batch[r0:min(r0+w.rows, len(batch))]
+		nb := len(idx)
+		x, g := w.x[:nb*d], w.g[:nb*k]
+		gather(x, recs, idx, d)
+		gemm(false, true, nb, k, d, x, d, wts, d, 0, g, k)
+		addRow(g, nb, bias)
+		for r, i := range idx {
+			gr := g[r*k : (r+1)*k]
+			softmaxResidual(gr, classOf(recs[i].Y, k))
+			if clip > 0 {
+				xr := x[r*d : (r+1)*d]
+				if nn := math.Sqrt(dot(gr, gr) * (dot(xr, xr) + 1)); nn > clip {
+					f := clip / nn
+					for c := range gr {
+						gr[c] *= f
+					}
+					clipped++
+				}
+			}
+			for c, v := range gr {
+				sb[c] += v
+			}
+		}
+		gemm(true, false, k, d, nb, g, k, x, d, 1, sw, d)
+	}
+	return clipped
+}
+
+// BatchLogitsScratch implements BatchClassifier: none is needed.
+func (m Softmax) BatchLogitsScratch(int) int { return 0 }
+
+// BatchLogits implements BatchClassifier: F = X·Wᵀ + 1·bᵀ as one product.
+func (m Softmax) BatchLogits(theta, x []float64, n int, f, _ []float64) {
+	k, d := m.Classes, m.Features
+	gemm(false, true, n, k, d, x, d, theta[:k*d], d, 0, f, k)
+	addRow(f, n, theta[k*d:k*d+k])
+}
+
 // Predict returns the class probabilities p(· | x, θ) (a new slice).
 func (m Softmax) Predict(theta, x []float64) []float64 {
 	return ClassProbs(m, theta, x, make([]float64, m.Classes))
@@ -251,11 +317,16 @@ func logSoftmaxAt(f []float64, y int) float64 {
 	return (f[y] - mx) - math.Log(s)
 }
 
-// softmaxInPlace replaces logits f by softmax(f).
+// softmaxInPlace replaces logits f by softmax(f). The maximum is taken
+// by comparison rather than math.Max (a call per element on amd64): the
+// two differ only on NaN, and a NaN logit makes every output NaN either
+// way.
 func softmaxInPlace(f []float64) {
 	mx := f[0]
 	for _, v := range f[1:] {
-		mx = math.Max(mx, v)
+		if v > mx {
+			mx = v
+		}
 	}
 	var s float64
 	for k, v := range f {
@@ -299,7 +370,7 @@ func ClassLogProb(c Classifier, theta, x []float64, y int) float64 {
 	}
 	var buf [stackClasses]float64
 	f := stackOrHeap(buf[:], k)
-	c.Logits(theta, x, f)
+	logitsOf(c, theta, x, f)
 	return logSoftmaxAt(f, y)
 }
 
@@ -308,8 +379,25 @@ func ClassLogProb(c Classifier, theta, x []float64, y int) float64 {
 func PredictClass(c Classifier, theta, x []float64) int {
 	var buf [stackClasses]float64
 	f := stackOrHeap(buf[:], c.NumClasses())
-	c.Logits(theta, x, f)
+	logitsOf(c, theta, x, f)
 	return argmaxOf(f)
+}
+
+// logitsOf writes c's logits at x into f. The built-in models are called
+// directly, so that a caller's stack buffer f stays on the stack (a call
+// through the interface would move it to the heap on every call); other
+// classifiers write into a heap copy.
+func logitsOf(c Classifier, theta, x, f []float64) {
+	switch m := c.(type) {
+	case Softmax:
+		m.Logits(theta, x, f)
+	case MLP:
+		m.Logits(theta, x, f)
+	default:
+		tmp := make([]float64, len(f))
+		c.Logits(theta, x, tmp)
+		copy(f, tmp)
+	}
 }
 
 func argmaxOf(f []float64) int {
