@@ -36,17 +36,18 @@ func (i Info) AcceptanceRate() float64 {
 	return float64(i.Accepted) / float64(i.Proposals)
 }
 
-// Add accumulates another run's counters.
+// Add accumulates another run's counters; a total beyond the int range
+// saturates rather than wrapping to a negative count.
 func (i *Info) Add(o Info) {
-	i.Iterations += o.Iterations
-	i.Proposals += o.Proposals
-	i.Accepted += o.Accepted
-	i.ClippedGrads += o.ClippedGrads
-	i.GradEvals += o.GradEvals
-	i.ClippedLLRs += o.ClippedLLRs
-	i.LLREvals += o.LLREvals
-	i.Projections += o.Projections
-	i.VarianceCheckFailures += o.VarianceCheckFailures
+	i.Iterations = satAdd(i.Iterations, o.Iterations)
+	i.Proposals = satAdd(i.Proposals, o.Proposals)
+	i.Accepted = satAdd(i.Accepted, o.Accepted)
+	i.ClippedGrads = satAdd(i.ClippedGrads, o.ClippedGrads)
+	i.GradEvals = satAdd(i.GradEvals, o.GradEvals)
+	i.ClippedLLRs = satAdd(i.ClippedLLRs, o.ClippedLLRs)
+	i.LLREvals = satAdd(i.LLREvals, o.LLREvals)
+	i.Projections = satAdd(i.Projections, o.Projections)
+	i.VarianceCheckFailures = satAdd(i.VarianceCheckFailures, o.VarianceCheckFailures)
 }
 
 // DivergedError reports a chain whose state became NaN or infinite.
