@@ -45,6 +45,9 @@ func Build(c *Config) (*Plan, error) {
 	if p.Model, err = buildModel(c.Model); err != nil {
 		return nil, err
 	}
+	if err = checkLimits(c, p.Model); err != nil {
+		return nil, err
+	}
 	if c.Sampler.ExactCyclicSGLD != nil {
 		if p.Mechanism, err = buildExact(c, p); err != nil {
 			return nil, err
