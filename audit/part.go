@@ -362,18 +362,60 @@ func (m *Merger) Trials() (*Trials, error) {
 	if m.out == nil {
 		return nil, errors.New("no trials files")
 	}
-	sort.Slice(m.seen, func(i, j int) bool { return m.seen[i].lo < m.seen[j].lo })
-	next := 0
-	for _, s := range m.seen {
-		if s.lo > next {
-			return nil, fmt.Errorf("trials [%d, %d) are missing (no part covers them)", next, s.lo)
-		}
-		next = s.hi
-	}
-	if next != m.out.N {
-		return nil, fmt.Errorf("trials [%d, %d) are missing (no part covers them)", next, m.out.N)
+	if err := missing(m.seen, m.out.N); err != nil {
+		return nil, err
 	}
 	return m.out, nil
+}
+
+// missing returns an error naming the first trial range of [0, n) no span
+// covers (the spans do not overlap).
+func missing(seen []span, n int) error {
+	seen = append([]span(nil), seen...)
+	sort.Slice(seen, func(i, j int) bool { return seen[i].lo < seen[j].lo })
+	next := 0
+	for _, s := range seen {
+		if s.lo > next {
+			return fmt.Errorf("trials [%d, %d) are missing (no part covers them)", next, s.lo)
+		}
+		next = max(next, s.hi)
+	}
+	if next != n {
+		return fmt.Errorf("trials [%d, %d) are missing (no part covers them)", next, n)
+	}
+	return nil
+}
+
+// CheckPartInfos checks, from the parts' headers alone, what Merger checks
+// on their contents: one configuration, one shape, every trial index
+// covered exactly once, and a merged size within the feature store's
+// limit — so that a merge allocates the result only for parts that fill
+// it (names[i] names infos[i] in errors).
+func CheckPartInfos(infos []PartInfo, names []string) error {
+	if len(infos) == 0 {
+		return errors.New("no trials files")
+	}
+	first := infos[0]
+	var seen []span
+	for i, p := range infos {
+		if p.ConfigHash != first.ConfigHash {
+			return fmt.Errorf("%s comes from another configuration (hash %.12s…, %s has %.12s…)", names[i], p.ConfigHash, names[0], first.ConfigHash)
+		}
+		if p.N != first.N || p.P != first.P || p.F != first.F || p.TestSize != first.TestSize {
+			return fmt.Errorf("%s has a different shape than %s", names[i], names[0])
+		}
+		for _, s := range seen {
+			if p.Lo < s.hi && s.lo < p.Hi {
+				return fmt.Errorf("%s duplicates trials [%d, %d) already in %s", names[i], max(p.Lo, s.lo), min(p.Hi, s.hi), s.name)
+			}
+		}
+		seen = append(seen, span{p.Lo, p.Hi, names[i]})
+	}
+	if err := missing(seen, first.N); err != nil {
+		return err
+	}
+	_, err := storeSize(first.N, first.P, first.F)
+	return err
 }
 
 // MergeTrials joins parts of one audit: same configuration, every trial

@@ -40,12 +40,16 @@ func runBounds(args []string, e *env) error {
 	if err := fs.parse(args, e, 1); err != nil {
 		return err
 	}
-	cfg, err := loadScenario(fs)
-	if err != nil {
+	out := output(jsonOut)
+	var inputs []namedInput
+	if fs.NArg() == 1 {
+		inputs = append(inputs, namedInput{fs.Arg(0), "scenario file"})
+	}
+	if err := checkOutputs([]namedOutput{{out, "json"}}, inputs); err != nil {
 		return err
 	}
-	out := output(jsonOut)
-	if err := out.checkWritable("json"); err != nil {
+	cfg, err := loadScenario(fs)
+	if err != nil {
 		return err
 	}
 	plan, err := scenario.Build(cfg)
