@@ -45,7 +45,7 @@ func runBounds(args []string, e *env) error {
 	if fs.NArg() == 1 {
 		inputs = append(inputs, namedInput{fs.Arg(0), "scenario file"})
 	}
-	if err := checkOutputs([]namedOutput{{out, "json"}}, inputs); err != nil {
+	if err := checkOutputs(e, []namedOutput{{out, "json"}}, inputs); err != nil {
 		return err
 	}
 	cfg, err := loadScenario(fs)

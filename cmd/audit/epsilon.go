@@ -58,7 +58,7 @@ func runEpsilon(args []string, e *env) error {
 		return usagef("--fn: must be in [0, positives=%d], got %d", c.Positives, c.FN)
 	}
 	out := output(jsonOut)
-	if err := checkOutputs([]namedOutput{{out, "json"}}, nil); err != nil {
+	if err := checkOutputs(e, []namedOutput{{out, "json"}}, nil); err != nil {
 		return err
 	}
 

@@ -47,7 +47,7 @@ func runMerge(args []string, e *env) error {
 		inputs = append(inputs, namedInput{paths[i], "trials file"})
 	}
 	outs := []namedOutput{{output(jsonOut), "json"}, {output(csvOut), "csv"}, {output(plotOut), "plot"}, {output(htmlOut), "html"}}
-	if err := checkOutputs(outs, inputs); err != nil {
+	if err := checkOutputs(e, outs, inputs); err != nil {
 		return err
 	}
 	type merged struct {

@@ -19,24 +19,24 @@ import (
 // flag: "" (none), "-" (stdout) or a file path.
 //
 // A file output is only ever a regular file: a path that exists must be a
-// regular file (devices, FIFOs, sockets and directories are refused), a
-// path that does not exist is created in an existing directory. A symbolic
-// link is written through: its final target must be a regular file (or
-// not exist yet), and it is the target that is replaced, the link is kept.
-// Files are written to a temporary file in the target's directory and
-// renamed into place, so that a failure never leaves a partial file that
-// looks complete, and nothing but a regular file is ever replaced.
+// regular file — devices, FIFOs, sockets and directories are refused, and
+// so are symbolic links, whose target may be anything (/dev/stdout is a
+// link to /proc/self/fd/1, which may be the very file the shell redirects
+// stdout to); a path that does not exist is created in an existing
+// directory. Files are written to a temporary file in the same directory
+// and renamed into place, so that a failure never leaves a partial file
+// that looks complete, and nothing but a regular file is ever replaced.
 type output string
 
 // toStdout reports whether this output replaces the human table on stdout.
 func (o output) toStdout() bool { return o == "-" }
 
-// target resolves the file an output writes: the path itself, or the final
-// target of a symbolic link. exists reports whether a regular file is
-// there now; anything else that exists is an error naming the flag.
+// target checks the file an output writes: exists reports whether a
+// regular file is there now; anything else that exists is an error
+// naming the flag.
 func (o output) target(flagName string) (path string, exists bool, err error) {
 	p := string(o)
-	lst, err := os.Lstat(p)
+	st, err := os.Lstat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		dir := filepath.Dir(p)
@@ -46,21 +46,9 @@ func (o output) target(flagName string) (path string, exists bool, err error) {
 		return p, false, nil
 	case err != nil:
 		return "", false, usagef("--%s: cannot use %s: %s", flagName, p, pathErr(err))
-	}
-	st := lst
-	if lst.Mode()&fs.ModeSymlink != 0 {
-		st, err = os.Stat(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", false, usagef("--%s: %s is a symbolic link to a missing file (point it at a file, or remove it)", flagName, p)
-		}
-		if err != nil {
-			return "", false, usagef("--%s: cannot use %s: %s", flagName, p, pathErr(err))
-		}
-		if p, err = filepath.EvalSymlinks(p); err != nil {
-			return "", false, usagef("--%s: cannot resolve the link %s: %s", flagName, o, pathErr(err))
-		}
-	}
-	if !st.Mode().IsRegular() {
+	case st.Mode()&fs.ModeSymlink != 0:
+		return "", false, usagef("--%s: %s is a symbolic link; outputs are written only to regular files (give the file it points to, or - for standard output)", flagName, o)
+	case !st.Mode().IsRegular():
 		hint := ""
 		if st.Mode()&fs.ModeCharDevice != 0 || st.Mode()&fs.ModeNamedPipe != 0 {
 			hint = "; use - for standard output"
@@ -135,8 +123,10 @@ type namedInput struct {
 
 // checkOutputs validates the outputs of one command before any work: each
 // is writable (checkWritable), at most one writes to stdout, no two write
-// the same file (after links are resolved), and none replaces an input.
-func checkOutputs(outs []namedOutput, inputs []namedInput) error {
+// the same file, none replaces an input, and none is the file the
+// command's standard output or error already goes to (the shell's
+// redirection target).
+func checkOutputs(e *env, outs []namedOutput, inputs []namedInput) error {
 	stdout := []string{}
 	type seen struct {
 		key  string
@@ -172,12 +162,34 @@ func checkOutputs(outs []namedOutput, inputs []namedInput) error {
 				return usagef("--%s: %s is the %s this command reads; write the output elsewhere", o.flag, o.o, in.what)
 			}
 		}
+		for name, w := range map[string]io.Writer{"standard output": e.stdout, "standard error": e.stderr} {
+			if fst := fileInfoOf(w); fst != nil && s.info != nil && os.SameFile(fst, s.info) {
+				return usagef("--%s: %s is where %s already goes; use - for standard output, or another file", o.flag, o.o, name)
+			}
+		}
 		files = append(files, s)
 	}
 	if len(stdout) > 1 {
 		return usagef("only one of --json, --csv, --html can write to stdout (-), got %s", strings.Join(stdout, " and "))
 	}
 	return nil
+}
+
+// fileInfoOf returns the file behind a stream (through checkedWriter),
+// or nil when it is not a file.
+func fileInfoOf(w io.Writer) fs.FileInfo {
+	if c, ok := w.(*checkedWriter); ok {
+		w = c.w
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	return st
 }
 
 // canonical returns an absolute, link-free spelling of a path that may not

@@ -41,7 +41,9 @@ func runRun(args []string, e *env) error {
 		"Audits a sampler configuration: runs it on two adjacent datasets, trains attacks on half of the runs,\n"+
 			"counts their errors on the other half and reports ε lower bounds with their confidence; with a claim,\n"+
 			"tests it and exits 1 when it is refuted. Without a config file it runs the built-in scenario\n"+
-			"(see --print-default).")
+			"(see --print-default). Outputs are checked before the run: each must be a new file in an existing\n"+
+			"directory or a regular file (devices, FIFOs, directories and symbolic links are refused), and at most\n"+
+			"one may be - (stdout). A run whose estimated work exceeds --max-work is refused before it starts.")
 	var f runFlags
 	fs.StringVar(&f.json, "json", "", "write the report as JSON to FILE (- for stdout)")
 	fs.StringVar(&f.csv, "csv", "", "write one row per release point as CSV to FILE (- for stdout)")
@@ -74,7 +76,7 @@ func runRun(args []string, e *env) error {
 	defer stop()
 
 	// Every output is checked before anything is loaded or run.
-	shardI, shardN, err := checkRunFlags(fs, &f)
+	shardI, shardN, err := checkRunFlags(e, fs, &f)
 	if err != nil {
 		return err
 	}
@@ -136,7 +138,7 @@ func runRun(args []string, e *env) error {
 // checkRunFlags checks the combinations of flags and every output before
 // anything is loaded: a long run must not end in "cannot write". It
 // returns the shard, when one is asked for.
-func checkRunFlags(fs *flagSet, f *runFlags) (shardI, shardN int, err error) {
+func checkRunFlags(e *env, fs *flagSet, f *runFlags) (shardI, shardN int, err error) {
 	if f.plot != "" {
 		if f.plot == "-" {
 			return 0, 0, usagef("--plot: needs a file name ending in .svg or .png")
@@ -162,7 +164,7 @@ func checkRunFlags(fs *flagSet, f *runFlags) (shardI, shardN int, err error) {
 		if f.json != "" || f.csv != "" || f.plot != "" || f.html != "" || f.checkpoint != "" {
 			return 0, 0, usagef("--shard writes only a trials file; reports come from 'audit merge'")
 		}
-		return shardI, shardN, checkOutputs([]namedOutput{{output(f.out), "out"}}, inputs)
+		return shardI, shardN, checkOutputs(e, []namedOutput{{output(f.out), "out"}}, inputs)
 	}
 	if f.out != "" {
 		return 0, 0, usagef("--out is only used with --shard")
@@ -173,7 +175,7 @@ func checkRunFlags(fs *flagSet, f *runFlags) (shardI, shardN int, err error) {
 		}
 	}
 	outs := []namedOutput{{output(f.json), "json"}, {output(f.csv), "csv"}, {output(f.plot), "plot"}, {output(f.html), "html"}}
-	return 0, 0, checkOutputs(outs, inputs)
+	return 0, 0, checkOutputs(e, outs, inputs)
 }
 
 // parseShard parses I/N with 0 ≤ I < N.
