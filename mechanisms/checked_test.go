@@ -39,7 +39,7 @@ func TestCheckedCounts(t *testing.T) {
 // Iterations saturates instead, and Check refuses it naming the field and
 // the 2^40 limit.
 func TestSGLDEpochsOverflow(t *testing.T) {
-	const epochs = 922337203685477581
+	epochs := 922337203685477581
 	if wrapped := uint64(epochs) * 20; wrapped != 4 {
 		t.Fatalf("the unchecked product is %d, the report said 4", wrapped)
 	}
