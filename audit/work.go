@@ -40,8 +40,8 @@ func (a *Audit) perRunWork() float64 {
 		}
 		run = math.Max(run, mechanisms.RunCost(t.Mechanism, d))
 	}
-	// Features of every release: at least one pass over θ and the columns.
-	release := float64(len(a.points)) * float64(max(t.Mechanism.Dim(), 1)+len(a.features))
+	// Features of every release (RunCost counts the release of θ itself).
+	release := float64(len(a.points)) * float64(len(a.features))
 	if acc := t.Accuracy; acc != nil && acc.Test != nil {
 		// Classifying the test set: one likelihood-sized pass per record.
 		release += float64(len(a.points)) * float64(acc.Test.Len()) * float64(max(acc.Model.Dim(), 1))
