@@ -122,10 +122,11 @@ const (
 	// (trials × release points × features × 4 bytes).
 	MaxFeatureBytes = 16 << 30
 	// DefaultMaxWork is the work limit of a zero Options.MaxWork, in the
-	// units of mechanisms.RunCost (about a nanosecond each): a few hours
-	// on two cores, so that a typo in a run length or a trial count is
+	// units of mechanisms.RunCost (3 to 13 ns each on the bundled
+	// scenarios): one to four hours of CPU, forty times the heaviest
+	// bundled audit, so that a typo in a run length or a trial count is
 	// refused before any run rather than discovered days later.
-	DefaultMaxWork = 1e13
+	DefaultMaxWork = 1e12
 )
 
 // DefaultConfidence is the confidence of a zero Options.Confidence.

@@ -67,7 +67,7 @@ func (a *Audit) analysisWork() float64 {
 
 // limitError is the *FieldError of a work estimate beyond Options.MaxWork.
 func (a *Audit) limitError(what string, work float64) error {
-	return fieldErr("MaxWork", "%s is estimated at %.3g work units, beyond the limit of %.3g (about a nanosecond per unit; raise the limit to run it on purpose)", what, work, a.opts.MaxWork)
+	return fieldErr("MaxWork", "%s is estimated at %.3g work units, beyond the limit of %.3g (a unit takes a few nanoseconds; raise the limit to run it on purpose)", what, work, a.opts.MaxWork)
 }
 
 // CheckWork returns a *FieldError naming MaxWork when simulating trials

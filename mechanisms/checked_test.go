@@ -144,7 +144,9 @@ func TestRunCostFormulas(t *testing.T) {
 		{&DPPenalty{Iters: 50}, 50*(100*3+6) + 6},
 		// L = 4: 50 · ((4+1)·100·3 + 100·3 + 2·5·3).
 		{&DPHMC{Iters: 50, LeapfrogSteps: 4}, 50*(5*300+300+30) + 6},
-		{&DPBarker{Iters: 50, Batch: 20}, 50*(20*3+6) + 6},
+		// Subsampled Barker: both states on b = 20 records and an index
+		// each: 50 · (20·(2·3+1) + 2·3).
+		{&DPBarker{Iters: 50, Batch: 20}, 50*(20*7+6) + 6},
 		{&DPBarker{Iters: 50}, 50*(100*3+6) + 6},
 	} {
 		ch := &Chain{Model: m, Sampler: c.s, Release: rel}

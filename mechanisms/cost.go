@@ -8,9 +8,9 @@ import (
 // parameter-sized pass of arithmetic: evaluating one record's
 // log-likelihood or gradient costs Dim() units, the prior and the update
 // of θ cost Dim() units per iteration, a random index costs one unit. The
-// estimate is an order of magnitude, not a timing (one unit takes about a
-// nanosecond on current hardware); its derivation for every sampler is in
-// docs/derivations/work-limits.md. Arithmetic is in float64, so an
+// estimate is an order of magnitude, not a timing (a unit took 3 to 13 ns
+// on the bundled scenarios); its derivation for every sampler, and those
+// measurements, are in docs/derivations/work-limits.md. Arithmetic is in float64, so an
 // estimate never overflows: a configuration too large to count is simply
 // a very large number.
 
@@ -93,15 +93,16 @@ func (h *DPHMC) iterationCost(m Model, n int) float64 {
 	return (l+1)*float64(n)*dim + float64(n)*dim + 2*(l+1)*dim
 }
 
-// iterationCost: the log-likelihood ratio over the minibatch (or every
-// record for the full-data test) and the proposal.
+// iterationCost: the log-likelihood ratio and the proposal. The full-data
+// test evaluates the proposal on every record (the current state's terms
+// are kept); the subsampled one evaluates both states on b records drawn
+// without replacement (an index each).
 func (s *DPBarker) iterationCost(m Model, n int) float64 {
 	dim := modelDim(m)
-	b := n
 	if s.Batch > 0 {
-		b = s.Batch
+		return float64(s.Batch)*(2*dim+1) + 2*dim
 	}
-	return float64(b)*dim + 2*dim
+	return float64(n)*dim + 2*dim
 }
 
 // iterationCost: the (clipped) sum over every record, once.

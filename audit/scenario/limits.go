@@ -219,7 +219,7 @@ func checkCanaryWork(c *Config, m mechanisms.Model, n int) error {
 	ch := &mechanisms.Chain{Model: m, Sampler: s, Init: c.Init, Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseFinal}}
 	per := ch.RunCost(&dataset.Dataset{Virtual: n})
 	if w := float64(nb.DeepFool.Models) * per; w > audit.DefaultMaxWork {
-		return fmt.Errorf("neighbour.deepfool.models: %d training runs × %.3g work units each = %.3g exceed the work limit of %.3g (about a nanosecond per unit): train fewer or shorter models",
+		return fmt.Errorf("neighbour.deepfool.models: %d training runs × %.3g work units each = %.3g exceed the work limit of %.3g (a unit takes a few nanoseconds): train fewer or shorter models",
 			nb.DeepFool.Models, per, w, audit.DefaultMaxWork)
 	}
 	return nil

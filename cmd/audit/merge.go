@@ -23,7 +23,7 @@ func runMerge(args []string, e *env) error {
 	fs.StringVar(&plotOut, "plot", "", "draw ε_lb per release point to FILE (.svg or .png)")
 	fs.StringVar(&htmlOut, "html", "", "write a self-contained HTML report to FILE (- for stdout)")
 	fs.floatVar(&maxWork, "max-work", 0, "[0, ∞)", func(x float64) bool { return x >= 0 },
-		"refuse an analysis whose estimated work exceeds this many units of about 1 ns (0: the default), in")
+		"refuse an analysis whose estimated work exceeds this many units of a few ns each (0: the default), in")
 	if err := fs.parse(args, e, 1<<20); err != nil {
 		return err
 	}

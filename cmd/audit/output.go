@@ -216,9 +216,17 @@ func (o output) write(e *env, fill func(w io.Writer) error) error {
 	case "-":
 		return fill(e.stdout)
 	}
-	path, exists, err := o.target("output")
-	if err != nil {
-		return writeError{fmt.Sprintf("cannot write %s: %v", o, err)}
+	path := string(o)
+	exists := false
+	if st, err := os.Lstat(path); err == nil {
+		if !st.Mode().IsRegular() {
+			kind := kindOf(st.Mode())
+			if st.Mode()&fs.ModeSymlink != 0 {
+				kind = "a symbolic link"
+			}
+			return writeError{fmt.Sprintf("cannot write %s: it is now %s, which is not replaced", o, kind)}
+		}
+		exists = true
 	}
 	mode := fs.FileMode(0o644)
 	if exists {
@@ -257,7 +265,7 @@ func (o output) write(e *env, fill func(w io.Writer) error) error {
 		// links: rename, but only over a regular file.
 	}
 	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
-		return writeError{fmt.Sprintf("cannot write %s: it became %s during the run and is not replaced", o, kindOf(st.Mode()))}
+		return writeError{fmt.Sprintf("cannot write %s: it is now %s, which is not replaced", o, kindOf(st.Mode()))}
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return writeError{fmt.Sprintf("cannot write %s: %s", o, pathErr(err))}

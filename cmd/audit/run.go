@@ -62,7 +62,7 @@ func runRun(args []string, e *env) error {
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "persist completed trials in DIR as the run goes (resumable)")
 	fs.BoolVar(&f.resume, "resume", false, "continue the run saved in --checkpoint DIR")
 	fs.floatVar(&f.maxWork, "max-work", 0, "[0, ∞)", func(x float64) bool { return x >= 0 },
-		fmt.Sprintf("refuse a run whose estimated work exceeds this many units of about 1 ns (0: the default %g), in", audit.DefaultMaxWork))
+		fmt.Sprintf("refuse a run whose estimated work exceeds this many units of a few ns each (0: the default %g), in", audit.DefaultMaxWork))
 	if err := fs.parse(args, e, 1); err != nil {
 		return err
 	}
