@@ -13,6 +13,8 @@ import (
 // QDA two f × f covariances and their Cholesky factors, logistic
 // regression runs L-BFGS over n·f products per evaluation. The threshold
 // attack is linear in f and bounded only by what a trials file can hold.
+// The memory behind each limit and the cost estimates are derived in
+// docs/derivations/work-limits.md.
 const (
 	MaxFeaturesThreshold = 1 << 20
 	MaxFeaturesLinear    = 1000

@@ -304,8 +304,8 @@ func TestWorkAndDimensionLimits(t *testing.T) {
 	w := a.Work()
 	// Cyclic batch-1 SGLD, n = 6, 6 epochs: 36 iterations of
 	// (1·1 + 1 + 1) units, 6 releases of θ (1 unit) and of its one
-	// feature (1 unit).
-	if want := 36.0*3 + 6*(1+1); w.PerRun != want {
+	// feature (1 unit), and the engine's 300 units per trial.
+	if want := 36.0*3 + 6*(1+1) + 300; w.PerRun != want {
 		t.Errorf("PerRun = %g, want %g", w.PerRun, want)
 	}
 	_, err = a.Simulate(context.Background(), 0, 200)

@@ -122,10 +122,10 @@ const (
 	// (trials × release points × features × 4 bytes).
 	MaxFeatureBytes = 16 << 30
 	// DefaultMaxWork is the work limit of a zero Options.MaxWork, in the
-	// units of mechanisms.RunCost (3 to 13 ns each on the bundled
-	// scenarios): one to four hours of CPU, forty times the heaviest
-	// bundled audit, so that a typo in a run length or a trial count is
-	// refused before any run rather than discovered days later.
+	// units of mechanisms.RunCost (2 to 10 ns of CPU each on the bundled
+	// scenarios): half an hour to three hours of CPU, forty times the
+	// heaviest bundled audit, so that a typo in a run length or a trial
+	// count is refused before any run rather than discovered days later.
 	DefaultMaxWork = 1e12
 )
 

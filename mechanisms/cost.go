@@ -8,8 +8,8 @@ import (
 // parameter-sized pass of arithmetic: evaluating one record's
 // log-likelihood or gradient costs Dim() units, the prior and the update
 // of θ cost Dim() units per iteration, a random index costs one unit. The
-// estimate is an order of magnitude, not a timing (a unit took 3 to 13 ns
-// on the bundled scenarios); its derivation for every sampler, and those
+// estimate is an order of magnitude, not a timing (a unit took 2 to 10 ns
+// of CPU on the bundled scenarios); its derivation for every sampler, and those
 // measurements, are in docs/derivations/work-limits.md. Arithmetic is in float64, so an
 // estimate never overflows: a configuration too large to count is simply
 // a very large number.
