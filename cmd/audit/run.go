@@ -299,13 +299,15 @@ func interrupted(msg, dir string, args []string) error {
 var reFlagName = regexp.MustCompile(`^--?([A-Za-z][-A-Za-z0-9]*)(=.*)?$`)
 
 // resumeCommand rebuilds "prog run ARGS" without its --checkpoint and
-// --resume flags, and appends "--checkpoint DIR --resume".
+// --resume flags, and adds "--checkpoint DIR --resume" (before a "--",
+// after which every argument is positional).
 func resumeCommand(prog string, args []string, dir string) string {
 	words := []string{shellQuote(prog), "run"}
+	var rest []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
-			words = append(words, shellQuoteAll(args[i:])...)
+			rest = shellQuoteAll(args[i:])
 			break
 		}
 		m := reFlagName.FindStringSubmatch(a)
@@ -321,7 +323,7 @@ func resumeCommand(prog string, args []string, dir string) string {
 		words = append(words, shellQuote(a))
 	}
 	words = append(words, "--checkpoint", shellQuote(dir), "--resume")
-	return strings.Join(words, " ")
+	return strings.Join(append(words, rest...), " ")
 }
 
 var reShellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
