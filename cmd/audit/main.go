@@ -90,8 +90,8 @@ func run(args []string, e *env) int {
 		// not be written does not exit 0 (or 1) as if it had been.
 		out := &checkedWriter{w: e.stdout}
 		err := c.run(args[1:], &env{stdout: out, stderr: e.stderr})
-		var u usageError
-		if out.err != nil && !errors.As(err, &u) {
+		var v violationError
+		if out.err != nil && (err == nil || errors.As(err, &v) || errors.Is(err, out.err)) {
 			err = writeError{fmt.Sprintf("cannot write standard output: %v", out.err)}
 		}
 		return exitCode(err, c.name, e)
