@@ -162,9 +162,12 @@ func checkOutputs(e *env, outs []namedOutput, inputs []namedInput) error {
 				return usagef("--%s: %s is the %s this command reads; write the output elsewhere", o.flag, o.o, in.what)
 			}
 		}
-		for name, w := range map[string]io.Writer{"standard output": e.stdout, "standard error": e.stderr} {
-			if fst := fileInfoOf(w); fst != nil && s.info != nil && os.SameFile(fst, s.info) {
-				return usagef("--%s: %s is where %s already goes; use - for standard output, or another file", o.flag, o.o, name)
+		for _, std := range []struct {
+			name string
+			w    io.Writer
+		}{{"standard output", e.stdout}, {"standard error", e.stderr}} {
+			if fst := fileInfoOf(std.w); fst != nil && s.info != nil && os.SameFile(fst, s.info) {
+				return usagef("--%s: %s is where %s already goes; use - for standard output, or another file", o.flag, o.o, std.name)
 			}
 		}
 		files = append(files, s)
