@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,7 +67,8 @@ func readCases(t *testing.T, path, out string) []hostileCase {
 }
 
 // hostileOut makes the directory the output cases run in: a scenario, a
-// directory, a FIFO, a regular file, a link to it and a would-be part.
+// directory, a FIFO, a regular file, a link to it, a would-be part and a
+// unix socket.
 func hostileOut(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -82,6 +84,11 @@ func hostileOut(t *testing.T) string {
 	os.WriteFile(filepath.Join(dir, "target.json"), []byte("old\n"), 0o640)
 	os.Symlink("target.json", filepath.Join(dir, "link"))
 	os.WriteFile(filepath.Join(dir, "part"), []byte("not a trials file\n"), 0o644)
+	l, err := net.Listen("unix", filepath.Join(dir, "sock"))
+	if err != nil {
+		t.Skip("no unix sockets here:", err)
+	}
+	t.Cleanup(func() { l.Close() })
 	return dir
 }
 
