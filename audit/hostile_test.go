@@ -122,9 +122,9 @@ func allocated(f func()) uint64 {
 }
 
 // A part that declares an audit of 10⁸ trials × 2^20 features while
-// holding none, the crash of the report (merge allocated N·P·F floats from
-// a tiny file): the headers are checked together before any allocation,
-// and Merger refuses a shape beyond the feature store.
+// holding none (merge used to allocate N·P·F floats from such a tiny file,
+// and crash): the headers are checked together before any allocation, and
+// Merger refuses a shape beyond the feature store.
 func TestMergeChecksHeadersBeforeAllocating(t *testing.T) {
 	dir := t.TempDir()
 	b := craftPart(map[string]any{"config_hash": "x", "n": MaxTrials, "lo": 0, "hi": 0, "points": 1, "features": 1 << 20, "spec_len": 0}, nil, 1<<20, 0, 0)

@@ -33,15 +33,15 @@ func TestCheckedCounts(t *testing.T) {
 	}
 }
 
-// The epoch count of the report that started this: 922337203685477581
-// epochs of 20 batches is 2^64 + 4 iterations, which wrapped to a run of 4
-// iterations (and "audit bounds" stated theorems for 4 iterations).
+// An epoch count that wrapped: 922337203685477581 epochs of 20 batches is
+// 2^64 + 4 iterations, which became a run of 4 iterations (and "audit
+// bounds" stated theorems for 4 iterations).
 // Iterations saturates instead, and Check refuses it naming the field and
 // the 2^40 limit.
 func TestSGLDEpochsOverflow(t *testing.T) {
 	epochs := 922337203685477581
 	if wrapped := uint64(epochs) * 20; wrapped != 4 {
-		t.Fatalf("the unchecked product is %d, the report said 4", wrapped)
+		t.Fatalf("the unchecked product is %d, not 4", wrapped)
 	}
 	d := &dataset.Dataset{Name: "d", Records: make([]dataset.Record, 20)}
 	for i := range d.Records {

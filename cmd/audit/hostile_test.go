@@ -125,7 +125,8 @@ func snapshot(t *testing.T, dir string) string {
 }
 
 // devNullIntact fails the test if /dev/null is no longer a character
-// device (the report: run as root, --json /dev/null replaced it).
+// device (run as root, --json /dev/null used to replace it with a regular
+// file).
 func devNullIntact(t *testing.T) {
 	t.Helper()
 	if st, err := os.Stat("/dev/null"); err != nil || st.Mode()&fs.ModeCharDevice == 0 {
