@@ -92,10 +92,13 @@ func scanCSV(c *Config, m mechanisms.Model) (int, error) {
 	}
 	var opts dataset.CSVOptions
 	switch dc.Preset {
+	case "":
 	case "digits":
 		opts = dataset.DigitsOptions()
 	case "breast_cancer":
 		opts = dataset.BreastCancerOptions()
+	default:
+		return 0, fmt.Errorf("data.csv.preset: must be digits or breast_cancer, got %q", dc.Preset)
 	}
 	if dc.Options != nil {
 		opts = *dc.Options
