@@ -53,6 +53,9 @@ func (BestCoordinate) Name() string { return NameThreshold }
 
 // Fit implements Classifier.
 func (BestCoordinate) Fit(d *Data, delta, confidence float64) (Scorer, error) {
+	if err := (BestCoordinate{}).CheckSize(d.N, d.F); err != nil {
+		return nil, fmt.Errorf("attacks: %w", err)
+	}
 	if d.F == 1 {
 		return func(x []float64) float64 { return x[0] }, nil
 	}
@@ -84,6 +87,9 @@ func (LinearLS) Name() string { return NameLinear }
 
 // Fit implements Classifier.
 func (LinearLS) Fit(d *Data, _, _ float64) (Scorer, error) {
+	if err := (LinearLS{}).CheckSize(d.N, d.F); err != nil {
+		return nil, fmt.Errorf("attacks: %w", err)
+	}
 	std := newStandardizer(d)
 	z := std.transform(d)
 	coef, err := leastSquares(z)
@@ -185,6 +191,9 @@ func (Logistic) Name() string { return NameLogistic }
 
 // Fit implements Classifier.
 func (Logistic) Fit(d *Data, _, _ float64) (Scorer, error) {
+	if err := (Logistic{}).CheckSize(d.N, d.F); err != nil {
+		return nil, fmt.Errorf("attacks: %w", err)
+	}
 	std := newStandardizer(d)
 	z := std.transform(d)
 	const lambda = 1e-4
@@ -238,6 +247,9 @@ func (QDA) Name() string { return NameQDA }
 
 // Fit implements Classifier.
 func (QDA) Fit(d *Data, _, _ float64) (Scorer, error) {
+	if err := (QDA{}).CheckSize(d.N, d.F); err != nil {
+		return nil, fmt.Errorf("attacks: %w", err)
+	}
 	std := newStandardizer(d)
 	z := std.transform(d)
 	var gs [2]gaussFit

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -80,8 +81,20 @@ func scoreAll(s attacks.Scorer, d *attacks.Data, buf []float64) []float64 {
 // chosen there (or on the Split.Select fraction), attack and release point
 // chosen there too, and errors counted on the rest (A2) only. Release
 // points are analysed in parallel (Options.Workers); the report does not
-// depend on the worker count.
+// depend on the worker count. It is AnalyzeContext without cancellation.
 func (a *Audit) Analyze(t *Trials) (*Report, error) {
+	return a.AnalyzeContext(context.Background(), t)
+}
+
+// AnalyzeContext is Analyze that stops when ctx is cancelled: ctx is
+// checked before every release point and every attack, and the error then
+// wraps ctx.Err() (no partial report is returned). Before anything is
+// fitted, the attack stage's estimated work is checked against
+// Options.MaxWork.
+func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("audit: analysis not started: %w", err)
+	}
 	o := a.opts
 	n := o.Trials
 	if t.Lo != 0 || t.Hi != n || t.N != n {
@@ -92,6 +105,9 @@ func (a *Audit) Analyze(t *Trials) (*Report, error) {
 	}
 	if t.P != len(a.points) || t.F != len(a.features) {
 		return nil, fmt.Errorf("audit: trials have %d release points × %d features, the audit %d × %d", t.P, t.F, len(a.points), len(a.features))
+	}
+	if err := a.CheckWork(0, 0, true); err != nil {
+		return nil, err
 	}
 	r := a.newReport(t)
 	// Multiplicity: tests evaluated on A2 per point × points tested.
@@ -106,7 +122,7 @@ func (a *Audit) Analyze(t *Trials) (*Report, error) {
 	r.TestConfidence = 1 - alpha/float64(mA*mP)
 	r.Multiplicity = multiplicityNote(len(o.Attacks), len(a.points), mA, mP, alpha)
 
-	if err := a.analyzePoints(t, r); err != nil {
+	if err := a.analyzePoints(ctx, t, r); err != nil {
 		return nil, err
 	}
 	if t.TestSize > 0 {
@@ -158,7 +174,7 @@ func (a *Audit) newReport(t *Trials) *Report {
 
 // analyzePoints analyses every release point, in parallel; point k only
 // writes r.Points[k], so the report is the same for any worker count.
-func (a *Audit) analyzePoints(t *Trials, r *Report) error {
+func (a *Audit) analyzePoints(ctx context.Context, t *Trials, r *Report) error {
 	r.Points = make([]PointResult, len(a.points))
 	var g errgroup.Group
 	g.SetLimit(Workers(a.opts.Workers))
@@ -171,8 +187,14 @@ func (a *Audit) analyzePoints(t *Trials, r *Report) error {
 		g.Go(func() error {
 			var bufs buffers
 			for k := range work {
-				pr, err := a.analyzePoint(t, k, r.TestConfidence, &bufs)
+				if err := ctx.Err(); err != nil {
+					return fmt.Errorf("audit: analysis interrupted: %w", err)
+				}
+				pr, err := a.analyzePoint(ctx, t, k, r.TestConfidence, &bufs)
 				if err != nil {
+					if ctx.Err() != nil {
+						return fmt.Errorf("audit: analysis interrupted: %w", ctx.Err())
+					}
 					return fmt.Errorf("release %q: %w", a.points[k].Label, err)
 				}
 				r.Points[k] = pr
@@ -270,13 +292,13 @@ func (a *Audit) runSets(t *Trials, k int, bufs *buffers) (runSets, error) {
 // analyzePoint audits release point k: fit every attack on the training
 // runs, choose its rules on the selection runs, count on the evaluation
 // runs, bound ε, and test the claims.
-func (a *Audit) analyzePoint(t *Trials, k int, conf float64, bufs *buffers) (PointResult, error) {
+func (a *Audit) analyzePoint(ctx context.Context, t *Trials, k int, conf float64, bufs *buffers) (PointResult, error) {
 	pr := PointResult{Point: a.points[k]}
 	rs, err := a.runSets(t, k, bufs)
 	if err != nil {
 		return pr, err
 	}
-	best, bestGDP, err := a.fitAttacks(t, k, rs, bufs, &pr)
+	best, bestGDP, err := a.fitAttacks(ctx, t, k, rs, bufs, &pr)
 	if err != nil {
 		return pr, err
 	}
@@ -295,10 +317,13 @@ func (a *Audit) analyzePoint(t *Trials, k int, conf float64, bufs *buffers) (Poi
 // fitAttacks trains every attack, chooses its region and GDP rules on the
 // selection runs and counts both on the evaluation runs; it returns the
 // attacks the selection runs prefer for each estimator.
-func (a *Audit) fitAttacks(t *Trials, k int, rs runSets, bufs *buffers, pr *PointResult) (best, bestGDP int, err error) {
+func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bufs *buffers, pr *PointResult) (best, bestGDP int, err error) {
 	o := a.opts
 	best, bestGDP = -1, -1
 	for _, atk := range o.Attacks {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
 		score, err := atk.Fit(rs.train, o.Delta, o.Confidence)
 		note := ""
 		if err != nil {

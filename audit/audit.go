@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcmcaudit/mcmcaudit/attacks"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
@@ -110,6 +111,12 @@ func New(t Target, o Options) (*Audit, error) {
 		return nil, fieldErr("Trials", "%d trials × %d release points × %d features need %.3g GB of features (limit %d GB): release fewer points or run fewer trials",
 			o.Trials, len(pd), len(a.features), b/1e9, MaxFeatureBytes>>30)
 	}
+	nTr, _, _ := o.Split.Sizes(o.Trials)
+	for _, c := range o.Attacks {
+		if err := attacks.CheckSize(c, nTr, len(a.features)); err != nil {
+			return nil, fieldErr("Attacks", "%v (release %d features, or fewer with Features)", err, len(a.features))
+		}
+	}
 	a.claims = append(a.claims, o.Claims...)
 	if o.Theorems {
 		th, err := TheoremClaims(t.Mechanism, t.Pair, pd, o.Delta)
@@ -131,11 +138,14 @@ func Run(ctx context.Context, t Target, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := a.CheckWork(0, a.opts.Trials, true); err != nil {
+		return nil, err
+	}
 	tr, err := a.Simulate(ctx, 0, a.opts.Trials)
 	if err != nil {
 		return nil, err
 	}
-	return a.Analyze(tr)
+	return a.AnalyzeContext(ctx, tr)
 }
 
 // Options returns the options with their defaults resolved.

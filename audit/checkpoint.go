@@ -163,6 +163,9 @@ func (a *Audit) openCheckpoint(dir string, resume bool) (checkpointManifest, err
 // one block.
 func (a *Audit) SimulateCheckpointed(ctx context.Context, dir string, resume bool) (*Trials, error) {
 	n := a.opts.Trials
+	if err := a.CheckWork(0, n, false); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, ckErr(dir, "cannot create it: %s", unwrapPathError(err))
 	}

@@ -121,6 +121,12 @@ const (
 	// MaxFeatureBytes bounds the feature store of an audit in memory
 	// (trials × release points × features × 4 bytes).
 	MaxFeatureBytes = 16 << 30
+	// DefaultMaxWork is the work limit of a zero Options.MaxWork, in the
+	// units of mechanisms.RunCost (2 to 10 ns of CPU each on the bundled
+	// scenarios): half an hour to three hours of CPU, forty times the
+	// heaviest bundled audit, so that a typo in a run length or a trial
+	// count is refused before any run rather than discovered days later.
+	DefaultMaxWork = 1e12
 )
 
 // DefaultConfidence is the confidence of a zero Options.Confidence.
@@ -173,6 +179,11 @@ type Options struct {
 	// that shards and checkpoints of different audits are never mixed
 	// (empty: a digest of the options and the target's names).
 	ID string
+	// MaxWork bounds the estimated work (Audit.Work) of what one call
+	// computes: Simulate's runs, or Analyze's attacks; beyond it they
+	// refuse to start with a *FieldError naming MaxWork (zero:
+	// DefaultMaxWork; +Inf: no limit). It never changes a result.
+	MaxWork float64
 }
 
 // FieldError reports an invalid option: Field is the Go field name.
@@ -229,6 +240,9 @@ func (o Options) Validate() error {
 	if o.Workers < 0 || o.Workers > MaxWorkers {
 		return fieldErr("Workers", "must be in [0, %d], got %d", MaxWorkers, o.Workers)
 	}
+	if !(o.MaxWork >= 0) {
+		return fieldErr("MaxWork", "must be ≥ 0 (0: the default %g, +Inf: no limit), got %g", DefaultMaxWork, o.MaxWork)
+	}
 	for i, a := range o.Attacks {
 		if a == nil {
 			return fieldErr("Attacks", "attack %d is nil", i)
@@ -276,6 +290,9 @@ func (o Options) withDefaults(dim int) Options {
 	}
 	if len(o.Attacks) == 0 {
 		o.Attacks = []attacks.Classifier{attacks.BestCoordinate{}}
+	}
+	if o.MaxWork == 0 {
+		o.MaxWork = DefaultMaxWork
 	}
 	return o
 }

@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"syscall"
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
@@ -133,28 +134,39 @@ func (hdr *partHeader) check(size, hlen int64) error {
 	return nil
 }
 
+// readPartHeader reads the magic and the header of a part of size bytes
+// and checks the header against size; the returned reader hashes what it
+// reads, from the first byte.
+func readPartHeader(br *bufio.Reader, size int64) (*partHeader, hashingReader, error) {
+	hr := hashingReader{br, sha256.New()}
+	magic := make([]byte, len(partMagic))
+	if _, err := io.ReadFull(hr, magic); err != nil || string(magic) != partMagic {
+		return nil, hr, errors.New("not a trials file of this version (bad magic)")
+	}
+	var n uint32
+	if err := binary.Read(hr, binary.LittleEndian, &n); err != nil || n > maxPartHeader || int64(n) > size {
+		return nil, hr, corrupt("header length")
+	}
+	hb := make([]byte, n)
+	if _, err := io.ReadFull(hr, hb); err != nil {
+		return nil, hr, corrupt("truncated header")
+	}
+	var hdr partHeader
+	if err := json.Unmarshal(hb, &hdr); err != nil {
+		return nil, hr, corrupt("header")
+	}
+	if err := hdr.check(size, int64(n)); err != nil {
+		return nil, hr, err
+	}
+	return &hdr, hr, nil
+}
+
 // ReadPart reads a part of size bytes and returns its trials and spec.
 // Nothing is allocated before the header's sizes are checked against size.
 func ReadPart(r io.Reader, size int64) (*Trials, []byte, error) {
 	br := bufio.NewReader(r)
-	hr := hashingReader{br, sha256.New()}
-	magic := make([]byte, len(partMagic))
-	if _, err := io.ReadFull(hr, magic); err != nil || string(magic) != partMagic {
-		return nil, nil, errors.New("not a trials file of this version (bad magic)")
-	}
-	var n uint32
-	if err := binary.Read(hr, binary.LittleEndian, &n); err != nil || n > maxPartHeader || int64(n) > size {
-		return nil, nil, corrupt("header length")
-	}
-	hb := make([]byte, n)
-	if _, err := io.ReadFull(hr, hb); err != nil {
-		return nil, nil, corrupt("truncated header")
-	}
-	var hdr partHeader
-	if err := json.Unmarshal(hb, &hdr); err != nil {
-		return nil, nil, corrupt("header")
-	}
-	if err := hdr.check(size, int64(n)); err != nil {
+	hdr, hr, err := readPartHeader(br, size)
+	if err != nil {
 		return nil, nil, err
 	}
 	spec := make([]byte, hdr.SpecLen)
@@ -198,20 +210,59 @@ func ReadPart(r io.Reader, size int64) (*Trials, []byte, error) {
 
 // ReadPartFile reads a part file from disk; it must be a regular file.
 func ReadPartFile(path string) (*Trials, []byte, error) {
-	f, err := os.Open(path)
+	f, size, err := openRegular(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cannot read %s: %s", path, unwrapPathError(err))
+		return nil, nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("cannot read %s: not a regular file", path)
-	}
-	t, spec, err := ReadPart(f, st.Size())
+	t, spec, err := ReadPart(f, size)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, spec, nil
+}
+
+// openRegular opens a file for reading only if it is a regular file. The
+// open does not block (O_NONBLOCK), so that a FIFO is refused at once
+// rather than waiting for a writer; on a regular file the flag is
+// meaningless.
+func openRegular(path string) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, 0, fmt.Errorf("cannot read %s: %s", path, unwrapPathError(err))
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("cannot read %s: not a regular file", path)
+	}
+	return f, st.Size(), nil
+}
+
+// PartInfo is what a part's header declares: its audit, the range of
+// trials it holds and the shape of their features.
+type PartInfo struct {
+	ConfigHash string
+	N, Lo, Hi  int
+	P, F       int
+	TestSize   int
+}
+
+// ReadPartHeader reads and checks only the header of a part file (its
+// declared sizes against the file's size; the checksum is not verified),
+// so that a merge can check that its parts fit together before it
+// allocates the merged trials.
+func ReadPartHeader(path string) (PartInfo, error) {
+	f, size, err := openRegular(path)
+	if err != nil {
+		return PartInfo{}, err
+	}
+	defer f.Close()
+	hdr, _, err := readPartHeader(bufio.NewReader(f), size)
+	if err != nil {
+		return PartInfo{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return PartInfo{ConfigHash: hdr.ConfigHash, N: hdr.N, Lo: hdr.Lo, Hi: hdr.Hi, P: hdr.P, F: hdr.F, TestSize: hdr.TestSize}, nil
 }
 
 func unwrapPathError(err error) string {
@@ -236,8 +287,17 @@ type span struct {
 }
 
 // Add copies the trials of one part (named name in errors) into the result.
+// The first part fixes the audit's size N × P × F, which must fit the
+// feature store's limit (MaxFeatureBytes) before it is allocated; a part
+// whose arrays do not match its declared shape is refused.
 func (m *Merger) Add(t *Trials, name string) error {
+	if err := t.checkShape(); err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
 	if m.out == nil {
+		if _, err := storeSize(t.N, t.P, t.F); err != nil {
+			return fmt.Errorf("%s: %v", name, err)
+		}
 		m.first = name
 		m.out = &Trials{ConfigHash: t.ConfigHash, N: t.N, Lo: 0, Hi: t.N, P: t.P, F: t.F, Ref: t.Ref, TestSize: t.TestSize,
 			Side: make([]dataset.Side, t.N), X: make([]float32, t.N*t.P*t.F)}
@@ -272,23 +332,93 @@ func (m *Merger) Add(t *Trials, name string) error {
 	return nil
 }
 
+// checkShape checks that the arrays of t match its declared range and
+// shape (a part read by ReadPart always does; Trials built by hand may not).
+func (t *Trials) checkShape() error {
+	if t.N < 1 || t.Lo < 0 || t.Hi < t.Lo || t.Hi > t.N || t.P < 1 || t.F < 1 {
+		return fmt.Errorf("trials [%d, %d) of %d with %d points × %d features: not a valid range and shape", t.Lo, t.Hi, t.N, t.P, t.F)
+	}
+	m := t.Hi - t.Lo
+	x, err := storeSize(m, t.P, t.F)
+	if err != nil {
+		return err
+	}
+	if len(t.Side) != m || len(t.Ref) != t.P*t.F || len(t.X) != x || (len(t.Correct) != 0 && len(t.Correct) != t.P) {
+		return fmt.Errorf("trials [%d, %d) with %d points × %d features: arrays of the wrong length", t.Lo, t.Hi, t.P, t.F)
+	}
+	return nil
+}
+
+// storeSize returns n·p·f, the number of float32 features of n trials, or
+// an error when it overflows or exceeds MaxFeatureBytes.
+func storeSize(n, p, f int) (int, error) {
+	pf, ok := mechanisms.MulCount(p, f)
+	x, ok2 := mechanisms.MulCount(n, pf)
+	if !ok || !ok2 || x > MaxFeatureBytes/4 {
+		return 0, fmt.Errorf("%d trials × %d release points × %d features exceed the feature store's limit of %d GB", n, p, f, MaxFeatureBytes>>30)
+	}
+	return x, nil
+}
+
 // Trials returns the merged trials, or the first range no part covers.
 func (m *Merger) Trials() (*Trials, error) {
 	if m.out == nil {
 		return nil, errors.New("no trials files")
 	}
-	sort.Slice(m.seen, func(i, j int) bool { return m.seen[i].lo < m.seen[j].lo })
-	next := 0
-	for _, s := range m.seen {
-		if s.lo > next {
-			return nil, fmt.Errorf("trials [%d, %d) are missing (no part covers them)", next, s.lo)
-		}
-		next = s.hi
-	}
-	if next != m.out.N {
-		return nil, fmt.Errorf("trials [%d, %d) are missing (no part covers them)", next, m.out.N)
+	if err := missing(m.seen, m.out.N); err != nil {
+		return nil, err
 	}
 	return m.out, nil
+}
+
+// missing returns an error naming the first trial range of [0, n) no span
+// covers (the spans do not overlap).
+func missing(seen []span, n int) error {
+	seen = append([]span(nil), seen...)
+	sort.Slice(seen, func(i, j int) bool { return seen[i].lo < seen[j].lo })
+	next := 0
+	for _, s := range seen {
+		if s.lo > next {
+			return fmt.Errorf("trials [%d, %d) are missing (no part covers them)", next, s.lo)
+		}
+		next = max(next, s.hi)
+	}
+	if next != n {
+		return fmt.Errorf("trials [%d, %d) are missing (no part covers them)", next, n)
+	}
+	return nil
+}
+
+// CheckPartInfos checks, from the parts' headers alone, what Merger checks
+// on their contents: one configuration, one shape, every trial index
+// covered exactly once, and a merged size within the feature store's
+// limit — so that a merge allocates the result only for parts that fill
+// it (names[i] names infos[i] in errors).
+func CheckPartInfos(infos []PartInfo, names []string) error {
+	if len(infos) == 0 {
+		return errors.New("no trials files")
+	}
+	first := infos[0]
+	var seen []span
+	for i, p := range infos {
+		if p.ConfigHash != first.ConfigHash {
+			return fmt.Errorf("%s comes from another configuration (hash %.12s…, %s has %.12s…)", names[i], p.ConfigHash, names[0], first.ConfigHash)
+		}
+		if p.N != first.N || p.P != first.P || p.F != first.F || p.TestSize != first.TestSize {
+			return fmt.Errorf("%s has a different shape than %s", names[i], names[0])
+		}
+		for _, s := range seen {
+			if p.Lo < s.hi && s.lo < p.Hi {
+				return fmt.Errorf("%s duplicates trials [%d, %d) already in %s", names[i], max(p.Lo, s.lo), min(p.Hi, s.hi), s.name)
+			}
+		}
+		seen = append(seen, span{p.Lo, p.Hi, names[i]})
+	}
+	if err := missing(seen, first.N); err != nil {
+		return err
+	}
+	_, err := storeSize(first.N, first.P, first.F)
+	return err
 }
 
 // MergeTrials joins parts of one audit: same configuration, every trial

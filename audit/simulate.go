@@ -102,7 +102,16 @@ type Progress func(done int)
 // trial i always gets mechanisms.NewTrial(seed, side, i) and writes only
 // its own slots. Cancelling ctx stops the workers promptly; the error then
 // wraps ctx.Err().
+//
+// Before any run, the estimated work of the range is checked against
+// Options.MaxWork (a *FieldError naming MaxWork beyond it).
 func (a *Audit) Simulate(ctx context.Context, lo, hi int) (*Trials, error) {
+	if lo < 0 || hi > a.opts.Trials || lo > hi {
+		return nil, fmt.Errorf("audit: trial range [%d, %d) outside [0, %d)", lo, hi, a.opts.Trials)
+	}
+	if err := a.CheckWork(lo, hi, false); err != nil {
+		return nil, err
+	}
 	return a.simulate(ctx, lo, hi, a.opts.Progress)
 }
 

@@ -56,17 +56,18 @@ func (i Info) AcceptanceRate() float64 {
 	return float64(i.Accepted) / float64(i.Proposals)
 }
 
-// Add accumulates another run's counters.
+// Add accumulates another run's counters; a total beyond the int range
+// saturates rather than wrapping to a negative count.
 func (i *Info) Add(o Info) {
-	i.Iterations += o.Iterations
-	i.Proposals += o.Proposals
-	i.Accepted += o.Accepted
-	i.ClippedGrads += o.ClippedGrads
-	i.GradEvals += o.GradEvals
-	i.ClippedLLRs += o.ClippedLLRs
-	i.LLREvals += o.LLREvals
-	i.Projections += o.Projections
-	i.VarianceCheckFailures += o.VarianceCheckFailures
+	i.Iterations = satAdd(i.Iterations, o.Iterations)
+	i.Proposals = satAdd(i.Proposals, o.Proposals)
+	i.Accepted = satAdd(i.Accepted, o.Accepted)
+	i.ClippedGrads = satAdd(i.ClippedGrads, o.ClippedGrads)
+	i.GradEvals = satAdd(i.GradEvals, o.GradEvals)
+	i.ClippedLLRs = satAdd(i.ClippedLLRs, o.ClippedLLRs)
+	i.LLREvals = satAdd(i.LLREvals, o.LLREvals)
+	i.Projections = satAdd(i.Projections, o.Projections)
+	i.VarianceCheckFailures = satAdd(i.VarianceCheckFailures, o.VarianceCheckFailures)
 	if len(o.Correct) > 0 {
 		if len(i.Correct) < len(o.Correct) {
 			i.Correct = append(i.Correct, make([]int64, len(o.Correct)-len(i.Correct))...)
@@ -81,7 +82,7 @@ func (i *Info) Add(o Info) {
 		}
 		i.Counters[k] += v
 	}
-	i.Runs += o.Runs
+	i.Runs = satAdd(i.Runs, o.Runs)
 	if len(o.PerRelease) > len(i.PerRelease) {
 		// A run that recorded no snapshot (a part written before they
 		// existed, a foreign mechanism) adds nothing to them; each entry's

@@ -42,7 +42,11 @@ func NewExactCounterexample(model closedform.Counterexample, epochs int, release
 		return nil, fmt.Errorf("sampler.epochs: must be in [1, 1000000], got %d", epochs)
 	}
 	e := &ExactCounterexample{Model: model, Epochs: epochs, Release: release, priorStd: 1 / math.Sqrt(model.Alpha)}
-	pts, err := release.Points(epochs*model.N, model.N)
+	total, ok := MulCount(epochs, model.N)
+	if !ok {
+		return nil, fmt.Errorf("sampler.epochs: epochs × n = %d × %d iterations overflow the integer range", epochs, model.N)
+	}
+	pts, err := release.Points(total, model.N)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +80,7 @@ func (e *ExactCounterexample) Name() string {
 func (e *ExactCounterexample) Dim() int { return 1 }
 
 // Iterations implements Sampler.
-func (e *ExactCounterexample) Iterations(*dataset.Dataset) int { return e.Epochs * e.Model.N }
+func (e *ExactCounterexample) Iterations(*dataset.Dataset) int { return satMul(e.Epochs, e.Model.N) }
 
 // IterationsPerEpoch implements Sampler.
 func (e *ExactCounterexample) IterationsPerEpoch(*dataset.Dataset) int { return e.Model.N }
@@ -105,7 +109,7 @@ func (e *ExactCounterexample) SGLD() *SGLD {
 // Run implements Mechanism: one run on D1 or D2 (t.Side), drawing r (on
 // D2), e₀ and one normal per release from t.RNG.
 func (e *ExactCounterexample) Run(_ context.Context, t Trial, _ *dataset.Dataset, emit Emit) (Info, error) {
-	info := Info{Iterations: e.Epochs * e.Model.N}
+	info := Info{Iterations: satMul(e.Epochs, e.Model.N)}
 	rng := t.RNG
 	onD2 := t.Side == dataset.SideDPrime
 	u := 0.0

@@ -27,8 +27,8 @@ func NewLinReg1D(alpha, beta float64) LinReg { return LinReg{D: 1, Alpha: alpha,
 
 // Check validates the parameters.
 func (m LinReg) Check() error {
-	if m.D < 1 {
-		return fmt.Errorf("dim: must be ≥ 1, got %d", m.D)
+	if m.D < 1 || m.D > MaxModelDim {
+		return fmt.Errorf("dim: must be in [1, %d], got %d", MaxModelDim, m.D)
 	}
 	if !(m.Alpha > 0) || math.IsInf(m.Alpha, 0) {
 		return fmt.Errorf("alpha: must be finite and > 0, got %g", m.Alpha)

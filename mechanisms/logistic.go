@@ -21,8 +21,8 @@ type Logistic struct {
 
 // Check validates the parameters.
 func (m Logistic) Check() error {
-	if m.D < 1 {
-		return fmt.Errorf("dim: must be ≥ 1, got %d", m.D)
+	if m.D < 1 || m.D > MaxModelDim {
+		return fmt.Errorf("dim: must be in [1, %d], got %d", MaxModelDim, m.D)
 	}
 	if !(m.Alpha > 0) || math.IsInf(m.Alpha, 0) {
 		return fmt.Errorf("alpha: must be finite and > 0, got %g", m.Alpha)

@@ -62,9 +62,21 @@ func (r ReleaseSpec) Points(total, perEpoch int) ([]ReleasePoint, error) {
 		if perEpoch < 1 {
 			return nil, fmt.Errorf("release.mode: epochs needs an epoch length ≥ 1")
 		}
-		for e := every; e*perEpoch <= total; e += every {
-			pts = append(pts, ReleasePoint{Iteration: e * perEpoch, Label: fmt.Sprintf("epoch %d", e), Epoch: e})
+		if epochs := total / perEpoch; every > epochs && epochs >= 1 {
+			return nil, fmt.Errorf("release.every: must be at most the run's %d epochs, got %d", epochs, every)
+		}
+		// Checked arithmetic: a stride or epoch count near the int range
+		// must end the schedule, never wrap around to negative epochs.
+		for e := every; ; {
+			it, ok := MulCount(e, perEpoch)
+			if !ok || it > total {
+				break
+			}
+			pts = append(pts, ReleasePoint{Iteration: it, Label: fmt.Sprintf("epoch %d", e), Epoch: e})
 			if len(pts) > MaxReleasePoints {
+				break
+			}
+			if e, ok = AddCount(e, every); !ok {
 				break
 			}
 		}
@@ -87,7 +99,10 @@ func (r ReleaseSpec) Points(total, perEpoch int) ([]ReleasePoint, error) {
 			pts = append(pts, ReleasePoint{Iteration: k, Label: fmt.Sprintf("iteration %d", k)})
 		}
 	case ReleaseTrajectory:
-		for k := every; k <= total; k += every {
+		if every > total {
+			return nil, fmt.Errorf("release.every: must be at most the run's %d iterations, got %d", total, every)
+		}
+		for k, ok := every, true; ok && k <= total; k, ok = AddCount(k, every) {
 			pts = append(pts, ReleasePoint{Iteration: k, Label: fmt.Sprintf("iteration %d", k)})
 			if len(pts) > MaxReleasePoints {
 				break

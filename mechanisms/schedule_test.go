@@ -121,8 +121,9 @@ func TestChainScheduleFollowsSpec(t *testing.T) {
 }
 
 // Runs build no release labels: a run with 400 per-epoch releases
-// allocates its state and nothing else, not one label per release as
-// resolving ReleaseSpec.Points on every run did (558 allocations).
+// allocates its state and the slice of its counters' snapshots at the
+// releases, not one label per release as resolving ReleaseSpec.Points on
+// every run did (558 allocations).
 func TestChainRunAllocations(t *testing.T) {
 	d, _ := SyntheticLinReg(5, []float64{0.5}, 1, 1, 1)
 	c := &Chain{Model: NewLinReg1D(1, 1), Init: Init{FromPrior: true},
@@ -139,7 +140,7 @@ func TestChainRunAllocations(t *testing.T) {
 		}
 	})
 	t.Logf("%.1f allocations per run", allocs)
-	if allocs > 1 {
-		t.Errorf("%.1f allocations per run of 400 releases, want ≤ 1", allocs)
+	if allocs > 2 {
+		t.Errorf("%.1f allocations per run of 400 releases, want ≤ 2", allocs)
 	}
 }

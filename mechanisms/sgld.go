@@ -156,12 +156,13 @@ func (s *SGLD) IterationsPerEpoch(d *dataset.Dataset) int {
 	return (d.Len() + s.Batch - 1) / s.Batch
 }
 
-// Iterations implements Sampler.
+// Iterations implements Sampler: Iters, or Epochs·⌈n/b⌉ (math.MaxInt when
+// that product overflows, which Check refuses).
 func (s *SGLD) Iterations(d *dataset.Dataset) int {
 	if s.Iters > 0 {
 		return s.Iters
 	}
-	return s.Epochs * s.IterationsPerEpoch(d)
+	return satMul(s.Epochs, s.IterationsPerEpoch(d))
 }
 
 // MaxIterations bounds a run's length, so that a typo cannot start a run
@@ -185,8 +186,11 @@ func (s *SGLD) Check(m Model, d *dataset.Dataset) error {
 	if (s.Epochs > 0) == (s.Iters > 0) || s.Epochs < 0 || s.Iters < 0 {
 		return fmt.Errorf("sampler: set exactly one of epochs ≥ 1 or iterations ≥ 1 (got epochs=%d, iterations=%d)", s.Epochs, s.Iters)
 	}
+	if s.Iters > MaxIterations {
+		return fmt.Errorf("sampler.iterations: must be in [1, 2^40], got %d", s.Iters)
+	}
 	if it := s.Iterations(d); it > MaxIterations || it < 0 {
-		return fmt.Errorf("sampler.epochs: a run of more than 2^40 iterations is refused")
+		return fmt.Errorf("sampler.epochs: a run of more than 2^40 iterations is refused (epochs × ⌈n/batch⌉ = %d × %d)", s.Epochs, s.IterationsPerEpoch(d))
 	}
 	if !(s.Clip >= 0) || math.IsInf(s.Clip, 0) {
 		return fmt.Errorf("sampler.clip: must be finite and ≥ 0, got %g", s.Clip)

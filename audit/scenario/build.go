@@ -71,6 +71,9 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 			return p, err
 		}
 	}
+	if err = checkLimits(c, p.Model); err != nil {
+		return p, err
+	}
 	switch {
 	case c.Sampler.ExactCyclicSGLD != nil:
 		ex, err := buildExact(c, p)

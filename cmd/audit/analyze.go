@@ -25,6 +25,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
 	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/internal/report"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"github.com/sbinet/npyio"
@@ -111,10 +112,15 @@ func runAnalyze(args []string, e *env) error {
 	if fs.NArg() != 2 {
 		return usagef("give two files: the runs on D and the runs on D′")
 	}
-	outs, stdoutTaken, err := checkReportOutputs(reportOutputs{f.json, f.csv, f.plot, f.html})
-	if err != nil {
+	// SIGINT and SIGTERM end the command with exit 130, in every phase.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	outs := reportOutputs{f.json, f.csv, f.plot, f.html}
+	if err := checkAnalyzeOutputs(e, fs, &f); err != nil {
 		return err
 	}
+	stdoutTaken := output(f.json).toStdout() || output(f.csv).toStdout() || output(f.html).toStdout()
+	var err error
 	var files [2]*samplesFile
 	for i := range files {
 		if files[i], err = readSamplesFile(fs.Arg(i)); err != nil {
@@ -140,8 +146,6 @@ func runAnalyze(args []string, e *env) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	trials, err := a.Simulate(ctx, 0, len(s.Rows))
 	if err != nil {
 		if ctx.Err() != nil {
@@ -149,7 +153,10 @@ func runAnalyze(args []string, e *env) error {
 		}
 		return runError(err)
 	}
-	rep, err := a.Analyze(trials)
+	rep, err := untilInterrupted(ctx, func() (*audit.Report, error) { return a.AnalyzeContext(ctx, trials) })
+	if ctx.Err() != nil {
+		return interruptedError{"interrupted during the analysis; no report was written"}
+	}
 	if err != nil {
 		return runError(err)
 	}
@@ -162,7 +169,27 @@ func runAnalyze(args []string, e *env) error {
 		doc.Samples.Points = append(doc.Samples.Points, p.Label)
 	}
 	scen, _ := json.MarshalIndent(doc.Samples, "", "  ")
-	return writeReportFiles(e, rep, doc, scen, outs, stdoutTaken)
+	return writeReportFiles(ctx, e, rep, doc, scen, outs, stdoutTaken)
+}
+
+// checkAnalyzeOutputs checks every output before anything is read: new
+// files in existing directories or regular files, none of them an input, at
+// most one on stdout, a plot file name.
+func checkAnalyzeOutputs(e *env, fs *flagSet, f *analyzeFlags) error {
+	if f.plot != "" {
+		if f.plot == "-" {
+			return usagef("--plot: needs a file name ending in .svg or .png")
+		}
+		if _, err := report.PlotFormat(f.plot); err != nil {
+			return usagef("--plot: %v", err)
+		}
+	}
+	inputs := []namedInput{{fs.Arg(0), "samples file"}, {fs.Arg(1), "samples file"}}
+	if f.scenario != "" {
+		inputs = append(inputs, namedInput{f.scenario, "scenario file"})
+	}
+	outs := []namedOutput{{output(f.json), "json"}, {output(f.csv), "csv"}, {output(f.plot), "plot"}, {output(f.html), "html"}}
+	return checkOutputs(e, outs, inputs)
 }
 
 // splitOf returns the split the options resolve to.
@@ -585,7 +612,7 @@ func recordReleases(plan *scenario.Plan) (*recorder, error) {
 
 // write saves the runs on D and on D′ as PREFIX-D.csv and
 // PREFIX-DPRIME.csv, with a trial column and columns LABEL[j].
-func (r *recorder) write(prefix string) error {
+func (r *recorder) write(e *env, prefix string) error {
 	dim := r.Dim()
 	var header bytes.Buffer
 	header.WriteString("trial")
@@ -597,7 +624,7 @@ func (r *recorder) write(prefix string) error {
 	header.WriteByte('\n')
 	for side, suffix := range []string{"-D.csv", "-DPRIME.csv"} {
 		path := prefix + suffix
-		err := audit.WriteFileAtomic(path, func(w io.Writer) error {
+		err := output(path).write(e, func(w io.Writer) error {
 			bw := bufio.NewWriter(w)
 			bw.Write(header.Bytes())
 			for i, row := range r.rows {

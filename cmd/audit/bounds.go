@@ -47,12 +47,16 @@ func runBounds(args []string, e *env) error {
 	if sf.sweep == "" && (sf.series != "" || len(sf.sets) > 0 || sf.log || sf.accuracy > 0 || sf.plot != "" || sf.csv != "") {
 		return usagef("--series, --set, --log, --accuracy, --plot and --csv need --sweep")
 	}
-	cfg, err := loadScenario(fs)
-	if err != nil {
+	out := output(jsonOut)
+	var inputs []namedInput
+	if fs.NArg() == 1 {
+		inputs = append(inputs, namedInput{fs.Arg(0), "scenario file"})
+	}
+	if err := checkOutputs(e, []namedOutput{{out, "json"}, {output(sf.plot), "plot"}, {output(sf.csv), "csv"}}, inputs); err != nil {
 		return err
 	}
-	out := output(jsonOut)
-	if err := out.checkWritable("json"); err != nil {
+	cfg, err := loadScenario(fs)
+	if err != nil {
 		return err
 	}
 	plan, err := scenario.BuildWith(cfg, scenario.BuildOptions{Stderr: e.stderr})

@@ -101,7 +101,14 @@ func run(args []string, e *env) int {
 		if c.name != args[0] {
 			continue
 		}
-		err := c.run(args[1:], e)
+		// Every write to stdout is checked: a command whose output could
+		// not be written does not exit 0 (or 1) as if it had been.
+		out := &checkedWriter{w: e.stdout}
+		err := c.run(args[1:], &env{stdout: out, stderr: e.stderr})
+		var v violationError
+		if out.err != nil && (err == nil || errors.As(err, &v) || errors.Is(err, out.err)) {
+			err = writeError{fmt.Sprintf("cannot write standard output: %v", out.err)}
+		}
 		return exitCode(err, c.name, e)
 	}
 	hint := ""
@@ -194,6 +201,7 @@ func exitCode(err error, name string, e *env) int {
 	var u usageError
 	var v violationError
 	var in interruptedError
+	var we writeError
 	switch {
 	case err == nil:
 		return exitOK
@@ -205,6 +213,9 @@ func exitCode(err error, name string, e *env) int {
 	case errors.As(err, &in):
 		fmt.Fprintf(e.stderr, "audit %s: %s\n", name, oneLine(in.msg))
 		return exitInterrupted
+	case errors.As(err, &we):
+		fmt.Fprintf(e.stderr, "audit %s: %s\n", name, oneLine(we.msg))
+		return exitInternal
 	case errors.As(err, &v):
 		fmt.Fprintf(e.stderr, "audit %s: VIOLATION: %s\n", name, oneLine(v.msg))
 		return exitViolation

@@ -1,6 +1,11 @@
 package main
 
 import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
 	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
 	"github.com/mcmcaudit/mcmcaudit/internal/report"
@@ -12,54 +17,84 @@ func runMerge(args []string, e *env) error {
 			"configuration and cover every trial exactly once, then runs the attacks and estimators: the report is\n"+
 			"the one a single 'audit run' would have printed.")
 	var jsonOut, csvOut, plotOut, htmlOut string
+	var maxWork float64
 	fs.StringVar(&jsonOut, "json", "", "write the report as JSON to FILE (- for stdout)")
 	fs.StringVar(&csvOut, "csv", "", "write one row per release point as CSV to FILE (- for stdout)")
 	fs.StringVar(&plotOut, "plot", "", "draw ε_lb per release point to FILE (.svg or .png)")
 	fs.StringVar(&htmlOut, "html", "", "write a self-contained HTML report to FILE (- for stdout)")
+	fs.floatVar(&maxWork, "max-work", 0, "[0, ∞)", func(x float64) bool { return x >= 0 },
+		"refuse an analysis whose estimated work exceeds this many units of a few ns each (0: the default), in")
 	if err := fs.parse(args, e, 1<<20); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		return usagef("give the trials files to merge")
 	}
-	stdoutTaken := 0
-	for _, o := range []struct {
-		o    output
-		flag string
-	}{{output(jsonOut), "json"}, {output(csvOut), "csv"}, {output(plotOut), "plot"}, {output(htmlOut), "html"}} {
-		if err := o.o.checkWritable(o.flag); err != nil {
-			return err
-		}
-		if o.o.toStdout() {
-			stdoutTaken++
-		}
-	}
-	if stdoutTaken > 1 {
-		return usagef("only one of --json, --csv, --html can write to stdout (-)")
-	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	if plotOut != "" {
+		if plotOut == "-" {
+			return usagef("--plot: needs a file name ending in .svg or .png")
+		}
 		if _, err := report.PlotFormat(plotOut); err != nil {
 			return usagef("--plot: %v", err)
 		}
 	}
 	paths := make([]string, fs.NArg())
+	var inputs []namedInput
 	for i := range paths {
 		paths[i] = fs.Arg(i)
+		inputs = append(inputs, namedInput{paths[i], "trials file"})
 	}
-	plan, merged, err := mergeParts(paths)
+	outs := []namedOutput{{output(jsonOut), "json"}, {output(csvOut), "csv"}, {output(plotOut), "plot"}, {output(htmlOut), "html"}}
+	if err := checkOutputs(e, outs, inputs); err != nil {
+		return err
+	}
+	type merged struct {
+		plan   *scenario.Plan
+		trials *audit.Trials
+	}
+	m, err := untilInterrupted(ctx, func() (merged, error) {
+		plan, t, err := mergeParts(ctx, paths)
+		return merged{plan, t}, err
+	})
+	if ctx.Err() != nil {
+		return interruptedError{"interrupted while reading the trials files; no report was written"}
+	}
 	if err != nil {
 		return err
 	}
-	return writeReport(e, plan, merged, reportOutputs{jsonOut, csvOut, plotOut, htmlOut}, stdoutTaken > 0)
+	a := m.plan.Audit.WithMaxWork(maxWork)
+	if err := workError(a.CheckWork(0, 0, true)); err != nil {
+		return err
+	}
+	stdout := output(jsonOut).toStdout() || output(csvOut).toStdout() || output(htmlOut).toStdout()
+	return writeReport(ctx, e, m.plan, a, m.trials, reportOutputs{jsonOut, csvOut, plotOut, htmlOut}, stdout)
 }
 
-// mergeParts reads the parts one at a time into the merged trials and
-// rebuilds the scenario from the first part's spec (its data come with it,
-// so the merge works from any directory).
-func mergeParts(paths []string) (*scenario.Plan, *audit.Trials, error) {
+// mergeParts checks the parts' headers first — one configuration, one
+// shape, every trial covered exactly once — so that the merged trials are
+// allocated only for parts that fill them; then it reads the parts one at
+// a time into the result and rebuilds the scenario from the first part's
+// spec (its data come with it, so the merge works from any directory).
+func mergeParts(ctx context.Context, paths []string) (*scenario.Plan, *audit.Trials, error) {
+	infos := make([]audit.PartInfo, len(paths))
+	for i, path := range paths {
+		info, err := audit.ReadPartHeader(path)
+		if err != nil {
+			return nil, nil, usageError{err.Error()}
+		}
+		infos[i] = info
+	}
+	if err := audit.CheckPartInfos(infos, paths); err != nil {
+		return nil, nil, usagef("merge: %v", err)
+	}
 	var m audit.Merger
 	var plan *scenario.Plan
 	for _, path := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		t, spec, err := audit.ReadPartFile(path)
 		if err != nil {
 			return nil, nil, usageError{err.Error()}

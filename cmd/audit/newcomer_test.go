@@ -90,7 +90,7 @@ func TestIntegerFlagsExact(t *testing.T) {
 		{[]string{"run", "--trials", "40.5"}, `--trials: invalid value "40.5": must be an integer in [0, 100000000]`},
 		{[]string{"run", "--trials", "1e3"}, `--trials: invalid value "1e3": must be an integer in [0, 100000000]`},
 		{[]string{"bounds", "--iterations", "1099511627777"}, `--iterations: invalid value "1099511627777": must be an integer in [0, 2^40]`},
-		{[]string{"epsilon", "--fp", "0.5", "--negatives", "2", "--fn", "0", "--positives", "2"}, `--fp: invalid value "0.5": must be an integer in [0, ∞)`},
+		{[]string{"epsilon", "--fp", "0.5", "--negatives", "2", "--fn", "0", "--positives", "2"}, `--fp: invalid value "0.5": must be an integer in [0, 100000000]`},
 	}
 	for _, c := range cases {
 		out, errs, code := runCLI(t, c.args...)

@@ -2,39 +2,216 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 )
 
-// output is a destination named by a --json/--csv flag: "" (none), "-"
-// (stdout) or a file path, written atomically.
+// output is a destination named by a --json/--csv/--html/--plot/--out
+// flag: "" (none), "-" (stdout) or a file path.
+//
+// A file output is only ever a regular file: a path that exists must be a
+// regular file — devices, FIFOs, sockets and directories are refused, and
+// so are symbolic links, whose target may be anything (/dev/stdout is a
+// link to /proc/self/fd/1, which may be the very file the shell redirects
+// stdout to); a path that does not exist is created in an existing
+// directory. Files are written to a temporary file in the same directory
+// and renamed into place, so that a failure never leaves a partial file
+// that looks complete, and nothing but a regular file is ever replaced.
 type output string
 
 // toStdout reports whether this output replaces the human table on stdout.
 func (o output) toStdout() bool { return o == "-" }
 
-// checkWritable fails early, before any work, if the file's directory does
-// not exist, so that a long run does not end in a write error.
+// target checks the file an output writes: exists reports whether a
+// regular file is there now; anything else that exists is an error
+// naming the flag.
+func (o output) target(flagName string) (path string, exists bool, err error) {
+	p := string(o)
+	st, err := os.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		dir := filepath.Dir(p)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return "", false, usagef("--%s: directory %q does not exist", flagName, dir)
+		}
+		return p, false, nil
+	case err != nil:
+		return "", false, usagef("--%s: cannot use %s: %s", flagName, p, pathErr(err))
+	case st.Mode()&fs.ModeSymlink != 0:
+		return "", false, usagef("--%s: %s is a symbolic link; outputs are written only to regular files (give the file it points to, or - for standard output)", flagName, o)
+	case !st.Mode().IsRegular():
+		hint := ""
+		if st.Mode()&fs.ModeCharDevice != 0 || st.Mode()&fs.ModeNamedPipe != 0 {
+			hint = "; use - for standard output"
+		}
+		return "", false, usagef("--%s: %s is %s, not a regular file: it is never replaced%s", flagName, o, kindOf(st.Mode()), hint)
+	}
+	return p, true, nil
+}
+
+// kindOf names a file type for messages.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "a special file"
+}
+
+func pathErr(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// checkWritable fails early, before any work, if the output could not be
+// written at the end of a run: its directory is missing or not writable,
+// or the path is something other than a regular file (or a link to one).
 func (o output) checkWritable(flagName string) error {
 	if o == "" || o == "-" {
 		return nil
 	}
-	dir := filepath.Dir(string(o))
-	st, err := os.Stat(dir)
-	if err != nil || !st.IsDir() {
-		return usagef("--%s: directory %q does not exist", flagName, dir)
+	p, exists, err := o.target(flagName)
+	if err != nil {
+		return err
+	}
+	if exists && syscall.Access(p, 2 /* W_OK */) != nil {
+		return usagef("--%s: %s is not writable", flagName, o)
+	}
+	// The directory must accept the temporary file the output is written
+	// to: try it now rather than after the run.
+	probe, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".probe*")
+	if err != nil {
+		return usagef("--%s: cannot create a file in %s: %s", flagName, filepath.Dir(p), pathErr(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return nil
+}
+
+// namedOutput is an output with the flag that names it.
+type namedOutput struct {
+	o    output
+	flag string
+}
+
+// namedInput is a file a command reads (a scenario, a trials file), which
+// no output may replace.
+type namedInput struct {
+	path string
+	what string
+}
+
+// checkOutputs validates the outputs of one command before any work: each
+// is writable (checkWritable), at most one writes to stdout, no two write
+// the same file, none replaces an input, and none is the file the
+// command's standard output or error already goes to (the shell's
+// redirection target).
+func checkOutputs(e *env, outs []namedOutput, inputs []namedInput) error {
+	stdout := []string{}
+	type seen struct {
+		key  string
+		info fs.FileInfo
+		flag string
+	}
+	var files []seen
+	for _, o := range outs {
+		if o.o == "" {
+			continue
+		}
+		if o.o.toStdout() {
+			stdout = append(stdout, "--"+o.flag)
+			continue
+		}
+		if err := o.o.checkWritable(o.flag); err != nil {
+			return err
+		}
+		p, _, err := o.o.target(o.flag)
+		if err != nil {
+			return err
+		}
+		s := seen{key: canonical(p), flag: o.flag}
+		s.info, _ = os.Stat(p)
+		for _, f := range files {
+			if f.key == s.key || (f.info != nil && s.info != nil && os.SameFile(f.info, s.info)) {
+				return usagef("--%s and --%s name the same file %s: each output needs its own", f.flag, o.flag, o.o)
+			}
+		}
+		for _, in := range inputs {
+			ist, err := os.Stat(in.path)
+			if err == nil && s.info != nil && os.SameFile(ist, s.info) {
+				return usagef("--%s: %s is the %s this command reads; write the output elsewhere", o.flag, o.o, in.what)
+			}
+		}
+		for _, std := range []struct {
+			name string
+			w    io.Writer
+		}{{"standard output", e.stdout}, {"standard error", e.stderr}} {
+			if fst := fileInfoOf(std.w); fst != nil && s.info != nil && os.SameFile(fst, s.info) {
+				return usagef("--%s: %s is where %s already goes; use - for standard output, or another file", o.flag, o.o, std.name)
+			}
+		}
+		files = append(files, s)
+	}
+	if len(stdout) > 1 {
+		return usagef("only one of --json, --csv, --html can write to stdout (-), got %s", strings.Join(stdout, " and "))
 	}
 	return nil
 }
 
+// fileInfoOf returns the file behind a stream (through checkedWriter),
+// or nil when it is not a file.
+func fileInfoOf(w io.Writer) fs.FileInfo {
+	if c, ok := w.(*checkedWriter); ok {
+		w = c.w
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	return st
+}
+
+// canonical returns an absolute, link-free spelling of a path that may not
+// exist yet (its directory does), to compare two outputs.
+func canonical(p string) string {
+	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+	if err != nil {
+		dir = filepath.Dir(p)
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return filepath.Join(dir, filepath.Base(p))
+}
+
 // write sends the bytes produced by fill to the destination. Files are
-// written to a temporary file in the same directory and renamed into place,
-// so that a failure never leaves a partial file that looks complete.
+// written to a temporary file in the target's directory and renamed into
+// place — over a regular file or nothing, never over anything else, which
+// is checked again now (the path may have changed during a long run).
 func (o output) write(e *env, fill func(w io.Writer) error) error {
 	switch o {
 	case "":
@@ -43,23 +220,65 @@ func (o output) write(e *env, fill func(w io.Writer) error) error {
 		return fill(e.stdout)
 	}
 	path := string(o)
+	exists := false
+	if st, err := os.Lstat(path); err == nil {
+		if !st.Mode().IsRegular() {
+			kind := kindOf(st.Mode())
+			if st.Mode()&fs.ModeSymlink != 0 {
+				kind = "a symbolic link"
+			}
+			return writeError{fmt.Sprintf("cannot write %s: it is now %s, which is not replaced", o, kind)}
+		}
+		exists = true
+	}
+	mode := fs.FileMode(0o644)
+	if exists {
+		if st, err := os.Stat(path); err == nil {
+			mode = st.Mode().Perm()
+		}
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
+		return writeError{fmt.Sprintf("cannot write %s: %s", o, pathErr(err))}
 	}
 	defer os.Remove(tmp.Name()) // no-op after a successful rename
 	if err := fill(tmp); err != nil {
 		tmp.Close()
-		return err
+		return writeError{fmt.Sprintf("cannot write %s: %v", o, err)}
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return writeError{fmt.Sprintf("cannot write %s: %s", o, pathErr(err))}
 	}
-	// CreateTemp makes the file private (0600); a report is an ordinary file.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
+	// CreateTemp makes the file private (0600); a report is an ordinary
+	// file, or keeps the mode of the file it replaces.
+	if err := os.Chmod(tmp.Name(), mode); err != nil {
+		return writeError{fmt.Sprintf("cannot write %s: %s", o, pathErr(err))}
 	}
-	return os.Rename(tmp.Name(), path)
+	if !exists {
+		// Nothing was there: a hard link creates the file only if the
+		// name is still free, atomically.
+		err := os.Link(tmp.Name(), path)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, fs.ErrExist) && !isNotSupported(err) {
+			return writeError{fmt.Sprintf("cannot write %s: %s", o, pathErr(err))}
+		}
+		// The name was taken meanwhile, or the file system has no hard
+		// links: rename, but only over a regular file.
+	}
+	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
+		return writeError{fmt.Sprintf("cannot write %s: it is now %s, which is not replaced", o, kindOf(st.Mode()))}
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return writeError{fmt.Sprintf("cannot write %s: %s", o, pathErr(err))}
+	}
+	return nil
+}
+
+// isNotSupported reports a file system that refuses hard links.
+func isNotSupported(err error) bool {
+	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EMLINK)
 }
 
 // writeJSON writes v as indented JSON.
@@ -73,6 +292,36 @@ func writeJSONTo(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
+
+// checkedWriter remembers the first error of the writes to w and refuses
+// every later write, so that a command's output to stdout — a table
+// printed with fmt.Fprintf, whose error nobody looks at — cannot fail
+// silently: the command ends with the error (a full disk is not exit 0).
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+// Write implements io.Writer.
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// writeError is a failure to write a command's output (a full disk, a
+// closed stream): exit 3, the run's results were not delivered.
+type writeError struct{ msg string }
+
+func (e writeError) Error() string { return e.msg }
 
 // newTable returns a table writer with the project's style: headers as
 // written (no upper-casing), numbers right-aligned by the caller's strings.

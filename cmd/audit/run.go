@@ -9,8 +9,11 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
@@ -30,6 +33,7 @@ type runFlags struct {
 	shard, out           string
 	checkpoint           string
 	resume               bool
+	maxWork              float64
 	saveReleases         string
 }
 
@@ -38,7 +42,9 @@ func runRun(args []string, e *env) error {
 		"Audits a sampler configuration: runs it on two adjacent datasets, trains attacks on half of the runs,\n"+
 			"counts their errors on the other half and reports ε lower bounds with their confidence; with a claim,\n"+
 			"tests it and exits 1 when it is refuted. Without a config file it runs the built-in scenario\n"+
-			"(see --print-default).")
+			"(see --print-default). Outputs are checked before the run: each must be a new file in an existing\n"+
+			"directory or a regular file (devices, FIFOs, directories and symbolic links are refused), and at most\n"+
+			"one may be - (stdout). A run whose estimated work exceeds --max-work is refused before it starts.")
 	var f runFlags
 	fs.StringVar(&f.json, "json", "", "write the report as JSON to FILE (- for stdout)")
 	fs.StringVar(&f.csv, "csv", "", "write one row per release point as CSV to FILE (- for stdout)")
@@ -57,6 +63,8 @@ func runRun(args []string, e *env) error {
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "persist completed trials in DIR as the run goes (resumable)")
 	fs.BoolVar(&f.resume, "resume", false, "continue the run saved in --checkpoint DIR")
 	fs.StringVar(&f.saveReleases, "save-releases", "", "also write every run's releases to PREFIX-D.csv and PREFIX-DPRIME.csv, with their trial indices (for 'audit analyze')")
+	fs.floatVar(&f.maxWork, "max-work", 0, "[0, ∞)", func(x float64) bool { return x >= 0 },
+		fmt.Sprintf("refuse a run whose estimated work exceeds this many units of a few ns each (0: the default %g), in", audit.DefaultMaxWork))
 	if err := fs.parse(args, e, 1); err != nil {
 		return err
 	}
@@ -64,104 +72,244 @@ func runRun(args []string, e *env) error {
 		_, err := e.stdout.Write(scenario.DefaultScenario())
 		return err
 	}
+	// From here on SIGINT and SIGTERM end the command with exit 130, in
+	// every phase: loading, building, running, analysing.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	// Every output is checked before anything is loaded or run.
+	shardI, shardN, err := checkRunFlags(e, fs, &f)
+	if err != nil {
+		return err
+	}
 	cfg, err := loadRunConfig(fs, &f)
 	if err != nil {
 		return err
 	}
-	outs := []struct {
-		o    output
-		flag string
-	}{{output(f.json), "json"}, {output(f.csv), "csv"}, {output(f.plot), "plot"}, {output(f.html), "html"}}
-	stdoutTaken := 0
-	for _, o := range outs {
-		if err := o.o.checkWritable(o.flag); err != nil {
-			return err
-		}
-		if o.o.toStdout() {
-			stdoutTaken++
-		}
+	plan, err := untilInterrupted(ctx, func() (*scenario.Plan, error) {
+		return scenario.BuildWith(cfg, scenario.BuildOptions{Context: ctx, Stderr: e.stderr})
+	})
+	if plan != nil {
+		defer plan.Close()
 	}
-	if stdoutTaken > 1 {
-		return usagef("only one of --json, --csv, --html can write to stdout (-)")
+	if ctx.Err() != nil {
+		return interruptedError{"interrupted while preparing the scenario; nothing was run"}
 	}
-	if f.plot != "" {
-		if f.plot == "-" {
-			return usagef("--plot: needs a file name ending in .svg or .png")
-		}
-		if _, err = report.PlotFormat(f.plot); err != nil {
-			return usagef("--plot: %v", err)
-		}
-	}
-	plan, err := scenario.BuildWith(cfg, scenario.BuildOptions{Stderr: e.stderr})
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	defer plan.Close()
-
-	if f.resume && f.checkpoint == "" {
-		return usagef("--resume needs --checkpoint DIR")
-	}
 	var rec *recorder
 	if f.saveReleases != "" {
-		if f.shard != "" || f.resume {
-			return usagef("--save-releases needs every run in this process (not with --shard or --resume)")
-		}
-		if err := output(f.saveReleases + "-D.csv").checkWritable("save-releases"); err != nil {
-			return err
-		}
 		if rec, err = recordReleases(plan); err != nil {
 			return usageError{err.Error()}
 		}
 	}
 	if f.shard != "" {
-		return runShard(fs, &f, plan, e)
-	}
-	if f.out != "" {
-		return usagef("--out is only used with --shard")
+		return runShard(ctx, &f, plan, shardI, shardN, e)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	prog := newProgress(e.stderr, cfg.Audit.Trials, f.quiet)
-	a := plan.Audit.WithProgress(prog.update)
-	var trials *audit.Trials
-	if f.checkpoint != "" {
-		trials, err = a.SimulateCheckpointed(ctx, f.checkpoint, f.resume)
-	} else {
-		trials, err = a.Simulate(ctx, 0, cfg.Audit.Trials)
+	a := plan.Audit.WithProgress(prog.update).WithMaxWork(f.maxWork)
+	if err := workError(a.CheckWork(0, cfg.Audit.Trials, true)); err != nil {
+		return err
 	}
+	trials, err := untilInterrupted(ctx, func() (*audit.Trials, error) {
+		if f.checkpoint != "" {
+			return a.SimulateCheckpointed(ctx, f.checkpoint, f.resume)
+		}
+		return a.Simulate(ctx, 0, cfg.Audit.Trials)
+	})
 	prog.finish()
 	if err != nil {
 		var ie *audit.InterruptedError
 		var ce *audit.CheckpointError
 		switch {
 		case errors.As(err, &ie):
-			return interrupted(ie, fs, &f)
+			return interrupted(ie.Error(), ie.Dir, args)
 		case ctx.Err() != nil:
-			return interrupted(&audit.InterruptedError{Total: cfg.Audit.Trials}, fs, &f)
+			msg := "interrupted; nothing was saved"
+			if f.checkpoint != "" {
+				msg = "interrupted; the blocks of trials completed so far are saved in " + f.checkpoint
+			}
+			return interrupted(msg, f.checkpoint, args)
 		case errors.As(err, &ce):
 			return checkpointError(ce)
 		}
 		return runError(err)
 	}
 	if rec != nil {
-		if err := rec.write(f.saveReleases); err != nil {
+		if err := rec.write(e, f.saveReleases); err != nil {
 			return err
 		}
 	}
-	return writeReport(e, plan, trials, reportOutputs{f.json, f.csv, f.plot, f.html}, stdoutTaken > 0)
+	if !f.quiet {
+		fmt.Fprintf(e.stderr, "audit: %d trials run; analysing %d release points\n", cfg.Audit.Trials, len(plan.Points()))
+	}
+	err = writeReport(ctx, e, plan, a, trials, reportOutputs{f.json, f.csv, f.plot, f.html}, output(f.json).toStdout() || output(f.csv).toStdout() || output(f.html).toStdout())
+	var in interruptedError
+	if errors.As(err, &in) && f.checkpoint != "" {
+		return interrupted(in.msg+fmt.Sprintf("; the %d trials are saved in %s", cfg.Audit.Trials, f.checkpoint), f.checkpoint, args)
+	}
+	return err
 }
 
-// writeReport analyses complete trials of a scenario and writes the
-// report; it returns a violationError when a claim is refuted.
-func writeReport(e *env, plan *scenario.Plan, trials *audit.Trials, o reportOutputs, quietTable bool) error {
-	rep, err := plan.Audit.Analyze(trials)
+// checkRunFlags checks the combinations of flags and every output before
+// anything is loaded: a long run must not end in "cannot write". It
+// returns the shard, when one is asked for.
+func checkRunFlags(e *env, fs *flagSet, f *runFlags) (shardI, shardN int, err error) {
+	if f.plot != "" {
+		if f.plot == "-" {
+			return 0, 0, usagef("--plot: needs a file name ending in .svg or .png")
+		}
+		if _, err := report.PlotFormat(f.plot); err != nil {
+			return 0, 0, usagef("--plot: %v", err)
+		}
+	}
+	if f.resume && f.checkpoint == "" {
+		return 0, 0, usagef("--resume needs --checkpoint DIR")
+	}
+	var inputs []namedInput
+	if fs.NArg() == 1 {
+		inputs = append(inputs, namedInput{fs.Arg(0), "scenario file"})
+	}
+	if f.shard != "" {
+		if shardI, shardN, err = parseShard(f.shard); err != nil {
+			return 0, 0, err
+		}
+		if f.out == "" || f.out == "-" {
+			return 0, 0, usagef("--shard needs --out FILE for the trials file (a file: it is binary)")
+		}
+		if f.json != "" || f.csv != "" || f.plot != "" || f.html != "" || f.checkpoint != "" || f.saveReleases != "" {
+			return 0, 0, usagef("--shard writes only a trials file; reports come from 'audit merge'")
+		}
+		return shardI, shardN, checkOutputs(e, []namedOutput{{output(f.out), "out"}}, inputs)
+	}
+	if f.out != "" {
+		return 0, 0, usagef("--out is only used with --shard")
+	}
+	if f.checkpoint != "" {
+		if st, err := os.Stat(f.checkpoint); err == nil && !st.IsDir() {
+			return 0, 0, usagef("--checkpoint: %s exists and is not a directory", f.checkpoint)
+		}
+	}
+	outs := []namedOutput{{output(f.json), "json"}, {output(f.csv), "csv"}, {output(f.plot), "plot"}, {output(f.html), "html"}}
+	if f.saveReleases != "" {
+		if f.resume {
+			return 0, 0, usagef("--save-releases needs every run in this process (not with --resume)")
+		}
+		outs = append(outs, namedOutput{output(f.saveReleases + "-D.csv"), "save-releases"}, namedOutput{output(f.saveReleases + "-DPRIME.csv"), "save-releases"})
+	}
+	return 0, 0, checkOutputs(e, outs, inputs)
+}
+
+// parseShard parses I/N with 0 ≤ I < N.
+func parseShard(s string) (i, n int, err error) {
+	if _, err := fmt.Sscanf(s, "%d/%d", &i, &n); err != nil || n < 1 || i < 0 || i >= n || fmt.Sprintf("%d/%d", i, n) != s {
+		return 0, 0, usagef("--shard: must be I/N with 0 ≤ I < N, got %q", s)
+	}
+	return i, n, nil
+}
+
+// workError names the flag that raises the work limit.
+func workError(err error) error {
+	var fe *audit.FieldError
+	if errors.As(err, &fe) && fe.Field == "MaxWork" {
+		return usagef("--max-work: %s", strings.Replace(fe.Msg, "raise the limit", "raise --max-work", 1))
+	}
+	return err
+}
+
+// interruptGrace is how long an interrupted command waits for the phase
+// under way to notice the cancellation before it exits anyway.
+const interruptGrace = 2 * time.Second
+
+// untilInterrupted runs f; when ctx is cancelled first (SIGINT, SIGTERM)
+// it waits up to interruptGrace for f to return — f checks ctx itself where
+// it can — and then returns without it: the command is about to exit.
+func untilInterrupted[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+	}
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-time.After(interruptGrace):
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// reportOutputs are the files a report is written to ("" = none).
+type reportOutputs struct{ json, csv, plot, html string }
+
+// writeReport analyses complete trials and writes the table, JSON, CSV,
+// plot and HTML; it returns a violationError when a claim is refuted. An
+// interruption during the analysis, or before the outputs are written,
+// writes nothing.
+func writeReport(ctx context.Context, e *env, plan *scenario.Plan, a *audit.Audit, trials *audit.Trials, o reportOutputs, quietTable bool) error {
+	rep, err := untilInterrupted(ctx, func() (*audit.Report, error) { return a.AnalyzeContext(ctx, trials) })
+	if ctx.Err() != nil {
+		return interruptedError{"interrupted during the analysis; no report was written"}
+	}
 	if err != nil {
+		if werr := workError(err); werr != err {
+			return werr
+		}
 		return runError(err)
 	}
 	doc := scenario.Document{Versions: audit.CurrentVersions(), Config: plan.Config, Report: rep}
 	scen, _ := json.MarshalIndent(plan.Config, "", "  ")
-	return writeReportFiles(e, rep, doc, scen, o, quietTable)
+	return writeReportFiles(ctx, e, rep, doc, scen, o, quietTable)
+}
+
+// writeReportFiles writes the table (unless a document goes to stdout),
+// the JSON document, the CSV rows, the plot and the HTML page, each output
+// already checked; it returns a violationError when a claim is refuted.
+// An interruption stops before the next output.
+func writeReportFiles(ctx context.Context, e *env, rep *audit.Report, doc any, scen []byte, o reportOutputs, quietTable bool) error {
+	writes := []struct {
+		out  string
+		fill func(w io.Writer) error
+	}{
+		{o.json, func(w io.Writer) error { return audit.WriteJSON(w, doc) }},
+		{o.csv, func(w io.Writer) error { return report.WriteCSV(w, rep) }},
+		{o.plot, func(w io.Writer) error {
+			format, err := report.PlotFormat(o.plot)
+			if err != nil {
+				return err
+			}
+			return report.WritePlot(w, format, rep)
+		}},
+		{o.html, func(w io.Writer) error { return report.WriteHTML(w, rep, audit.CurrentVersions(), scen) }},
+	}
+	if !quietTable {
+		if err := report.WriteTable(e.stdout, rep); err != nil {
+			return err
+		}
+	}
+	for _, w := range writes {
+		if ctx.Err() != nil {
+			return interruptedError{"interrupted while writing the report; outputs not yet written were not written"}
+		}
+		if err := output(w.out).write(e, w.fill); err != nil {
+			return err
+		}
+	}
+	if rep.Violated() {
+		return violationError{rep.Violations[0]}
+	}
+	return nil
 }
 
 // interruptedError is a run stopped by SIGINT/SIGTERM: exit code 130.
@@ -169,46 +317,84 @@ type interruptedError struct{ msg string }
 
 func (e interruptedError) Error() string { return e.msg }
 
-func interrupted(ie *audit.InterruptedError, fs *flagSet, f *runFlags) error {
-	msg := ie.Error()
-	if ie.Dir != "" {
-		cmd := "audit run"
-		if fs.NArg() == 1 {
-			cmd += " " + fs.Arg(0)
-		}
-		msg += fmt.Sprintf("; resume with: %s --checkpoint %s --resume", cmd, ie.Dir)
+// interrupted reports an interrupted run; with a checkpoint it prints the
+// command that resumes it: the command line as given — scenario,
+// overrides, outputs — with --checkpoint DIR --resume, quoted for a POSIX
+// shell, so that it can be pasted as it is.
+func interrupted(msg, dir string, args []string) error {
+	if dir != "" {
+		msg += "; resume with: " + resumeCommand(os.Args[0], args, dir)
 	}
 	return interruptedError{msg}
 }
 
-// runShard runs one shard and writes its trials file.
-func runShard(fs *flagSet, f *runFlags, plan *scenario.Plan, e *env) error {
-	var i, n int
-	if _, err := fmt.Sscanf(f.shard, "%d/%d", &i, &n); err != nil || n < 1 || i < 0 || i >= n || fmt.Sprintf("%d/%d", i, n) != f.shard {
-		return usagef("--shard: must be I/N with 0 ≤ I < N, got %q", f.shard)
+var reFlagName = regexp.MustCompile(`^--?([A-Za-z][-A-Za-z0-9]*)(=.*)?$`)
+
+// resumeCommand rebuilds "prog run ARGS" without its --checkpoint and
+// --resume flags, and adds "--checkpoint DIR --resume" (before a "--",
+// after which every argument is positional).
+func resumeCommand(prog string, args []string, dir string) string {
+	words := []string{shellQuote(prog), "run"}
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = shellQuoteAll(args[i:])
+			break
+		}
+		m := reFlagName.FindStringSubmatch(a)
+		switch {
+		case m != nil && m[1] == "resume":
+			continue
+		case m != nil && m[1] == "checkpoint":
+			if m[2] == "" {
+				i++ // its value is the next argument
+			}
+			continue
+		}
+		words = append(words, shellQuote(a))
 	}
+	words = append(words, "--checkpoint", shellQuote(dir), "--resume")
+	return strings.Join(append(words, rest...), " ")
+}
+
+var reShellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+
+// shellQuote quotes s for a POSIX shell: as it is when it has no special
+// character, else in single quotes (a single quote inside is closed,
+// escaped with a backslash and reopened).
+func shellQuote(s string) string {
+	if reShellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func shellQuoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = shellQuote(s)
+	}
+	return out
+}
+
+// runShard runs one shard and writes its trials file.
+func runShard(ctx context.Context, f *runFlags, plan *scenario.Plan, i, n int, e *env) error {
 	if n > plan.Config.Audit.Trials {
 		return usagef("--shard: N must be ≤ audit.trials = %d, got %d", plan.Config.Audit.Trials, n)
 	}
-	if f.out == "" || f.out == "-" {
-		return usagef("--shard needs --out FILE for the trials file (a file: it is binary)")
-	}
-	if f.json != "" || f.csv != "" || f.plot != "" || f.html != "" || f.checkpoint != "" {
-		return usagef("--shard writes only a trials file; reports come from 'audit merge'")
-	}
-	if err := output(f.out).checkWritable("out"); err != nil {
+	lo, hi := audit.ShardRange(plan.Config.Audit.Trials, i, n)
+	prog := newProgress(e.stderr, hi-lo, f.quiet)
+	a := plan.Audit.WithProgress(prog.update).WithMaxWork(f.maxWork)
+	if err := workError(a.CheckWork(lo, hi, false)); err != nil {
 		return err
 	}
-	lo, hi := audit.ShardRange(plan.Config.Audit.Trials, i, n)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	prog := newProgress(e.stderr, hi-lo, f.quiet)
-	t, err := plan.Audit.WithProgress(prog.update).Simulate(ctx, lo, hi)
+	t, err := untilInterrupted(ctx, func() (*audit.Trials, error) { return a.Simulate(ctx, lo, hi) })
 	prog.finish()
+	if ctx.Err() != nil {
+		return interruptedError{"interrupted; the shard's trials file was not written"}
+	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return interruptedError{"interrupted; the shard's trials file was not written"}
-		}
 		return runError(err)
 	}
 	spec, err := plan.Spec()
@@ -238,19 +424,27 @@ func checkpointError(ce *audit.CheckpointError) error {
 }
 
 // runError classifies a failure during a run: a diverging chain or a
-// scenario that cannot be analysed is the user's input; anything else is
-// internal.
+// scenario that cannot be analysed is the user's input; so is a work
+// estimate beyond the limit.
 func runError(err error) error {
+	if werr := workError(err); werr != err {
+		return werr
+	}
 	return usageError{err.Error()}
 }
 
 // loadScenario reads the scenario named on the command line, or the
-// built-in one.
+// built-in one. The file must be a regular file: a FIFO or a device is
+// refused before it is opened (opening a FIFO would wait for a writer).
 func loadScenario(fs *flagSet) (*scenario.Config, error) {
 	var cfg *scenario.Config
 	var err error
 	if fs.NArg() == 1 {
-		cfg, err = scenario.LoadConfig(fs.Arg(0))
+		path := fs.Arg(0)
+		if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+			return nil, usagef("config: cannot read %s: it is %s, not a regular file", path, kindOf(st.Mode()))
+		}
+		cfg, err = scenario.LoadConfig(path)
 	} else {
 		cfg, err = scenario.DefaultConfig()
 	}

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"encoding/csv"
 	"errors"
@@ -112,16 +113,58 @@ func (o CSVOptions) check() error {
 	return nil
 }
 
-// ReadCSV reads a dataset from comma-separated numbers, one record per line
-// (empty lines are skipped): the label column (the last by default) goes to
-// Record.Y and the other columns, in file order, to Record.X. Every row must
-// have as many columns as the first, every value must parse as a finite
-// number, and labels must be integers in [0, Classes) unless RealLabels is
-// set. Errors name the 1-based line and column. Scaling (opts.Scale) is
-// applied after the whole file is read.
-func ReadCSV(r io.Reader, opts CSVOptions) (*Dataset, error) {
+// Limits on a CSV input beyond MaxCSVBytes, so that a hostile or corrupt
+// file fails after little work and memory: a line (a row without its
+// newline) is at most MaxCSVLineBytes long, a file holds at most
+// MaxCSVValues feature values (rows × features, 160 MB as float64), and
+// it has at most twice as many lines as it may have rows, plus
+// csvSpareLines (blank lines are skipped but counted, so that a stream of
+// newlines ends quickly too).
+const (
+	MaxCSVLineBytes = 4 << 20
+	MaxCSVValues    = 20_000_000
+	csvSpareLines   = 1024
+)
+
+// CSVLimits tighten what a CSV may hold, for a reader that knows what the
+// data are for (ScanCSVFrom).
+type CSVLimits struct {
+	// Columns, when > 0, is the number of columns every row must have;
+	// the first data row is checked against it before any other row is
+	// read (a *CSVWidthError otherwise).
+	Columns int
+	// MaxValues bounds rows × features (0: MaxCSVValues; never above it).
+	MaxValues int
+}
+
+// CSVWidthError reports a data row whose number of columns differs from
+// the one required (CSVLimits.Columns).
+type CSVWidthError struct {
+	Name       string
+	Line       int
+	Want, Have int
+}
+
+func (e *CSVWidthError) Error() string {
+	return fmt.Sprintf("%s: line %d: must have %d columns, got %d", e.Name, e.Line, e.Want, e.Have)
+}
+
+// CSVShape is what a pass over a CSV learns without keeping its values.
+type CSVShape struct {
+	// Rows is the number of data rows (the header excluded).
+	Rows int
+	// Columns is the number of columns of every row (the label included).
+	Columns int
+}
+
+// csvRows walks the data rows of a CSV under the limits: the width of
+// every row is that of the first (or lim.Columns), the number of rows is
+// bounded by max_records and by the values limit. fn receives each data
+// row, the reader (for field positions) and its 1-based line.
+func csvRows(r io.Reader, opts CSVOptions, lim CSVLimits, fn func(row []string, cr *csv.Reader, line int) error) (CSVShape, error) {
+	var shape CSVShape
 	if err := opts.check(); err != nil {
-		return nil, err
+		return shape, err
 	}
 	name := opts.Name
 	if name == "" {
@@ -131,13 +174,18 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Dataset, error) {
 	if maxRec == 0 {
 		maxRec = DefaultMaxCSVRecords
 	}
-	cr := csv.NewReader(&limitedReader{r: r, left: MaxCSVBytes})
+	maxVal := lim.MaxValues
+	if maxVal <= 0 || maxVal > MaxCSVValues {
+		maxVal = MaxCSVValues
+	}
+	// Every row holds at least one feature, so rows ≤ maxVal too.
+	maxLines := 2*int64(min(maxRec, maxVal)) + csvSpareLines
+	lg := &lineGuard{r: &limitedReader{r: r, left: MaxCSVBytes}, maxLine: MaxCSVLineBytes, linesLeft: maxLines}
+	cr := csv.NewReader(lg)
 	cr.FieldsPerRecord = -1 // widths are checked here, with better messages
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
-	d := &Dataset{Name: name}
-	width, labelCol := 0, 0
-	maxLabel := -1.0
+	width := 0
 	for first := true; ; first = false {
 		row, err := cr.Read()
 		if err == io.EOF {
@@ -145,10 +193,14 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Dataset, error) {
 		}
 		if err != nil {
 			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, fmt.Errorf("%s: line %d: %v", name, pe.Line, pe.Err)
+			if errors.As(err, &pe) && pe.Err != nil {
+				var le *lineError
+				if errors.As(pe.Err, &le) {
+					return shape, fmt.Errorf("%s: %v", name, le)
+				}
+				return shape, fmt.Errorf("%s: line %d: %v", name, pe.Line, pe.Err)
 			}
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return shape, fmt.Errorf("%s: %w", name, err)
 		}
 		line, _ := cr.FieldPos(0)
 		if first && opts.Header {
@@ -156,29 +208,70 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Dataset, error) {
 		}
 		if width == 0 {
 			width = len(row)
+			if lim.Columns > 0 && width != lim.Columns {
+				return shape, &CSVWidthError{Name: name, Line: line, Want: lim.Columns, Have: width}
+			}
 			if width < 2 {
-				return nil, fmt.Errorf("%s: line %d: must have at least 2 columns (features and a label), got %d", name, line, width)
+				return shape, fmt.Errorf("%s: line %d: must have at least 2 columns (features and a label), got %d", name, line, width)
 			}
-			labelCol = width - 1
-			if opts.LabelColumn != 0 {
-				if opts.LabelColumn > width {
-					return nil, fmt.Errorf("label_column: must be in [1, %d] (the file has %d columns), got %d", width, width, opts.LabelColumn)
-				}
-				labelCol = opts.LabelColumn - 1
+			if opts.LabelColumn > width {
+				return shape, fmt.Errorf("label_column: must be in [1, %d] (the file has %d columns), got %d", width, width, opts.LabelColumn)
 			}
+			shape.Columns = width
 		}
 		if len(row) != width {
-			return nil, fmt.Errorf("%s: line %d: must have %d columns like the first row, got %d", name, line, width, len(row))
+			return shape, fmt.Errorf("%s: line %d: must have %d columns like the first row, got %d", name, line, width, len(row))
 		}
-		if len(d.Records) == maxRec {
-			return nil, fmt.Errorf("%s: line %d: more than max_records = %d rows", name, line, maxRec)
+		if shape.Rows == maxRec {
+			return shape, fmt.Errorf("%s: line %d: more than max_records = %d rows", name, line, maxRec)
+		}
+		if int64(shape.Rows+1)*int64(width-1) > int64(maxVal) {
+			return shape, fmt.Errorf("%s: line %d: more than %d feature values (rows × features, here %d features per row)", name, line, maxVal, width-1)
+		}
+		if fn != nil {
+			if err := fn(row, cr, line); err != nil {
+				return shape, err
+			}
+		}
+		shape.Rows++
+	}
+	if shape.Rows == 0 {
+		return shape, fmt.Errorf("%s: must have at least 1 record, got 0", name)
+	}
+	return shape, nil
+}
+
+// ReadCSV reads a dataset from comma-separated numbers, one record per line
+// (empty lines are skipped): the label column (the last by default) goes to
+// Record.Y and the other columns, in file order, to Record.X. Every row must
+// have as many columns as the first, every value must parse as a finite
+// number, and labels must be integers in [0, Classes) unless RealLabels is
+// set. Errors name the 1-based line and column. Scaling (opts.Scale) is
+// applied after the whole file is read. The input is bounded while it is
+// read (MaxCSVBytes, MaxCSVLineBytes, max_records, MaxCSVValues): a
+// larger one fails as soon as it crosses a limit.
+func ReadCSV(r io.Reader, opts CSVOptions) (*Dataset, error) {
+	name := opts.Name
+	if name == "" {
+		name = "csv"
+	}
+	d := &Dataset{Name: name}
+	maxLabel := -1.0
+	labelCol := -1
+	_, err := csvRows(r, opts, CSVLimits{}, func(row []string, cr *csv.Reader, _ int) error {
+		width := len(row)
+		if labelCol < 0 {
+			labelCol = width - 1
+			if opts.LabelColumn != 0 {
+				labelCol = opts.LabelColumn - 1
+			}
 		}
 		rec := Record{X: make([]float64, 0, width-1)}
 		for j, s := range row {
 			line, _ := cr.FieldPos(j)
 			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%s: line %d, column %d: must be a finite number, got %q", name, line, j+1, s)
+				return fmt.Errorf("%s: line %d, column %d: must be a finite number, got %q", name, line, j+1, s)
 			}
 			if j != labelCol {
 				rec.X = append(rec.X, v)
@@ -186,19 +279,20 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Dataset, error) {
 			}
 			if !opts.RealLabels {
 				if v != math.Trunc(v) || v < 0 {
-					return nil, fmt.Errorf("%s: line %d, column %d: label must be a class index (an integer ≥ 0), got %s", name, line, j+1, s)
+					return fmt.Errorf("%s: line %d, column %d: label must be a class index (an integer ≥ 0), got %s", name, line, j+1, s)
 				}
 				if opts.Classes > 0 && v >= float64(opts.Classes) {
-					return nil, fmt.Errorf("%s: line %d, column %d: label must be in [0, %d) (classes = %d), got %s", name, line, j+1, opts.Classes, opts.Classes, s)
+					return fmt.Errorf("%s: line %d, column %d: label must be in [0, %d) (classes = %d), got %s", name, line, j+1, opts.Classes, opts.Classes, s)
 				}
 				maxLabel = math.Max(maxLabel, v)
 			}
 			rec.Y = v
 		}
 		d.Records = append(d.Records, rec)
-	}
-	if len(d.Records) == 0 {
-		return nil, fmt.Errorf("%s: must have at least 1 record, got 0", name)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if !opts.RealLabels && opts.Classes == 0 && maxLabel < 1 {
 		return nil, fmt.Errorf("%s: labels must span at least 2 classes when classes is inferred, got only label %g", name, maxLabel)
@@ -207,6 +301,23 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Dataset, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// ScanCSVFrom streams a CSV as ReadCSVFrom reads it — gzip recognised by
+// its magic bytes, the header skipped, the same byte, line and row limits —
+// but keeps no value and parses no number: it returns the number of data
+// rows and columns, in memory bounded by one line, and stops at the first
+// row that breaks lim (a *CSVWidthError for the width). A reader that
+// knows what the data are for calls it before ReadCSVFrom, so that a file
+// of the wrong shape or size is refused after reading one row, or just
+// past the limit, not after parsing it whole.
+func ScanCSVFrom(r io.Reader, opts CSVOptions, lim CSVLimits) (CSVShape, error) {
+	in, closeFn, err := decompressed(r, opts.Name)
+	if err != nil {
+		return CSVShape{}, err
+	}
+	defer closeFn()
+	return csvRows(in, opts, lim, nil)
 }
 
 // ReadCSVFile is ReadCSVFrom on a file, named after the file's base name
@@ -234,17 +345,26 @@ func NameFromPath(path string) string {
 // (recognised by its magic bytes, whatever the name), decompressed on the
 // fly.
 func ReadCSVFrom(r io.Reader, opts CSVOptions) (*Dataset, error) {
+	in, closeFn, err := decompressed(r, opts.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	return ReadCSV(in, opts)
+}
+
+// decompressed returns r, decompressed on the fly when it starts with the
+// gzip magic bytes (the decompressed stream is what the limits bound).
+func decompressed(r io.Reader, name string) (io.Reader, func(), error) {
 	br := bufio.NewReader(r)
-	var in io.Reader = br
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", opts.Name, err)
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
-		defer zr.Close()
-		in = zr
+		return zr, func() { zr.Close() }, nil
 	}
-	return ReadCSV(in, opts)
+	return br, func() {}, nil
 }
 
 // limitedReader fails (rather than truncating silently) once more than
@@ -264,6 +384,57 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	}
 	n, err := l.r.Read(p)
 	l.left -= int64(n)
+	return n, err
+}
+
+// lineError is a line-level limit broken while reading (reported with the
+// line it happened on).
+type lineError struct{ msg string }
+
+func (e *lineError) Error() string { return e.msg }
+
+// lineGuard fails (rather than letting the CSV parser buffer it) once a
+// line grows beyond maxLine bytes, or once more than linesLeft newlines
+// have been read. It looks at every byte, so its cost is one pass with
+// bytes.IndexByte over what the parser reads anyway.
+type lineGuard struct {
+	r         io.Reader
+	maxLine   int
+	cur       int   // bytes of the current line so far
+	line      int64 // 1-based number of the current line
+	linesLeft int64
+	err       error
+}
+
+// Read implements io.Reader.
+func (g *lineGuard) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	n, err := g.r.Read(p)
+	b := p[:n]
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			g.cur += len(b)
+			break
+		}
+		g.cur += i
+		if g.cur > g.maxLine {
+			break
+		}
+		g.cur = 0
+		g.line++
+		if g.linesLeft--; g.linesLeft < 0 {
+			g.err = &lineError{fmt.Sprintf("more than %d lines (blank lines count: the file is far longer than its rows allow)", g.line-1)}
+			return 0, g.err
+		}
+		b = b[i+1:]
+	}
+	if g.cur > g.maxLine {
+		g.err = &lineError{fmt.Sprintf("line %d: longer than %d bytes (MaxCSVLineBytes): not a CSV of numbers, or far too wide", g.line+1, g.maxLine)}
+		return 0, g.err
+	}
 	return n, err
 }
 
