@@ -320,7 +320,9 @@ func logSoftmaxAt(f []float64, y int) float64 {
 // softmaxInPlace replaces logits f by softmax(f). The maximum is taken
 // by comparison rather than math.Max (a call per element on amd64): the
 // two differ only on NaN, and a NaN logit makes every output NaN either
-// way.
+// way. The normalisation multiplies by 1/Σ rather than dividing each term
+// (within an ulp or two of the quotient, and a tenth of a digits audit's
+// time).
 func softmaxInPlace(f []float64) {
 	mx := f[0]
 	for _, v := range f[1:] {
@@ -334,8 +336,9 @@ func softmaxInPlace(f []float64) {
 		f[k] = e
 		s += e
 	}
+	inv := 1 / s
 	for k := range f {
-		f[k] /= s
+		f[k] *= inv
 	}
 }
 

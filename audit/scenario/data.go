@@ -12,9 +12,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+	"golang.org/x/sync/errgroup"
 )
 
 // MaxCSVFileBytes bounds the size of a data.csv file as stored (it may be
@@ -139,16 +141,26 @@ func craftCanary(c *Config, p *Plan, d *dataset.Dataset) (dataset.Pair, error) {
 	if err := ch.Check(d); err != nil {
 		return dataset.Pair{}, err
 	}
+	// The models are trained concurrently (each from a stream of its own,
+	// which no audited trial uses: the ensemble is the same for any worker
+	// count).
 	thetas := make([][]float64, df.Models)
+	var g errgroup.Group
+	g.SetLimit(audit.Workers(c.Audit.Workers))
 	for i := range thetas {
-		// The ensemble's runs use a stream no audited trial uses.
-		tr := mechanisms.Trial{Index: i, RNG: mechanisms.TrialRNG(c.Seed, dataset.SideD, i, mechanisms.StreamCanary)}
-		if _, err := ch.Run(context.Background(), tr, d, func(_ int, th []float64) error {
-			thetas[i] = append([]float64(nil), th...)
+		g.Go(func() error {
+			tr := mechanisms.Trial{Index: i, RNG: mechanisms.TrialRNG(c.Seed, dataset.SideD, i, mechanisms.StreamCanary)}
+			if _, err := ch.Run(context.Background(), tr, d, func(_ int, th []float64) error {
+				thetas[i] = append([]float64(nil), th...)
+				return nil
+			}); err != nil {
+				return fmt.Errorf("neighbour.deepfool: training model %d: %w", i, err)
+			}
 			return nil
-		}); err != nil {
-			return dataset.Pair{}, fmt.Errorf("neighbour.deepfool: training model %d: %w", i, err)
-		}
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return dataset.Pair{}, err
 	}
 	agreed, err := canary.AgreedRecords(cl, thetas, d, true)
 	if err != nil {
