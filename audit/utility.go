@@ -10,6 +10,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"github.com/mcmcaudit/mcmcaudit/stats"
+	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -20,6 +21,13 @@ import (
 // sample. A chain that never moves leaks nothing, so a small ε lower bound
 // on it says little; the report warns when it barely moves. How each
 // figure is computed is in docs/derivations/utility.md.
+
+// MaxUtilityDraws bounds the releases of one side a posterior comparison
+// uses (the first ones, in trial order: the same for any worker count or
+// shard layout). Its tests have power to spare at that size, and the
+// exact Kolmogorov–Smirnov and χ² evaluations of every draw would
+// otherwise cost more than the audit.
+const MaxUtilityDraws = 20000
 
 // Thresholds of the "barely moves" warning.
 const (
@@ -164,7 +172,8 @@ func thetaColumns(fm attacks.FeatureMap) map[int]int {
 // compared), every u_i is N(0, I_q) when the releases follow the law.
 type PosteriorFit struct {
 	Side string `json:"side"`
-	// Draws is the number of releases compared (every run on that side).
+	// Draws is the number of releases compared: the runs on that side, the
+	// first MaxUtilityDraws of them in trial order in a larger audit.
 	Draws int `json:"draws"`
 	// Coords are the coordinates of θ compared.
 	Coords []int `json:"coords"`
@@ -260,35 +269,46 @@ func (a *Audit) utility(t *Trials, r *Report) error {
 	if len(per) != len(a.points) {
 		per = nil
 	}
-	var moving []string
+	// Release points in parallel: point k writes only r.Points[k].
+	var g errgroup.Group
+	g.SetLimit(Workers(a.opts.Workers))
 	for k := range r.Points {
-		u := &Utility{Iterations: a.points[k].Iteration}
-		if k > 0 {
-			u.Iterations -= a.points[k-1].Iteration
-		}
-		if per != nil {
-			counterDiffs(u, per, k)
-		}
-		if post != nil && len(coords) > 0 {
-			for _, s := range []dataset.Side{dataset.SideD, dataset.SideDPrime} {
-				law := post.D
-				if s == dataset.SideDPrime {
-					law = post.DPrime
-				}
-				fit, err := fitPosterior(t, k, s, law, coords, cols)
-				if err != nil {
-					return err
-				}
-				if fit != nil {
-					u.Posterior = append(u.Posterior, *fit)
+		g.Go(func() error {
+			u := &Utility{Iterations: a.points[k].Iteration}
+			if k > 0 {
+				u.Iterations -= a.points[k-1].Iteration
+			}
+			if per != nil {
+				counterDiffs(u, per, k)
+			}
+			if post != nil && len(coords) > 0 {
+				for _, s := range []dataset.Side{dataset.SideD, dataset.SideDPrime} {
+					law := post.D
+					if s == dataset.SideDPrime {
+						law = post.DPrime
+					}
+					fit, err := fitPosterior(t, k, s, law, coords, cols)
+					if err != nil {
+						return err
+					}
+					if fit != nil {
+						u.Posterior = append(u.Posterior, *fit)
+					}
 				}
 			}
-		}
-		barelyMoves(u)
-		if u.BarelyMoves {
+			barelyMoves(u)
+			r.Points[k].Utility = u
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	var moving []string
+	for k := range r.Points {
+		if r.Points[k].Utility.BarelyMoves {
 			moving = append(moving, r.Points[k].Point.Label)
 		}
-		r.Points[k].Utility = u
 	}
 	if r.HeadlineBarelyMoves() {
 		r.Warnings = append(r.Warnings, "the release the headline rests on barely moves: its ε lower bound means little about the sampler's privacy when it does move (see the utility figures)")
@@ -369,7 +389,7 @@ func barelyMoves(u *Utility) {
 func fitPosterior(t *Trials, k int, s dataset.Side, law Normal, coords []int, cols map[int]int) (*PosteriorFit, error) {
 	row := make([]float64, t.F)
 	var draws [][]float64
-	for i := t.Lo; i < t.Hi; i++ {
+	for i := t.Lo; i < t.Hi && len(draws) < MaxUtilityDraws; i++ {
 		if t.Side[i-t.Lo] != s {
 			continue
 		}
