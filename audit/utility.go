@@ -349,8 +349,8 @@ func abbreviate(xs []string, n int) string {
 }
 
 // counterDiffs fills the counter differences between releases k−1 and k.
-func counterDiffs(u *Utility, per []mechanisms.Info, k int) {
-	cur, prev := per[k], mechanisms.Info{}
+func counterDiffs(u *Utility, per []mechanisms.Snapshot, k int) {
+	cur, prev := per[k], mechanisms.Snapshot{}
 	if k > 0 {
 		prev = per[k-1]
 	}

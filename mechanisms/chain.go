@@ -45,7 +45,50 @@ type Info struct {
 	// iterations between two releases. Samplers of this package fill it;
 	// it is empty for a mechanism that does not. Sums over runs add it
 	// entry by entry.
-	PerRelease []Info `json:"per_release,omitempty"`
+	PerRelease []Snapshot `json:"per_release,omitempty"`
+}
+
+// Snapshot holds the counters of Info at one release point: those of one
+// run (Runs = 1) or their sum over runs. It has no per-release or named
+// counters, and no pointers, so that recording one per release costs a
+// run one small allocation the garbage collector never scans.
+type Snapshot struct {
+	Iterations            int `json:"iterations"`
+	Proposals             int `json:"proposals,omitempty"`
+	Accepted              int `json:"accepted,omitempty"`
+	ClippedGrads          int `json:"clipped_grads,omitempty"`
+	GradEvals             int `json:"grad_evals,omitempty"`
+	ClippedLLRs           int `json:"clipped_llrs,omitempty"`
+	LLREvals              int `json:"llr_evals,omitempty"`
+	Projections           int `json:"projections,omitempty"`
+	VarianceCheckFailures int `json:"variance_check_failures,omitempty"`
+	Runs                  int `json:"runs,omitempty"`
+}
+
+// Add accumulates another snapshot, saturating like Info.Add.
+func (s *Snapshot) Add(o Snapshot) {
+	s.Iterations = satAdd(s.Iterations, o.Iterations)
+	s.Proposals = satAdd(s.Proposals, o.Proposals)
+	s.Accepted = satAdd(s.Accepted, o.Accepted)
+	s.ClippedGrads = satAdd(s.ClippedGrads, o.ClippedGrads)
+	s.GradEvals = satAdd(s.GradEvals, o.GradEvals)
+	s.ClippedLLRs = satAdd(s.ClippedLLRs, o.ClippedLLRs)
+	s.LLREvals = satAdd(s.LLREvals, o.LLREvals)
+	s.Projections = satAdd(s.Projections, o.Projections)
+	s.VarianceCheckFailures = satAdd(s.VarianceCheckFailures, o.VarianceCheckFailures)
+	s.Runs = satAdd(s.Runs, o.Runs)
+}
+
+// Snapshot returns the counters of i at a release point: its integer
+// counters, with Runs = 1 and Iterations the release's iteration.
+func (i *Info) Snapshot(iteration int) Snapshot {
+	return Snapshot{
+		Iterations: iteration, Proposals: i.Proposals, Accepted: i.Accepted,
+		ClippedGrads: i.ClippedGrads, GradEvals: i.GradEvals,
+		ClippedLLRs: i.ClippedLLRs, LLREvals: i.LLREvals,
+		Projections: i.Projections, VarianceCheckFailures: i.VarianceCheckFailures,
+		Runs: 1,
+	}
 }
 
 // AcceptanceRate returns Accepted/Proposals, or NaN without proposals.
@@ -87,7 +130,7 @@ func (i *Info) Add(o Info) {
 		// A run that recorded no snapshot (a part written before they
 		// existed, a foreign mechanism) adds nothing to them; each entry's
 		// Runs says how many runs it sums.
-		i.PerRelease = append(i.PerRelease, make([]Info, len(o.PerRelease)-len(i.PerRelease))...)
+		i.PerRelease = append(i.PerRelease, make([]Snapshot, len(o.PerRelease)-len(i.PerRelease))...)
 	}
 	for k := range o.PerRelease {
 		i.PerRelease[k].Add(o.PerRelease[k])
@@ -154,7 +197,7 @@ type releaser struct {
 	at    []int
 	next  int
 	emit  Emit
-	snaps []Info
+	snaps []Snapshot
 }
 
 // due reports whether iteration it must be released.
@@ -168,11 +211,9 @@ func (r *releaser) release(theta []float64, info *Info) error {
 	k := r.next
 	r.next++
 	if r.snaps == nil {
-		r.snaps = make([]Info, len(r.at))
+		r.snaps = make([]Snapshot, len(r.at))
 	}
-	s := info.Totals()
-	s.Iterations, s.Runs = r.at[k], 1
-	r.snaps[k] = s
+	r.snaps[k] = info.Snapshot(r.at[k])
 	info.PerRelease = r.snaps
 	if r.emit == nil {
 		return nil

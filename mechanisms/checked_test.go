@@ -121,6 +121,13 @@ func TestInfoAddSaturates(t *testing.T) {
 	if i.Iterations != math.MaxInt || i.GradEvals != 15 {
 		t.Errorf("got %+v", i)
 	}
+	// The per-release snapshots too.
+	var s Info
+	s.Add(Info{PerRelease: []Snapshot{{Iterations: 3, Accepted: math.MaxInt - 1, Runs: 1}}})
+	s.Add(Info{PerRelease: []Snapshot{{Iterations: 3, Accepted: 5, Runs: 1}}})
+	if p := s.PerRelease[0]; p.Accepted != math.MaxInt || p.Iterations != 6 || p.Runs != 2 {
+		t.Errorf("snapshot sum %+v", p)
+	}
 }
 
 // Run costs follow the per-sampler formulas of docs/derivations/
