@@ -181,7 +181,9 @@ func (c *Chooser) ChooseRules(scores []float64, labels []bool, delta, confidence
 // splits holds the candidate thresholds of a scored training set: after
 // sorting, group g (0..G−1) holds the runs with the g-th smallest distinct
 // score; split k (0..G) puts the threshold after the first k groups, with
-// nb[k] negatives and pb[k] positives below it. Candidate c is split c/2 in
+// nb[k] negatives and pb[k] positives below it. The sorted keys kneg and
+// kpos are kept, so group g's score is read from them (score) rather than
+// stored: one buffer less of the runs' size. Candidate c is split c/2 in
 // orientation +1 (positives predicted above) when c is even, −1 when odd.
 //
 // The Pareto front (ffp[i], ffn[i]), i = 0..P−1, lists the error-count
@@ -191,7 +193,7 @@ func (c *Chooser) ChooseRules(scores []float64, labels []bool, delta, confidence
 type splits struct {
 	neg, pos int
 	delta    float64
-	gscore   []float64
+	groups   int // G
 	nb, pb   []int32
 	ffp, ffn []int32
 	tabs     [2]cpTable
@@ -226,7 +228,19 @@ func (sp *splits) reset(scores []float64, labels []bool, delta, confidence float
 	if n > math.MaxInt32 {
 		return fmt.Errorf("attacks: at most %d scored runs, got %d", math.MaxInt32, n)
 	}
-	kneg, kpos := sp.kneg[:0], sp.kpos[:0]
+	pos := 0
+	for _, l := range labels {
+		if l {
+			pos++
+		}
+	}
+	neg := n - pos
+	if neg == 0 || pos == 0 {
+		return fmt.Errorf("attacks: training set needs runs on both D and D′ (has %d and %d)", neg, pos)
+	}
+	// Every buffer is grown to its final size at once: growing by appends
+	// would leave garbage of the runs' size behind on the first call.
+	kneg, kpos := slices.Grow(sp.kneg[:0], neg), slices.Grow(sp.kpos[:0], pos)
 	for i, l := range labels {
 		s := scores[i]
 		if math.IsNaN(s) {
@@ -239,16 +253,16 @@ func (sp *splits) reset(scores []float64, labels []bool, delta, confidence float
 		}
 	}
 	sp.kneg, sp.kpos = kneg, kpos
-	neg, pos := len(kneg), len(kpos)
-	if neg == 0 || pos == 0 {
-		return fmt.Errorf("attacks: training set needs runs on both D and D′ (has %d and %d)", neg, pos)
+	if cap(sp.tmp) < max(neg, pos) {
+		sp.tmp = make([]uint64, max(neg, pos))
 	}
 	sp.tmp = radixSort(kneg, sp.tmp)
 	sp.tmp = radixSort(kpos, sp.tmp)
 	sp.neg, sp.pos, sp.delta = neg, pos, delta
 
 	// Merge the two sorted lists into groups of equal scores.
-	sp.gscore, sp.nb, sp.pb = sp.gscore[:0], append(sp.nb[:0], 0), append(sp.pb[:0], 0)
+	nb, pb := slices.Grow(sp.nb[:0], n+1), slices.Grow(sp.pb[:0], n+1)
+	nb, pb = append(nb, 0), append(pb, 0)
 	var i, j int
 	for i < neg || j < pos {
 		var key uint64
@@ -266,10 +280,10 @@ func (sp *splits) reset(scores []float64, labels []bool, delta, confidence float
 		for j < pos && kpos[j] == key {
 			j++
 		}
-		sp.gscore = append(sp.gscore, fromSortKey(key))
-		sp.nb = append(sp.nb, int32(i))
-		sp.pb = append(sp.pb, int32(j))
+		nb = append(nb, int32(i))
+		pb = append(pb, int32(j))
 	}
+	sp.nb, sp.pb, sp.groups = nb, pb, len(nb)-1
 	sp.buildFront()
 
 	a := (1 - confidence) / 2
@@ -291,7 +305,7 @@ func (sp *splits) reset(scores []float64, labels []bool, delta, confidence float
 // keeping a pair when its fn is below every fn before it (and replacing the
 // last pair kept when the fp is the same).
 func (sp *splits) buildFront() {
-	G := len(sp.gscore)
+	G := sp.groups
 	nb, pb := sp.nb, sp.pb
 	neg, pos := int32(sp.neg), int32(sp.pos)
 	// Branch-free filters (labels are often interleaved at random, which
@@ -371,10 +385,10 @@ func (sp *splits) threshold(k, o int) float64 {
 	switch k {
 	case 0:
 		return math.Inf(-1)
-	case len(sp.gscore):
+	case sp.groups:
 		return math.Inf(1)
 	}
-	lo, hi := sp.gscore[k-1], sp.gscore[k]
+	lo, hi := sp.score(k-1), sp.score(k)
 	t := lo + (hi-lo)/2
 	if lo < t && t < hi {
 		return t
@@ -383,6 +397,19 @@ func (sp *splits) threshold(k, o int) float64 {
 		return lo
 	}
 	return hi
+}
+
+// score returns the score of group g: the smallest key not yet below it,
+// among the negatives from nb[g] and the positives from pb[g] on.
+func (sp *splits) score(g int) float64 {
+	i, j := int(sp.nb[g]), int(sp.pb[g])
+	switch {
+	case i == sp.neg:
+		return fromSortKey(sp.kpos[j])
+	case j == sp.pos:
+		return fromSortKey(sp.kneg[i])
+	}
+	return fromSortKey(min(sp.kneg[i], sp.kpos[j]))
 }
 
 // bound is the objective at the Clopper–Pearson upper bounds of (fp, fn).
@@ -741,18 +768,23 @@ func radixSort(keys, tmp []uint64) []uint64 {
 func Count(rule Rule, scores []float64, labels []bool) stats.Counts {
 	var c stats.Counts
 	for i, s := range scores {
-		p := rule.Positive(s)
-		if labels[i] {
-			c.Positives++
-			if !p {
-				c.FN++
-			}
-		} else {
-			c.Negatives++
-			if p {
-				c.FP++
-			}
-		}
+		Tally(&c, rule.Positive(s), labels[i])
 	}
 	return c
+}
+
+// Tally adds one run to c: label is true for a run on D′, positive for the
+// attack's guess that it is.
+func Tally(c *stats.Counts, positive, label bool) {
+	if label {
+		c.Positives++
+		if !positive {
+			c.FN++
+		}
+	} else {
+		c.Negatives++
+		if positive {
+			c.FP++
+		}
+	}
 }

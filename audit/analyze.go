@@ -30,11 +30,11 @@ func columns(t *Trials, p, lo, hi int, buf *attacks.Data) *attacks.Data {
 
 // buffers are reused from one release point to the next.
 type buffers struct {
-	train, sel            *attacks.Data
-	evalLabels            []bool
-	selScores, evalScores []float64
-	row                   []float64
-	chooser               attacks.Chooser
+	train, sel *attacks.Data
+	evalLabels []bool
+	selScores  []float64
+	row        []float64
+	chooser    attacks.Chooser
 }
 
 // labelsOf returns the labels (true: D′) of trials [lo, hi).
@@ -49,19 +49,19 @@ func labelsOf(t *Trials, lo, hi int, buf []bool) []bool {
 	return buf
 }
 
-// scoreStore scores trials [lo, hi) at point p directly from the store.
-func scoreStore(s attacks.Scorer, t *Trials, p, lo, hi int, buf []float64, row *[]float64) []float64 {
-	if cap(buf) < hi-lo {
-		buf = make([]float64, hi-lo)
-	}
-	buf = buf[:hi-lo]
+// countStore scores trials [lo, hi) at point p directly from the store
+// and counts the errors of two rules on them in the same pass (labels[i−lo]
+// is trial i's), so that no score is kept.
+func countStore(s attacks.Scorer, t *Trials, p, lo, hi int, labels []bool, r1, r2 attacks.Rule, row *[]float64) (c1, c2 stats.Counts) {
 	if len(*row) < t.F {
 		*row = make([]float64, t.F)
 	}
 	for i := lo; i < hi; i++ {
-		buf[i-lo] = s(t.Row(i, p, *row))
+		v := s(t.Row(i, p, *row))
+		attacks.Tally(&c1, r1.Positive(v), labels[i-lo])
+		attacks.Tally(&c2, r2.Positive(v), labels[i-lo])
 	}
-	return buf
+	return c1, c2
 }
 
 func scoreAll(s attacks.Scorer, d *attacks.Data, buf []float64) []float64 {
@@ -339,9 +339,7 @@ func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bu
 		}
 		selEst, _ := stats.RegionBound(s.Counts, o.Delta, o.Confidence)
 		ar := AttackResult{Attack: atk.Name(), Note: note, Rule: s.Rule, Selection: selEst, GDPRule: sg.Rule, GDPSelection: sg.Epsilon, GDPSelCounts: sg.Counts}
-		bufs.evalScores = scoreStore(score, t, k, rs.evalLo, o.Trials, bufs.evalScores, &bufs.row)
-		ar.Counts = attacks.Count(s.Rule, bufs.evalScores, rs.eval.Label)
-		ar.GDPCounts = attacks.Count(sg.Rule, bufs.evalScores, rs.eval.Label)
+		ar.Counts, ar.GDPCounts = countStore(score, t, k, rs.evalLo, o.Trials, rs.eval.Label, s.Rule, sg.Rule, &bufs.row)
 		pr.Attacks = append(pr.Attacks, ar)
 		if best < 0 || s.Epsilon > pr.Attacks[best].Selection.Epsilon {
 			best = len(pr.Attacks) - 1
