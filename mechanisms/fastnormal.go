@@ -39,19 +39,6 @@ func (f *fastNormal) next() uint64 {
 	return r
 }
 
-// intn returns a uniform integer in [0, n) for n ≥ 1, exactly (Lemire
-// 2019: multiply-high with rejection of the biased low products).
-func (f *fastNormal) intn(n uint64) uint64 {
-	hi, lo := bits.Mul64(f.next(), n)
-	if lo < n {
-		thresh := -n % n
-		for lo < thresh {
-			hi, lo = bits.Mul64(f.next(), n)
-		}
-	}
-	return hi
-}
-
 // uniform returns a float64 in (0, 1) from the top 53 bits.
 func (f *fastNormal) uniform() float64 {
 	return (float64(f.next()>>11) + 0.5) * (1.0 / (1 << 53))

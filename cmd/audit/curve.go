@@ -146,7 +146,6 @@ type curveOpts struct {
 	p          curveParams
 	set        map[string]bool
 	variant    closedform.LemmaA1Variant
-	epochs     []int
 	epochsFlag string
 	// c and η.
 	cMaxPrivate float64

@@ -146,9 +146,10 @@ func TestGalleryCommands(t *testing.T) { runGallery(t, false) }
 
 // galleryReport is the part of a report the quoted numbers come from.
 type galleryReport struct {
-	Verdict  string `json:"verdict"`
-	Headline int    `json:"headline"`
-	Epsilon  struct {
+	Verdict    string   `json:"verdict"`
+	Violations []string `json:"violations"`
+	Headline   int      `json:"headline"`
+	Epsilon    struct {
 		Epsilon float64 `json:"epsilon"`
 	} `json:"epsilon"`
 	Points []struct {
@@ -190,10 +191,12 @@ var quotedNumber = regexp.MustCompile(`-?[0-9][0-9,]*(\.[0-9]+)?`)
 // checkQuoted compares a quoted cell with the report. Quantities: "ε_lb"
 // (the headline), "ε_lb at L", "μ_lb at L", "exact ε at L", "test
 // accuracy at L", "upper bound" (the headline release's first claim that
-// speaks about it), "upper bound at L", "largest ε_lb" (quoted "x (L)"),
-// "headline release" and "verdict" (with every release tested, the upper
-// bound is the last release's). A number agrees when the report's value
-// rounds to it at the number of decimals quoted.
+// speaks about it; the last release's when every release is tested; "—"
+// when no claim speaks about any release), "upper bound at L", "largest
+// ε_lb" (quoted "x (L)"), "headline release", "verdict" and "refuted pair"
+// (quoted "(ε, δ)", which the report's first violation must name). A
+// number agrees when the report's value rounds to it at the number of
+// decimals quoted.
 func checkQuoted(r galleryReport, quantity, cell string) error {
 	point := func(label string) (int, error) {
 		for k, p := range r.Points {
@@ -219,6 +222,14 @@ func checkQuoted(r galleryReport, quantity, cell string) error {
 			return fmt.Errorf("quoted %q, the report says %q", cell, r.Verdict)
 		}
 		return nil
+	case quantity == "refuted pair":
+		if len(r.Violations) == 0 {
+			return fmt.Errorf("quoted %q, the report refutes nothing", cell)
+		}
+		if !strings.Contains(r.Violations[0], "(ε, δ) = "+strings.Trim(cell, "`")+" refuted") {
+			return fmt.Errorf("quoted %q, the report says %q", cell, r.Violations[0])
+		}
+		return nil
 	case quantity == "headline release":
 		if r.Headline < 0 {
 			return fmt.Errorf("the report rests on every release (Bonferroni), not one")
@@ -240,6 +251,13 @@ func checkQuoted(r galleryReport, quantity, cell string) error {
 		return agrees(cell, r.Points[best].Region.Epsilon)
 	case quantity == "ε_lb":
 		return agrees(cell, r.Epsilon.Epsilon)
+	case quantity == "upper bound" && cell == "—":
+		for k, p := range r.Points {
+			if _, err := claim(k); err == nil {
+				return fmt.Errorf("quoted no upper bound, the report has one at %s", p.Point.Label)
+			}
+		}
+		return nil
 	case quantity == "upper bound":
 		h := r.Headline
 		if h < 0 { // every release tested (Bonferroni): the last one's

@@ -128,7 +128,7 @@ func writeUtilityTable(w io.Writer, r *audit.Report) error {
 		}
 		return nil
 	}
-	fmt.Fprintln(w, "Utility per release (counts summed over all runs; distances over every run on each side):")
+	fmt.Fprintln(w, "Utility per release (counts summed over all runs; distances over up to 20,000 runs on each side):")
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNone))
 	hs := make([]any, len(header))
 	for i, h := range header {
