@@ -59,6 +59,19 @@ func RDPToDPContinuous(curve RDPCurve, delta float64) (eps, order float64, err e
 	if err != nil || math.IsInf(eps, 1) {
 		return eps, order, err
 	}
+	logInvDelta := -math.Log(delta)
+	x, fx := refineOrder(func(a float64) float64 { return curve(a) + logInvDelta/(a-1) }, order)
+	if fx < eps {
+		eps, order = fx, x
+	}
+	return eps, order, nil
+}
+
+// refineOrder minimises obj by golden-section search between the grid
+// neighbours of order in DefaultOrders (from halfway to 1 below the first
+// order), for objectives unimodal in the Rényi order; it returns the
+// minimiser and the minimum.
+func refineOrder(obj func(float64) float64, order float64) (x, fx float64) {
 	i := 0
 	for i < len(DefaultOrders) && DefaultOrders[i] != order {
 		i++
@@ -67,13 +80,7 @@ func RDPToDPContinuous(curve RDPCurve, delta float64) (eps, order float64, err e
 	if i == 0 {
 		lo = 1 + (DefaultOrders[0]-1)/2
 	}
-	logInvDelta := -math.Log(delta)
-	obj := func(a float64) float64 { return curve(a) + logInvDelta/(a-1) }
-	x, fx := numeric.GoldenMin(obj, lo, hi, 200, 1e-13*hi)
-	if fx < eps {
-		eps, order = fx, x
-	}
-	return eps, order, nil
+	return numeric.GoldenMin(obj, lo, hi, 200, 1e-13*hi)
 }
 
 // GaussianRDP returns the RDP curve of μ-GDP / a Gaussian mechanism with

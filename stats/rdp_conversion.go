@@ -3,8 +3,6 @@ package stats
 import (
 	"fmt"
 	"math"
-
-	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
 )
 
 // The RDP → (ε, δ) conversions of this file take, at every Rényi order, the
@@ -89,16 +87,7 @@ func RDPToDPImprovedContinuous(curve RDPCurve, delta float64) (eps, order float6
 	if err != nil || math.IsInf(eps, 1) || eps == 0 {
 		return eps, order, err
 	}
-	i := 0
-	for i < len(DefaultOrders) && DefaultOrders[i] != order {
-		i++
-	}
-	lo, hi := DefaultOrders[max(i-1, 0)], DefaultOrders[min(i+1, len(DefaultOrders)-1)]
-	if i == 0 {
-		lo = 1 + (DefaultOrders[0]-1)/2
-	}
-	obj := func(a float64) float64 { return RDPOrderEpsilon(curve(a), a, delta) }
-	x, fx := numeric.GoldenMin(obj, lo, hi, 200, 1e-13*hi)
+	x, fx := refineOrder(func(a float64) float64 { return RDPOrderEpsilon(curve(a), a, delta) }, order)
 	if fx < eps {
 		eps, order = fx, x
 	}
@@ -136,12 +125,7 @@ func RDPLogDeltaImprovedContinuous(curve RDPCurve, eps float64) float64 {
 	if bi < 0 {
 		return 0
 	}
-	lo, hi := DefaultOrders[max(bi-1, 0)], DefaultOrders[min(bi+1, len(DefaultOrders)-1)]
-	if bi == 0 {
-		lo = 1 + (DefaultOrders[0]-1)/2
-	}
-	obj := func(a float64) float64 { return RDPOrderLogDelta(curve(a), a, eps) }
-	if _, fx := numeric.GoldenMin(obj, lo, hi, 200, 1e-13*hi); fx < best {
+	if _, fx := refineOrder(func(a float64) float64 { return RDPOrderLogDelta(curve(a), a, eps) }, DefaultOrders[bi]); fx < best {
 		best = fx
 	}
 	return best

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
 	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/internal/filekind"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
@@ -154,7 +155,7 @@ func openDataFile(path string) (*os.File, error) {
 		return nil, fmt.Errorf("cannot read %s: %s", path, unwrapPathError(err))
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fileKind(st.Mode()))
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, filekind.Of(st.Mode()))
 	}
 	if st.Size() > MaxCSVFileBytes {
 		return nil, fmt.Errorf("%s has %d bytes, more than the limit of %d", path, st.Size(), MaxCSVFileBytes)
@@ -168,25 +169,6 @@ func openDataFile(path string) (*os.File, error) {
 		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
 	return f, nil
-}
-
-// fileKind names a file type for messages.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	case m&os.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "not a regular file"
 }
 
 // featureCount is the number of feature columns the config's feature list

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/filekind"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 )
@@ -53,26 +54,9 @@ func (o output) target(flagName string) (path string, exists bool, err error) {
 		if st.Mode()&fs.ModeCharDevice != 0 || st.Mode()&fs.ModeNamedPipe != 0 {
 			hint = "; use - for standard output"
 		}
-		return "", false, usagef("--%s: %s is %s, not a regular file: it is never replaced%s", flagName, o, kindOf(st.Mode()), hint)
+		return "", false, usagef("--%s: %s is %s, not a regular file: it is never replaced%s", flagName, o, filekind.Of(st.Mode()), hint)
 	}
 	return p, true, nil
-}
-
-// kindOf names a file type for messages.
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	}
-	return "a special file"
 }
 
 func pathErr(err error) string {
@@ -223,11 +207,7 @@ func (o output) write(e *env, fill func(w io.Writer) error) error {
 	exists := false
 	if st, err := os.Lstat(path); err == nil {
 		if !st.Mode().IsRegular() {
-			kind := kindOf(st.Mode())
-			if st.Mode()&fs.ModeSymlink != 0 {
-				kind = "a symbolic link"
-			}
-			return writeError{fmt.Sprintf("cannot write %s: it is now %s, which is not replaced", o, kind)}
+			return writeError{fmt.Sprintf("cannot write %s: it is now %s, which is not replaced", o, filekind.Of(st.Mode()))}
 		}
 		exists = true
 	}
@@ -268,7 +248,7 @@ func (o output) write(e *env, fill func(w io.Writer) error) error {
 		// links: rename, but only over a regular file.
 	}
 	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
-		return writeError{fmt.Sprintf("cannot write %s: it is now %s, which is not replaced", o, kindOf(st.Mode()))}
+		return writeError{fmt.Sprintf("cannot write %s: it is now %s, which is not replaced", o, filekind.Of(st.Mode()))}
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return writeError{fmt.Sprintf("cannot write %s: %s", o, pathErr(err))}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
+	"github.com/mcmcaudit/mcmcaudit/internal/filekind"
 	"github.com/mcmcaudit/mcmcaudit/internal/report"
 )
 
@@ -442,7 +443,7 @@ func loadScenario(fs *flagSet) (*scenario.Config, error) {
 	if fs.NArg() == 1 {
 		path := fs.Arg(0)
 		if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-			return nil, usagef("config: cannot read %s: it is %s, not a regular file", path, kindOf(st.Mode()))
+			return nil, usagef("config: cannot read %s: it is %s, not a regular file", path, filekind.Of(st.Mode()))
 		}
 		cfg, err = scenario.LoadConfig(path)
 	} else {
