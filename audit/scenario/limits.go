@@ -37,8 +37,13 @@ func checkLimits(c *Config, m mechanisms.Model) error {
 	if err != nil {
 		return err
 	}
-	if err := checkAttackSizes(c, m); err != nil {
-		return err
+	// A program's releases need not have the model's dimension (the model
+	// then only describes the canary-crafting models): the engine bounds
+	// its attacks once the handshake has declared the release dimension.
+	if c.Sampler.Program == nil {
+		if err := checkAttackSizes(c, m); err != nil {
+			return err
+		}
 	}
 	return checkCanaryWork(c, m, n)
 }

@@ -230,3 +230,48 @@ func TestProgramWorkersShardsResume(t *testing.T) {
 		t.Errorf("verdict %q, ε_lb %g", doc.Report.Verdict, doc.Report.Epsilon.Epsilon)
 	}
 }
+
+// A program's releases need not have the model's dimension: with an MLP
+// model of 1210 parameters (there to craft canaries) and a program that
+// releases one number, the linear attack (at most 1000 features) is judged
+// on the one feature the program releases, not refused on the model's θ
+// (a release wider than an attack can take is refused by the engine once
+// the handshake has declared it: audit's TestWorkAndDimensionLimits).
+func TestProgramFeaturesFromHandshake(t *testing.T) {
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	digits, err := filepath.Abs("../../testdata/digits.csv.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scen := func(name, attack string) string {
+		yml := fmt.Sprintf(`name: %s
+seed: 5
+model: {mlp: {features: 64, hidden: 16, classes: 10, alpha: 1}}
+data:
+  csv: {path: %q, preset: digits, test_fraction: 0.2, seed: 1}
+neighbour: {adjacency: remove-one, index: 0}
+sampler:
+  program:
+    command: [%q]
+    env: {AUDIT_TEST_PROGRAM: plain, AUDIT_TEST_AT: "-1"}
+    timeout: 10s
+audit: {trials: 200, split: {train: 0.5, eval: 0.5}, features: [theta], attacks: [%s], delta: 1.0e-5, confidence: 0.95}
+`, name, digits, exe, attack)
+		path := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	out, errs, code := runCLI(t, "run", scen("mlp-linear", "linear"), "--quiet")
+	if code != 0 {
+		t.Fatalf("program releasing 1 number, MLP model, linear attack: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "linear") {
+		t.Errorf("report does not name the linear attack:\n%s", out)
+	}
+}
