@@ -342,9 +342,10 @@ func init() {
 	os.Exit(code)
 }
 
-// childResult is a child process's exit code, stderr and resources.
+// childResult is a child process's exit code, output and resources.
 type childResult struct {
 	code        int
+	stdout      string
 	stderr      string
 	wall, cpu   time.Duration
 	maxRSSBytes int64
@@ -357,11 +358,11 @@ func runChild(t *testing.T, dir string, args ...string) childResult {
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "AUDIT_HWM_FILE="+hwm)
 	cmd.Dir = dir
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
+	var outb, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &outb, &errb
 	start := time.Now()
 	err := cmd.Run()
-	r := childResult{wall: time.Since(start), stderr: errb.String()}
+	r := childResult{wall: time.Since(start), stdout: outb.String(), stderr: errb.String()}
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatalf("%v: %v", args, err)
