@@ -290,15 +290,28 @@ func readConfig(r io.Reader) ([]byte, error) {
 	lr := io.LimitReader(r, MaxConfigBytes+1)
 	if f, ok := r.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() <= MaxConfigBytes {
-			var buf bytes.Buffer
-			buf.Grow(int(st.Size()) + 1)
-			if _, err := buf.ReadFrom(lr); err != nil {
-				return nil, fmt.Errorf("cannot read: %v", err)
+			// One buffer of the file's size plus the byte that tells EOF
+			// (bytes.Buffer.ReadFrom would double it when fewer than 512
+			// bytes are left free); it grows only if the file grows while
+			// being read, up to the limit.
+			buf := make([]byte, 0, st.Size()+1)
+			for {
+				if len(buf) == cap(buf) {
+					buf = append(buf, 0)[:len(buf)]
+				}
+				n, err := lr.Read(buf[len(buf):cap(buf)])
+				buf = buf[:len(buf)+n]
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					return nil, fmt.Errorf("cannot read: %v", err)
+				}
 			}
-			if buf.Len() > MaxConfigBytes {
+			if len(buf) > MaxConfigBytes {
 				return nil, fmt.Errorf("larger than %d bytes (64 MiB)", MaxConfigBytes)
 			}
-			return buf.Bytes(), nil
+			return buf, nil
 		}
 	}
 	var chunks [][]byte
