@@ -440,3 +440,39 @@ func TestPLDDominance2D(t *testing.T) {
 		}
 	}
 }
+
+// ExampleSGM_PLD's subsampled configuration (Poisson q = 0.01, z = 1,
+// replace-one) against a third implementation: a NumPy FFT composition of
+// the antipodal pair with mean-preserving two-point rounding
+// (docs/derivations/pld-reference/poisson_fft_mean_preserving.py; h = 2e-4,
+// its values moved by ≤ 6e-5 in ε and ≤ 2e-4 relative in δ from h = 4e-4).
+// The accountant is pessimistic: never below the reference (less its
+// discretisation error), and above it by at most its gap target (0.5%).
+func TestPLDPoissonThirdImplementation(t *testing.T) {
+	m := SGM{Sampling: Poisson, Rate: 0.01, NoiseMultiplier: 1, Steps: 1000}
+	a, err := m.PLD(AdjacencyReplaceOne, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		T           int
+		eps, delta1 float64
+	}{
+		{100, 0.8951289, 3.108608e-06},
+		{1000, 2.8434592, 0.03296282},
+	} {
+		p, err := a.Profile(c.T)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, d := p.Epsilon(1e-5), p.Delta(1)
+		t.Logf("T = %d: ε(1e-5) = %.7f (reference %.7f, +%.3f%%), δ(1) = %.7g (reference %.7g)",
+			c.T, e, c.eps, 100*(e/c.eps-1), d, c.delta1)
+		if e < c.eps-2e-4 || e > c.eps*1.005 {
+			t.Errorf("T = %d: ε(1e-5) = %.7f, reference %.7f", c.T, e, c.eps)
+		}
+		if d < c.delta1*(1-1e-3) || d > c.delta1*1.02 {
+			t.Errorf("T = %d: δ(1) = %.7g, reference %.7g", c.T, d, c.delta1)
+		}
+	}
+}
