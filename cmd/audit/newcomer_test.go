@@ -209,3 +209,57 @@ func TestBoundsFit120Columns(t *testing.T) {
 		}
 	}
 }
+
+// The README's layout table names every Go package of the module (each
+// directory below the root holding non-test .go files, outside examples/,
+// bench/ and testdata/), and every path it names exists.
+func TestReadmeLayoutMatchesTree(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "\n## Layout\n")
+	if i < 0 {
+		t.Fatal("README has no Layout section")
+	}
+	section := s[i+1:]
+	if j := strings.Index(section[3:], "\n## "); j >= 0 {
+		section = section[:j+3]
+	}
+	named := map[string]bool{}
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		first := strings.SplitN(line, "|", 3)[1]
+		for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(first, -1) {
+			p := strings.TrimSuffix(m[1], "/")
+			named[p] = true
+			if _, err := os.Stat(filepath.Join("../..", p)); err != nil {
+				t.Errorf("layout table names %s, which does not exist", m[1])
+			}
+		}
+	}
+	root, _ := filepath.Abs("../..")
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		top := strings.SplitN(rel, string(filepath.Separator), 2)[0]
+		if strings.HasPrefix(d.Name(), ".") && rel != "." || top == "examples" || top == "bench" || top == "testdata" || d.Name() == "testdata" {
+			return filepath.SkipDir
+		}
+		files, _ := filepath.Glob(filepath.Join(path, "*.go"))
+		for _, f := range files {
+			if !strings.HasSuffix(f, "_test.go") {
+				if rel != "." && !named[filepath.ToSlash(rel)] {
+					t.Errorf("package directory %s is not in the README's layout table", rel)
+				}
+				break
+			}
+		}
+		return nil
+	})
+}

@@ -1,6 +1,3 @@
-// Package filekind names the type of a file for error messages, so that
-// every refusal of a path the tool will not read or replace says what the
-// path is in the same words.
 package filekind
 
 import "io/fs"
