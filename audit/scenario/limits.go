@@ -37,13 +37,8 @@ func checkLimits(c *Config, m mechanisms.Model) error {
 	if err != nil {
 		return err
 	}
-	// A program's releases need not have the model's dimension (the model
-	// then only describes the canary-crafting models): the engine bounds
-	// its attacks once the handshake has declared the release dimension.
-	if c.Sampler.Program == nil {
-		if err := checkAttackSizes(c, m); err != nil {
-			return err
-		}
+	if err := checkAttackSizes(c, m); err != nil {
+		return err
 	}
 	return checkCanaryWork(c, m, n)
 }
@@ -205,6 +200,13 @@ func featureCount(c *Config, m mechanisms.Model) int {
 // checkAttackSizes refuses, before anything is built, an attack whose
 // dimension limit the features exceed (say qda on a 10⁵-dimensional θ).
 func checkAttackSizes(c *Config, m mechanisms.Model) error {
+	if c.Sampler.Program != nil {
+		// A program's releases need not have the model's dimension (the
+		// model then only describes the canary-crafting models): the
+		// engine bounds the attacks once the handshake has declared the
+		// release dimension.
+		return nil
+	}
 	f := featureCount(c, m)
 	nTr, _, _ := c.Audit.Split.Sizes(c.Audit.Trials)
 	for _, name := range c.Audit.Attacks {
