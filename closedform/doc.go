@@ -3,5 +3,7 @@
 // (lower bounds), the privacy of the linear-regression posterior, and the
 // theoretical upper bounds of the papers the project is built from.
 //
-// It is pure mathematics: no I/O, no randomness.
+// It is mathematics without I/O. Everything is deterministic except
+// ProposeTestSample.Run, which simulates Algorithm 1 of Heller & Fetaya and
+// draws from the random source its caller passes in.
 package closedform

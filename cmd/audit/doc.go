@@ -7,11 +7,13 @@
 //
 // Commands:
 //
+//	analyze   audit precomputed samples: runs on D and on D′ from files
 //	bounds    every theoretical upper bound for a scenario's sampler
 //	curve     exact ε lower bounds of cyclic SGLD on the Heller–Fetaya counterexample
 //	epsilon   ε lower bound, GDP μ lower bound and ceiling from error counts
 //	merge     join the trials files of "audit run --shard" and report
 //	run       audit a sampler configuration (YAML; a built-in scenario without one)
+//	version   print the module version and VCS revision of this binary
 //
 // Run "audit <command> -h" for the flags of a command. Exit codes: 0 success
 // (or a claimed bound not refuted), 1 a claimed bound refuted, 2 bad input or
