@@ -39,11 +39,11 @@ func TestBalleThm5Values(t *testing.T) {
 		t.Errorf("ε_7(1e-5) = %.17g", got)
 	}
 	// The profile is the Mironov conversion of the linear curve: compare
-	// with stats.RDPToDPContinuous, an independent numerical minimisation.
+	// with stats.RDPCurve.Epsilon (Mironov), an independent numerical minimisation.
 	for _, d := range []float64{1e-8, 1e-3} {
-		want, _, err := stats.RDPToDPContinuous(g.RDP, d)
+		want, _, err := g.RDP.Epsilon(d, stats.Mironov, nil)
 		if err != nil || !withinRel(epsOrFatal(t, g, d), want, 1e-9) {
-			t.Errorf("δ = %g: ε = %g, RDPToDPContinuous %g (%v)", d, epsOrFatal(t, g, d), want, err)
+			t.Errorf("δ = %g: ε = %g, RDPCurve.Epsilon %g (%v)", d, epsOrFatal(t, g, d), want, err)
 		}
 	}
 	// Gradient-difference reading: G = 1 < 2C = 2 gives ε_n = G²/(2σ²) = 1/8.
@@ -123,7 +123,7 @@ func TestBalleCor7(t *testing.T) {
 		}
 		// The exact Gaussian ε is below the Mironov conversion of the curve.
 		for _, d := range []float64{1e-6, 1e-2} {
-			conv, _, _ := stats.RDPToDPContinuous(g.RDP, d)
+			conv, _, _ := g.RDP.Epsilon(d, stats.Mironov, nil)
 			if e := epsOrFatal(t, g, d); !(e <= conv) {
 				t.Errorf("%+v δ = %g: GDP ε %g above RDP conversion %g", p, d, e, conv)
 			}

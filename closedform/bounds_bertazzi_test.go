@@ -133,10 +133,10 @@ func TestBertazziOtherTheorems(t *testing.T) {
 		}
 		checkProfileEpsilonAgree(t, g)
 		// Second method: Mironov's conversion of the RDP curve, minimised
-		// numerically over α by stats.RDPToDPContinuous, equals the common
+		// numerically over α by stats.RDPCurve.Epsilon with Mironov's conversion, equals the common
 		// form; the printed form of Thms 5.7–5.8 lies above it.
 		for _, d := range []float64{1e-9, 1e-3} {
-			conv, _, err := stats.RDPToDPContinuous(g.RDP, d)
+			conv, _, err := g.RDP.Epsilon(d, stats.Mironov, nil)
 			e := epsOrFatal(t, g, d)
 			printedForm := strings.HasPrefix(c.name, "5.7") || strings.HasPrefix(c.name, "5.8")
 			if err != nil || printedForm && !(e > conv) || !printedForm && !withinRel(e, conv, 1e-9) {

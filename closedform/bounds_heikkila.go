@@ -17,7 +17,7 @@ const (
 const (
 	// BarkerVariantRDP is Cor. 1 as printed: (α, 2αTB²/C)-RDP, converted at
 	// the best real order by the better of Mironov 2017, Prop. 3 and Balle,
-	// Barthe, Gaboardi, Hsu & Sato 2020, Thm 21 (stats.RDPOrderEpsilon).
+	// Barthe, Gaboardi, Hsu & Sato 2020, Thm 21 (stats.Improved.OrderEpsilon).
 	BarkerVariantRDP = "RDP, Cor. 1 as printed"
 	// BarkerVariantGDP composes the same T Gaussian mechanisms exactly in
 	// GDP (beyond the paper; tighter and equally valid, see BarkerFull).
@@ -108,13 +108,13 @@ func (c BarkerFull) Guarantees() ([]Guarantee, error) {
 			if rho == 0 {
 				return 0
 			}
-			return math.Exp(stats.RDPLogDeltaImprovedContinuous(curve, eps))
+			return math.Exp(curve.LogDelta(eps, stats.Improved, nil))
 		},
 		EpsilonAt: func(delta float64) float64 {
 			if rho == 0 {
 				return 0
 			}
-			e, _, err := stats.RDPToDPImprovedContinuous(curve, delta)
+			e, _, err := curve.Epsilon(delta, stats.Improved, nil)
 			if err != nil { // unreachable: Guarantee.Epsilon validates δ first
 				panic(err)
 			}
@@ -244,14 +244,14 @@ func (c BarkerSubsampled) RDPTable() (stats.RDPTable, error) {
 }
 
 // EpsilonOrder returns ε(δ) of Cor. 2 converted by the better of Mironov
-// 2017, Prop. 3 and Balle et al. 2020, Thm 21 (stats.RDPTable.ImprovedEpsilon),
+// 2017, Prop. 3 and Balle et al. 2020, Thm 21 (stats.RDPTable.Epsilon with stats.Improved),
 // minimised over the integer orders α < b/5, and the order that attains it.
 func (c BarkerSubsampled) EpsilonOrder(delta float64) (eps float64, order int, err error) {
 	t, err := c.RDPTable()
 	if err != nil {
 		return math.NaN(), 0, err
 	}
-	return t.ImprovedEpsilon(delta)
+	return t.Epsilon(delta, stats.Improved)
 }
 
 // Guarantee returns the RDP guarantee of Heikkilä et al. 2019, Thm 2 +
@@ -298,14 +298,14 @@ func nothingReleased(source, variant string, checks []Check) Guarantee {
 
 // rdpTableGuarantee wraps an RDP table: profile and ε(δ) by the better of
 // Mironov 2017, Prop. 3 and Balle, Barthe, Gaboardi, Hsu & Sato 2020,
-// Thm 21 at every tabulated order (stats.RDPTable.ImprovedDelta and
-// ImprovedEpsilon), RDP curve interpolated (RDPTable.Curve).
+// Thm 21 at every tabulated order (stats.RDPTable.Profile and
+// Epsilon with stats.Improved), RDP curve interpolated (RDPTable.Curve).
 func rdpTableGuarantee(source, variant string, checks []Check, t stats.RDPTable, note string) Guarantee {
 	return Guarantee{
 		Source: source, Variant: variant, Release: "path", Checks: checks, Applies: true,
-		Profile: t.ImprovedProfile(),
+		Profile: t.Profile(stats.Improved),
 		EpsilonAt: func(delta float64) float64 {
-			e, _, err := t.ImprovedEpsilon(delta)
+			e, _, err := t.Epsilon(delta, stats.Improved)
 			if err != nil { // unreachable: Guarantee.Epsilon validates δ first
 				panic(err)
 			}

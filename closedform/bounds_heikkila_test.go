@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
 // Heikkilä et al. eq. (21) and (22): references from mpmath at 50 digits
@@ -61,7 +63,7 @@ func TestHeikkilaDoneWhen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e, o, _ := tab.Epsilon(1e-6); o != 29 || !withinRel(e, 1.000419570531813, 1e-12) {
+	if e, o, _ := tab.Epsilon(1e-6, stats.Mironov); o != 29 || !withinRel(e, 1.000419570531813, 1e-12) {
 		t.Errorf("Mironov ε(1e-6) = %.17g at α = %d; want 1.000419570531813 at 29", e, o)
 	}
 	eps, order, err := c.EpsilonOrder(1e-6)
@@ -94,7 +96,7 @@ func TestHeikkilaDoneWhen(t *testing.T) {
 		t.Errorf("c2: ε = %.17g at α = %d (%v)", eps, order, err)
 	}
 	tab2, _ := c2.RDPTable()
-	if e, o, _ := tab2.Epsilon(1e-5); o != 12 || !withinRel(e, 2.1744822078163424, 1e-12) {
+	if e, o, _ := tab2.Epsilon(1e-5, stats.Mironov); o != 12 || !withinRel(e, 2.1744822078163424, 1e-12) {
 		t.Errorf("c2 Mironov: ε = %.17g at α = %d", e, o)
 	}
 }

@@ -214,7 +214,7 @@ func (m SGM) EpsilonOrder(delta float64) (eps float64, order int, err error) {
 	if err != nil {
 		return math.NaN(), 0, err
 	}
-	return t.ImprovedEpsilon(delta)
+	return t.Epsilon(delta, stats.Improved)
 }
 
 // ReplaceOnePLD returns the PLD accountant's guarantee for all Steps

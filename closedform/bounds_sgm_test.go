@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
 // Mixtures used below, with C = 1 and noise σ = z: φ_w = N(w, z²),
@@ -198,7 +200,7 @@ func TestSGMAccountants(t *testing.T) {
 				t.Errorf("%+v: EpsilonOrder = %.17g at %d, want %.17g at %d", c.m, e, o, c.want, c.order)
 			}
 			tab, _ := c.m.ReplaceOneTable()
-			if e, o, _ := tab.Epsilon(c.delta); o != c.mOrder || !withinRel(e, c.mironov, c.slackRe) {
+			if e, o, _ := tab.Epsilon(c.delta, stats.Mironov); o != c.mOrder || !withinRel(e, c.mironov, c.slackRe) {
 				t.Errorf("%+v: Mironov conversion %.17g at %d, want %.17g at %d", c.m, e, o, c.mironov, c.mOrder)
 			}
 		}

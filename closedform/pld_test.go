@@ -166,8 +166,8 @@ func TestPLDDigits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mir, mo, _ := tab.Epsilon(1e-5)
-	imp, io, _ := tab.ImprovedEpsilon(1e-5)
+	mir, mo, _ := tab.Epsilon(1e-5, stats.Mironov)
+	imp, io, _ := tab.Epsilon(1e-5, stats.Improved)
 	t.Logf("digits: RDP ε(1e-5) = %.4f (Mironov), %.4f (improved)", mir, imp)
 	if !withinRel(mir, 3.3231370467388263, 1e-10) || mo != 8 || !withinRel(imp, 2.8790825783824195, 1e-10) || io != 7 {
 		t.Errorf("digits RDP: Mironov %.17g at %d, improved %.17g at %d", mir, mo, imp, io)

@@ -162,7 +162,7 @@ func TestMaxPrivateCReference(t *testing.T) {
 	}
 }
 
-// PosteriorDP's optimisation over ν against stats.RDPToDPContinuous (a grid
+// PosteriorDP's optimisation over ν against stats.RDPCurve.Epsilon (Mironov) (a grid
 // of 400 orders refined by golden-section search) on the same RDP curve.
 func TestPosteriorDPMatchesRDPConversion(t *testing.T) {
 	for _, c := range []float64{0, 2e7, 3e8} {
@@ -177,12 +177,12 @@ func TestPosteriorDPMatchesRDPConversion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ref, refNu, err := stats.RDPToDPContinuous(g.RDP, 1e-3)
+			ref, refNu, err := g.RDP.Epsilon(1e-3, stats.Mironov, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if relDiff(e, ref) > 1e-9 || e > ref*(1+1e-12) {
-				t.Errorf("c = %g %v: ε = %.15g at ν = %g; RDPToDPContinuous %.15g at ν = %g", c, v, e, nu, ref, refNu)
+				t.Errorf("c = %g %v: ε = %.15g at ν = %g; RDPCurve.Epsilon %.15g at ν = %g", c, v, e, nu, ref, refNu)
 			}
 			if got, _ := g.Epsilon(1e-3); got != e {
 				t.Errorf("Guarantee.Epsilon = %g, PosteriorDP %g", got, e)

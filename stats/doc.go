@@ -4,7 +4,10 @@
 // empirical ε lower bound of Heller & Fetaya eq. 12 with its ceiling for a
 // given number of runs, Gaussian differential privacy (the privacy profile
 // δ(ε) of μ-GDP, its inverse ε(δ), and the μ lower bound from counts), and
-// the Rényi-DP conversions used by the accountants.
+// the Rényi-DP conversions used by the accountants: one Conversion setting
+// (Improved, the default, or Mironov's reference form) for curves
+// (RDPCurve.Epsilon, LogDelta; orders optional, continuous when nil) and
+// for tables at integer orders (RDPTable.Epsilon, LogDelta, Profile).
 //
 // Every estimator returns an Estimate, which carries the estimator's name,
 // the confidence level, δ and the counts next to the number, so that an ε

@@ -121,31 +121,31 @@ func TestGDPMuLowerBound(t *testing.T) {
 	}
 }
 
-func TestRDPToDP(t *testing.T) {
+func TestRDPCurveEpsilonMironov(t *testing.T) {
 	// Gaussian, μ = 1, δ = 1e-5: ρ + 2·sqrt(ρ ln(1/δ)) with ρ = ½ (docs/derivations/references.md §4).
-	eps, order, err := RDPToDPContinuous(GaussianRDP(1), 1e-5)
+	eps, order, err := GaussianRDP(1).Epsilon(1e-5, Mironov, nil)
 	rho := 0.5
 	want := rho + 2*math.Sqrt(rho*math.Log(1e5))
 	if err != nil || !relClose(eps, 5.2985259, 1e-8) || !relClose(eps, want, 1e-12) {
-		t.Errorf("RDPToDPContinuous(Gauss μ=1) = %.15g, %v; want %.15g", eps, err, want)
+		t.Errorf("Epsilon(Gauss μ=1) = %.15g, %v; want %.15g", eps, err, want)
 	}
 	if wantOrder := 1 + math.Sqrt(math.Log(1e5)/rho); !relClose(order, wantOrder, 1e-5) {
 		t.Errorf("optimal order = %g, want %g", order, wantOrder)
 	}
 	// Integer orders only: the minimum over the list, checked by hand.
 	orders := []float64{2, 3, 4, 5, 6, 7, 8}
-	eps, order, err = RDPToDP(GaussianRDP(1), 1e-5, orders)
+	eps, order, err = GaussianRDP(1).Epsilon(1e-5, Mironov, orders)
 	best := math.Inf(1)
 	for _, a := range orders {
 		best = math.Min(best, a*rho+math.Log(1e5)/(a-1))
 	}
 	if err != nil || eps != best || order != 6 {
-		t.Errorf("RDPToDP integer orders = %g at %g, want %g at 6", eps, order, best)
+		t.Errorf("Epsilon at integer orders = %g at %g, want %g at 6", eps, order, best)
 	}
-	if _, _, err := RDPToDP(GaussianRDP(1), 1e-5, []float64{1}); err == nil {
+	if _, _, err := GaussianRDP(1).Epsilon(1e-5, Mironov, []float64{1}); err == nil {
 		t.Error("order 1 accepted")
 	}
-	if _, _, err := RDPToDP(GaussianRDP(1), 0, orders); err == nil {
+	if _, _, err := GaussianRDP(1).Epsilon(0, Mironov, orders); err == nil {
 		t.Error("δ = 0 accepted")
 	}
 }

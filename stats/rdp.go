@@ -1,7 +1,6 @@
 package stats
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
@@ -22,50 +21,6 @@ var DefaultOrders = func() []float64 {
 	}
 	return out
 }()
-
-// RDPToDP converts an RDP curve to (ε, δ)-DP by Mironov 2017, Prop. 3
-// (Heller & Fetaya Prop. III.4): (α, ε_α)-RDP implies
-// (ε_α + ln(1/δ)/(α−1), δ)-DP for every α > 1; the result is the minimum over
-// the given orders, and the order attaining it. Orders ≤ 1 are an error.
-// It is kept as the reference form of Mironov's conversion;
-// RDPToDPImproved is never worse and is what the accountants use.
-func RDPToDP(curve RDPCurve, delta float64, orders []float64) (eps, order float64, err error) {
-	if !(delta > 0 && delta < 1) {
-		return math.NaN(), math.NaN(), fmt.Errorf("delta: must be in (0, 1) for an RDP conversion, got %g", delta)
-	}
-	if len(orders) == 0 {
-		return math.NaN(), math.NaN(), fmt.Errorf("orders: need at least one Rényi order")
-	}
-	eps, order = math.Inf(1), math.NaN()
-	logInvDelta := -math.Log(delta)
-	for _, a := range orders {
-		if !(a > 1) {
-			return math.NaN(), math.NaN(), fmt.Errorf("orders: every Rényi order must be > 1, got %g", a)
-		}
-		e := curve(a) + logInvDelta/(a-1)
-		if e < eps {
-			eps, order = e, a
-		}
-	}
-	return eps, order, nil
-}
-
-// RDPToDPContinuous is RDPToDP for a curve defined at every real order:
-// it searches DefaultOrders, then refines the best order by golden-section
-// search between its grid neighbours. The objective ε(α) + ln(1/δ)/(α−1) is
-// unimodal for the curves of this project (ε(α)·(α−1) convex).
-func RDPToDPContinuous(curve RDPCurve, delta float64) (eps, order float64, err error) {
-	eps, order, err = RDPToDP(curve, delta, DefaultOrders)
-	if err != nil || math.IsInf(eps, 1) {
-		return eps, order, err
-	}
-	logInvDelta := -math.Log(delta)
-	x, fx := refineOrder(func(a float64) float64 { return curve(a) + logInvDelta/(a-1) }, order)
-	if fx < eps {
-		eps, order = fx, x
-	}
-	return eps, order, nil
-}
 
 // refineOrder minimises obj by golden-section search between the grid
 // neighbours of order in DefaultOrders (from halfway to 1 below the first

@@ -106,50 +106,6 @@ func (t RDPTable) Curve() RDPCurve {
 	}
 }
 
-// LogDelta returns ln δ(ε) for the (ε, δ)-DP guarantees implied by the
-// table through Mironov 2017, Prop. 3, solved for δ:
-//
-//	δ(ε) = min over tabulated α of exp(−(α−1)·(ε − ε_RDP(α))), capped at 1.
-//
-// The minimum over the tabulated orders is also the minimum over the whole
-// interpolated Curve: between two orders the exponent is linear in α. A value
-// of 0 is treated like any other (it may be a rounded tiny number), so a
-// table of zeros still gives ε(δ) = ln(1/δ)/(α_max − 1), never 0; a caller
-// that knows nothing was released should say so itself.
-func (t RDPTable) LogDelta(eps float64) float64 {
-	best := 0.0
-	for i, a := range t.Orders {
-		if math.IsInf(t.Eps[i], 1) {
-			continue
-		}
-		if v := -float64(a-1) * (eps - t.Eps[i]); v < best {
-			best = v
-		}
-	}
-	return best
-}
-
-// Delta returns δ(ε) = exp(LogDelta(ε)).
-func (t RDPTable) Delta(eps float64) float64 { return math.Exp(t.LogDelta(eps)) }
-
-// Epsilon returns the smallest ε with (ε, δ)-DP implied by the table,
-// ε = min over tabulated α of ε_RDP(α) + ln(1/δ)/(α−1) (Mironov 2017,
-// Prop. 3), and the order that attains it. It is +Inf, with order 0, when
-// every tabulated value is +Inf.
-func (t RDPTable) Epsilon(delta float64) (eps float64, order int, err error) {
-	if err = checkRDPDelta(delta); err != nil {
-		return math.NaN(), 0, err
-	}
-	eps = math.Inf(1)
-	l := -math.Log(delta)
-	for i, a := range t.Orders {
-		if e := t.Eps[i] + l/float64(a-1); e < eps {
-			eps, order = e, a
-		}
-	}
-	return eps, order, nil
-}
-
 // checkRDPDelta checks that δ is in (0, 1), as an RDP → (ε, δ) conversion needs.
 func checkRDPDelta(delta float64) error {
 	if !(delta > 0 && delta < 1) {

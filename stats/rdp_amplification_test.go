@@ -116,27 +116,27 @@ func TestRDPTableEpsilonAndProfile(t *testing.T) {
 		orders = append(orders, a)
 	}
 	tab := gaussianTable(t, 0.01, orders)
-	eps, order, err := tab.Epsilon(1e-5)
+	eps, order, err := tab.Epsilon(1e-5, Mironov)
 	want := 0.35 + math.Log(1e5)/34
 	if err != nil || order != 35 || !relClose(eps, want, 1e-14) {
 		t.Fatalf("Epsilon(1e-5) = %.17g at α = %d (%v), want %.17g at 35", eps, order, err, want)
 	}
 	// The profile is the inverse: δ(ε(δ)) = δ, and δ is non-increasing.
-	if d := tab.Delta(eps); !relClose(d, 1e-5, 1e-10) {
+	if d := math.Exp(tab.LogDelta(eps, Mironov)); !relClose(d, 1e-5, 1e-10) {
 		t.Errorf("Delta(Epsilon(1e-5)) = %g", d)
 	}
 	prev := 1.0
 	for e := 0.0; e < 5; e += 0.01 {
-		d := tab.Delta(e)
+		d := math.Exp(tab.LogDelta(e, Mironov))
 		if d > prev || d < 0 || d > 1 {
 			t.Fatalf("Delta(%g) = %g after %g", e, d, prev)
 		}
 		prev = d
 	}
-	if tab.Delta(0) != 1 {
-		t.Errorf("Delta(0) = %g, want 1 (capped)", tab.Delta(0))
+	if math.Exp(tab.LogDelta(0, Mironov)) != 1 {
+		t.Errorf("Delta(0) = %g, want 1 (capped)", math.Exp(tab.LogDelta(0, Mironov)))
 	}
-	if _, _, err := tab.Epsilon(0); err == nil || !strings.Contains(err.Error(), "delta") {
+	if _, _, err := tab.Epsilon(0, Mironov); err == nil || !strings.Contains(err.Error(), "delta") {
 		t.Errorf("δ = 0 accepted: %v", err)
 	}
 	// Composition multiplies every value; k = 0 releases nothing.
@@ -148,13 +148,13 @@ func TestRDPTableEpsilonAndProfile(t *testing.T) {
 	if z := inf.Compose(0); z.Eps[0] != 0 {
 		t.Errorf("Compose(0) of +Inf = %g, want 0", z.Eps[0])
 	}
-	if e, o, _ := inf.Epsilon(0.1); !math.IsInf(e, 1) || o != 0 {
+	if e, o, _ := inf.Epsilon(0.1, Mironov); !math.IsInf(e, 1) || o != 0 {
 		t.Errorf("all-infinite table: ε = %g at %d", e, o)
 	}
 	// A table of zeros is not taken as "identical outputs" (a zero may be a
 	// rounded tiny value): ε(δ) = ln(1/δ)/(α_max − 1) = ln(1e9)/199.
 	zero := tab.Compose(0)
-	if e, o, _ := zero.Epsilon(1e-9); o != 200 || !relClose(e, math.Log(1e9)/199, 1e-15) {
+	if e, o, _ := zero.Epsilon(1e-9, Mironov); o != 200 || !relClose(e, math.Log(1e9)/199, 1e-15) {
 		t.Errorf("zero table: ε = %g at %d", e, o)
 	}
 }

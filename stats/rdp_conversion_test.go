@@ -21,7 +21,7 @@ func TestBBGHSReference(t *testing.T) {
 		{1, 4.728386984943313900, 4.752728336819822311, 5},
 		{1.5, 7.587861607718193186, 7.587861628831665006, 4},
 	} {
-		e, _, err := RDPToDPImprovedContinuous(GaussianRDP(c.mu), 1e-5)
+		e, _, err := GaussianRDP(c.mu).Epsilon(1e-5, Improved, nil)
 		if err != nil || !relClose(e, c.real, 1e-10) {
 			t.Errorf("μ = %g: continuous %.17g, %v; want %.17g", c.mu, e, err, c.real)
 		}
@@ -29,7 +29,7 @@ func TestBBGHSReference(t *testing.T) {
 		for a := 2; a < 200; a++ {
 			orders = append(orders, float64(a))
 		}
-		e, a, err := RDPToDPImproved(GaussianRDP(c.mu), 1e-5, orders)
+		e, a, err := GaussianRDP(c.mu).Epsilon(1e-5, Improved, orders)
 		if err != nil || !relClose(e, c.integer, 1e-13) || a != c.order {
 			t.Errorf("μ = %g: integer orders %.17g at %g, %v; want %.17g at %g", c.mu, e, a, err, c.integer, c.order)
 		}
@@ -41,7 +41,7 @@ func TestBBGHSReference(t *testing.T) {
 	for _, c := range []struct{ mu, eps, want float64 }{
 		{1, 2, 0.054500657951324788385}, {1.5, 5, 0.0057443270861810385018},
 	} {
-		if got := math.Exp(RDPLogDeltaImproved(GaussianRDP(c.mu), c.eps, ints)); !relClose(got, c.want, 1e-12) {
+		if got := math.Exp(GaussianRDP(c.mu).LogDelta(c.eps, Improved, ints)); !relClose(got, c.want, 1e-12) {
 			t.Errorf("profile μ = %g, ε = %g: %.17g, want %.17g", c.mu, c.eps, got, c.want)
 		}
 	}
@@ -61,14 +61,14 @@ func TestImprovedConversionAboveExactGaussian(t *testing.T) {
 		for _, eps := range []float64{0, 0.05, 0.5, 1, 2, 5, 10, 30} {
 			want := GDPDelta(mu, eps)
 			for _, a := range DefaultOrders {
-				got := math.Exp(RDPOrderLogDelta(a*rho, a, eps))
+				got := math.Exp(Improved.OrderLogDelta(a*rho, a, eps))
 				if got < want*(1-1e-12) {
 					t.Fatalf("μ = %g, ε = %g, α = %g: δ = %.17g below the exact %.17g", mu, eps, a, got, want)
 				}
 			}
 		}
 		for _, d := range []float64{1e-12, 1e-5, 1e-2, 0.3} {
-			e, _, err := RDPToDPImprovedContinuous(GaussianRDP(mu), d)
+			e, _, err := GaussianRDP(mu).Epsilon(d, Improved, nil)
 			ex, _ := GDPEpsilon(mu, d)
 			if err != nil || e < ex*(1-1e-12) {
 				t.Errorf("μ = %g, δ = %g: improved ε %.17g below the exact %.17g (%v)", mu, d, e, ex, err)
@@ -88,15 +88,15 @@ func TestImprovedConversionNeverWorse(t *testing.T) {
 	for _, a := range DefaultOrders {
 		for _, r := range []float64{0, 1e-6, 0.3, 5, 100} {
 			for _, d := range []float64{1e-12, 1e-5, 0.1, 0.9} {
-				imp := RDPOrderEpsilon(r, a, d)
-				mir := math.Max(0, MironovEpsilon(r, a, d))
+				imp := Improved.OrderEpsilon(r, a, d)
+				mir := math.Max(0, Mironov.OrderEpsilon(r, a, d))
 				if imp > mir {
 					t.Fatalf("α = %g, r = %g, δ = %g: improved %g above Mironov %g", a, r, d, imp, mir)
 				}
 			}
 			for _, e := range []float64{0, 0.5, 3} {
 				mir := math.Min(0, -(a-1)*(e-r))
-				if imp := RDPOrderLogDelta(r, a, e); imp > mir {
+				if imp := Improved.OrderLogDelta(r, a, e); imp > mir {
 					t.Fatalf("α = %g, r = %g, ε = %g: improved ln δ %g above Mironov %g", a, r, e, imp, mir)
 				}
 			}
@@ -109,21 +109,21 @@ func TestImprovedConversionNeverWorse(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []float64{1e-10, 1e-5, 1e-2} {
-		mir, _, _ := tab.Epsilon(d)
-		imp, _, _ := tab.ImprovedEpsilon(d)
+		mir, _, _ := tab.Epsilon(d, Mironov)
+		imp, _, _ := tab.Epsilon(d, Improved)
 		if !(imp < mir) {
 			t.Errorf("table δ = %g: improved %g, Mironov %g", d, imp, mir)
 		}
-		if back := tab.ImprovedDelta(imp); !relClose(back, d, 1e-9) {
-			t.Errorf("table δ = %g: ImprovedDelta(ImprovedEpsilon) = %g", d, back)
+		if back := math.Exp(tab.LogDelta(imp, Improved)); !relClose(back, d, 1e-9) {
+			t.Errorf("table δ = %g: δ(ε(δ)) = %g", d, back)
 		}
-		prof := tab.ImprovedProfile()
+		prof := tab.Profile(Improved)
 		for _, e := range []float64{0, imp / 2, imp, 2 * imp} {
-			if got, want := prof(e), tab.ImprovedDelta(e); !relClose(got, want, 1e-13) {
-				t.Errorf("ImprovedProfile(%g) = %g, ImprovedDelta %g", e, got, want)
+			if got, want := prof(e), math.Exp(tab.LogDelta(e, Improved)); !relClose(got, want, 1e-13) {
+				t.Errorf("Profile(%g) = %g, exp(LogDelta) %g", e, got, want)
 			}
 		}
-		if tab.ImprovedDelta(imp) > tab.Delta(imp) {
+		if math.Exp(tab.LogDelta(imp, Improved)) > math.Exp(tab.LogDelta(imp, Mironov)) {
 			t.Errorf("table δ = %g: improved profile above Mironov's", d)
 		}
 	}
@@ -131,18 +131,18 @@ func TestImprovedConversionNeverWorse(t *testing.T) {
 	for a := 2; a <= 256; a++ {
 		ints = append(ints, float64(a))
 	}
-	mir, _, _ := RDPToDP(GaussianRDP(1.5), 1e-5, ints)
-	imp, _, _ := RDPToDPImproved(GaussianRDP(1.5), 1e-5, ints)
+	mir, _, _ := GaussianRDP(1.5).Epsilon(1e-5, Mironov, ints)
+	imp, _, _ := GaussianRDP(1.5).Epsilon(1e-5, Improved, ints)
 	if !relClose(mir, 8.3376418216567428, 1e-12) || !relClose(imp, 7.5878616288316650, 1e-12) {
 		t.Errorf("1.5-GDP at integer orders: Mironov %.17g, improved %.17g", mir, imp)
 	}
-	if _, _, err := RDPToDPImproved(GaussianRDP(1), 1e-5, []float64{1}); err == nil {
+	if _, _, err := GaussianRDP(1).Epsilon(1e-5, Improved, []float64{1}); err == nil {
 		t.Error("order 1 accepted")
 	}
-	if _, _, err := RDPToDPImproved(GaussianRDP(1), 0, ints); err == nil {
+	if _, _, err := GaussianRDP(1).Epsilon(0, Improved, ints); err == nil {
 		t.Error("δ = 0 accepted")
 	}
-	if e, o, _ := (RDPTable{Orders: []int{2}, Eps: []float64{math.Inf(1)}}).ImprovedEpsilon(0.1); !math.IsInf(e, 1) || o != 0 {
+	if e, o, _ := (RDPTable{Orders: []int{2}, Eps: []float64{math.Inf(1)}}).Epsilon(0.1, Improved); !math.IsInf(e, 1) || o != 0 {
 		t.Errorf("all-Inf table: %g at %d", e, o)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
 type sweepDoc struct {
@@ -68,7 +69,7 @@ func TestSweepHeikkilaFig1(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			paper, _, _ := tab.Epsilon(1e-6)
+			paper, _, _ := tab.Epsilon(1e-6, stats.Mironov)
 			want, _, _ := c.EpsilonOrder(1e-6)
 			if math.Abs(paper/1.000419570531813-1) > 1e-12 || math.Abs(e/want-1) > 1e-12 || e > paper {
 				t.Errorf("T = 20000: ε = %.16g; accountant %.16g; Mironov (the paper's) %.16g, want 1.000419570531813", e, want, paper)
