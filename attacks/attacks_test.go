@@ -193,6 +193,9 @@ func TestClassifiersFindSignal(t *testing.T) {
 // sajari/regression (QR of the full design), on a well-conditioned design,
 // and with a hand computation on a one-feature case.
 func TestLinearMatchesSajari(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	d := twoGaussians(2000, 3, 1, 9)
 	z := newStandardizer(d).transform(d)
 	got, err := leastSquares(z)

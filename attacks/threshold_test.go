@@ -233,6 +233,9 @@ func scoreSet(rng *rand.Rand, shape int) ([]float64, []bool) {
 // rule's counts on the set, and the rule is the one the uncapped old
 // search chooses (same objective, same tie-breaking).
 func TestChooseRulesMatchBruteForceAndOldSearch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	rng := rand.New(rand.NewPCG(21, 22))
 	var ch Chooser
 	confs := []float64{0.9, 0.95, 0.99}
@@ -302,6 +305,9 @@ func separated(n int, shift float64, seed uint64) ([]float64, []bool) {
 // never reaching the best split with fn = 0 (the one just below the lowest
 // positive). The exact search finds the exhaustive maximum.
 func TestChooseRuleBeatsCappedSearch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	scores, labels := separated(10000, 5, 7)
 	const delta, conf = 1e-3, 0.95
 	sel, err := ChooseRule(scores, labels, delta, conf)

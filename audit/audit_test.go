@@ -149,6 +149,9 @@ func TestNullAuditsReportZero(t *testing.T) {
 // Cor. 2.13, inverted numerically with scipy), nor μ_lb
 // the true μ = 1, in more than 5 of 100 audits.
 func TestKnownMuNeverOverstated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	trueEps, _ := stats.GDPEpsilon(1, 1e-5)
 	overEps, overMu := 0, 0
 	for s := 0; s < 100; s++ {
@@ -196,6 +199,9 @@ func TestKnownMuPower(t *testing.T) {
 // Roth & Su 2019, Prop. 2.12: the (ε, δ(ε)) family and G_μ describe the
 // same region). Checked away from the boundary on random rates.
 func TestRefuteMatchesGDPTradeoff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, mu := range []float64{0.3, 1, 2.5} {
 		claim := GDPClaim(mu)

@@ -568,6 +568,9 @@ func (m mixtureVsGaussian) hockeyStick(eps float64, dir int) float64 {
 // hockey-stick profile must lie below the mixture bound of
 // BalleThm5Shuffled, for releases after the whole pass and in its middle.
 func TestGaussianSanityBalleShuffled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	const d0, d1 = 0.4, -1.1
 	checked := 0
 	tightest := 0.0

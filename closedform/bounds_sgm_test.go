@@ -320,6 +320,9 @@ func TestGuaranteesZeroSteps(t *testing.T) {
 // then limited by the order grid and by Thm 9's ε(∞) = ∞ terms (2(1+q)^α),
 // which stop the useful orders near 700: ε ≈ 0.02 for q = 0.01, T = 100.
 func TestSGMExtremeNoise(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	for _, s := range []Sampling{Poisson, WithoutReplacement} {
 		prev := math.Inf(1)
 		for _, z := range []float64{1e-6, 0.01, 0.3, 1, 10, 1e4, 1e8} {

@@ -16,6 +16,9 @@ import (
 // finite, for n from 2 to 10⁹ and step sizes from the paper's 2/s² to ones
 // where λ^n is tiny. The comparisons allow the stated errors.
 func TestCurvesOrderedAndFinite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	type stepSize struct {
 		name string
 		eta  func(c Counterexample) float64

@@ -54,6 +54,9 @@ func TestSolveCFig1(t *testing.T) {
 // here), and the order chernoff ≤ tail ≤ threshold ≤ profile of the
 // curves gives the order of the solutions.
 func TestSolveCAllQuantities(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	c := fig1Eta1()
 	prev := math.Inf(1)
 	for _, q := range Quantities {

@@ -28,6 +28,9 @@ func fig1() Counterexample {
 // sqrt(p(1−p)/N). About 80 comparisons at |z| ≤ 5 fail by chance with
 // probability < 1e-4 in total (and the seed is fixed).
 func TestMomentsMatchSimulation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	c := Counterexample{N: 8, Alpha: 2, Beta: 1, XH: 1.8, C: 1.5}
 	c.Eta = 0.2 / c.S() // λ = 0.9
 	epochs := []int{1, 2, 3, 5}
@@ -235,6 +238,9 @@ func relDiff(a, b float64) float64 {
 // about 10⁻⁶ of μ and a float64 subtraction of the means would keep only
 // ten digits.
 func TestMomentsMatchBigFloat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	cases := []struct {
 		c       Counterexample
 		epochs  []int
@@ -307,6 +313,9 @@ func TestLemmaA4Holds(t *testing.T) {
 // quadrature of the term-by-term mixture density: δ(ε) ≥ δ just below the
 // reported ε and ≤ δ just above it (up to the stated error).
 func TestCurvesMatchBigFloat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	const delta = 1e-3
 	// c = 30 gives ε below 1 (Chernoff 0); c = 4000 gives ε ≈ 500 at epoch
 	// 2 and ε ≈ 1–3.5 at epochs 6 and 20, where z_r varies by a factor 2.5–4.5

@@ -38,6 +38,9 @@ func (gr geomGrid) directLogSum(f geomTerm) float64 {
 // range. The engine's reported error must cover the difference, and be
 // small.
 func TestGeomSumMatchesDirect(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	type tc struct {
 		name   string
 		n      int
@@ -87,6 +90,9 @@ func TestGeomSumMatchesDirect(t *testing.T) {
 // against direct summation at n = 2·10⁵ with enough spread in z across the
 // orders that the sums are not trivial.
 func TestMixtureSumsMatchDirect(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	// λ^n ≈ e^-3, so u spans [0.05, 1]. With c = 3e5 the early epochs have
 	// z ≈ 4.8 and 1.0 for every order; with c = 3e8, at epochs 10 and 30
 	// the mixture is near its stationary state and z_r ∝ u_r runs from

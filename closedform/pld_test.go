@@ -91,6 +91,9 @@ func TestPLDGaussianExact(t *testing.T) {
 // P(X > x_ε) − e^ε·Q(X > x_ε) (docs/derivations/pld-reference/
 // hockey_stick_quadrature.py).
 func TestPLDOneStepExact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	bbg := func(q, mu, e float64) float64 { return q * stats.GDPDelta(mu, math.Log1p(math.Expm1(e)/q)) }
 	add := func(q, mu, e float64) float64 {
 		r := math.Exp(e) * (1 - q)
@@ -142,6 +145,9 @@ func TestPLDOneStepExact(t *testing.T) {
 // value must lie above its lower end and the optimistic one below its upper
 // end.
 func TestPLDDigits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	q := 32.0 / 1438
 	c := DPSGLD{N: 1438, Sampling: Poisson, Rate: q, Clip: 0.2, Drift: 0.005, NoiseVar: 0.01, Steps: 900}
 	m, err := c.SGM()
@@ -185,6 +191,9 @@ func TestPLDDigits(t *testing.T) {
 // accountant's wherever δ is above the PLD's floor: both are valid bounds of
 // the same mechanism, the PLD is the tight one. (Not a validity check.)
 func TestPLDBelowRDP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	for _, m := range []SGM{
 		{Poisson, 0.02225, 2.2253, 900}, {WithoutReplacement, 0.01, 2, 1000}, {Poisson, 0.1, 1, 50}, {WithoutReplacement, 0.2, 3, 20},
 	} {

@@ -96,6 +96,9 @@ func TestTheoremIV1Verify(t *testing.T) {
 // interior points of (1 + γ1, 3/2): the scan can only do worse, and by
 // little.
 func TestTheoremIV1ChosenGamma2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	for _, ref := range thmRefs {
 		p := ref.p
 		p.Gamma2 = 0

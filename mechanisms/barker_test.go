@@ -158,6 +158,9 @@ func gaussLogDensity1D(mu, variance float64) func(float64) float64 {
 // acceptance σ(Δ) its stationary law is the target (detailed balance), to
 // 1e-9 in mean and variance, and its law after 0 steps is the start.
 func TestNystromSelfCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	mu, v := 0.4, 0.09
 	l := gaussLogDensity1D(mu, v)
 	ny := newNystrom1D(-7.5, 7.5, 401, 0.3, func(a, b float64) float64 { return Sigmoid(l(b) - l(a)) })
@@ -203,6 +206,9 @@ func refBarkerAccept(v *VCor, c float64, l func(float64) float64) func(a, b floa
 // Φ(Δ/√C)), the log-likelihood ratio counted twice (target π²), the prior
 // ratio left out.
 func TestBarkerFullDataLinReg1D(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	m := NewLinReg1D(1, 1)
 	d, err := SyntheticLinReg(20, []float64{0.8}, 1, 1, 4)
 	if err != nil {
@@ -288,6 +294,9 @@ func TestBarkerFullDataLinReg1D(t *testing.T) {
 // Power: the likelihood-only target (prior left out) and the target π²
 // (llr counted twice) are ≥ 10 SE away in some moment.
 func TestBarkerFullDataLinReg2D(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	m := LinReg{D: 2, Alpha: 1, Beta: 1}
 	d, err := SyntheticLinReg(20, []float64{0.7, -0.4}, 1, 1, 3)
 	if err != nil {
@@ -468,6 +477,9 @@ func sixRecords() *dataset.Dataset {
 // scale raises a(Δ) for Δ > 0 and lowers it for Δ < 0); the stationary
 // test TestBarkerSubsampledExactKernel catches them.
 func TestBarkerOneStepAcceptance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	m := NewLinReg1D(1, 1)
 	d := sixRecords()
 	const (
@@ -569,6 +581,9 @@ func TestBarkerOneStepAcceptance(t *testing.T) {
 // TestBarkerOneStepAcceptance catches it at 60 SE, and sampling with
 // replacement at 22 SE).
 func TestBarkerSubsampledExactKernel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	m := NewLinReg1D(1, 1)
 	d := sixRecords()
 	const (
@@ -658,6 +673,9 @@ func boundedRegression(n int) *dataset.Dataset {
 // Power: the untempered posterior (scale N/b) and the likelihood-only one
 // (no prior) are ≥ 10 SE away.
 func TestBarkerSubsampledTemperedPosterior(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	const (
 		n      = 5000
 		b      = 100

@@ -95,6 +95,9 @@ const (
 // mpmath computation, and checks that 1e-3 is met where it is attainable
 // (C ≤ 1.5).
 func TestVCorTotalVariation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	v, err := NewVCor(2)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,9 @@ import (
 // and the frequency of the tail beyond the ziggurat's base |x| > r, which
 // is produced by a separate branch.
 func TestFastNormalDistribution(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	const n = 1_000_000
 	f := newFastNormal(TrialRNG(9, dataset.SideD, 0, 0))
 	xs := make([]float64, n)

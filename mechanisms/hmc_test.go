@@ -230,6 +230,9 @@ func acceptanceFromFixed(t *testing.T, s Sampler, m Model, d *dataset.Dataset, t
 // SE): the momentum step against the gradient, a full first momentum step,
 // and (noise on) σ_l doubled or σ_g tripled.
 func TestHMCAcceptanceFromFixedState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	m, d, mean, cov := gaussTarget(t)
 	theta0 := []float64{mean[0] + 0.25, mean[1] + 0.05}
 	const N, M = 20000, 100000
@@ -429,7 +432,12 @@ func wrongLaws(t *testing.T, flat GaussianPosterior, d *dataset.Dataset, mean, c
 // 0) targets the posterior exactly (Räisä et al. Thm 3.3): the Gauss model
 // and 2-D linear regression, 10000 chains of 12 iterations each from exact
 // posterior draws, constant and Halton-jittered steps.
-func TestDPHMCTargetsPosterior(t *testing.T) { testDPHMCTargetsPosterior(t, 10000) }
+func TestDPHMCTargetsPosterior(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
+	testDPHMCTargetsPosterior(t, 10000)
+}
 
 func testDPHMCTargetsPosterior(t *testing.T, chains int) {
 	gm, gd, gmean, gcov := gaussTarget(t)
@@ -466,7 +474,12 @@ func testDPHMCTargetsPosterior(t *testing.T, chains int) {
 // no clipping: the final states of chains started from exact Ban(μ, Σ, a)
 // draws keep the exact banana moments of BananaLaw. Wrong laws for the
 // power check: the tempered law and the unbent Gaussian's moments.
-func TestDPHMCTargetsBanana(t *testing.T) { testDPHMCTargetsBanana(t, 10000) }
+func TestDPHMCTargetsBanana(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
+	testDPHMCTargetsBanana(t, 10000)
+}
 
 func testDPHMCTargetsBanana(t *testing.T, chains int) {
 	b := Banana{A: 2, PriorVar: 4, Var1: 1, Var2: 1}
@@ -504,7 +517,12 @@ func testDPHMCTargetsBanana(t *testing.T, chains int) {
 // (the penalty method is exact for Gaussian noise of known variance), on
 // the Gauss model and 2-D linear regression; same design as
 // TestDPHMCTargetsPosterior with longer random-walk chains.
-func TestDPPenaltyTargetsPosterior(t *testing.T) { testDPPenaltyTargetsPosterior(t, 10000) }
+func TestDPPenaltyTargetsPosterior(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
+	testDPPenaltyTargetsPosterior(t, 10000)
+}
 
 func testDPPenaltyTargetsPosterior(t *testing.T, chains int) {
 	gm, gd, gmean, gcov := gaussTarget(t)

@@ -187,6 +187,9 @@ func gridPosterior2D(logp func(th []float64) float64, lo, hi float64, n int) (w 
 // targeting it drifts away by far more than 10 SE within 100 iterations,
 // which the test checks with the sampler run on a model without prior.
 func TestBarkerMixturePosterior(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	m := NewHeikkilaMixture()
 	d, err := SyntheticMixture(20, HeikkilaTheta(), m, 3)
 	if err != nil {

@@ -23,6 +23,9 @@ import (
 // 109.66 for 48 degrees of freedom, scipy.stats.chi2.isf(1e-6, df); see
 // docs/derivations/batch-gradients.md).
 func TestSGLDBatch1IndexUniform(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	const (
 		n     = 7
 		eta   = 0.01

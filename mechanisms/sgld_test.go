@@ -103,6 +103,9 @@ func epochMap(m LinReg, d *dataset.Dataset, perm []int, b int, eta float64) (A, 
 // large enough that the discretisation bias is ≥ 20 SE away from the
 // posterior, so the test sees the O(η) bias rather than waving it away.
 func TestSGLDStationaryExact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	m := NewLinReg1D(1, 2)
 	d := &dataset.Dataset{Name: "five", Records: []dataset.Record{
 		{X: []float64{0.3}, Y: 0.5}, {X: []float64{-1.1}, Y: -0.2}, {X: []float64{0.8}, Y: 1.4},
@@ -206,6 +209,9 @@ func TestSGLDStationaryExact(t *testing.T) {
 // law N(H⁻¹h, (H(I − γH/2))⁻¹) — the posterior mean exactly and the
 // covariance inflated by the O(γ) discretisation bias.
 func TestULAStationaryLinReg(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	m := LinReg{D: 2, Alpha: 1, Beta: 1}
 	d, err := SyntheticLinReg(10, []float64{0.7, -0.4}, 1, 0.6, 3)
 	if err != nil {
@@ -260,6 +266,9 @@ func TestULAStationaryLinReg(t *testing.T) {
 // moments from the epoch maps, averaged over the uniform position r of the
 // special record, against a simulation of the sampler itself.
 func TestCyclicSGLDCounterexampleMoments(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	const (
 		n            = 6
 		alpha, beta  = 2.0, 1.0

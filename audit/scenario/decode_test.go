@@ -324,6 +324,9 @@ func TestAliasesAndMerges(t *testing.T) {
 // LoadConfig reads at most the size limit + 1 byte: an endless stream is
 // refused, not slurped, and the file name prefixes the message.
 func TestLoadConfigBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	r := &countingReader{}
 	if _, err := readConfig(r); err == nil || !strings.Contains(err.Error(), "larger than 67108864 bytes") {
 		t.Errorf("endless reader: %v", err)

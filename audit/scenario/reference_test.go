@@ -238,6 +238,9 @@ func otherClasses(p *Plan) string {
 // default build the same datasets and release points, and their first 20
 // trials release bit-identical features.
 func TestDocumentedDefaultsMatchTheCode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	bases := append([]string(nil), extraBases...)
 	for _, c := range Combinations() {
 		if c.Allowed {

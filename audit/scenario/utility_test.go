@@ -14,6 +14,9 @@ import (
 // keeps them away from the exact posterior (by more than 0.3 SD); and the
 // audit finds a positive ε lower bound.
 func TestDPHMCScenarioMoves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	c, err := LoadConfig("../../testdata/dp-hmc-gauss.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -63,6 +63,9 @@ func curveRun(t *testing.T, args ...string) curveJSON {
 // evaluation summing all 17,864,389 orders directly (Chernoff
 // 34.670584719241148, exact tail 37.732638533030091).
 func TestCurveAcceptance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	out, errs, code := runCLI(t, "curve", "--c", "2e7", "--eta-scale", "1")
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
@@ -123,6 +126,9 @@ func TestCurveCMaxPrivate(t *testing.T) {
 // in the interim region is far from it; epoch 0 is the prior draw and every
 // bound is 0 there.
 func TestCurveSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	args := []string{"curve", "--n", "20000", "--c-max-private", "1", "--epochs", "0:30"}
 	out, errs, code := runCLI(t, args...)
 	if code != 0 || errs != "" {
@@ -150,6 +156,9 @@ func TestCurveSmall(t *testing.T) {
 }
 
 func TestCurveFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	dir := t.TempDir()
 	csvPath := filepath.Join(dir, "c.csv")
 	jsonPath := filepath.Join(dir, "c.json")
@@ -443,6 +452,9 @@ type constructJSON struct {
 // ε_chernoff. Without γ2 the minimising one is used. γ2 = 1.11 cannot be
 // instantiated, which is reported with exit 0 and no rows.
 func TestCurveConstruct(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	run := func(args ...string) constructJSON {
 		out, errs, code := runCLI(t, append([]string{"curve", "--construct", "--eps-posterior", "0.5", "--eps-target", "38", "--json", "-"}, args...)...)
 		if code != 0 || errs != "" {
@@ -588,6 +600,9 @@ var readmeCurveChecks = []struct {
 // printed by the command it names, and every "go run ./cmd/audit curve"
 // command there is one of the commands checked.
 func TestReadmeCurveSection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -142,7 +142,12 @@ func runGallery(t *testing.T, slow bool) {
 	t.Logf("ran %d gallery commands, checked %d quoted numbers", ran, checked)
 }
 
-func TestGalleryCommands(t *testing.T) { runGallery(t, false) }
+func TestGalleryCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
+	runGallery(t, false)
+}
 
 // galleryReport is the part of a report the quoted numbers come from.
 type galleryReport struct {

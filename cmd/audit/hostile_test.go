@@ -272,6 +272,9 @@ func (failingWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
 // A full disk on stdout is exit 3 with one line, in-process and in a real
 // process whose stdout is /dev/full — for the table, for "-" and for help.
 func TestStdoutFullDisk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	eps := []string{"epsilon", "--fp", "1", "--negatives", "100", "--fn", "2", "--positives", "100"}
 	for _, args := range [][]string{eps, append(eps, "--json", "-"), {"run", filepath.Join(hostileDir, "tiny.yaml"), "--quiet", "--csv", "-"}, {"bounds", filepath.Join(hostileDir, "tiny.yaml")}} {
 		var errb bytes.Buffer
@@ -494,6 +497,9 @@ func TestHostileSizes(t *testing.T) {
 // by run and by bounds alike (bounds stated theorems "for 4 iterations"),
 // and integer flags at the edge of int64 are refused by name.
 func TestHostileOverflow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	files, _ := filepath.Glob(filepath.Join(hostileDir, "overflow", "*.yaml"))
 	if len(files) < 5 {
 		t.Fatalf("only %d overflow configs", len(files))
@@ -561,6 +567,9 @@ var hostileParts = map[string][]byte{
 // anything they declare is allocated — exit 2, one line, within 200 MB —
 // and a FIFO among the parts does not hang it.
 func TestHostileParts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	dir := filepath.Join(hostileDir, "parts")
 	for name, b := range hostileParts {
 		p := filepath.Join(dir, name)

@@ -32,6 +32,9 @@ func htmlReports(t *testing.T) map[string]string {
 // The HTML reports carry the verdict, the tables and the plots inline and
 // reference nothing outside themselves.
 func TestHTMLReportSelfContained(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	for name, path := range htmlReports(t) {
 		b, err := os.ReadFile(path)
 		if err != nil {

@@ -172,6 +172,9 @@ func TestExplainFlag(t *testing.T) {
 // loses nothing the JSON has: every ε, every assumption checked and every
 // reason a theorem fails is in the text.
 func TestBoundsFit120Columns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	files, err := filepath.Glob("../../testdata/*.yaml")
 	if err != nil || len(files) < 10 {
 		t.Fatalf("%d scenarios: %v", len(files), err)

@@ -126,6 +126,9 @@ func children(t *testing.T) []string {
 // Every fault of a program sampler is refused with one clear line (exit 2),
 // and no process is left behind.
 func TestProgramFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	dir := t.TempDir()
 	cases := []struct {
 		mode string
@@ -164,6 +167,9 @@ func TestProgramFaults(t *testing.T) {
 // shard layout, and a run that stops at a crashing trial resumes from its
 // checkpoint into the report of an uninterrupted run.
 func TestProgramWorkersShardsResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	dir := t.TempDir()
 	scen := programScenario(t, dir, "crash-if-file", 700, 1200, "")
 	var reports [][]byte
@@ -238,6 +244,9 @@ func TestProgramWorkersShardsResume(t *testing.T) {
 // (a release wider than an attack can take is refused by the engine once
 // the handshake has declared it: audit's TestWorkAndDimensionLimits).
 func TestProgramFeaturesFromHandshake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	dir := t.TempDir()
 	exe, err := os.Executable()
 	if err != nil {

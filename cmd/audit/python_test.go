@@ -76,6 +76,9 @@ func within(t *testing.T, k, n, k0, n0 int) bool {
 // that error; neither exceeds the truth (ε(1e-5) = 4.3772, μ = 1). With
 // μ = 0 the program's audit reports ε_lb = 0.
 func TestNumPyGaussianMatchesBuiltin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	requirePython(t)
 	dir := t.TempDir()
 	builtin, prog := filepath.Join(dir, "builtin.json"), filepath.Join(dir, "program.json")

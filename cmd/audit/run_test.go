@@ -14,6 +14,9 @@ import (
 // The SGLD interim-region scenario: table on stdout, JSON and plot written,
 // and the worker count changes nothing in the report.
 func TestRunSGLDScenarioWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	dir := t.TempDir()
 	var docs [2][]byte
 	for i, w := range []string{"1", "2"} {
@@ -87,6 +90,9 @@ func TestRunDefaultAndPrintDefault(t *testing.T) {
 // A true claim is not refuted (exit 0); a false one is (exit 1, the
 // report still printed, one VIOLATION line on stderr).
 func TestRunClaims(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	out, errs, code := runCLI(t, "run", "../../testdata/gaussian-mechanism.yaml", "--quiet")
 	if code != 0 || !strings.Contains(out, "not refuted") {
 		t.Errorf("true claim: exit %d, stderr %q", code, errs)

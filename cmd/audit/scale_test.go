@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 // Four shards merged give the report of one process, byte for byte; merge
 // refuses a missing shard, a duplicated shard and a shard of another config.
 func TestShardsMergeIdentical(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	dir := t.TempDir()
 	cfg := "../../testdata/sgld-interim.yaml"
 	single := filepath.Join(dir, "single.json")

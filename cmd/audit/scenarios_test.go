@@ -34,7 +34,12 @@ var scenarioVerdicts = map[string]struct {
 // Every scenario in testdata reaches its expected verdict (exit 1 exactly
 // for a VIOLATION), and "audit bounds" lists its guarantees: at least one
 // that applies, or the reason none does.
-func TestScenarioFiles(t *testing.T) { testScenarioFiles(t, false) }
+func TestScenarioFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
+	testScenarioFiles(t, false)
+}
 
 func testScenarioFiles(t *testing.T, slow bool) {
 	files, _ := filepath.Glob("../../testdata/*.yaml")

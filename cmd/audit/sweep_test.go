@@ -49,6 +49,9 @@ const heikkila = "Heikkilä et al. 2019, Thm 2 + Cor. 2 (subsampled DP Barker)"
 // (their Fig. 1(a)) for N = 10⁵, 10⁶, 10⁷, each point equal to the
 // accountant evaluated directly with b = q·N.
 func TestSweepHeikkilaFig1(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	d := runSweepJSON(t, "../../testdata/dp-barker-linreg.yaml", "--delta", "1e-6", "--set", "n=1000000", "--set", "batch=1000",
 		"--set", "n0=100", "--sweep", "iterations=5000:40000:8")
 	prev := 0.0

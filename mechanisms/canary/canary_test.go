@@ -79,6 +79,9 @@ func TestCraftCanaryEnsembleReference(t *testing.T) {
 // (bisection on the predicted class) along the closed-form direction and
 // along 2000 random directions.
 func TestLinearDeepFoolMinimal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	rng := rand.New(rand.NewPCG(21, 22))
 	m := mechanisms.Softmax{Features: 6, Classes: 4, Alpha: 1}
 	for rep := 0; rep < 10; rep++ {
@@ -291,6 +294,9 @@ func TestCraftCanarySoftmaxEnsemble(t *testing.T) {
 // gradients of the constraints active at x*. The multipliers are found by
 // gonum's least squares, independently of the crafting code.
 func TestCraftCanaryMLP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	rng := rand.New(rand.NewPCG(25, 26))
 	m := mechanisms.MLP{Features: 6, Hidden: 5, Classes: 3, Alpha: 1}
 	base := testutil.RandomTheta(rng, m.Dim(), 1)
@@ -462,6 +468,9 @@ func trainEnsemble(t testing.TB, m mechanisms.Model, d *dataset.Dataset, n, epoc
 // 359 held-out digits), so only a broken model, sampler or loader fails it
 // (a model that ignored its features would score ≈ 0.1).
 func TestDigitsCanaryEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	d, err := dataset.ReadCSVFile(digitsPath, dataset.DigitsOptions())
 	if err != nil {
 		t.Fatal(err)

@@ -53,6 +53,9 @@ func heapGrowth(f func()) uint64 {
 // of bufio and csv buffering is allowed for), and the allocations within a
 // few times the one line the parser may hold.
 func TestCSVLimitsStopEndlessInputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	const slack = 1 << 16
 	row := func(width int) string { return strings.Repeat("0,", width-1) + "1\n" }
 	cases := []struct {
@@ -128,6 +131,9 @@ func bomb(t *testing.T, b byte, size, count int) []byte {
 // limit they cross, never decompressed whole: 4 GiB of zeros at the line
 // limit, 4 GiB of newlines at the line count.
 func TestCSVGzipBombs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	for _, c := range []struct {
 		b    byte
 		want string

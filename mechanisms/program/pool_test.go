@@ -219,6 +219,9 @@ type faultCase struct {
 }
 
 func TestFaultsAreOneClearLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	cases := []faultCase{
 		{mode: "crash-always", fault: FaultCrash, says: []string{"exited (exit status 3) during the trial", "(3 attempts)", "fatal: giving up at trial 1"}},
 		{mode: "hang", fault: FaultTimeout, retries: -1, timeout: 300 * time.Millisecond, says: []string{"no answer within 300ms", "killed", "hanging on purpose"}},
@@ -400,6 +403,9 @@ func TestCrashOnceIsRetried(t *testing.T) {
 }
 
 func TestHandshakeFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	cases := []struct {
 		mode  string
 		fault Fault
@@ -560,6 +566,9 @@ func TestCompare(t *testing.T) {
 func negZero() float64 { z := 0.0; return -z }
 
 func TestConcurrentRunsMatchSequential(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	const workers, trials = 4, 400
 	reqs := make([]Request, trials)
 	for i := range reqs {
@@ -707,6 +716,9 @@ func TestStderrPassThroughAndTail(t *testing.T) {
 }
 
 func TestCancellationIsPrompt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	c := fake(t, "hang", "FAKE_AT=0")
 	c.Timeout = time.Minute
 	pl := mustStart(t, c)
@@ -753,6 +765,9 @@ func TestCancellationIsPrompt(t *testing.T) {
 }
 
 func TestClose(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	t.Run("ignores EOF", func(t *testing.T) {
 		c := fake(t, "ignore-eof")
 		c.Grace = 200 * time.Millisecond

@@ -151,6 +151,9 @@ func checkNormalMoments(t *testing.T, what string, xs []float64, mean, sd float6
 }
 
 func TestPythonHelper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	needPython(t)
 	dir := t.TempDir()
 	// D with the tool's header row; D' without one (the reader must
@@ -238,6 +241,9 @@ func TestPythonHelper(t *testing.T) {
 }
 
 func TestPythonGaussianExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	needPython(t, "numpy")
 	dir := t.TempDir()
 	// The records of testdata/gaussian-mechanism.yaml: q(D) = 0.1 and
@@ -324,6 +330,9 @@ func logisticGradStep(theta []float64, rows [][]float64, gamma, alpha float64) [
 }
 
 func TestPythonULAExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	needPython(t, "numpy")
 	dir := t.TempDir()
 	// D: a few records (x1, x2, y); D': zero features, where the
