@@ -54,7 +54,7 @@ var (
 // clip √b/N0, proposal variance 0.01; 2b log-likelihoods per iteration.
 func BenchmarkDPBarkerSubsampledPaper(b *testing.B) {
 	paperDataOnce.Do(func() {
-		paperData, _ = SyntheticMixture(HeikkilaN, HeikkilaTheta(), NewHeikkilaMixture(), 1)
+		paperData, _ = SyntheticMixture(heikkilaN, heikkilaTheta(), NewHeikkilaMixture(), 1)
 	})
 	benchBarker(b, NewHeikkilaMixture(), paperData, &DPBarker{Step: 0.1, Batch: 1000, N0: 100}, []float64{0, 1})
 }

@@ -55,7 +55,7 @@ const (
 // C = 2) and its total-variation error is within 2% of the least the same
 // grid allows (0.00406 vs 0.00400 at C = 2, the latter by linear
 // programming, testdata/barker_refs.py lp). TV reports the attained
-// total-variation distance; VCorTVLowerBound a lower bound that no
+// total-variation distance; vCorTVLowerBound a lower bound that no
 // correction, of any form, can beat (0.00296 at C = 2).
 //
 // A VCor is immutable and safe for concurrent use.
@@ -323,7 +323,7 @@ func halfL1(d func(float64) float64, lo, hi, step float64) (float64, error) {
 	return total / 2, nil
 }
 
-// VCorTVLowerBound returns a lower bound on the total-variation distance
+// vCorTVLowerBound returns a lower bound on the total-variation distance
 // between N(0, c) + V and Logistic(0, 1) that holds for EVERY random
 // variable V independent of the normal:
 //
@@ -334,7 +334,7 @@ func halfL1(d func(float64) float64, lo, hi, step float64) (float64, error) {
 // At c = 2 the bound is 0.0029597 (t ≈ 2.152), so no correction can bring
 // the Barker test at the paper's C = 2 within 1e-3 of the logistic in total
 // variation; 1e-3 is attainable only for c < 1.7558.
-func VCorTVLowerBound(c float64) float64 {
+func vCorTVLowerBound(c float64) float64 {
 	if !(c > 0) {
 		return 0
 	}

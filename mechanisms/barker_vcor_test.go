@@ -90,7 +90,7 @@ const (
 )
 
 // The Done-when item asks for TV ≤ 1e-3 at C = 2. That is impossible for any
-// correction (VCorTVLowerBound: ≥ 0.00296); this test pins what is attained
+// correction (vCorTVLowerBound: ≥ 0.00296); this test pins what is attained
 // (0.00406, within 1.4× of the bound), checks it against an independent
 // mpmath computation, and checks that 1e-3 is met where it is attainable
 // (C ≤ 1.5).
@@ -109,7 +109,7 @@ func TestVCorTotalVariation(t *testing.T) {
 	if tv > 0.0042 {
 		t.Errorf("TV at C = 2 is %g, the fit should attain ≤ 0.0042", tv)
 	}
-	lb := VCorTVLowerBound(2)
+	lb := vCorTVLowerBound(2)
 	if math.Abs(lb-refVCorLowerBound) > 1e-12 {
 		t.Errorf("lower bound at C = 2: %.15g, mpmath %.15g", lb, refVCorLowerBound)
 	}
@@ -136,13 +136,13 @@ func TestVCorTotalVariation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := w.TV(); got > 1e-3 || got < VCorTVLowerBound(c) {
-			t.Errorf("C = %g: TV %g, want in [%g, 1e-3]", c, got, VCorTVLowerBound(c))
+		if got := w.TV(); got > 1e-3 || got < vCorTVLowerBound(c) {
+			t.Errorf("C = %g: TV %g, want in [%g, 1e-3]", c, got, vCorTVLowerBound(c))
 		}
 	}
 	// The lower bound crosses 1e-3 at C = 1.7558 (mpmath findroot).
-	if VCorTVLowerBound(1.75) > 1e-3 || VCorTVLowerBound(1.76) < 1e-3 {
-		t.Errorf("lower bound crosses 1e-3 away from C = 1.7558: %g, %g", VCorTVLowerBound(1.75), VCorTVLowerBound(1.76))
+	if vCorTVLowerBound(1.75) > 1e-3 || vCorTVLowerBound(1.76) < 1e-3 {
+		t.Errorf("lower bound crosses 1e-3 away from C = 1.7558: %g, %g", vCorTVLowerBound(1.75), vCorTVLowerBound(1.76))
 	}
 }
 

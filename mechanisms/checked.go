@@ -21,9 +21,9 @@ func MulCount(a, b int) (int, bool) {
 	return int(lo), true
 }
 
-// AddCount returns a + b for counts a, b ≥ 0 and whether the sum fits in an
+// addCount returns a + b for counts a, b ≥ 0 and whether the sum fits in an
 // int.
-func AddCount(a, b int) (int, bool) {
+func addCount(a, b int) (int, bool) {
 	if a < 0 || b < 0 || a > math.MaxInt-b {
 		return 0, false
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
-// MulCount and AddCount agree with math/big on the edges of the int range:
+// MulCount and addCount agree with math/big on the edges of the int range:
 // the product or sum is returned exactly when it fits, refused otherwise.
 func TestCheckedCounts(t *testing.T) {
 	vals := []int{0, 1, 2, 3, 10, 1 << 31, 1<<32 + 1, 3037000499, 3037000500, 922337203685477581, math.MaxInt / 2, math.MaxInt - 1, math.MaxInt, -1, math.MinInt}
@@ -26,8 +26,8 @@ func TestCheckedCounts(t *testing.T) {
 			}
 			s := new(big.Int).Add(ba, bb)
 			okS := wantOK && s.Cmp(maxInt) <= 0
-			if got, ok := AddCount(a, b); ok != okS || (ok && int64(got) != s.Int64()) {
-				t.Errorf("AddCount(%d, %d) = %d, %v; math/big says %s (fits: %v)", a, b, got, ok, s, okS)
+			if got, ok := addCount(a, b); ok != okS || (ok && int64(got) != s.Int64()) {
+				t.Errorf("addCount(%d, %d) = %d, %v; math/big says %s (fits: %v)", a, b, got, ok, s, okS)
 			}
 		}
 	}

@@ -18,7 +18,7 @@ import (
 func TestTrialDeterminism(t *testing.T) {
 	lin, _ := SyntheticLinReg(50, []float64{1.5}, 2, 1, 1)
 	mix := NewHeikkilaMixture()
-	mixData, _ := SyntheticMixture(400, HeikkilaTheta(), mix, 1)
+	mixData, _ := SyntheticMixture(400, heikkilaTheta(), mix, 1)
 	gm, gd, _, _ := gaussTarget(t)
 	digits, err := dataset.ReadCSVFile(digitsPath, dataset.DigitsOptions())
 	if err != nil {

@@ -51,3 +51,10 @@ func (h hideAffine) SamplePrior(rng *rand.Rand, theta []float64) {
 
 // digitsPath is the bundled digits set (testdata/DATA.md).
 const digitsPath = "../testdata/digits.csv.gz"
+
+// heikkilaTheta returns θ = (0, 1), the parameter value at which Heikkilä
+// et al. (§4) draw their data.
+func heikkilaTheta() []float64 { return []float64{0, 1} }
+
+// heikkilaN is Heikkilä et al.'s dataset size (§4).
+const heikkilaN = 1_000_000

@@ -31,13 +31,6 @@ type Mixture struct {
 // σ₁² = 10, σ₂² = 1, σ_x² = 2 (§4).
 func NewHeikkilaMixture() Mixture { return Mixture{Var1: 10, Var2: 1, VarX: 2} }
 
-// HeikkilaTheta returns θ = (0, 1), the parameter value at which the paper
-// draws its data.
-func HeikkilaTheta() []float64 { return []float64{0, 1} }
-
-// HeikkilaN is the paper's dataset size.
-const HeikkilaN = 1_000_000
-
 // Check validates the parameters.
 func (m Mixture) Check() error {
 	for _, f := range []struct {
@@ -111,8 +104,8 @@ func (m Mixture) SamplePrior(rng *rand.Rand, theta []float64) {
 
 // SyntheticMixture draws n records from eq. 25 at the given θ: with
 // probability ½ from N(θ₁, σ_x²), else from N(θ₁ + θ₂, σ_x²). The same seed
-// gives the same dataset. The paper's data are
-// SyntheticMixture(HeikkilaN, HeikkilaTheta(), NewHeikkilaMixture(), seed).
+// gives the same dataset. The paper's data (§4) are
+// SyntheticMixture(1_000_000, []float64{0, 1}, NewHeikkilaMixture(), seed).
 func SyntheticMixture(n int, theta []float64, m Mixture, seed uint64) (*dataset.Dataset, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("n: must be ≥ 1, got %d", n)

@@ -88,7 +88,7 @@ func TestMixtureGradFiniteDifferences(t *testing.T) {
 func TestSyntheticMixture(t *testing.T) {
 	m := NewHeikkilaMixture()
 	const n = 200000
-	d, err := SyntheticMixture(n, HeikkilaTheta(), m, 7)
+	d, err := SyntheticMixture(n, heikkilaTheta(), m, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,8 +111,8 @@ func TestSyntheticMixture(t *testing.T) {
 	if 0.5/sem < 100 {
 		t.Errorf("power: one-component generator only %.1f SE away", 0.5/sem)
 	}
-	again, _ := SyntheticMixture(n, HeikkilaTheta(), m, 7)
-	other, _ := SyntheticMixture(n, HeikkilaTheta(), m, 8)
+	again, _ := SyntheticMixture(n, heikkilaTheta(), m, 7)
+	other, _ := SyntheticMixture(n, heikkilaTheta(), m, 8)
 	for i := range d.Records {
 		if again.Records[i].X[0] != d.Records[i].X[0] {
 			t.Fatal("same seed, different data")
@@ -122,11 +122,11 @@ func TestSyntheticMixture(t *testing.T) {
 		t.Error("different seeds give the same first record")
 	}
 	for _, bad := range []func() error{
-		func() error { _, err := SyntheticMixture(0, HeikkilaTheta(), m, 1); return err },
+		func() error { _, err := SyntheticMixture(0, heikkilaTheta(), m, 1); return err },
 		func() error { _, err := SyntheticMixture(5, []float64{0}, m, 1); return err },
 		func() error { _, err := SyntheticMixture(5, []float64{0, math.NaN()}, m, 1); return err },
 		func() error {
-			_, err := SyntheticMixture(5, HeikkilaTheta(), Mixture{Var1: 1, Var2: 0, VarX: 1}, 1)
+			_, err := SyntheticMixture(5, heikkilaTheta(), Mixture{Var1: 1, Var2: 0, VarX: 1}, 1)
 			return err
 		},
 	} {
@@ -191,7 +191,7 @@ func TestBarkerMixturePosterior(t *testing.T) {
 		t.Skip("over a second of CPU: skipped by -short")
 	}
 	m := NewHeikkilaMixture()
-	d, err := SyntheticMixture(20, HeikkilaTheta(), m, 3)
+	d, err := SyntheticMixture(20, heikkilaTheta(), m, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func (r ReleaseSpec) Points(total, perEpoch int) ([]ReleasePoint, error) {
 			if len(pts) > MaxReleasePoints {
 				break
 			}
-			if e, ok = AddCount(e, every); !ok {
+			if e, ok = addCount(e, every); !ok {
 				break
 			}
 		}
@@ -102,7 +102,7 @@ func (r ReleaseSpec) Points(total, perEpoch int) ([]ReleasePoint, error) {
 		if every > total {
 			return nil, fmt.Errorf("release.every: must be at most the run's %d iterations, got %d", total, every)
 		}
-		for k, ok := every, true; ok && k <= total; k, ok = AddCount(k, every) {
+		for k, ok := every, true; ok && k <= total; k, ok = addCount(k, every) {
 			pts = append(pts, ReleasePoint{Iteration: k, Label: fmt.Sprintf("iteration %d", k)})
 			if len(pts) > MaxReleasePoints {
 				break

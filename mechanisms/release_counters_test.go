@@ -19,7 +19,7 @@ import (
 func TestPerReleaseCounters(t *testing.T) {
 	lin, _ := SyntheticLinReg(30, []float64{1.5}, 2, 1, 1)
 	mix := NewHeikkilaMixture()
-	mixData, _ := SyntheticMixture(200, HeikkilaTheta(), mix, 1)
+	mixData, _ := SyntheticMixture(200, heikkilaTheta(), mix, 1)
 	gm, gd, _, _ := gaussTarget(t)
 	every1 := ReleaseSpec{Mode: ReleaseTrajectory, Every: 1}
 	start := Init{Theta: []float64{0.4, 0.7}}
