@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -106,6 +108,43 @@ func TestEpsilonOneRunBadInput(t *testing.T) {
 		}
 		if strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: stderr = %q, want one line containing %q", c.args, errs, c.want)
+		}
+	}
+}
+
+// The README's --one-run example: run the command it shows and compare the
+// numbers it quotes with the output.
+func TestEpsilonOneRunREADME(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "### `audit epsilon`")
+	j := strings.Index(s[i+1:], "\n### ")
+	if i < 0 || j < 0 {
+		t.Fatal("README has no `audit epsilon` section")
+	}
+	sec := s[i : i+1+j]
+	cmd := regexp.MustCompile("\naudit (epsilon --one-run [^\n]*)\n").FindStringSubmatch(sec)
+	if cmd == nil {
+		t.Fatal("no `audit epsilon --one-run` example in the README")
+	}
+	out, errs, code := runCLI(t, strings.Fields(cmd[1])...)
+	if code != 0 || errs != "" {
+		t.Fatalf("%s: exit %d, %q", cmd[1], code, errs)
+	}
+	flat := strings.Join(strings.Fields(sec), " ")
+	for _, q := range []struct{ quoted, printed string }{
+		{`ε_lb = ([0-9.]+)`, `ε_lb = ([0-9.]+) `},
+		{`μ_lb = ([0-9.]+)`, `μ_lb = ([0-9.]+),`},
+		{`ε\(δ\) = ([0-9.]+)`, `ε\(δ\) = ([0-9.]+) if`},
+		{`the ceiling ([0-9.]+)`, `│ ceiling +│ ([0-9.]+) `},
+	} {
+		want := regexp.MustCompile(q.quoted).FindStringSubmatch(flat[strings.Index(flat, "--one-run --canaries"):])
+		got := regexp.MustCompile(q.printed).FindStringSubmatch(out)
+		if want == nil || got == nil || strings.TrimSuffix(want[1], ".") != got[1] {
+			t.Errorf("README quotes %v, the command prints %v (pattern %s)", want, got, q.printed)
 		}
 	}
 }
