@@ -15,8 +15,9 @@ import (
 // SciPy 1.10, eps_lo = 0, as docs/derivations/one-run.md describes.
 // steinke = _epsilon_one_run(0, m, r, v, alpha, delta); fdpEps =
 // _epsilon_one_run_fdp(0, m, r, v, alpha, delta); fdpMu = 1/σ with σ =
-// get_sigma_gaussian(fdpEps, delta). NaN: not computed (the f-DP search
-// needs δ > 0; its Python loop is too slow beyond r = 10⁵).
+// get_sigma_gaussian(fdpEps, delta). NaN: not computed — the f-DP search
+// needs δ > 0 and its Python loop is too slow beyond r = 10⁵; fdpMu where
+// fdpEps = 0, since μ is then only known to lie below μ(ε = 0, δ).
 var onerunPeer = []struct {
 	m, r, v                int
 	delta, alpha           float64
