@@ -10,7 +10,7 @@
 //	analyze   audit precomputed samples: runs on D and on D′ from files
 //	bounds    every theoretical upper bound for a scenario's sampler
 //	curve     exact ε lower bounds of cyclic SGLD on the Heller–Fetaya counterexample
-//	epsilon   ε lower bound, GDP μ lower bound and ceiling from error counts
+//	epsilon   ε and μ lower bounds from error counts, or from canary guesses (--one-run)
 //	merge     join the trials files of "audit run --shard" and report
 //	run       audit a sampler configuration (YAML; a built-in scenario without one)
 //	version   print the module version and VCS revision of this binary

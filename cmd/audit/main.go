@@ -50,7 +50,7 @@ func (e violationError) Error() string { return e.msg }
 
 func commands() []command {
 	cmds := []command{
-		{"epsilon", "ε lower bound, GDP μ lower bound and ceiling from attack error counts", runEpsilon},
+		{"epsilon", "ε lower bound, GDP μ lower bound and ceiling from attack error counts, or from canary guesses (--one-run)", runEpsilon},
 		{"analyze", "audit precomputed samples: runs on D and on D′ from .csv, .csv.gz or .npy files", runAnalyze},
 		{"run", "audit a sampler configuration (YAML; the built-in scenario without one)", runRun},
 		{"bounds", "every theoretical upper bound for a scenario's sampler, with its assumptions checked", runBounds},
