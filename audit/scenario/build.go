@@ -113,6 +113,9 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 			return p, err
 		}
 		t.ReportedTestSize = pm.TestSize()
+		if !c.Sampler.Program.AllowRepeatedReleases {
+			o.Repeats = audit.RepeatsRefused
+		}
 	}
 	dim := p.Mechanism.Dim()
 	if o.Features, err = buildFeatures(c.Audit.Features, p, dim); err != nil {
