@@ -28,7 +28,7 @@ func (d Duplicates) Any() bool { return d.WithinD+d.WithinDPrime+d.Across > 0 }
 
 // String gives the counts in words.
 func (d Duplicates) String() string {
-	s := fmt.Sprintf("%d %s on D and %d on D′ %s an earlier run on the same dataset", d.WithinD, runs(d.WithinD), d.WithinDPrime, repeat(d.WithinD+d.WithinDPrime))
+	s := fmt.Sprintf("%d %s on D and %d on D′ repeat an earlier run on the same dataset", d.WithinD, runs(d.WithinD), d.WithinDPrime)
 	if d.Across > 0 {
 		s += fmt.Sprintf(", and %d %s on D′ %s a run on D", d.Across, runs(d.Across), repeat(d.Across))
 	}
@@ -54,9 +54,15 @@ func repeat(n int) string {
 type RepeatPolicy uint8
 
 const (
-	// RepeatsNoted (the zero value) counts them and, when there are any,
-	// states the counts in the report (Report.Duplicates and a note).
-	RepeatsNoted RepeatPolicy = iota
+	// RepeatsIgnored (the zero value) does not look for them: for the
+	// built-in samplers, which draw every number from the trial's seed
+	// (tested), and some of whose single-step releases have the 32-bit
+	// resolution of the ziggurat, so that a million runs may legitimately
+	// repeat a few (docs/derivations/duplicate-rows.md).
+	RepeatsIgnored RepeatPolicy = iota
+	// RepeatsNoted counts them and, when there are any, states the
+	// counts in the report (Report.Duplicates and a note).
+	RepeatsNoted
 	// RepeatsRefused makes Analyze refuse the trials with a
 	// *RepeatedRunsError: for a mechanism whose output is continuous,
 	// such as a program sampler given a fresh seed per trial.
@@ -72,7 +78,7 @@ type RepeatedRunsError struct {
 }
 
 func (e *RepeatedRunsError) Error() string {
-	return fmt.Sprintf("audit: %s: %s, although every trial gets its own seed: the sampler likely ignores its seed (docs/protocol.md, field seed), and the bounds need independent runs; if its output is discrete and may repeat, allow repeated releases (sampler.program.allow_repeated_releases)",
+	return fmt.Sprintf("audit: %s: %s, although every trial gets its own seed: the sampler likely ignores its seed (docs/protocol.md, field seed), and the bounds need independent runs; if its output is discrete (or of low resolution) and may repeat, set sampler.program.allow_repeated_releases",
 		e.Mechanism, e.Duplicates)
 }
 
@@ -230,9 +236,12 @@ func (t *Trials) RepeatedRuns() (Duplicates, bool) {
 }
 
 // checkRepeats counts the trials that repeat an earlier one on the same
-// dataset and refuses them under RepeatsRefused; nil when none does (or
-// the trials carry no hashes).
+// dataset and refuses them under RepeatsRefused; nil when none does, when
+// the trials carry no hashes, or under RepeatsIgnored.
 func (a *Audit) checkRepeats(t *Trials) (*Duplicates, error) {
+	if a.opts.Repeats == RepeatsIgnored {
+		return nil, nil
+	}
 	d, ok := t.RepeatedRuns()
 	if !ok || !d.Any() {
 		return nil, nil
@@ -254,5 +263,5 @@ func (r *Report) noteRepeats(d *Duplicates) {
 
 // RepeatNote is the report's note on repeated runs.
 func RepeatNote(d Duplicates) string {
-	return "Repeated runs: " + d.String() + ". The bounds assume independent runs; a mechanism with a continuous output never repeats a run, so a repeat means copied runs or a shared seed unless the output is discrete."
+	return "Repeated runs: " + d.String() + ". The bounds assume independent runs; a mechanism with a continuous output never repeats a run, so a repeat means copied runs or a shared seed unless the output is discrete (or of low resolution)."
 }

@@ -218,8 +218,9 @@ func (m constMech) Run(_ context.Context, t mechanisms.Trial, _ *dataset.Dataset
 
 // A mechanism that ignores its seed repeats every trial on a side: under
 // RepeatsRefused the analysis refuses with the counts and the likely
-// cause; under the default the report carries them (Duplicates and a
-// note). A mechanism with a continuous output gives a report with neither.
+// cause; under RepeatsNoted the report carries them (Duplicates and a
+// note); under the default, RepeatsIgnored, it says nothing. A mechanism
+// with a continuous output gives a report with neither under any policy.
 func TestRepeatedTrialsRefusedOrNoted(t *testing.T) {
 	const n = 60
 	o := Options{Trials: n, Seed: 3, Assignment: AssignBalanced, Workers: 2}
@@ -239,6 +240,10 @@ func TestRepeatedTrialsRefusedOrNoted(t *testing.T) {
 	r, err := Run(context.Background(), fixed, o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	o.Repeats = RepeatsIgnored
+	if ri, err := Run(context.Background(), fixed, o); err != nil || ri.Duplicates != nil || len(ri.Notes) != 0 {
+		t.Errorf("ignored: %v %+v %q", err, ri.Duplicates, ri.Notes)
 	}
 	if r.Duplicates == nil || *r.Duplicates != re.Duplicates || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "29 runs on D and 29 on D′") {
 		t.Errorf("noted: %+v %q", r.Duplicates, r.Notes)
@@ -365,4 +370,12 @@ func equalHashes(a, b []uint64) bool {
 		}
 	}
 	return true
+}
+
+// An unknown policy is refused, naming the field.
+func TestRepeatPolicyValidated(t *testing.T) {
+	var fe *FieldError
+	if err := (Options{Trials: 100, Repeats: RepeatsRefused + 1}).Validate(); !errors.As(err, &fe) || fe.Field != "Repeats" {
+		t.Errorf("got %v", err)
+	}
 }

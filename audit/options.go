@@ -185,8 +185,7 @@ type Options struct {
 	// DefaultMaxWork; +Inf: no limit). It never changes a result.
 	MaxWork float64
 	// Repeats says what Analyze does with trials that repeat an earlier
-	// trial on the same dataset bit for bit (zero: RepeatsNoted, the
-	// report states their counts).
+	// trial on the same dataset bit for bit (zero: RepeatsIgnored).
 	Repeats RepeatPolicy
 }
 
@@ -242,7 +241,7 @@ func (o Options) Validate() error {
 		return fieldErr("Confidence", "must be in (0, 1) (0: the default %g), got %g", DefaultConfidence, o.Confidence)
 	}
 	if o.Repeats > RepeatsRefused {
-		return fieldErr("Repeats", "must be RepeatsNoted or RepeatsRefused, got %d", o.Repeats)
+		return fieldErr("Repeats", "must be RepeatsIgnored, RepeatsNoted or RepeatsRefused, got %d", o.Repeats)
 	}
 	if o.Workers < 0 || o.Workers > MaxWorkers {
 		return fieldErr("Workers", "must be in [0, %d], got %d", MaxWorkers, o.Workers)

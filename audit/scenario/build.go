@@ -113,8 +113,9 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 			return p, err
 		}
 		t.ReportedTestSize = pm.TestSize()
-		if !c.Sampler.Program.AllowRepeatedReleases {
-			o.Repeats = audit.RepeatsRefused
+		o.Repeats = audit.RepeatsRefused
+		if c.Sampler.Program.AllowRepeatedReleases {
+			o.Repeats = audit.RepeatsNoted
 		}
 	}
 	dim := p.Mechanism.Dim()

@@ -44,7 +44,8 @@ type ProgramSampler struct {
 	// AllowRepeatedReleases accepts trials on one dataset whose releases
 	// repeat another trial's exactly (a program with a discrete output);
 	// by default they are refused, as the sign of a program that ignores
-	// its seed (audit.RepeatsRefused).
+	// its seed (audit.RepeatsRefused); allowed, the report counts them
+	// (audit.RepeatsNoted).
 	AllowRepeatedReleases bool `yaml:"allow_repeated_releases,omitempty" json:"allow_repeated_releases,omitempty"`
 }
 

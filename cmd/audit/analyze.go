@@ -150,6 +150,10 @@ func runAnalyze(args []string, e *env) error {
 		permuteSamples(s, o.Seed)
 		order = fmt.Sprintf("the %d rows were put in a random order drawn from seed %d (PCG), then split: the first %g train", len(s.Rows), o.Seed, splitOf(o).Train)
 	}
+	// The rows were checked above; with --allow-duplicate-rows the
+	// audit counts the repeats on each side again, from the runs it
+	// replays, and noteDuplicateRows checks that the counts agree.
+	o.Repeats = audit.RepeatsNoted
 	t := audit.Target{Name: "samples: " + filepath.Base(files[0].path) + " vs " + filepath.Base(files[1].path), Mechanism: s.Mechanism(),
 		Notes: []string{"The bounds are valid only if every row is an independent run of the same mechanism (on D in the first file, on D′ in the second).",
 			"Order: " + order + "."}}
@@ -188,8 +192,18 @@ func runAnalyze(args []string, e *env) error {
 
 // duplicateRowsMessage gives the counts of repeated rows.
 func duplicateRowsMessage(d audit.Duplicates) string {
-	return fmt.Sprintf("samples: %d rows of D and %d of D′ repeat an earlier row of their file, and %d rows of D′ repeat a row of D (across the files)",
-		d.WithinD, d.WithinDPrime, d.Across)
+	rows := func(n int) string {
+		if n == 1 {
+			return "1 row"
+		}
+		return fmt.Sprintf("%d rows", n)
+	}
+	verb := "repeat"
+	if d.Across == 1 {
+		verb = "repeats"
+	}
+	return fmt.Sprintf("samples: %s of D and %d of D′ repeat an earlier row of their file, and %s of D′ %s a row of D (across the files)",
+		rows(d.WithinD), d.WithinDPrime, rows(d.Across), verb)
 }
 
 // noteDuplicateRows puts the files' counts of repeated rows in the report:
