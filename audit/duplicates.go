@@ -56,9 +56,9 @@ type RepeatPolicy uint8
 const (
 	// RepeatsIgnored (the zero value) does not look for them: for the
 	// built-in samplers, which draw every number from the trial's seed
-	// (tested), and some of whose single-step releases have the 32-bit
-	// resolution of the ziggurat, so that a million runs may legitimately
-	// repeat a few (docs/derivations/duplicate-rows.md).
+	// (tested), and whose single-draw releases have about 39 bits of
+	// resolution (the ziggurat), so that 10⁷ trials legitimately repeat
+	// a few dozen times (docs/derivations/duplicate-rows.md).
 	RepeatsIgnored RepeatPolicy = iota
 	// RepeatsNoted counts them and, when there are any, states the
 	// counts in the report (Report.Duplicates and a note).

@@ -331,12 +331,24 @@ func TestRepeatHashesSurviveShardsAndCheckpoints(t *testing.T) {
 	if _, err := a.Analyze(merged); !errors.As(err, &re) || re.Duplicates.WithinD != n/2-1 {
 		t.Errorf("merged trials: %v", err)
 	}
-	ck, err := a.SimulateCheckpointed(context.Background(), t.TempDir(), false)
+	ckDir := t.TempDir()
+	ck, err := a.SimulateCheckpointed(context.Background(), ckDir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !equalHashes(ck.Hash, whole.Hash) {
 		t.Errorf("checkpointed hashes differ from the whole run's")
+	}
+	// Resumed: every block is read back from the checkpoint.
+	res, err := a.SimulateCheckpointed(context.Background(), ckDir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalHashes(res.Hash, whole.Hash) {
+		t.Errorf("resumed hashes differ from the whole run's")
+	}
+	if _, err := a.Analyze(res); !errors.As(err, &re) {
+		t.Errorf("resumed trials: %v", err)
 	}
 	// A part without hashes.
 	lo, hi := ShardRange(n, 0, 2)
