@@ -103,7 +103,7 @@ func TestDuplicateRowsStudy(t *testing.T) {
 			t.Errorf("seed %d (%d copies, case %d): counted %+v, want %+v", seed, copies, seed%3, got, want)
 			continue
 		}
-		_, tr := simulateSamples(t, samplesOf(d, dp, points, dim), Options{Seed: seed, Workers: 2})
+		_, tr := simulateSamples(t, samplesOf(d, dp, points, dim), Options{Seed: seed, Workers: 2, Repeats: RepeatsNoted})
 		rr, ok := tr.RepeatedRuns()
 		if within := (Duplicates{WithinD: want.WithinD, WithinDPrime: want.WithinDPrime}); !ok || rr != within {
 			t.Errorf("seed %d: the trials count %+v (hashes %v), want %+v", seed, rr, ok, within)

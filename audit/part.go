@@ -28,9 +28,9 @@ import (
 //	Hi−Lo bytes: the side of each trial
 //	(Hi−Lo)·P·F float32: the features' deviations from the reference
 //	(Hi−Lo) uint64, only when the header says release_hashes: each
-//	      trial's hash of its raw releases (Trials.Hash; parts written
-//	      before it was added have none, and a merge with such a part
-//	      cannot look for repeated runs)
+//	      trial's hash of its raw releases (Trials.Hash, kept when the
+//	      audit looks for repeated runs; parts written before it was
+//	      added have none, and a merge with such a part cannot look)
 //	32 bytes: SHA-256 of everything above (a truncated or corrupted file is refused)
 //
 // All numbers are little-endian. A reader checks that the sizes the header
@@ -325,7 +325,12 @@ func (m *Merger) Add(t *Trials, name string) error {
 		}
 		m.first = name
 		m.out = &Trials{ConfigHash: t.ConfigHash, N: t.N, Lo: 0, Hi: t.N, P: t.P, F: t.F, Ref: t.Ref, TestSize: t.TestSize,
-			Side: make([]dataset.Side, t.N), X: make([]float32, t.N*t.P*t.F), Hash: make([]uint64, t.N)}
+			Side: make([]dataset.Side, t.N), X: make([]float32, t.N*t.P*t.F)}
+		if len(t.Hash) == len(t.Side) {
+			m.out.Hash = make([]uint64, t.N)
+		} else {
+			m.noHash = true
+		}
 		if t.TestSize > 0 {
 			m.out.Correct = make([]int64, t.P)
 		}
@@ -350,10 +355,12 @@ func (m *Merger) Add(t *Trials, name string) error {
 	m.seen = append(m.seen, span{t.Lo, t.Hi, name})
 	copy(o.Side[t.Lo:t.Hi], t.Side)
 	copy(o.X[t.Lo*o.P*o.F:], t.X)
-	if len(t.Hash) == len(t.Side) {
+	switch {
+	case m.noHash:
+	case len(t.Hash) == len(t.Side):
 		copy(o.Hash[t.Lo:], t.Hash)
-	} else {
-		m.noHash = true
+	default:
+		m.noHash, o.Hash = true, nil
 	}
 	o.Info.Add(t.Info)
 	for k, c := range t.Correct {
@@ -397,9 +404,6 @@ func (m *Merger) Trials() (*Trials, error) {
 	}
 	if err := missing(m.seen, m.out.N); err != nil {
 		return nil, err
-	}
-	if m.noHash {
-		m.out.Hash = nil
 	}
 	return m.out, nil
 }

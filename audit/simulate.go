@@ -45,7 +45,8 @@ type Trials struct {
 	// Hash[i−Lo] is an FNV-1a hash of the raw values trial i released
 	// (every coordinate of every release point, as float64 bits), so that
 	// trials that repeat one another can be found (RepeatedRuns); nil when
-	// unknown.
+	// unknown, and when the audit does not look for repeats
+	// (RepeatsIgnored).
 	Hash []uint64 `json:"-"`
 }
 
@@ -128,7 +129,9 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 	t := &Trials{ConfigHash: a.opts.ID, N: n, Lo: lo, Hi: hi, P: len(a.points), F: len(a.features)}
 	t.Side = make([]dataset.Side, hi-lo)
 	t.X = make([]float32, (hi-lo)*t.P*t.F)
-	t.Hash = make([]uint64, hi-lo)
+	if a.opts.Repeats != RepeatsIgnored {
+		t.Hash = make([]uint64, hi-lo)
+	}
 	var test *mechanisms.TestSet
 	if acc := a.target.Accuracy; acc != nil {
 		t.Correct, t.TestSize = make([]int64, t.P), acc.Test.Len()
@@ -196,7 +199,9 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 					if serr != nil {
 						return serr
 					}
-					t.Hash[i-lo] = tw.hash
+					if t.Hash != nil {
+						t.Hash[i-lo] = tw.hash
+					}
 					// Correct counts reported by the mechanism itself.
 					for k, c := range ri.Correct {
 						correct[k] += c
@@ -250,7 +255,9 @@ func (w *trialWorker) release(k int, theta []float64) error {
 	if k != w.released || k >= len(a.points) {
 		return fmt.Errorf("release %d emitted out of order (expected %d of %d)", k, w.released, len(a.points))
 	}
-	w.hash = hashFloats(w.hash, theta)
+	if a.opts.Repeats != RepeatsIgnored {
+		w.hash = hashFloats(w.hash, theta)
+	}
 	a.opts.Features.Map(theta, w.feat)
 	for _, v := range w.feat {
 		if v-v != 0 {
