@@ -150,14 +150,13 @@ func (x *rowIndex) add(h uint64, i int) {
 // counts.
 func CountDuplicateRows(d, dprime [][]float64) Duplicates {
 	var out Duplicates
-	hd := make([]uint64, len(d))
 	xd := newRowIndex(len(d), func(i, j int) bool { return sameBits(d[i], d[j]) })
 	for i, r := range d {
-		hd[i] = hashFloats(fnvOffset, r)
-		if xd.find(hd[i], i) >= 0 {
+		h := hashFloats(fnvOffset, r)
+		if xd.find(h, i) >= 0 {
 			out.WithinD++
 		} else {
-			xd.add(hd[i], i)
+			xd.add(h, i)
 		}
 	}
 	// Rows of D′ against the distinct rows of D: index i of D′ is looked
