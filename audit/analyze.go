@@ -109,7 +109,12 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 	if err := a.CheckWork(0, 0, true); err != nil {
 		return nil, err
 	}
+	dup, err := a.checkRepeats(t)
+	if err != nil {
+		return nil, err
+	}
 	r := a.newReport(t)
+	r.noteRepeats(dup)
 	// Multiplicity: tests evaluated on A2 per point × points tested.
 	mA, mP := 1, 1
 	if o.AttackSelection == SelectBonferroni {

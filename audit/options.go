@@ -184,6 +184,9 @@ type Options struct {
 	// refuse to start with a *FieldError naming MaxWork (zero:
 	// DefaultMaxWork; +Inf: no limit). It never changes a result.
 	MaxWork float64
+	// Repeats says what Analyze does with trials that repeat an earlier
+	// trial on the same dataset bit for bit (zero: RepeatsIgnored).
+	Repeats RepeatPolicy
 }
 
 // FieldError reports an invalid option: Field is the Go field name.
@@ -236,6 +239,9 @@ func (o Options) Validate() error {
 	}
 	if o.Confidence != 0 && !(o.Confidence > 0 && o.Confidence < 1) {
 		return fieldErr("Confidence", "must be in (0, 1) (0: the default %g), got %g", DefaultConfidence, o.Confidence)
+	}
+	if o.Repeats > RepeatsRefused {
+		return fieldErr("Repeats", "must be RepeatsIgnored, RepeatsNoted or RepeatsRefused, got %d", o.Repeats)
 	}
 	if o.Workers < 0 || o.Workers > MaxWorkers {
 		return fieldErr("Workers", "must be in [0, %d], got %d", MaxWorkers, o.Workers)

@@ -27,6 +27,10 @@ import (
 //	P·F float64: the reference features (trial 0's)
 //	Hi−Lo bytes: the side of each trial
 //	(Hi−Lo)·P·F float32: the features' deviations from the reference
+//	(Hi−Lo) uint64, only when the header says release_hashes: each
+//	      trial's hash of its raw releases (Trials.Hash, kept when the
+//	      audit looks for repeated runs; parts written before it was
+//	      added have none, and a merge with such a part cannot look)
 //	32 bytes: SHA-256 of everything above (a truncated or corrupted file is refused)
 //
 // All numbers are little-endian. A reader checks that the sizes the header
@@ -56,6 +60,7 @@ type partHeader struct {
 	Correct    []int64         `json:"correct,omitempty"`
 	TestSize   int             `json:"test_size,omitempty"`
 	SpecLen    int64           `json:"spec_len"`
+	Hashes     bool            `json:"release_hashes,omitempty"`
 }
 
 // WritePart writes trials in the part format, with spec stored verbatim.
@@ -63,7 +68,7 @@ func WritePart(w io.Writer, t *Trials, spec []byte) error {
 	h := sha256.New()
 	bw := bufio.NewWriter(io.MultiWriter(w, h))
 	hdr, err := json.Marshal(partHeader{ConfigHash: t.ConfigHash, N: t.N, Lo: t.Lo, Hi: t.Hi, P: t.P, F: t.F,
-		Info: t.Info, Correct: t.Correct, TestSize: t.TestSize, SpecLen: int64(len(spec))})
+		Info: t.Info, Correct: t.Correct, TestSize: t.TestSize, SpecLen: int64(len(spec)), Hashes: len(t.Hash) == len(t.Side)})
 	if err != nil {
 		return err
 	}
@@ -82,6 +87,12 @@ func WritePart(w io.Writer, t *Trials, spec []byte) error {
 	for _, x := range t.X {
 		binary.LittleEndian.PutUint32(buf[:4], math.Float32bits(x))
 		bw.Write(buf[:4])
+	}
+	if len(t.Hash) == len(t.Side) {
+		for _, x := range t.Hash {
+			binary.LittleEndian.PutUint64(buf[:], x)
+			bw.Write(buf[:])
+		}
 	}
 	if err := bw.Flush(); err != nil {
 		return err
@@ -128,6 +139,9 @@ func (hdr *partHeader) check(size, hlen int64) error {
 		return corrupt("shape")
 	}
 	want := int64(len(partMagic)) + 4 + hlen + hdr.SpecLen + 8*pf + m + 4*m*pf + sha256.Size
+	if hdr.Hashes {
+		want += 8 * m
+	}
 	if want != size {
 		return corrupt(fmt.Sprintf("the header declares %d bytes, the file has %d", want, size))
 	}
@@ -199,6 +213,15 @@ func ReadPart(r io.Reader, size int64) (*Trials, []byte, error) {
 			return nil, nil, corrupt("truncated features")
 		}
 		t.X[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[:4]))
+	}
+	if hdr.Hashes {
+		t.Hash = make([]uint64, m)
+		for i := range t.Hash {
+			if _, err := io.ReadFull(hr, buf[:]); err != nil {
+				return nil, nil, corrupt("truncated hashes")
+			}
+			t.Hash[i] = binary.LittleEndian.Uint64(buf[:])
+		}
 	}
 	sum := hr.h.Sum(nil)
 	var got [32]byte
@@ -279,6 +302,8 @@ type Merger struct {
 	out   *Trials
 	first string
 	seen  []span
+	// noHash: some part carries no hashes of its releases.
+	noHash bool
 }
 
 type span struct {
@@ -301,6 +326,11 @@ func (m *Merger) Add(t *Trials, name string) error {
 		m.first = name
 		m.out = &Trials{ConfigHash: t.ConfigHash, N: t.N, Lo: 0, Hi: t.N, P: t.P, F: t.F, Ref: t.Ref, TestSize: t.TestSize,
 			Side: make([]dataset.Side, t.N), X: make([]float32, t.N*t.P*t.F)}
+		if len(t.Hash) == len(t.Side) {
+			m.out.Hash = make([]uint64, t.N)
+		} else {
+			m.noHash = true
+		}
 		if t.TestSize > 0 {
 			m.out.Correct = make([]int64, t.P)
 		}
@@ -325,6 +355,13 @@ func (m *Merger) Add(t *Trials, name string) error {
 	m.seen = append(m.seen, span{t.Lo, t.Hi, name})
 	copy(o.Side[t.Lo:t.Hi], t.Side)
 	copy(o.X[t.Lo*o.P*o.F:], t.X)
+	switch {
+	case m.noHash:
+	case len(t.Hash) == len(t.Side):
+		copy(o.Hash[t.Lo:], t.Hash)
+	default:
+		m.noHash, o.Hash = true, nil
+	}
 	o.Info.Add(t.Info)
 	for k, c := range t.Correct {
 		o.Correct[k] += c

@@ -128,6 +128,9 @@ type Report struct {
 	// Notes are assumptions the bounds rest on besides the statistics
 	// (Target.Notes).
 	Notes []string `json:"notes,omitempty"`
+	// Duplicates counts the runs that repeat an earlier run exactly
+	// (absent when none does).
+	Duplicates *Duplicates `json:"duplicates,omitempty"`
 	// TestSize is the size of the held-out test set (0: no accuracy).
 	TestSize int `json:"test_size,omitempty"`
 	// TrainRuns, SelectRuns and EvalRuns give the split; EvalNegatives and

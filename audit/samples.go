@@ -17,7 +17,9 @@ import (
 // (Options sets them).
 //
 // The bounds are valid only if the rows are independent runs of the same
-// mechanism: the engine cannot check that.
+// mechanism: the engine cannot check that, only count the rows that
+// repeat another exactly (CountDuplicateRows), which independent runs of
+// a continuous sampler never do.
 type Samples struct {
 	// Name describes where the samples come from.
 	Name   string

@@ -42,6 +42,12 @@ type Trials struct {
 	// same in any order); TestSize is the test set's size (0: no metric).
 	Correct  []int64 `json:"correct,omitempty"`
 	TestSize int     `json:"test_size,omitempty"`
+	// Hash[i−Lo] is an FNV-1a hash of the raw values trial i released
+	// (every coordinate of every release point, as float64 bits), so that
+	// trials that repeat one another can be found (RepeatedRuns); nil when
+	// unknown, and when the audit does not look for repeats
+	// (RepeatsIgnored).
+	Hash []uint64 `json:"-"`
 }
 
 // Row writes the features of trial i at release point p into out (length
@@ -123,6 +129,9 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 	t := &Trials{ConfigHash: a.opts.ID, N: n, Lo: lo, Hi: hi, P: len(a.points), F: len(a.features)}
 	t.Side = make([]dataset.Side, hi-lo)
 	t.X = make([]float32, (hi-lo)*t.P*t.F)
+	if a.opts.Repeats != RepeatsIgnored {
+		t.Hash = make([]uint64, hi-lo)
+	}
 	var test *mechanisms.TestSet
 	if acc := a.target.Accuracy; acc != nil {
 		t.Correct, t.TestSize = make([]int64, t.P), acc.Test.Len()
@@ -190,6 +199,9 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 					if serr != nil {
 						return serr
 					}
+					if t.Hash != nil {
+						t.Hash[i-lo] = tw.hash
+					}
 					// Correct counts reported by the mechanism itself.
 					for k, c := range ri.Correct {
 						correct[k] += c
@@ -224,6 +236,8 @@ type trialWorker struct {
 	emit mechanisms.Emit
 	// released counts the current trial's releases.
 	released int
+	// hash is the FNV-1a hash of the current trial's raw releases.
+	hash uint64
 }
 
 func (a *Audit) newTrialWorker(test *mechanisms.TestSet, sink func(k int, feat []float64, correct int)) *trialWorker {
@@ -240,6 +254,9 @@ func (w *trialWorker) release(k int, theta []float64) error {
 	a := w.a
 	if k != w.released || k >= len(a.points) {
 		return fmt.Errorf("release %d emitted out of order (expected %d of %d)", k, w.released, len(a.points))
+	}
+	if a.opts.Repeats != RepeatsIgnored {
+		w.hash = hashFloats(w.hash, theta)
 	}
 	a.opts.Features.Map(theta, w.feat)
 	for _, v := range w.feat {
@@ -263,7 +280,7 @@ func (w *trialWorker) run(ctx context.Context, i int, side dataset.Side) (mechan
 	if side == dataset.SideDPrime {
 		d = a.target.Pair.DPrime
 	}
-	w.released = 0
+	w.released, w.hash = 0, fnvOffset
 	info, err := a.target.Mechanism.Run(ctx, mechanisms.NewTrial(a.opts.Seed, side, i), d, w.emit)
 	if err != nil {
 		return info, fmt.Errorf("trial %d (on %s): %w", i, side, err)

@@ -113,6 +113,10 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 			return p, err
 		}
 		t.ReportedTestSize = pm.TestSize()
+		o.Repeats = audit.RepeatsRefused
+		if c.Sampler.Program.AllowRepeatedReleases {
+			o.Repeats = audit.RepeatsNoted
+		}
 	}
 	dim := p.Mechanism.Dim()
 	if o.Features, err = buildFeatures(c.Audit.Features, p, dim); err != nil {

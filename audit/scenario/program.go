@@ -41,6 +41,12 @@ type ProgramSampler struct {
 	// DeterminismChecks is the number of trials also run in a fresh
 	// process, whose releases must be identical (default 4; 0 disables).
 	DeterminismChecks *int `yaml:"determinism_checks,omitempty" json:"determinism_checks,omitempty"`
+	// AllowRepeatedReleases accepts trials on one dataset whose releases
+	// repeat another trial's exactly (a program with a discrete output);
+	// by default they are refused, as the sign of a program that ignores
+	// its seed (audit.RepeatsRefused); allowed, the report counts them
+	// (audit.RepeatsNoted).
+	AllowRepeatedReleases bool `yaml:"allow_repeated_releases,omitempty" json:"allow_repeated_releases,omitempty"`
 }
 
 // MaxProgramTimeout bounds sampler.program.timeout.

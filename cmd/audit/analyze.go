@@ -79,6 +79,7 @@ type analyzeFlags struct {
 	claimEps, claimDelta  float64
 	claimGDP              float64
 	workers               int
+	allowDuplicateRows    bool
 }
 
 func runAnalyze(args []string, e *env) error {
@@ -89,7 +90,8 @@ func runAnalyze(args []string, e *env) error {
 			"columns LABEL[j] (coordinate j of release LABEL); a column named trial gives each run's trial index,\n"+
 			"which fixes the split exactly as 'audit run' made it (run --save-releases writes such files). Without\n"+
 			"it the rows are split by a permutation drawn from --seed. The bounds are valid only if the rows are\n"+
-			"independent runs. Statistics come from --scenario (its audit and claim sections) or the flags.")
+			"independent runs: a row that repeats another bit for bit (within a file or across the two) is refused\n"+
+			"unless --allow-duplicate-rows. Statistics come from --scenario (its audit and claim sections) or the flags.")
 	var f analyzeFlags
 	fs.StringVar(&f.json, "json", "", "write the report as JSON to FILE (- for stdout)")
 	fs.StringVar(&f.csv, "csv", "", "write one row per release point as CSV to FILE (- for stdout)")
@@ -106,6 +108,7 @@ func runAnalyze(args []string, e *env) error {
 	fs.floatVar(&f.claimDelta, "claim-delta", math.NaN(), "[0, 1)", inDelta, "claimed δ (with --claim-epsilon), in")
 	fs.floatVar(&f.claimGDP, "claim-gdp", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed μ of μ-GDP, in")
 	fs.intVar(&f.workers, "workers", 0, 0, audit.MaxWorkers, "concurrent analyses (0: one per CPU; never changes the result),")
+	fs.BoolVar(&f.allowDuplicateRows, "allow-duplicate-rows", false, "accept rows that repeat another row exactly (a mechanism with a discrete output), with a warning and a note in the report")
 	if err := fs.parse(args, e, 2); err != nil {
 		return err
 	}
@@ -135,10 +138,22 @@ func runAnalyze(args []string, e *env) error {
 	if err != nil {
 		return err
 	}
+	dup := audit.CountDuplicateRows(files[0].rows, files[1].rows)
+	if dup.Any() {
+		msg := duplicateRowsMessage(dup)
+		if !f.allowDuplicateRows {
+			return usagef("%s; independent runs of a continuous sampler never repeat: pass --allow-duplicate-rows if the mechanism's output is discrete", msg)
+		}
+		fmt.Fprintf(e.stderr, "audit analyze: warning: %s; the bounds assume independent runs (accepted: --allow-duplicate-rows)\n", msg)
+	}
 	if order == "" {
 		permuteSamples(s, o.Seed)
 		order = fmt.Sprintf("the %d rows were put in a random order drawn from seed %d (PCG), then split: the first %g train", len(s.Rows), o.Seed, splitOf(o).Train)
 	}
+	// The rows were checked above; with --allow-duplicate-rows the
+	// audit counts the repeats on each side again, from the runs it
+	// replays, and noteDuplicateRows checks that the counts agree.
+	o.Repeats = audit.RepeatsNoted
 	t := audit.Target{Name: "samples: " + filepath.Base(files[0].path) + " vs " + filepath.Base(files[1].path), Mechanism: s.Mechanism(),
 		Notes: []string{"The bounds are valid only if every row is an independent run of the same mechanism (on D in the first file, on D′ in the second).",
 			"Order: " + order + "."}}
@@ -160,6 +175,9 @@ func runAnalyze(args []string, e *env) error {
 	if err != nil {
 		return runError(err)
 	}
+	if err := noteDuplicateRows(rep, dup); err != nil {
+		return err
+	}
 	doc := samplesDoc{Versions: audit.CurrentVersions(), Scenario: cfg, Report: rep}
 	for i, fl := range files {
 		doc.Samples.Files = append(doc.Samples.Files, samplesFileInfo{Side: dataset.Side(i).String(), Path: fl.path, SHA256: fl.sha256, Runs: len(fl.rows)})
@@ -170,6 +188,49 @@ func runAnalyze(args []string, e *env) error {
 	}
 	scen, _ := json.MarshalIndent(doc.Samples, "", "  ")
 	return writeReportFiles(ctx, e, rep, doc, scen, outs, stdoutTaken)
+}
+
+// duplicateRowsMessage gives the counts of repeated rows.
+func duplicateRowsMessage(d audit.Duplicates) string {
+	rows := func(n int) string {
+		if n == 1 {
+			return "1 row"
+		}
+		return fmt.Sprintf("%d rows", n)
+	}
+	verb := "repeat"
+	if d.Across == 1 {
+		verb = "repeats"
+	}
+	return fmt.Sprintf("samples: %s of D and %d of D′ repeat an earlier row of their file, and %s of D′ %s a row of D (across the files)",
+		rows(d.WithinD), d.WithinDPrime, rows(d.Across), verb)
+}
+
+// noteDuplicateRows puts the files' counts of repeated rows in the report:
+// the audit counted the repeats within each side from the replayed runs
+// (and noted them), which must agree with the files' counts; the note is
+// replaced by one that also gives the repeats across the files.
+func noteDuplicateRows(rep *audit.Report, d audit.Duplicates) error {
+	within := audit.Duplicates{WithinD: d.WithinD, WithinDPrime: d.WithinDPrime}
+	got := audit.Duplicates{}
+	if rep.Duplicates != nil {
+		got = *rep.Duplicates
+	}
+	if got != within {
+		return fmt.Errorf("internal error: the audit counted %+v repeated runs, the files %+v", got, within)
+	}
+	if !d.Any() {
+		return nil
+	}
+	var notes []string
+	for _, n := range rep.Notes {
+		if !within.Any() || n != audit.RepeatNote(within) {
+			notes = append(notes, n)
+		}
+	}
+	rep.Notes = append(notes, audit.RepeatNote(d))
+	rep.Duplicates = &d
+	return nil
 }
 
 // checkAnalyzeOutputs checks every output before anything is read: new
