@@ -2,14 +2,18 @@ package audit
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // checkpointManifest identifies the audit a checkpoint directory belongs to.
@@ -35,6 +39,10 @@ var (
 	ErrCheckpointMismatch = errors.New("belongs to another configuration")
 	// ErrCheckpointBusy: another process is using the directory.
 	ErrCheckpointBusy = errors.New("is in use by another run")
+	// ErrCheckpointWrite: the storage failed while the checkpoint was
+	// written (full disk, quota, I/O error, file size limit); it wraps the
+	// system error. A path that cannot hold a checkpoint is not this error.
+	ErrCheckpointWrite = errors.New("cannot be written")
 )
 
 // CheckpointError is a failure of the checkpoint directory Dir.
@@ -96,10 +104,48 @@ func WriteFileAtomic(path string, fill func(w io.Writer) error) error {
 	return os.Rename(tmp.Name(), path)
 }
 
+// storageFailed reports whether err is the storage failing — full,
+// over quota, an I/O error, the file size limit — rather than a path
+// that cannot be used.
+func storageFailed(err error) bool {
+	for _, e := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EIO, syscall.EFBIG} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeFailed is the CheckpointError of a storage failure: the system
+// error alone, the path being dir's.
+func writeFailed(dir string, err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		err = errno
+	}
+	return &CheckpointError{Dir: dir, Err: fmt.Errorf("%w: %w", ErrCheckpointWrite, err)}
+}
+
+// writeCk writes a file of the checkpoint dir atomically; a failure of the
+// storage is an ErrCheckpointWrite.
+func writeCk(dir, path string, fill func(w io.Writer) error) error {
+	err := WriteFileAtomic(path, fill)
+	if err == nil {
+		return nil
+	}
+	if storageFailed(err) {
+		return writeFailed(dir, err)
+	}
+	return ckErr(dir, "%v", err)
+}
+
 func blockName(lo, hi int) string { return fmt.Sprintf("trials-%012d-%012d.part", lo, hi) }
 
 // lockDir takes an exclusive advisory lock on dir, so that two runs never
-// compute into one checkpoint; the lock ends with the returned file.
+// compute into one checkpoint; the lock ends with the returned file. It is
+// a flock(2) lock: the kernel releases it when its process ends, however
+// it ends, so the lock file of a run killed with kill -9 is taken over at
+// once and only a live run is refused.
 func lockDir(dir string) (*os.File, error) {
 	path := filepath.Join(dir, lockName)
 	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
@@ -107,6 +153,9 @@ func lockDir(dir string) (*os.File, error) {
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
+		if storageFailed(err) {
+			return nil, writeFailed(dir, err)
+		}
 		return nil, ckErr(dir, "cannot create its lock: %s", unwrapPathError(err))
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
@@ -116,18 +165,52 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// openCheckpoint creates or checks the manifest of dir.
-func (a *Audit) openCheckpoint(dir string, resume bool) (checkpointManifest, error) {
+// CheckpointOptions say what SimulateCheckpointedWith does with the
+// checkpoint directory.
+type CheckpointOptions struct {
+	// Resume continues the checkpoint the directory holds. One whose run
+	// stopped before its first block (a lock file, no manifest or an empty
+	// one, no block) is started from the first trial.
+	Resume bool
+	// Replace discards a checkpoint the directory already holds, when not
+	// resuming, instead of refusing the directory.
+	Replace bool
+	// BestEffort makes the checkpoint optional: when it cannot be set up
+	// (without Resume) the run goes on without one, and when a block cannot
+	// be written the run goes on saving no more. Each failure is reported
+	// through Notify.
+	BestEffort bool
+	// Notify, when set, receives one-line notes: a discarded checkpoint,
+	// a checkpoint that held no trials yet, a best-effort failure.
+	Notify func(msg string)
+}
+
+func (o CheckpointOptions) note(format string, args ...any) {
+	if o.Notify != nil {
+		o.Notify(fmt.Sprintf(format, args...))
+	}
+}
+
+// openCheckpoint creates, checks or replaces the manifest of the locked
+// dir; hadLock says whether the lock file was there before this run.
+func (a *Audit) openCheckpoint(dir string, o CheckpointOptions, hadLock bool) (checkpointManifest, error) {
 	n := a.opts.Trials
 	mpath := filepath.Join(dir, manifestName)
 	man := checkpointManifest{ConfigHash: a.opts.ID, Trials: n, Block: CheckpointBlock(n)}
+	write := func() error {
+		return writeCk(dir, mpath, func(w io.Writer) error { return json.NewEncoder(w).Encode(man) })
+	}
 	st, err := os.Lstat(mpath)
-	switch {
-	case err == nil && !st.Mode().IsRegular():
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return man, ckErr(dir, "%v", err)
+	}
+	if err == nil && !st.Mode().IsRegular() {
 		return man, ckErr(dir, "%s is not a regular file", manifestName)
-	case err == nil && !resume:
-		return man, &CheckpointError{Dir: dir, Err: ErrCheckpointExists}
-	case err == nil:
+	}
+	// A manifest is written atomically; an empty one is treated as absent.
+	absent := err != nil || st.Size() == 0
+	switch {
+	case !absent && o.Resume:
 		existing, err := os.ReadFile(mpath)
 		if err != nil {
 			return man, ckErr(dir, "cannot read %s: %s", manifestName, unwrapPathError(err))
@@ -143,15 +226,41 @@ func (a *Audit) openCheckpoint(dir string, resume bool) (checkpointManifest, err
 			return man, ckErr(dir, "%s is corrupt (block size %d, expected %d)", manifestName, old.Block, man.Block)
 		}
 		return man, nil
-	case errors.Is(err, os.ErrNotExist) && resume:
-		return man, &CheckpointError{Dir: dir, Err: ErrNoCheckpoint}
-	case errors.Is(err, os.ErrNotExist):
-		if err := WriteFileAtomic(mpath, func(w io.Writer) error { return json.NewEncoder(w).Encode(man) }); err != nil {
-			return man, ckErr(dir, "%v", err)
+	case !absent && !o.Replace:
+		return man, &CheckpointError{Dir: dir, Err: ErrCheckpointExists}
+	case !absent:
+		// Blocks first: a crash midway leaves the old manifest with fewer
+		// of its own blocks, which still resumes.
+		blocks, err := blocksIn(dir)
+		if err != nil {
+			return man, err
 		}
-		return man, nil
+		discarded := 0
+		for _, name := range blocks {
+			var lo, hi int
+			fmt.Sscanf(name, "trials-%012d-%012d.part", &lo, &hi)
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				return man, ckErr(dir, "cannot remove %s: %s", name, unwrapPathError(err))
+			}
+			discarded += hi - lo
+		}
+		o.note("the %d trials saved in %s by an earlier run were discarded (--resume continues such a run)", discarded, dir)
+		return man, write()
+	case o.Resume:
+		blocks, err := blocksIn(dir)
+		if err != nil {
+			return man, err
+		}
+		if len(blocks) > 0 {
+			return man, ckErr(dir, "%s is missing, but %d blocks of trials are there", manifestName, len(blocks))
+		}
+		if !hadLock {
+			return man, &CheckpointError{Dir: dir, Err: ErrNoCheckpoint}
+		}
+		o.note("the run saved in %s had completed no block of trials; it starts from the first trial", dir)
+		return man, write()
 	}
-	return man, ckErr(dir, "%v", err)
+	return man, write()
 }
 
 // SimulateCheckpointed runs all trials, persisting every completed block of
@@ -162,24 +271,28 @@ func (a *Audit) openCheckpoint(dir string, resume bool) (checkpointManifest, err
 // On cancellation it returns an *InterruptedError. Memory: the result plus
 // one block.
 func (a *Audit) SimulateCheckpointed(ctx context.Context, dir string, resume bool) (*Trials, error) {
+	return a.SimulateCheckpointedWith(ctx, dir, CheckpointOptions{Resume: resume})
+}
+
+// SimulateCheckpointedWith is SimulateCheckpointed with options: replacing
+// a checkpoint, and a best-effort checkpoint that never stops the run.
+func (a *Audit) SimulateCheckpointedWith(ctx context.Context, dir string, o CheckpointOptions) (*Trials, error) {
 	n := a.opts.Trials
 	if err := a.CheckWork(0, n, false); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, ckErr(dir, "cannot create it: %s", unwrapPathError(err))
-	}
-	lock, err := lockDir(dir)
+	lock, man, err := a.setupCheckpoint(dir, o)
 	if err != nil {
+		var ce *CheckpointError
+		if o.BestEffort && !o.Resume && errors.As(err, &ce) {
+			o.note("%v; this run is not checkpointed", err)
+			return a.Simulate(ctx, 0, n)
+		}
 		return nil, err
 	}
 	defer lock.Close()
-	man, err := a.openCheckpoint(dir, resume)
-	if err != nil {
-		return nil, err
-	}
 	onDisk := map[int]string{}
-	if resume {
+	if o.Resume {
 		if onDisk, err = blocksIn(dir); err != nil {
 			return nil, err
 		}
@@ -192,6 +305,7 @@ func (a *Audit) SimulateCheckpointed(ctx context.Context, dir string, resume boo
 		}
 		saved += hi - lo
 	}
+	done, writing := saved, true
 	progress := a.opts.Progress
 	if progress != nil && saved > 0 {
 		progress(saved)
@@ -215,7 +329,7 @@ func (a *Audit) SimulateCheckpointed(ctx context.Context, dir string, resume boo
 			}
 			continue
 		}
-		base := saved
+		base := done
 		var prog Progress
 		if progress != nil {
 			prog = func(d int) { progress(base + d) }
@@ -227,15 +341,139 @@ func (a *Audit) SimulateCheckpointed(ctx context.Context, dir string, resume boo
 			}
 			return nil, err
 		}
-		if err := WriteFileAtomic(filepath.Join(dir, blockName(lo, hi)), func(w io.Writer) error { return WritePart(w, t, nil) }); err != nil {
-			return nil, ckErr(dir, "%v", err)
+		if writing {
+			err := writeCk(dir, filepath.Join(dir, blockName(lo, hi)), func(w io.Writer) error { return WritePart(w, t, nil) })
+			switch {
+			case err == nil:
+				saved += hi - lo
+			case o.BestEffort:
+				o.note("%v; the rest of this run is not checkpointed", err)
+				writing = false
+			default:
+				return nil, err
+			}
 		}
 		if err := m.Add(t, blockName(lo, hi)); err != nil {
 			return nil, err
 		}
-		saved += hi - lo
+		done += hi - lo
 	}
 	return m.Trials()
+}
+
+// setupCheckpoint creates (unless resuming) and locks dir, and opens its
+// manifest. Resuming a directory that does not exist, or that no run has
+// locked and that has no manifest, creates nothing.
+func (a *Audit) setupCheckpoint(dir string, o CheckpointOptions) (*os.File, checkpointManifest, error) {
+	var man checkpointManifest
+	_, lerr := os.Lstat(filepath.Join(dir, lockName))
+	hadLock := lerr == nil
+	if o.Resume && !hadLock {
+		if _, err := os.Lstat(filepath.Join(dir, manifestName)); errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, man, &CheckpointError{Dir: dir, Err: ErrNoCheckpoint}
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		if storageFailed(err) {
+			return nil, man, writeFailed(dir, err)
+		}
+		return nil, man, ckErr(dir, "cannot create it: %s", unwrapPathError(err))
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, man, err
+	}
+	if man, err = a.openCheckpoint(dir, o, hadLock); err != nil {
+		lock.Close()
+		return nil, man, err
+	}
+	return lock, man, nil
+}
+
+// CheckpointKey names the default checkpoint of an audit: a digest of
+// what a checkpoint's manifest checks — the audit ID (the scenario's hash,
+// which covers its seed, trial count and data) and the number of trials
+// with its block size.
+func CheckpointKey(id string, trials int) string {
+	h := sha256.Sum256([]byte("mcmcaudit checkpoint\x00" + id + "\x00" + strconv.Itoa(trials) + "\x00" + strconv.Itoa(CheckpointBlock(trials))))
+	return hex.EncodeToString(h[:16])
+}
+
+// isCheckpointKey reports whether name has the form of a CheckpointKey.
+func isCheckpointKey(name string) bool {
+	if len(name) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(name)
+	return err == nil && strings.ToLower(name) == name
+}
+
+// RemoveCheckpoint removes the checkpoint directory dir unless a run holds
+// it; it reports whether it was removed. The directory is renamed away
+// under its lock before it is emptied, so that a run starting meanwhile
+// gets a new directory rather than one being emptied.
+func RemoveCheckpoint(dir string) (bool, error) {
+	st, err := os.Lstat(dir)
+	if err != nil || !st.IsDir() {
+		return false, err
+	}
+	if f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR, 0); err == nil {
+		defer f.Close()
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+			return false, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
+	gone := filepath.Join(filepath.Dir(dir), fmt.Sprintf(".removing-%s-%d", filepath.Base(dir), os.Getpid()))
+	if err := os.Rename(dir, gone); err != nil {
+		return false, err
+	}
+	return true, os.RemoveAll(gone)
+}
+
+// PruneCheckpoints removes the default checkpoints under root (the
+// directories named by CheckpointKey) in which nothing has changed for
+// maxAge, unless a run holds them; it returns how many it removed. Other
+// names under root are left alone.
+func PruneCheckpoints(root string, maxAge time.Duration, now time.Time) (int, error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	for _, e := range entries {
+		if !e.IsDir() || !isCheckpointKey(e.Name()) {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		if newest, err := newestChange(dir); err != nil || now.Sub(newest) < maxAge {
+			continue
+		}
+		if ok, err := RemoveCheckpoint(dir); err == nil && ok {
+			removed++
+		}
+	}
+	return removed, nil
+}
+
+// newestChange is the latest modification time of dir and its entries.
+func newestChange(dir string) (time.Time, error) {
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return time.Time{}, err
+	}
+	newest := st.ModTime()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.ModTime().After(newest) {
+			newest = info.ModTime()
+		}
+	}
+	return newest, nil
 }
 
 // blocksIn lists the block files of a checkpoint directory by their first

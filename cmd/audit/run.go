@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -33,6 +34,7 @@ type runFlags struct {
 	quiet                bool
 	shard, out           string
 	checkpoint           string
+	noCheckpoint         bool
 	resume               bool
 	maxWork              float64
 	saveReleases         string
@@ -61,8 +63,9 @@ func runRun(args []string, e *env) error {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output on stderr")
 	fs.StringVar(&f.shard, "shard", "", "run only shard I/N of the trials (I in [0, N)) and write them to --out for 'audit merge'")
 	fs.StringVar(&f.out, "out", "", "trials file written by --shard")
-	fs.StringVar(&f.checkpoint, "checkpoint", "", "persist completed trials in DIR as the run goes (resumable)")
-	fs.BoolVar(&f.resume, "resume", false, "continue the run saved in --checkpoint DIR")
+	fs.StringVar(&f.checkpoint, "checkpoint", "", "persist completed trials in DIR as the run goes (resumable; default: a directory in the user's cache, removed when the run ends)")
+	fs.BoolVar(&f.noCheckpoint, "no-checkpoint", false, "do not persist completed trials (an interrupted run is then lost)")
+	fs.BoolVar(&f.resume, "resume", false, "continue the run saved in --checkpoint DIR, or in the default checkpoint of this scenario and flags")
 	fs.StringVar(&f.saveReleases, "save-releases", "", "also write every run's releases to PREFIX-D.csv and PREFIX-DPRIME.csv, with their trial indices (for 'audit analyze')")
 	fs.floatVar(&f.maxWork, "max-work", 0, "[0, ∞)", func(x float64) bool { return x >= 0 },
 		fmt.Sprintf("refuse a run whose estimated work exceeds this many units of a few ns each (0: the default %g), in", audit.DefaultMaxWork))
@@ -114,9 +117,14 @@ func runRun(args []string, e *env) error {
 	if err := workError(a.CheckWork(0, cfg.Audit.Trials, true)); err != nil {
 		return err
 	}
+	ck, err := checkpointLocation(&f, plan.Hash, cfg.Audit.Trials, e)
+	if err != nil {
+		return err
+	}
 	trials, err := untilInterrupted(ctx, func() (*audit.Trials, error) {
-		if f.checkpoint != "" {
-			return a.SimulateCheckpointed(ctx, f.checkpoint, f.resume)
+		if ck.dir != "" {
+			return a.SimulateCheckpointedWith(ctx, ck.dir, audit.CheckpointOptions{
+				Resume: f.resume, Replace: ck.auto, BestEffort: ck.auto, Notify: prog.note})
 		}
 		return a.Simulate(ctx, 0, cfg.Audit.Trials)
 	})
@@ -125,16 +133,14 @@ func runRun(args []string, e *env) error {
 		var ie *audit.InterruptedError
 		var ce *audit.CheckpointError
 		switch {
-		case errors.As(err, &ie):
-			return interrupted(ie.Error(), ie.Dir, args)
-		case ctx.Err() != nil:
-			msg := "interrupted; nothing was saved"
-			if f.checkpoint != "" {
-				msg = "interrupted; the blocks of trials completed so far are saved in " + f.checkpoint
-			}
-			return interrupted(msg, f.checkpoint, args)
+		case errors.As(err, &ie) && ie.Dir != "":
+			return interrupted(ie.Error(), ck, args)
+		case ctx.Err() != nil && ck.dir != "":
+			return interrupted("interrupted; the blocks of trials completed so far are saved in "+ck.dir, ck, args)
+		case errors.As(err, &ie) || ctx.Err() != nil:
+			return interruptedError{"interrupted; nothing was saved"}
 		case errors.As(err, &ce):
-			return checkpointError(ce)
+			return checkpointError(ce, ck)
 		}
 		return runError(err)
 	}
@@ -148,10 +154,81 @@ func runRun(args []string, e *env) error {
 	}
 	err = writeReport(ctx, e, plan, a, trials, reportOutputs{f.json, f.csv, f.plot, f.html}, output(f.json).toStdout() || output(f.csv).toStdout() || output(f.html).toStdout())
 	var in interruptedError
-	if errors.As(err, &in) && f.checkpoint != "" {
-		return interrupted(in.msg+fmt.Sprintf("; the %d trials are saved in %s", cfg.Audit.Trials, f.checkpoint), f.checkpoint, args)
+	var v violationError
+	switch {
+	case errors.As(err, &in) && ck.dir != "":
+		return interrupted(in.msg+fmt.Sprintf("; the %d trials are saved in %s", cfg.Audit.Trials, ck.dir), ck, args)
+	case ck.auto && (err == nil || errors.As(err, &v)):
+		// The report is written: the default checkpoint has served.
+		if _, rerr := audit.RemoveCheckpoint(ck.dir); rerr != nil {
+			prog.note(fmt.Sprintf("cannot remove the checkpoint %s: %s", ck.dir, pathErr(rerr)))
+		}
 	}
 	return err
+}
+
+// defaultCheckpointAge is how long a default checkpoint in which nothing
+// has changed is kept: older ones are removed when a run starts.
+const defaultCheckpointAge = 30 * 24 * time.Hour
+
+// ckLoc is where a run keeps its checkpoint: dir ("" for none), auto when
+// it is the default one in the user's cache rather than --checkpoint.
+type ckLoc struct {
+	dir  string
+	auto bool
+}
+
+// checkpointLocation picks the run's checkpoint: --checkpoint DIR; none
+// with --no-checkpoint or --save-releases (whose runs cannot be resumed);
+// else the default one, named by the audit ID and trial count under
+// os.UserCacheDir()/mcmcaudit/checkpoints, after removing the default
+// checkpoints older than defaultCheckpointAge. Without a usable cache
+// directory the run goes on without a checkpoint, after one warning.
+func checkpointLocation(f *runFlags, hash string, trials int, e *env) (ckLoc, error) {
+	if f.checkpoint != "" {
+		return ckLoc{dir: f.checkpoint}, nil
+	}
+	if f.noCheckpoint || f.saveReleases != "" {
+		return ckLoc{}, nil
+	}
+	root, err := defaultCheckpointRoot(!f.resume)
+	if err != nil {
+		if f.resume {
+			return ckLoc{}, usagef("--resume: %v; give --checkpoint DIR", err)
+		}
+		fmt.Fprintf(e.stderr, "audit: warning: %v; this run is not checkpointed\n", err)
+		return ckLoc{}, nil
+	}
+	audit.PruneCheckpoints(root, defaultCheckpointAge, time.Now())
+	return ckLoc{dir: filepath.Join(root, audit.CheckpointKey(hash, trials)), auto: true}, nil
+}
+
+// defaultCheckpointRoot returns the directory of the default checkpoints,
+// created private (0700) if missing and create is set.
+func defaultCheckpointRoot(create bool) (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory for the default checkpoint (%v)", err)
+	}
+	root := filepath.Join(cache, "mcmcaudit", "checkpoints")
+	if !create {
+		return root, nil
+	}
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return "", fmt.Errorf("cannot create the checkpoint directory %s: %s", root, pathErr(err))
+	}
+	return root, nil
+}
+
+// note prints one line on stderr, clearing the progress bar first; it is
+// printed with --quiet too.
+func (p *progress) note(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		p.bar.Clear()
+	}
+	fmt.Fprintf(p.w, "audit: %s\n", msg)
 }
 
 // checkRunFlags checks the combinations of flags and every output before
@@ -166,8 +243,8 @@ func checkRunFlags(e *env, fs *flagSet, f *runFlags) (shardI, shardN int, err er
 			return 0, 0, usagef("--plot: %v", err)
 		}
 	}
-	if f.resume && f.checkpoint == "" {
-		return 0, 0, usagef("--resume needs --checkpoint DIR")
+	if f.noCheckpoint && (f.resume || f.checkpoint != "") {
+		return 0, 0, usagef("--no-checkpoint: not with --checkpoint or --resume")
 	}
 	var inputs []namedInput
 	if fs.NArg() == 1 {
@@ -180,7 +257,7 @@ func checkRunFlags(e *env, fs *flagSet, f *runFlags) (shardI, shardN int, err er
 		if f.out == "" || f.out == "-" {
 			return 0, 0, usagef("--shard needs --out FILE for the trials file (a file: it is binary)")
 		}
-		if f.json != "" || f.csv != "" || f.plot != "" || f.html != "" || f.checkpoint != "" || f.saveReleases != "" {
+		if f.json != "" || f.csv != "" || f.plot != "" || f.html != "" || f.checkpoint != "" || f.resume || f.saveReleases != "" {
 			return 0, 0, usagef("--shard writes only a trials file; reports come from 'audit merge'")
 		}
 		return shardI, shardN, checkOutputs(e, []namedOutput{{output(f.out), "out"}}, inputs)
@@ -320,10 +397,15 @@ func (e interruptedError) Error() string { return e.msg }
 
 // interrupted reports an interrupted run; with a checkpoint it prints the
 // command that resumes it: the command line as given — scenario,
-// overrides, outputs — with --checkpoint DIR --resume, quoted for a POSIX
-// shell, so that it can be pasted as it is.
-func interrupted(msg, dir string, args []string) error {
-	if dir != "" {
+// overrides, outputs — with --resume (and --checkpoint DIR unless it is
+// the default one), quoted for a POSIX shell, so that it can be pasted as
+// it is.
+func interrupted(msg string, ck ckLoc, args []string) error {
+	if ck.dir != "" {
+		dir := ck.dir
+		if ck.auto {
+			dir = ""
+		}
 		msg += "; resume with: " + resumeCommand(os.Args[0], args, dir)
 	}
 	return interruptedError{msg}
@@ -332,8 +414,8 @@ func interrupted(msg, dir string, args []string) error {
 var reFlagName = regexp.MustCompile(`^--?([A-Za-z][-A-Za-z0-9]*)(=.*)?$`)
 
 // resumeCommand rebuilds "prog run ARGS" without its --checkpoint and
-// --resume flags, and adds "--checkpoint DIR --resume" (before a "--",
-// after which every argument is positional).
+// --resume flags, and adds "--checkpoint DIR --resume", or "--resume" when
+// dir is "" (before a "--", after which every argument is positional).
 func resumeCommand(prog string, args []string, dir string) string {
 	words := []string{shellQuote(prog), "run"}
 	var rest []string
@@ -355,7 +437,10 @@ func resumeCommand(prog string, args []string, dir string) string {
 		}
 		words = append(words, shellQuote(a))
 	}
-	words = append(words, "--checkpoint", shellQuote(dir), "--resume")
+	if dir != "" {
+		words = append(words, "--checkpoint", shellQuote(dir))
+	}
+	words = append(words, "--resume")
 	return strings.Join(append(words, rest...), " ")
 }
 
@@ -409,9 +494,18 @@ func runShard(ctx context.Context, f *runFlags, plan *scenario.Plan, i, n int, e
 	return nil
 }
 
-// checkpointError names the flags a checkpoint failure is about.
-func checkpointError(ce *audit.CheckpointError) error {
+// checkpointError names the flags a checkpoint failure is about. A
+// failure of the storage while the checkpoint is written (a full disk) is
+// exit 3; a path that cannot hold one is bad input.
+func checkpointError(ce *audit.CheckpointError, ck ckLoc) error {
 	switch {
+	case errors.Is(ce, audit.ErrCheckpointWrite):
+		cause := strings.TrimPrefix(ce.Err.Error(), audit.ErrCheckpointWrite.Error()+": ")
+		return writeError{fmt.Sprintf("cannot write the checkpoint in %s: %s", ce.Dir, cause)}
+	case ck.auto && errors.Is(ce, audit.ErrNoCheckpoint):
+		return usagef("--resume: no interrupted run of this scenario with these flags is saved (looked in %s); run it without --resume", ce.Dir)
+	case ck.auto && errors.Is(ce, audit.ErrCheckpointBusy):
+		return usagef("--resume: the saved run %s is in use by another audit run", ce.Dir)
 	case errors.Is(ce, audit.ErrCheckpointExists):
 		return usagef("--checkpoint: %s already holds a checkpoint; add --resume to continue it, or choose an empty directory", ce.Dir)
 	case errors.Is(ce, audit.ErrNoCheckpoint):

@@ -23,7 +23,10 @@ func TestMain(m *testing.M) {
 		testProgram(mode)
 		return
 	}
-	os.Exit(m.Run())
+	restore := isolateUserCache()
+	code := m.Run()
+	restore()
+	os.Exit(code)
 }
 
 // Four shards merged give the report of one process, byte for byte; merge
