@@ -302,6 +302,7 @@ func (a *Audit) analyzePoint(ctx context.Context, t *Trials, k int, conf float64
 	if err != nil {
 		return pr, err
 	}
+	pr.selectionScore = a.selectionScore(&pr, best)
 	if best, bestGDP, err = a.evaluateAttacks(&pr, best, bestGDP, conf); err != nil {
 		return pr, err
 	}
@@ -349,6 +350,22 @@ func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bu
 		}
 	}
 	return best, bestGDP, nil
+}
+
+// selectionScore ranks release point pr for the verdict when no claim
+// is tested, before any evaluation run is looked at: the selection-run
+// region bound of the attack chosen on training runs, or under Bonferroni
+// the largest over all attacks (every one is a candidate). Evaluation runs
+// must not enter: the attack reported under Bonferroni is re-picked on
+// them, and ranking by its score would choose the release on them too.
+func (a *Audit) selectionScore(pr *PointResult, best int) float64 {
+	s := pr.Attacks[best].Selection.Epsilon
+	if a.opts.AttackSelection == SelectBonferroni {
+		for _, ar := range pr.Attacks {
+			s = math.Max(s, ar.Selection.Epsilon)
+		}
+	}
+	return s
 }
 
 // evaluateAttacks bounds ε on the evaluation counts: of the attacks chosen
@@ -401,10 +418,9 @@ func (a *Audit) evaluateAttacks(pr *PointResult, best, bestGDP int, conf float64
 // for the verdict on training runs only: by the selection-run evidence
 // against the claims when there are claims (the largest refutation
 // margin; −Inf where no claim speaks), else by the selection-run region
-// bound.
+// bound (selectionScore, set before the evaluation runs were counted).
 func (a *Audit) testClaims(pr *PointResult, k int, conf float64) {
 	delta := a.opts.Delta
-	pr.selectionScore = pr.Attacks[pr.Best].Selection.Epsilon
 	if len(a.claims) > 0 {
 		pr.selectionScore = math.Inf(-1)
 	}
