@@ -183,6 +183,9 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	case audit.VerdictNoClaim:
 		verdict = "No claim tested."
 	}
+	if l := r.ClaimLevel(); l != "" {
+		verdict += " Level: " + l + "."
+	}
 	e := r.Epsilon
 	where := "over all release points (Bonferroni)"
 	if r.Headline >= 0 {

@@ -180,4 +180,7 @@ func writeHeadline(w io.Writer, r *audit.Report) {
 	default:
 		fmt.Fprintf(w, "verdict: no claim tested (add a claim to the scenario or on the command line)\n")
 	}
+	if l := r.ClaimLevel(); l != "" {
+		fmt.Fprintf(w, "  level: %s\n", l)
+	}
 }
