@@ -258,10 +258,14 @@ func multiplicityNote(attacks, points, claims, mA, mP int, alpha float64) string
 			s += "per-point values are pointwise (each holds at its confidence on its own); the verdict rests on one release point chosen on training runs; "
 		}
 	}
+	what := "each test"
+	if claims > 1 {
+		what = "each ε bound"
+	}
 	if mA*mP > 1 {
-		s += fmt.Sprintf("each test at level α/%d = %.3g", mA*mP, alpha/float64(mA*mP))
+		s += fmt.Sprintf("%s at level α/%d = %.3g", what, mA*mP, alpha/float64(mA*mP))
 	} else {
-		s += fmt.Sprintf("each test at level α = %.3g", alpha)
+		s += fmt.Sprintf("%s at level α = %.3g", what, alpha)
 	}
 	if claims > 1 {
 		s += fmt.Sprintf("; %s: each claim's test at level α/%d = %.3g", claimsDivided(claims), claims*mA*mP, alpha/float64(claims*mA*mP))
@@ -295,7 +299,7 @@ func (r *Report) ClaimLevel() string {
 	if div != m {
 		s += fmt.Sprintf(", each test at α/%d = %.3g", div, per)
 	}
-	return s + fmt.Sprintf(" (confidence %.6g); the verdict holds at confidence %.6g for all %d together", r.ClaimConfidence, r.Confidence, m)
+	return s + fmt.Sprintf(" (confidence %.6g); the verdict holds at confidence %.6g for the %d claims together", r.ClaimConfidence, r.Confidence, m)
 }
 
 // runSets are the training, threshold-selection and evaluation runs of one

@@ -70,12 +70,12 @@ func TestClaimsShareAlpha(t *testing.T) {
 		t.Errorf("two claims: verdict %v, %d claims tested", two.Verdict, two.ClaimsTested)
 	}
 	// The level is stated with the verdict and in the JSON.
-	for _, want := range []string{"2 claims tested, α divided among them", "each claim at α/2 = 0.025", "verdict holds at confidence 0.95 for all 2 together"} {
+	for _, want := range []string{"2 claims tested, α divided among them", "each claim at α/2 = 0.025", "verdict holds at confidence 0.95 for the 2 claims together"} {
 		if l := two.ClaimLevel(); !strings.Contains(l, want) {
 			t.Errorf("level %q does not say %q", l, want)
 		}
 	}
-	if !strings.Contains(two.Multiplicity, "each claim's test at level α/2 = 0.025") {
+	if !strings.Contains(two.Multiplicity, "each ε bound at level α = 0.05; 2 claims tested, α divided among them (Bonferroni): each claim's test at level α/2 = 0.025") {
 		t.Errorf("multiplicity %q", two.Multiplicity)
 	}
 	var buf bytes.Buffer

@@ -209,7 +209,11 @@ func writeHeadline(w io.Writer, r *audit.Report) {
 			fmt.Fprintf(w, "  %s\n", v)
 		}
 	case audit.VerdictNotRefuted:
-		fmt.Fprintf(w, "verdict: not refuted — the audit found no evidence against the claim (this does not prove the claim)\n")
+		if r.ClaimsTested > 1 {
+			fmt.Fprintf(w, "verdict: not refuted — the audit found no evidence against the claims (this does not prove them)\n")
+		} else {
+			fmt.Fprintf(w, "verdict: not refuted — the audit found no evidence against the claim (this does not prove the claim)\n")
+		}
 	default:
 		fmt.Fprintf(w, "verdict: no claim tested (add a claim to the scenario or on the command line)\n")
 	}
