@@ -125,7 +125,14 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 	}
 	alpha := 1 - o.Confidence
 	r.TestConfidence = 1 - alpha/float64(mA*mP)
-	r.Multiplicity = multiplicityNote(len(o.Attacks), len(a.points), mA, mP, alpha)
+	// Claims: one verdict answers for all m claims, so α is divided among
+	// them too (Bonferroni): each claim's tests run at α/(m·mA·mP), and the
+	// chance of any false VIOLATION stays ≤ α.
+	if m := len(a.claims); m > 0 {
+		r.ClaimsTested = m
+		r.ClaimConfidence = 1 - alpha/float64(m*mA*mP)
+	}
+	r.Multiplicity = multiplicityNote(len(o.Attacks), len(a.points), len(a.claims), mA, mP, alpha)
 
 	if err := a.analyzePoints(ctx, t, r); err != nil {
 		return nil, err
@@ -195,7 +202,7 @@ func (a *Audit) analyzePoints(ctx context.Context, t *Trials, r *Report) error {
 				if err := ctx.Err(); err != nil {
 					return fmt.Errorf("audit: analysis interrupted: %w", err)
 				}
-				pr, err := a.analyzePoint(ctx, t, k, r.TestConfidence, &bufs)
+				pr, err := a.analyzePoint(ctx, t, k, r.TestConfidence, r.ClaimConfidence, &bufs)
 				if err != nil {
 					if ctx.Err() != nil {
 						return fmt.Errorf("audit: analysis interrupted: %w", ctx.Err())
@@ -240,7 +247,7 @@ func (r *Report) headline(mP int) {
 	r.judge(all)
 }
 
-func multiplicityNote(attacks, points, mA, mP int, alpha float64) string {
+func multiplicityNote(attacks, points, claims, mA, mP int, alpha float64) string {
 	s := ""
 	if attacks > 1 {
 		if mA > 1 {
@@ -256,12 +263,48 @@ func multiplicityNote(attacks, points, mA, mP int, alpha float64) string {
 			s += "per-point values are pointwise (each holds at its confidence on its own); the verdict rests on one release point chosen on training runs; "
 		}
 	}
+	what := "each test"
+	if claims > 1 {
+		what = "each ε bound"
+	}
 	if mA*mP > 1 {
-		s += fmt.Sprintf("each test at level α/%d = %.3g", mA*mP, alpha/float64(mA*mP))
+		s += fmt.Sprintf("%s at level α/%d = %.3g", what, mA*mP, alpha/float64(mA*mP))
 	} else {
-		s += fmt.Sprintf("each test at level α = %.3g", alpha)
+		s += fmt.Sprintf("%s at level α = %.3g", what, alpha)
+	}
+	if claims > 1 {
+		s += fmt.Sprintf("; %s: each claim's test at level α/%d = %.3g", claimsDivided(claims), claims*mA*mP, alpha/float64(claims*mA*mP))
 	}
 	return s
+}
+
+// claimsDivided says that α is shared among the claims.
+func claimsDivided(m int) string {
+	return fmt.Sprintf("%d claims tested, α divided among them (Bonferroni)", m)
+}
+
+// ClaimLevel states the level the verdict holds at: the family-wise
+// confidence over every claim tested and the level of each claim's test
+// ("" when no claim is tested).
+func (r *Report) ClaimLevel() string {
+	m := r.ClaimsTested
+	if m == 0 {
+		return ""
+	}
+	alpha := 1 - r.Confidence
+	per := 1 - r.ClaimConfidence
+	div := int(math.Round(alpha / per))
+	if m == 1 {
+		if div == 1 {
+			return fmt.Sprintf("1 claim tested, at confidence %.6g (α = %.3g)", r.Confidence, alpha)
+		}
+		return fmt.Sprintf("1 claim tested, at confidence %.6g: each test at α/%d = %.3g (confidence %.6g)", r.Confidence, div, per, r.ClaimConfidence)
+	}
+	s := fmt.Sprintf("%s: each claim at α/%d = %.3g", claimsDivided(m), m, alpha/float64(m))
+	if div != m {
+		s += fmt.Sprintf(", each test at α/%d = %.3g", div, per)
+	}
+	return s + fmt.Sprintf(" (confidence %.6g); the verdict holds at confidence %.6g for the %d claims together", r.ClaimConfidence, r.Confidence, m)
 }
 
 // runSets are the training, threshold-selection and evaluation runs of one
@@ -297,7 +340,7 @@ func (a *Audit) runSets(t *Trials, k int, bufs *buffers) (runSets, error) {
 // analyzePoint audits release point k: fit every attack on the training
 // runs, choose its rules on the selection runs, count on the evaluation
 // runs, bound ε, and test the claims.
-func (a *Audit) analyzePoint(ctx context.Context, t *Trials, k int, conf float64, bufs *buffers) (PointResult, error) {
+func (a *Audit) analyzePoint(ctx context.Context, t *Trials, k int, conf, claimConf float64, bufs *buffers) (PointResult, error) {
 	pr := PointResult{Point: a.points[k]}
 	rs, err := a.runSets(t, k, bufs)
 	if err != nil {
@@ -307,6 +350,7 @@ func (a *Audit) analyzePoint(ctx context.Context, t *Trials, k int, conf float64
 	if err != nil {
 		return pr, err
 	}
+	pr.selectionScore = a.selectionScore(&pr, best)
 	if best, bestGDP, err = a.evaluateAttacks(&pr, best, bestGDP, conf); err != nil {
 		return pr, err
 	}
@@ -315,7 +359,7 @@ func (a *Audit) analyzePoint(ctx context.Context, t *Trials, k int, conf float64
 	if pr.Ceiling, err = stats.Ceiling(pr.Region.Counts.Negatives, pr.Region.Counts.Positives, a.opts.Delta, conf); err != nil {
 		return pr, err
 	}
-	a.testClaims(&pr, k, conf)
+	a.testClaims(&pr, k, claimConf)
 	return pr, nil
 }
 
@@ -354,6 +398,22 @@ func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bu
 		}
 	}
 	return best, bestGDP, nil
+}
+
+// selectionScore ranks release point pr for the verdict when no claim
+// is tested, before any evaluation run is looked at: the selection-run
+// region bound of the attack chosen on training runs, or under Bonferroni
+// the largest over all attacks (every one is a candidate). Evaluation runs
+// must not enter: the attack reported under Bonferroni is re-picked on
+// them, and ranking by its score would choose the release on them too.
+func (a *Audit) selectionScore(pr *PointResult, best int) float64 {
+	s := pr.Attacks[best].Selection.Epsilon
+	if a.opts.AttackSelection == SelectBonferroni {
+		for _, ar := range pr.Attacks {
+			s = math.Max(s, ar.Selection.Epsilon)
+		}
+	}
+	return s
 }
 
 // evaluateAttacks bounds ε on the evaluation counts: of the attacks chosen
@@ -399,17 +459,18 @@ func (a *Audit) evaluateAttacks(pr *PointResult, best, bestGDP int, conf float64
 	return best, bestGDP, nil
 }
 
-// testClaims tests every claim at point k. Every evaluated attack's rules
+// testClaims tests every claim at point k, on the evaluation runs at
+// confidence conf (α divided among the claims, the attacks and the points
+// as the report states). Every evaluated attack's rules
 // are candidates (they share α); each claim is tested with the rule — the
 // region-bound rule or the GDP rule — whose selection-run counts refute it
 // most clearly, a choice made on selection runs only. Points are ranked
 // for the verdict on training runs only: by the selection-run evidence
 // against the claims when there are claims (the largest refutation
 // margin; −Inf where no claim speaks), else by the selection-run region
-// bound.
+// bound (selectionScore, set before the evaluation runs were counted).
 func (a *Audit) testClaims(pr *PointResult, k int, conf float64) {
 	delta := a.opts.Delta
-	pr.selectionScore = pr.Attacks[pr.Best].Selection.Epsilon
 	if len(a.claims) > 0 {
 		pr.selectionScore = math.Inf(-1)
 	}
@@ -467,7 +528,7 @@ func (r *Report) judge(points []int) {
 				r.Violations = append(r.Violations, fmt.Sprintf(
 					"%s at %s: (ε, δ) = (%.4g, %.3g) refuted — the evaluation runs' error rates (FPR ≤ %.4g, FNR ≤ %.4g at confidence %.4g) admit no (%.4g, %.3g)-DP mechanism",
 					cr.Name, r.Points[k].Point.Label, ref.Epsilon, ref.Delta,
-					ref.FPR, ref.FNR, r.TestConfidence, ref.Epsilon, ref.Delta))
+					ref.FPR, ref.FNR, r.ClaimConfidence, ref.Epsilon, ref.Delta))
 			}
 		}
 	}

@@ -144,7 +144,14 @@ type Report struct {
 	Confidence    float64 `json:"confidence"`
 	// TestConfidence is the confidence each evaluated test is run at after
 	// the Bonferroni division (equal to Confidence when nothing is divided).
-	TestConfidence  float64   `json:"test_confidence"`
+	TestConfidence float64 `json:"test_confidence"`
+	// ClaimsTested is the number of claims tested (Options.Claims and the
+	// theorem claims) and ClaimConfidence the confidence each claim's test
+	// is run at: α is divided among the claims as well, so that the
+	// verdict holds at Confidence for all of them together (absent
+	// without claims).
+	ClaimsTested    int       `json:"claims_tested,omitempty"`
+	ClaimConfidence float64   `json:"claim_confidence,omitempty"`
 	AttackSelection Selection `json:"attack_selection"`
 	PointSelection  Selection `json:"point_selection"`
 	// Multiplicity explains how α was shared.

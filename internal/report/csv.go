@@ -9,11 +9,13 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/audit"
 )
 
-// WriteCSV writes one row per release point.
+// WriteCSV writes one row per release point. eps_if_gaussian is the ε that
+// mu_lb implies if the trade-off curve is Gaussian: not a lower bound on ε
+// (see GaussianEpsilonTitle); eps_lb is.
 func WriteCSV(w io.Writer, r *audit.Report) error {
 	cw := csv.NewWriter(w)
 	head := []string{"point", "iteration", "label", "attack", "fp", "negatives", "fn", "positives",
-		"fpr_upper", "fnr_upper", "eps_lb", "gdp_attack", "gdp_fp", "gdp_fn", "mu_lb", "eps_gdp", "ceiling", "confidence", "delta", "headline",
+		"fpr_upper", "fnr_upper", "eps_lb", "gdp_attack", "gdp_fp", "gdp_fn", "mu_lb", "eps_if_gaussian", "ceiling", "confidence", "delta", "headline",
 		"exact_eps", "test_accuracy"}
 	for _, name := range r.Claims {
 		head = append(head, "claim_eps_at_delta:"+name, "claim_refuted:"+name)

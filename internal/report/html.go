@@ -138,7 +138,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	if err := WritePlot(&plot, "svg", r); err != nil {
 		return err
 	}
-	header := []string{"<release", "<attack", "FP/neg", "FN/pos", "ε_lb", "μ_lb", "ε(μ_lb) (Gaussian assumed)", "ceiling"}
+	header := []string{"<release", "<attack", "FP/neg", "FN/pos", "ε_lb", "μ_lb", "ceiling"}
 	exact, acc := r.HasExact(), r.HasAccuracy()
 	if exact {
 		header = append(header, "exact ε")
@@ -149,12 +149,12 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	for _, name := range r.Claims {
 		header = append(header, "upper bound: "+name, "claim")
 	}
-	var rows [][]string
+	var rows, gauss [][]string
 	f := stats.FormatFloat
 	for _, pr := range r.Points {
 		c := pr.Region.Counts
 		row := []string{pr.Point.Label, pr.Attacks[pr.Best].Attack, fmt.Sprintf("%d/%d", c.FP, c.Negatives),
-			fmt.Sprintf("%d/%d", c.FN, c.Positives), f(pr.Region.Epsilon), f(pr.GDP.Mu), f(pr.GDP.Epsilon), f(pr.Ceiling.Epsilon)}
+			fmt.Sprintf("%d/%d", c.FN, c.Positives), f(pr.Region.Epsilon), f(pr.GDP.Mu), f(pr.Ceiling.Epsilon)}
 		if exact {
 			row = append(row, f(float64(*pr.Exact)))
 		}
@@ -173,6 +173,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 			row = append(row, f(float64(cr.EpsilonAtDelta)), verdict)
 		}
 		rows = append(rows, row)
+		gauss = append(gauss, []string{pr.Point.Label, f(pr.GDP.Mu), f(pr.GDP.Epsilon)})
 	}
 	verdict := "Verdict: " + r.Verdict.String()
 	switch r.Verdict {
@@ -182,6 +183,9 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 		verdict = "Verdict: not refuted — the audit found no evidence against the claim (which does not prove it)."
 	case audit.VerdictNoClaim:
 		verdict = "No claim tested."
+	}
+	if l := r.ClaimLevel(); l != "" {
+		verdict += " Level: " + l + "."
 	}
 	e := r.Epsilon
 	where := "over all release points (Bonferroni)"
@@ -199,7 +203,8 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 			{"Headline", HTMLText("headline", headline) + warningsHTML(r) + HTMLText("note", r.Multiplicity) + notes(r.Notes)},
 			{"ε lower bound per release", HTMLPlot(plot.Bytes())},
 			{"Per release", HTMLTable(header, rows, r.Headline) + HTMLText("note",
-				"ε_lb is the Clopper–Pearson region bound (Heller & Fetaya eq. 12) on the evaluation runs; μ_lb is a rigorous GDP lower bound whose ε assumes a Gaussian trade-off curve; the ceiling is the largest ε_lb the run counts allow. The highlighted row is the release the verdict rests on.")},
+				"ε_lb is the Clopper–Pearson region bound (Heller & Fetaya eq. 12) on the evaluation runs; μ_lb is a rigorous lower bound on the GDP parameter μ (the ε it would imply is shown apart, below); the ceiling is the largest ε_lb the run counts allow. The highlighted row is the release the verdict rests on.")},
+			{GaussianEpsilonTitle, HTMLText("note", GaussianEpsilonNote) + HTMLTable([]string{"<release", "μ_lb", "ε(μ_lb) if Gaussian"}, gauss, -1)},
 			{"Utility per release", utilityHTML(r)},
 			{"Report as printed", template.HTML("<pre>" + template.HTMLEscapeString(table.String()) + "</pre>")},
 			{"Scenario", template.HTML("<pre>" + template.HTMLEscapeString(string(scenario)) + "</pre>")},
