@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,5 +252,19 @@ func TestCurveIterationsOverflow(t *testing.T) {
 	}
 	if !seen {
 		t.Error("1023 epochs: no theorem states T = 9214364837600034816")
+	}
+}
+
+// BenchmarkNMinRuns measures one run of Algorithm 1 on eq. 9's D4 at the
+// defaults of --n-min: the basis of nminRunWork. Read its CPU time (e.g.
+// /usr/bin/time on the test binary): ns/op is wall time, longer on a
+// loaded machine.
+func BenchmarkNMinRuns(b *testing.B) {
+	a := closedform.ProposeTestSample{Epsilon: 1, Delta: 0.001, XL: 0.9, XH: 1.8, Alpha: 2, Beta: 1, Rho1: 1.01, Rho2: 0.05, Gamma1: 0.1, N1: 17864389}
+	n, slope := 17864389.0, math.Pow(17864389, 1.005)
+	sets := []nminDataset{{"D4", []closedform.WeightedPoint{{X: 1.8, Y: slope * 1.8, Count: n - 1}, {X: 0.9, Y: slope * 0.9, Count: 1}}}}
+	b.ResetTimer()
+	if _, err := simulateNMin(context.Background(), a, sets, slope, b.N, 1); err != nil {
+		b.Fatal(err)
 	}
 }

@@ -312,10 +312,11 @@ const nminNote = "n_min is eq. 33 at m-breve; the runs use each run's own noisy 
 
 // nminRunWork is the work of one run of Algorithm 1 on a dataset of one
 // or two weighted points, in the units of docs/derivations/work-limits.md
-// (a few ns each): about 1.2 µs of CPU was measured per run (audit curve
-// --n-min --eps-posterior 1 --runs 1000000: 2.4 s for its 2·10⁶ runs, and
-// BenchmarkNMinRuns), dominated by the eleven powers and logarithms of
-// eq. 33 and the five Laplace and normal draws. At 4 ns per unit, 300.
+// (a few ns each): 1.2 to 1.5 µs of CPU was measured per run (audit curve
+// --n-min --eps-posterior 1 --runs 1000000: 2.7 s of CPU for its 2·10⁶
+// runs; BenchmarkNMinRuns: 1.5 s of CPU for 10⁶), dominated by the powers
+// and logarithms of eq. 33 and the Laplace and normal draws. At 4 to 5 ns
+// per unit, 300.
 const nminRunWork = 300
 
 // curveDefaultMaxWork is the work limit of "audit curve --n-min" without
