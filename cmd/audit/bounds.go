@@ -10,6 +10,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/internal/report"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
@@ -117,7 +118,7 @@ func printBounds(w io.Writer, cfg *scenario.Config, plan *scenario.Plan, iters i
 	head := [][2]string{
 		{"scenario   ", cfg.Name},
 		{"mechanism  ", fmt.Sprintf("%s, %d iterations", mechanisms.NameOf(plan.Mechanism), iters)},
-		{"datasets   ", fmt.Sprintf("%s (%d records) and %s, %s", plan.Pair.D.Name, plan.Pair.D.Len(), plan.Pair.DPrime.Name, plan.Pair.Adjacency)},
+		{"datasets   ", boundsDatasets(plan.Pair)},
 	}
 	for _, h := range head {
 		if err := report.WriteWrapped(w, h[0], h[1], boundsWidth); err != nil {
@@ -167,6 +168,16 @@ func printBounds(w io.Writer, cfg *scenario.Config, plan *scenario.Plan, iters i
 	fmt.Fprintln(w)
 	return report.WriteWrapped(w, "", "Constants that depend on the data (gradient bounds) are taken over the records of D and D′. "+
 		"--json gives every check with its numbers.", boundsWidth)
+}
+
+// boundsDatasets describes the adjacent datasets the theorems are stated
+// on. A program sampler may own its data (a scenario without a data
+// section): there is then no pair to describe.
+func boundsDatasets(p dataset.Pair) string {
+	if p.D == nil || p.DPrime == nil {
+		return "owned by the mechanism (the scenario has no data section)"
+	}
+	return fmt.Sprintf("%s (%d records) and %s, %s", p.D.Name, p.D.Len(), p.DPrime.Name, p.Adjacency)
 }
 
 // checksText states the assumptions checked (with their numbers), or why

@@ -1,16 +1,20 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
@@ -162,6 +166,7 @@ type curveOpts struct {
 	mBreve           float64
 	runs             int
 	seed             uint64
+	maxWork          float64
 	// Outputs.
 	jsonOut, csvOut, plotOut, htmlOut string
 	logScale                          bool
@@ -170,7 +175,7 @@ type curveOpts struct {
 // curveSynopsis is the first line of "audit curve -h".
 const curveSynopsis = "curve [--c C | --c-max-private EPS | --solve-c] [--eta-scale K | --eta ETA | --solve-eta] [flags]\n" +
 	"       audit curve --construct --eps-posterior EPS --eps-target EPS′ [--gamma1 G1] [--gamma2 G2] [flags]\n" +
-	"       audit curve --n-min --eps-posterior EPS [--rho1 R1] [--rho2 R2] [--rho3 R3] [--runs R] [flags]\n" +
+	"       audit curve --n-min --eps-posterior EPS [--rho1 R1] [--rho2 R2] [--rho3 R3] [--runs R] [--max-work W] [flags]\n" +
 	"       output flags: [--epochs FROM:TO[:STEP]] [--json FILE] [--csv FILE] [--plot FILE.svg|.png] [--log-scale] [--html FILE]"
 
 const curveAbout = "Exact lower bounds on the privacy loss of cyclic SGLD in the interim region (Heller & Fetaya §IV.B):\n" +
@@ -190,7 +195,7 @@ var curveFlagGroups = []struct {
 	{"η (one of)", []string{"eta-scale", "eta", "solve-eta"}},
 	{"Solving (--solve-c, --solve-eta)", []string{"eps-target", "at-epoch", "quantity"}},
 	{"Theorem IV.1 (--construct)", []string{"construct", "eps-posterior", "gamma2"}},
-	{"Algorithm 1 and eq. 33 (--n-min)", []string{"n-min", "rho1", "rho2", "rho3", "m-breve", "runs", "seed"}},
+	{"Algorithm 1 and eq. 33 (--n-min)", []string{"n-min", "rho1", "rho2", "rho3", "m-breve", "runs", "seed", "max-work"}},
 	{"Output", []string{"epochs", "json", "csv", "plot", "log-scale", "html"}},
 }
 
@@ -261,6 +266,8 @@ func parseCurveFlags(args []string, e *env) (*curveOpts, error) {
 	fs.floatVar(&o.mBreve, "m-breve", 0, "[0, ∞)", func(x float64) bool { return x >= 0 }, "noisy slope m̆ at which eq. 33 is shown (default n_1^ρ3), in")
 	fs.intVar(&o.runs, "runs", 1000, 0, 10000000, "runs of Algorithm 1 on each of D3 and D4, in")
 	fs.intVar(&seed, "seed", 1, 0, math.MaxInt, "seed of those runs, in")
+	fs.floatVar(&o.maxWork, "max-work", 0, "[0, ∞)", func(x float64) bool { return x >= 0 },
+		fmt.Sprintf("refuse runs whose estimated work exceeds this many units of a few ns each (0: the default %g, about 10 s), in", curveDefaultMaxWork))
 	fs.StringVar(&o.epochsFlag, "epochs", "1:70", "epochs FROM:TO or FROM:TO:STEP, at most 2000 of them; epoch 0 is the prior draw (ε = 0); "+
 		"with --construct: 1 to twice Lemma A.9's epoch")
 	fs.StringVar(&o.jsonOut, "json", "", "write params and rows as JSON to FILE (- for stdout)")
@@ -304,7 +311,7 @@ func parseCurveFlags(args []string, e *env) (*curveOpts, error) {
 	if err := o.checkModeFlags(); err != nil {
 		return nil, err
 	}
-	if err := o.checkOutputs(); err != nil {
+	if err := o.checkOutputs(e); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -343,7 +350,7 @@ func (o *curveOpts) checkModeFlags() error {
 	case modeConstruct:
 		const m = "with --construct (the construction sets n, c, η and x_l = x_h/2)"
 		if err := only(m, "n", "xl", "c", "c-max-private", "solve-c", "eta", "eta-scale", "solve-eta", "at-epoch", "quantity",
-			"rho1", "rho2", "rho3", "m-breve", "runs", "seed"); err != nil {
+			"rho1", "rho2", "rho3", "m-breve", "runs", "seed", "max-work"); err != nil {
 			return err
 		}
 		if err := require("with --construct", "eps-posterior", "eps-target"); err != nil {
@@ -369,7 +376,7 @@ func (o *curveOpts) checkModeFlags() error {
 		}
 	default:
 		const m = "without --construct or --n-min"
-		if err := only(m, "eps-posterior", "gamma2", "rho1", "rho2", "rho3", "m-breve", "runs", "seed"); err != nil {
+		if err := only(m, "eps-posterior", "gamma2", "rho1", "rho2", "rho3", "m-breve", "runs", "seed", "max-work"); err != nil {
 			return err
 		}
 		nc := 0
@@ -407,31 +414,16 @@ func (o *curveOpts) checkModeFlags() error {
 	return nil
 }
 
-// checkOutputs checks the output flags before any work.
-func (o *curveOpts) checkOutputs() error {
+// checkOutputs checks the output flags before any work, with the checks
+// every command makes (checkOutputs in output.go): each output writable and
+// a regular file, at most one on stdout, no two on the same file.
+func (o *curveOpts) checkOutputs(e *env) error {
 	if o.plotOut != "" {
 		if ext := strings.ToLower(filepath.Ext(o.plotOut)); ext != ".svg" && ext != ".png" {
 			return usagef("--plot: file name must end in .svg or .png, got %q", o.plotOut)
 		}
 	}
-	n := 0
-	for _, s := range []string{o.jsonOut, o.csvOut, o.htmlOut} {
-		if s == "-" {
-			n++
-		}
-	}
-	if n > 1 {
-		return usagef("--json, --csv and --html: at most one can write to stdout")
-	}
-	for _, x := range []struct {
-		o    output
-		name string
-	}{{output(o.jsonOut), "json"}, {output(o.csvOut), "csv"}, {output(o.plotOut), "plot"}, {output(o.htmlOut), "html"}} {
-		if err := x.o.checkWritable(x.name); err != nil {
-			return err
-		}
-	}
-	return nil
+	return checkOutputs(e, []namedOutput{{output(o.jsonOut), "json"}, {output(o.csvOut), "csv"}, {output(o.plotOut), "plot"}, {output(o.htmlOut), "html"}}, nil)
 }
 
 // parseEpochs parses FROM:TO or FROM:TO:STEP.
@@ -471,26 +463,40 @@ func epochList(p curveParams) []int {
 }
 
 func runCurve(args []string, e *env) error {
+	// SIGINT and SIGTERM end every mode with exit 130 and one line, and
+	// nothing written: the loops check ctx, and a closed-form step that
+	// cannot (a solver) is left after interruptGrace.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	o, err := parseCurveFlags(args, e)
 	if err != nil {
 		return err
 	}
 	switch o.mode {
 	case modeConstruct:
-		return runConstruct(o, e)
+		return runConstruct(ctx, o, e)
 	case modeNMin:
-		return runNMin(o, e)
+		return runNMin(ctx, o, e)
 	}
-	ce, err := o.counterexample()
+	rep, err := untilInterrupted(ctx, func() (curveReport, error) {
+		ce, err := o.counterexample()
+		if err != nil {
+			return curveReport{}, err
+		}
+		return o.curveReport(ctx, ce)
+	})
+	if ctx.Err() != nil {
+		return errCurveInterrupted
+	}
 	if err != nil {
 		return err
 	}
-	rep, err := o.curveReport(ce)
-	if err != nil {
-		return err
-	}
-	return o.render(e, rep, printCurve)
+	return o.render(ctx, e, rep, printCurve)
 }
+
+// errCurveInterrupted ends "audit curve" stopped by SIGINT or SIGTERM before
+// it wrote anything.
+var errCurveInterrupted = interruptedError{"interrupted; nothing was written"}
 
 // counterexample resolves c and η — given, or solved for — into the
 // configuration whose curves are printed.
@@ -599,7 +605,7 @@ func solveErr(flagName string, err error) error {
 
 // curveReport computes the posterior's ε, the SGLD theorems' verdicts and
 // the rows.
-func (o *curveOpts) curveReport(ce closedform.Counterexample) (curveReport, error) {
+func (o *curveOpts) curveReport(ctx context.Context, ce closedform.Counterexample) (curveReport, error) {
 	p := o.p
 	rep := curveReport{Params: p, Note: curveNote, Solve: o.solved}
 	dom := closedform.LinRegDomain{N: p.N, Alpha: p.Alpha, Beta: p.Beta, Gamma1: p.Gamma1, XH: p.XH, XL: p.XL, C: p.C}
@@ -619,9 +625,22 @@ func (o *curveOpts) curveReport(ce closedform.Counterexample) (curveReport, erro
 	// records whose gradients matter are the two kinds in D1 ∪ D2.
 	sg := &mechanisms.SGLD{Step: mechanisms.StepSchedule{Eta: ce.Eta}, Batch: 1, Scheme: mechanisms.Cyclic, Epochs: max(p.To, 1)}
 	recs := []dataset.Record{{X: []float64{p.XH}, Y: p.C * p.XH}, {X: []float64{p.XH / 2}, Y: p.C * p.XH / 2}}
-	for _, g := range mechanisms.SamplerGuarantees(sg, mechanisms.Setting{Model: mechanisms.NewLinReg1D(p.Alpha, p.Beta), Records: recs, Adjacency: dataset.ReplaceOne, N: p.N, Iterations: max(p.To, 1) * p.N}) {
+	// T = epochs · n iterations: n ≤ 2^53 and epochs ≤ 2^31 may overflow an
+	// int. The theorems are then listed, each saying why it gives no
+	// number, rather than evaluated at a wrapped-around T.
+	iters, ok := mechanisms.MulCount(max(p.To, 1), p.N)
+	tooLong := ""
+	if !ok {
+		tooLong = fmt.Sprintf("not evaluated: %d epochs of n = %d records are %s iterations, more than an int counts",
+			max(p.To, 1), p.N, fmtG(float64(max(p.To, 1))*float64(p.N)))
+		iters = 1
+	}
+	for _, g := range mechanisms.SamplerGuarantees(sg, mechanisms.Setting{Model: mechanisms.NewLinReg1D(p.Alpha, p.Beta), Records: recs, Adjacency: dataset.ReplaceOne, N: p.N, Iterations: iters}) {
 		b := curveSGLDBound{Source: mechanisms.GuaranteeLabel(g), Applies: g.Applies, Reason: g.Reason}
-		if g.Applies {
+		if tooLong != "" {
+			b.Applies, b.Reason = false, tooLong
+		}
+		if b.Applies {
 			if eps, err := g.Epsilon(p.Delta); err == nil {
 				v := stats.JSONFloat(eps)
 				b.Epsilon = &v
@@ -629,7 +648,7 @@ func (o *curveOpts) curveReport(ce closedform.Counterexample) (curveReport, erro
 		}
 		rep.SGLDBounds = append(rep.SGLDBounds, b)
 	}
-	rows, err := curveRows(ce, epochList(p), p.Delta)
+	rows, err := curveRows(ctx, ce, epochList(p), p.Delta)
 	if err != nil {
 		return rep, err
 	}
@@ -638,8 +657,9 @@ func (o *curveOpts) curveReport(ce closedform.Counterexample) (curveReport, erro
 }
 
 // curveRows evaluates the four curves at each epoch, concurrently (the
-// result does not depend on the number of workers).
-func curveRows(ce closedform.Counterexample, epochs []int, delta float64) ([]curveRow, error) {
+// result does not depend on the number of workers). It stops at the next
+// epoch once ctx is cancelled, returning ctx's error.
+func curveRows(ctx context.Context, ce closedform.Counterexample, epochs []int, delta float64) ([]curveRow, error) {
 	// One evaluation up front turns parameter errors (e.g. a c too large
 	// for float64) into usage errors before any work is spread out.
 	for _, ep := range []int{epochs[0], epochs[len(epochs)-1]} {
@@ -674,11 +694,19 @@ func curveRows(ce closedform.Counterexample, epochs []int, delta float64) ([]cur
 			}
 		}()
 	}
+feed:
 	for i := range epochs {
-		next <- i
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
 	}
 	close(next)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for _, err := range errs {
 		if err != nil {
 			// Only parameter errors are returned, e.g. a c too large for float64.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"html/template"
@@ -24,8 +25,8 @@ import (
 // render writes the report: the table on stdout (unless an output takes
 // stdout) and every requested file. The plot and the HTML page are drawn
 // before anything is printed, so that a plot that cannot be drawn fails
-// the command cleanly.
-func (o *curveOpts) render(e *env, rep curveReport, print func(io.Writer, curveReport)) error {
+// the command cleanly. An interruption (ctx) stops before the next output.
+func (o *curveOpts) render(ctx context.Context, e *env, rep curveReport, print func(io.Writer, curveReport)) error {
 	var plotBuf, htmlBuf bytes.Buffer
 	if o.plotOut != "" {
 		if err := plotCurve(&plotBuf, rep, o.plotOut, o.logScale); err != nil {
@@ -37,19 +38,29 @@ func (o *curveOpts) render(e *env, rep curveReport, print func(io.Writer, curveR
 			return err
 		}
 	}
+	if ctx.Err() != nil {
+		return errCurveInterrupted
+	}
 	if o.jsonOut != "-" && o.csvOut != "-" && o.htmlOut != "-" {
 		print(e.stdout, rep)
 	}
-	if err := output(o.htmlOut).write(e, func(w io.Writer) error { _, err := htmlBuf.WriteTo(w); return err }); err != nil {
-		return err
+	for _, w := range []struct {
+		out  string
+		fill func(w io.Writer) error
+	}{
+		{o.htmlOut, func(w io.Writer) error { _, err := htmlBuf.WriteTo(w); return err }},
+		{o.plotOut, func(w io.Writer) error { _, err := plotBuf.WriteTo(w); return err }},
+		{o.csvOut, func(w io.Writer) error { return writeCurveCSV(w, rep) }},
+		{o.jsonOut, func(w io.Writer) error { return writeJSONTo(w, rep) }},
+	} {
+		if ctx.Err() != nil {
+			return interruptedError{"interrupted while writing the outputs; those not yet written were not written"}
+		}
+		if err := output(w.out).write(e, w.fill); err != nil {
+			return err
+		}
 	}
-	if err := output(o.plotOut).write(e, func(w io.Writer) error { _, err := plotBuf.WriteTo(w); return err }); err != nil {
-		return err
-	}
-	if err := output(o.csvOut).write(e, func(w io.Writer) error { return writeCurveCSV(w, rep) }); err != nil {
-		return err
-	}
-	return output(o.jsonOut).writeJSON(e, rep)
+	return nil
 }
 
 // etaText describes the step size as chosen.

@@ -248,8 +248,8 @@ func TestCurveBadInput(t *testing.T) {
 		{with("--c", "1", "--xl", "2"), "--xl: must be in (0, x_h] = (0, 1.8], got 2"},
 		{with("--c", "1", "--plot", filepath.Join(dir, "p.pdf")), "--plot: file name must end in .svg or .png"},
 		{with("--c", "1", "--plot", "/no/such/dir/p.svg"), `--plot: directory "/no/such/dir" does not exist`},
-		{with("--c", "1", "--json", "-", "--csv", "-"), "--json, --csv and --html: at most one can write to stdout"},
-		{with("--c", "1", "--json", "-", "--html", "-"), "--json, --csv and --html: at most one can write to stdout"},
+		{with("--c", "1", "--json", "-", "--csv", "-"), "only one of --json, --csv, --html can write to stdout (-), got --json and --csv"},
+		{with("--c", "1", "--json", "-", "--html", "-"), "only one of --json, --csv, --html can write to stdout (-), got --json and --html"},
 		{with("--c", "1", "--lemma-a1", "loose"), "--lemma-a1: must be conservative or printed"},
 		{with("--c-max-private", "0.5"), "--c-max-private: no c > 0 makes one posterior draw"},
 		{[]string{"curve", "--n", "0", "--c", "1"}, `--n: invalid value "0": must be an integer in [1,`},
@@ -284,7 +284,7 @@ func TestCurveHelp(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	synopsis := out[:strings.Index(out, "\n\n")]
-	for _, f := range []string{"--c C", "--c-max-private", "--solve-c", "--eta-scale", "--solve-eta", "--construct", "--n-min",
+	for _, f := range []string{"--c C", "--c-max-private", "--solve-c", "--eta-scale", "--solve-eta", "--construct", "--n-min", "--max-work",
 		"--epochs", "--json", "--csv", "--plot", "--log-scale", "--html"} {
 		if !strings.Contains(synopsis, f) {
 			t.Errorf("synopsis lacks %s:\n%s", f, synopsis)
@@ -317,8 +317,8 @@ func TestCurveHelp(t *testing.T) {
 			t.Errorf("--%s: no range: %q", name, line)
 		}
 	}
-	if seen != 33 {
-		t.Errorf("%d flags listed, want 33", seen)
+	if seen != 34 {
+		t.Errorf("%d flags listed, want 34", seen)
 	}
 	out, _, _ = runCLI(t, "-h")
 	if !strings.Contains(out, "curve") {

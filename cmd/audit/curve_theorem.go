@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -70,32 +71,55 @@ type curveTheoremCheck struct {
 
 // runConstruct computes Theorem IV.1's construction, checks it with the
 // exact quantities and prints it with the curves of the instance.
-func runConstruct(o *curveOpts, e *env) error {
+func runConstruct(ctx context.Context, o *curveOpts, e *env) error {
+	type result struct {
+		cons curveConstruction
+		body *curveReport // nil when no instance can be built
+	}
+	r, err := untilInterrupted(ctx, func() (result, error) {
+		cons, body, err := o.construct(ctx)
+		return result{cons, body}, err
+	})
+	if ctx.Err() != nil {
+		return errCurveInterrupted
+	}
+	if err != nil {
+		return err
+	}
+	if r.body == nil {
+		// No instance: the construction is the answer; there are no curves.
+		if o.jsonOut != "-" {
+			printConstruction(e.stdout, r.cons)
+		}
+		return output(o.jsonOut).writeJSON(e, struct {
+			Construction curveConstruction `json:"construction"`
+		}{r.cons})
+	}
+	return o.render(ctx, e, *r.body, printCurve)
+}
+
+// construct builds Theorem IV.1's construction and, when an instance can
+// be built, checks it and computes the curves of the instance.
+func (o *curveOpts) construct(ctx context.Context) (curveConstruction, *curveReport, error) {
 	p := &o.p
 	th, err := closedform.NewTheoremIV1(closedform.TheoremIV1Params{
 		Epsilon: o.epsPosterior, EpsilonPrime: o.epsTarget, Delta: p.Delta, Gamma1: p.Gamma1, Gamma2: o.gamma2,
 		Alpha: p.Alpha, Beta: p.Beta, XH: p.XH})
 	if err != nil {
-		return constructErr(err)
+		return curveConstruction{}, nil, constructErr(err)
 	}
 	cons := newCurveConstruction(th)
 	if len(th.Limits) > 0 {
-		// No instance: the construction is the answer; there are no curves.
 		for _, f := range []string{"csv", "plot", "html", "epochs"} {
 			if o.set[f] {
-				return usagef("--%s: no curves, since no instance of the construction can be built: %s", f, th.Limits[0])
+				return cons, nil, usagef("--%s: no curves, since no instance of the construction can be built: %s", f, th.Limits[0])
 			}
 		}
-		if o.jsonOut != "-" {
-			printConstruction(e.stdout, cons)
-		}
-		return output(o.jsonOut).writeJSON(e, struct {
-			Construction curveConstruction `json:"construction"`
-		}{cons})
+		return cons, nil, nil
 	}
 	chk, err := th.Verify(o.variant)
 	if err != nil {
-		return usagef("--construct: %v", err)
+		return cons, nil, usagef("--construct: %v", err)
 	}
 	cons.Check = &curveTheoremCheck{
 		LemmaA1: o.variant.String(), PosteriorEpsilon: chk.PosteriorEpsilon, PosteriorOrder: chk.PosteriorOrder,
@@ -107,7 +131,7 @@ func runConstruct(o *curveOpts, e *env) error {
 	}
 	ce, _, err := th.Instance()
 	if err != nil {
-		return usagef("--construct: %v", err)
+		return cons, nil, usagef("--construct: %v", err)
 	}
 	// The curves of the instance: by default from epoch 1 to twice Lemma
 	// A.9's epoch.
@@ -120,12 +144,12 @@ func runConstruct(o *curveOpts, e *env) error {
 	p.S = ce.S()
 	p.OneMinusLambda = ce.Eta * p.S / 2
 	p.LambdaPowN = math.Exp(float64(p.N) * math.Log1p(-p.OneMinusLambda))
-	body, err := o.curveReport(ce)
+	body, err := o.curveReport(ctx, ce)
 	if err != nil {
-		return err
+		return cons, nil, err
 	}
 	body.Construction = &cons
-	return o.render(e, body, printCurve)
+	return cons, &body, nil
 }
 
 // constructErr names the flag of a construction parameter error.
@@ -286,59 +310,64 @@ const nminNote = "n_min is eq. 33 at m-breve; the runs use each run's own noisy 
 	"D3 = n1 records (x_h, n1^rho3 x_h), D4 replaces one by (x_h/2, n1^rho3 x_h/2) (eq. 9). " +
 	"Readings of the paper are listed in docs/derivations/interim-region.md."
 
-// runNMin evaluates eq. 33 and runs Algorithm 1 on eq. 9's datasets.
-func runNMin(o *curveOpts, e *env) error {
-	p := o.p
-	a := closedform.ProposeTestSample{Epsilon: o.epsPosterior, Delta: p.Delta, XL: p.XL, XH: p.XH, Alpha: p.Alpha, Beta: p.Beta,
-		Rho1: o.rho1, Rho2: o.rho2, Gamma1: p.Gamma1, N1: float64(p.N)}
-	if err := a.Validate(); err != nil {
-		name, rest, _ := strings.Cut(err.Error(), ":")
-		switch name {
-		case "epsilon":
-			name = "eps-posterior"
-		case "n1":
-			name = "n"
-		}
-		return usageError{"--" + name + ":" + rest}
+// nminRunWork is the work of one run of Algorithm 1 on a dataset of one
+// or two weighted points, in the units of docs/derivations/work-limits.md
+// (a few ns each): 1.2 to 1.5 µs of CPU was measured per run (audit curve
+// --n-min --eps-posterior 1 --runs 1000000: 2.7 s of CPU for its 2·10⁶
+// runs; BenchmarkNMinRuns: 1.5 s of CPU for 10⁶), dominated by the powers
+// and logarithms of eq. 33 and the Laplace and normal draws. At 4 to 5 ns
+// per unit, 300.
+const nminRunWork = 300
+
+// curveDefaultMaxWork is the work limit of "audit curve --n-min" without
+// --max-work: about 10 s of CPU at 4 ns per unit, the budget the epoch
+// limit (maxEpochRows) gives the curves.
+const curveDefaultMaxWork = 2.5e9
+
+// nminWork is the estimated work of runs runs of Algorithm 1 on each of
+// the two datasets.
+func nminWork(runs int) float64 { return 2 * float64(runs) * nminRunWork }
+
+// checkNMinWork refuses, before any run, runs whose estimated work exceeds
+// maxWork (0: curveDefaultMaxWork), naming --max-work and the limit.
+func checkNMinWork(runs int, maxWork float64) error {
+	if maxWork == 0 {
+		maxWork = curveDefaultMaxWork
 	}
-	slope := math.Pow(float64(p.N), o.rho3)
-	m := slope
-	if o.set["m-breve"] {
-		m = o.mBreve
+	if w := nminWork(runs); w > maxWork {
+		return usagef("--max-work: 2 × %d runs of Algorithm 1 × %d units is estimated at %.3g work units, beyond the limit of %.3g "+
+			"(a unit takes a few nanoseconds; raise --max-work to run it on purpose, or give fewer --runs)", runs, nminRunWork, w, maxWork)
 	}
-	nm, err := a.NMin(m)
-	if err != nil {
-		return usageError{"--" + err.Error()}
-	}
-	var r nminReport
-	r.Params.N1, r.Params.Eps, r.Params.Delta, r.Params.XL, r.Params.XH = p.N, o.epsPosterior, p.Delta, p.XL, p.XH
-	r.Params.Alpha, r.Params.Beta, r.Params.Gamma1 = p.Alpha, p.Beta, p.Gamma1
-	r.Params.Rho1, r.Params.Rho2, r.Params.Rho3, r.Params.MBreve = o.rho1, o.rho2, o.rho3, m
-	r.Params.Runs, r.Params.Seed = o.runs, o.seed
-	r.NMin.Nu, r.NMin.B2, r.NMin.N1Term, r.NMin.Value = nm.Nu, nm.B2, stats.JSONFloat(nm.N1Term), stats.JSONFloat(nm.Value)
-	for i, x := range nm.B1 {
-		r.NMin.B1[i] = stats.JSONFloat(x)
-	}
-	r.Note = nminNote
-	n := float64(p.N)
-	sets := []struct {
-		name string
-		d    []closedform.WeightedPoint
-	}{
-		{"D3", []closedform.WeightedPoint{{X: p.XH, Y: slope * p.XH, Count: n}}},
-		{"D4", []closedform.WeightedPoint{{X: p.XH, Y: slope * p.XH, Count: n - 1}, {X: p.XH / 2, Y: slope * p.XH / 2, Count: 1}}},
-	}
+	return nil
+}
+
+// nminDataset is one of eq. 9's datasets.
+type nminDataset struct {
+	name string
+	d    []closedform.WeightedPoint
+}
+
+// simulateNMin runs Algorithm 1 runs times on each dataset, dataset k from
+// the stream (seed, k), and counts where the runs ended. It checks ctx
+// every nminCheckEvery runs and returns its error once cancelled.
+func simulateNMin(ctx context.Context, a closedform.ProposeTestSample, sets []nminDataset, slope float64, runs int, seed uint64) ([]nminRuns, error) {
+	var out []nminRuns
 	for k, s := range sets {
 		// One stream per dataset, so that either's counts do not depend on
 		// the other's.
-		rng := rand.New(rand.NewPCG(o.seed, uint64(k)))
+		rng := rand.New(rand.NewPCG(seed, uint64(k)))
 		res := nminRuns{Name: s.name, Slope: slope}
 		var sumNMin float64
 		reached := 0
-		for range o.runs {
+		for i := range runs {
+			if i%nminCheckEvery == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			run, err := a.Run(s.d, rng)
 			if err != nil {
-				return usageError{"--" + err.Error()}
+				return nil, usageError{"--" + err.Error()}
 			}
 			switch {
 			case run.Line == 14:
@@ -360,7 +389,63 @@ func runNMin(o *curveOpts, e *env) error {
 		if reached > 0 {
 			res.MeanNMin = sumNMin / float64(reached)
 		}
-		r.Datasets = append(r.Datasets, res)
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// nminCheckEvery is how many runs of Algorithm 1 pass between two looks at
+// the context: about a millisecond.
+const nminCheckEvery = 1024
+
+// runNMin evaluates eq. 33 and runs Algorithm 1 on eq. 9's datasets.
+func runNMin(ctx context.Context, o *curveOpts, e *env) error {
+	p := o.p
+	a := closedform.ProposeTestSample{Epsilon: o.epsPosterior, Delta: p.Delta, XL: p.XL, XH: p.XH, Alpha: p.Alpha, Beta: p.Beta,
+		Rho1: o.rho1, Rho2: o.rho2, Gamma1: p.Gamma1, N1: float64(p.N)}
+	if err := a.Validate(); err != nil {
+		name, rest, _ := strings.Cut(err.Error(), ":")
+		switch name {
+		case "epsilon":
+			name = "eps-posterior"
+		case "n1":
+			name = "n"
+		}
+		return usageError{"--" + name + ":" + rest}
+	}
+	if err := checkNMinWork(o.runs, o.maxWork); err != nil {
+		return err
+	}
+	slope := math.Pow(float64(p.N), o.rho3)
+	m := slope
+	if o.set["m-breve"] {
+		m = o.mBreve
+	}
+	nm, err := a.NMin(m)
+	if err != nil {
+		return usageError{"--" + err.Error()}
+	}
+	var r nminReport
+	r.Params.N1, r.Params.Eps, r.Params.Delta, r.Params.XL, r.Params.XH = p.N, o.epsPosterior, p.Delta, p.XL, p.XH
+	r.Params.Alpha, r.Params.Beta, r.Params.Gamma1 = p.Alpha, p.Beta, p.Gamma1
+	r.Params.Rho1, r.Params.Rho2, r.Params.Rho3, r.Params.MBreve = o.rho1, o.rho2, o.rho3, m
+	r.Params.Runs, r.Params.Seed = o.runs, o.seed
+	r.NMin.Nu, r.NMin.B2, r.NMin.N1Term, r.NMin.Value = nm.Nu, nm.B2, stats.JSONFloat(nm.N1Term), stats.JSONFloat(nm.Value)
+	for i, x := range nm.B1 {
+		r.NMin.B1[i] = stats.JSONFloat(x)
+	}
+	r.Note = nminNote
+	n := float64(p.N)
+	sets := []nminDataset{
+		{"D3", []closedform.WeightedPoint{{X: p.XH, Y: slope * p.XH, Count: n}}},
+		{"D4", []closedform.WeightedPoint{{X: p.XH, Y: slope * p.XH, Count: n - 1}, {X: p.XH / 2, Y: slope * p.XH / 2, Count: 1}}},
+	}
+	r.Datasets, err = simulateNMin(ctx, a, sets, slope, o.runs, o.seed)
+	if ctx.Err() != nil {
+		return errCurveInterrupted
+	}
+	if err != nil {
+		return err
 	}
 	if o.jsonOut != "-" {
 		printNMin(e.stdout, r)

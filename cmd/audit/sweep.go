@@ -204,6 +204,58 @@ func (pt *sweepPoint) apply(as []assignment) error {
 	return nil
 }
 
+// paramKey is the parameter a name of --sweep, --set or --series sets: T
+// is iterations, and q sets the batch size (batch = q·n).
+func paramKey(name string) string {
+	switch name {
+	case "T":
+		return "iterations"
+	case "q":
+		return "batch"
+	}
+	return name
+}
+
+// checkSweepNames refuses a parameter given by two flags (or twice by one):
+// swept and also set (the set value was silently overridden), a series
+// over the swept parameter, q with batch. Each parameter takes its values
+// from one place.
+func checkSweepNames(sweep, series []string, sets []assignment) error {
+	type use struct{ flag, name string }
+	seen := map[string]use{}
+	add := func(flag, name string) error {
+		k := paramKey(name)
+		u, ok := seen[k]
+		if !ok {
+			seen[k] = use{flag, name}
+			return nil
+		}
+		also := ""
+		if u.name != name {
+			also = fmt.Sprintf(" (%s and %s both set %s)", u.name, name, k)
+		}
+		return usagef("--%s: %s is already given by --%s %s%s; a parameter takes its values from one flag", flag, name, u.flag, u.name, also)
+	}
+	for _, n := range sweep {
+		if err := add("sweep", n); err != nil {
+			return err
+		}
+	}
+	for _, a := range sets {
+		for _, n := range a.names {
+			if err := add("set", n); err != nil {
+				return err
+			}
+		}
+	}
+	for _, n := range series {
+		if err := add("series", n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // setSamplerField returns a copy of s with the field at the YAML path (dots
 // for nested fields, as in step.eta) set to v: s is encoded as YAML, the
 // field set, and the result decoded into a new value of s's type, refusing
@@ -333,6 +385,9 @@ func runSweep(e *env, cfg *scenario.Config, plan *scenario.Plan, f sweepFlags, d
 			return err
 		}
 	}
+	if err := checkSweepNames(names, seriesNames, sets); err != nil {
+		return err
+	}
 	for _, o := range []struct{ v, name string }{{f.plot, "plot"}, {f.csv, "csv"}} {
 		if err := output(o.v).checkWritable(o.name); err != nil {
 			return err
@@ -359,6 +414,9 @@ func runSweep(e *env, cfg *scenario.Config, plan *scenario.Plan, f sweepFlags, d
 	var rows []sweepRow
 	var labels []string
 	seen := map[string]bool{}
+	// why is the first reason a theorem gave for not applying, to say why
+	// no row has a number when none has.
+	why := ""
 	for _, sv := range seriesVals {
 		for _, v := range vals {
 			pt := sweepPoint{sampler: plan.Sampler, st: mechanisms.SettingOf(plan.Model, plan.Pair, baseIters)}
@@ -369,6 +427,13 @@ func runSweep(e *env, cfg *scenario.Config, plan *scenario.Plan, f sweepFlags, d
 			}
 			if err := pt.apply(as); err != nil {
 				return err
+			}
+			// A batch is drawn from the n records: more than n is no
+			// setting at all, and every theorem would just not apply (an
+			// empty table). A sampler without a batch reads as 0 here.
+			if b, ok := yamlNumberAt(pt.sampler, []string{"batch"}); ok && b > float64(pt.st.N) {
+				return usagef("--sweep at %s = %g: batch: the batch size must be in [1, n] = [1, %d] (n: the dataset size the theorems see), got %g",
+					strings.Join(names, ","), v, pt.st.N, b)
 			}
 			if !pt.nChanged {
 				if err := pt.sampler.Check(plan.Model, plan.Pair.D); err != nil {
@@ -382,6 +447,9 @@ func runSweep(e *env, cfg *scenario.Config, plan *scenario.Plan, f sweepFlags, d
 			}
 			for _, g := range mechanisms.SamplerGuarantees(pt.sampler, pt.st) {
 				if !g.Applies {
+					if why == "" {
+						why = fmt.Sprintf("at %s = %g: %s: %s", strings.Join(names, ","), v, mechanisms.GuaranteeLabel(g), g.Reason)
+					}
 					continue
 				}
 				eps, err := g.Epsilon(delta)
@@ -410,6 +478,10 @@ func runSweep(e *env, cfg *scenario.Config, plan *scenario.Plan, f sweepFlags, d
 			}
 			rows = append(rows, row)
 		}
+	}
+	if len(labels) == 0 {
+		// Every row would be empty: no table that looks like a result.
+		return usagef("--sweep: no theorem applies at any of the %d points, so no row has a value (%s)", len(rows), why)
 	}
 	what := strings.Join(names, ",")
 	if !output(jsonOut).toStdout() && !output(f.csv).toStdout() {

@@ -180,3 +180,58 @@ func TestSweepErrors(t *testing.T) {
 		t.Errorf("accuracy on logistic: exit %d %q", code, errs)
 	}
 }
+
+// Accepted nonsense, refused: a parameter given by two flags (the --set
+// value was silently overridden by the sweep, yet printed as "fixed"; a
+// series over the swept parameter repeated one column), a batch larger
+// than the dataset (every theorem failed: an empty table, exit 0), and a
+// sweep at which no theorem applies anywhere (the same empty table). Each
+// is one line, exit 2, nothing on stdout.
+func TestSweepNonsense(t *testing.T) {
+	for _, c := range []struct {
+		scenario string
+		args     []string
+		want     string
+	}{
+		{"dp-barker-linreg", []string{"--sweep", "iterations=10:100:3", "--set", "iterations=5"},
+			"--set: iterations is already given by --sweep iterations; a parameter takes its values from one flag"},
+		{"dp-barker-linreg", []string{"--sweep", "iterations=10:100:3", "--set", "T=5"},
+			"--set: T is already given by --sweep iterations (iterations and T both set iterations)"},
+		{"dp-barker-linreg", []string{"--sweep", "iterations=10:100:3", "--series", "iterations=1,2"},
+			"--series: iterations is already given by --sweep iterations"},
+		{"dp-barker-linreg", []string{"--sweep", "iterations=10:100:3", "--set", "n=10", "--series", "n=100,200"},
+			"--series: n is already given by --set n"},
+		{"dp-barker-linreg", []string{"--sweep", "q=0.1:0.5", "--set", "batch=3"},
+			"--set: batch is already given by --sweep q (q and batch both set batch)"},
+		{"dp-barker-linreg", []string{"--sweep", "iterations=10:100:3", "--set", "n=10", "--set", "n=20"},
+			"--set: n is already given by --set n"},
+		{"dp-barker-linreg", []string{"--sweep", "iterations=10:100:3", "--set", "batch=1e9", "--set", "n=10"},
+			"--sweep at iterations = 10: batch: the batch size must be in [1, n] = [1, 10] (n: the dataset size the theorems see), got 1e+09"},
+		// n swept below a fixed batch: the first point with batch > n.
+		{"dp-barker-linreg", []string{"--sweep", "n=5:1000:3", "--set", "batch=10"},
+			"--sweep at n = 5: batch: the batch size must be in [1, n] = [1, 5]"},
+		{"sgld-interim", []string{"--sweep", "iterations=10:100:3", "--set", "batch=1e9", "--set", "n=10"},
+			"batch: the batch size must be in [1, n] = [1, 10]"},
+		// Unclipped SGLD on linear regression: no theorem applies at any
+		// step size.
+		{"sgld-interim", []string{"--sweep", "step.eta=0.001:0.002:3"},
+			"--sweep: no theorem applies at any of the 3 points, so no row has a value (at step.eta = 0.001: Bertazzi et al. 2025"},
+	} {
+		args := append([]string{"bounds", "../../testdata/" + c.scenario + ".yaml"}, c.args...)
+		out, errs, code := runCLI(t, args...)
+		if code != exitUsage || out != "" || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%s %v: exit %d, stdout %.60q, stderr %q; want one line with %q", c.scenario, c.args, code, out, errs, c.want)
+		}
+	}
+	// The same flags without the conflict are accepted: batch = n, and a
+	// series over another parameter than the swept one.
+	for _, args := range [][]string{
+		{"--sweep", "iterations=10:100:3", "--set", "batch=20", "--set", "n=20"},
+		{"--sweep", "iterations=10:100:3", "--series", "n=1000,2000"},
+	} {
+		out, errs, code := runCLI(t, append([]string{"bounds", "../../testdata/dp-barker-linreg.yaml"}, args...)...)
+		if code != exitOK || errs != "" || !strings.Contains(out, "Heikkilä et al. 2019") {
+			t.Errorf("%v: exit %d, stderr %q, stdout:\n%s", args, code, errs, out)
+		}
+	}
+}

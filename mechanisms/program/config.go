@@ -30,8 +30,22 @@ const (
 	// MaxLineBytes bounds one stdout line of a program (its handshake or an
 	// answer), newline excluded.
 	MaxLineBytes = 1 << 28
-	// MaxValues bounds dim × number of releases in a handshake.
-	MaxValues = 1 << 26
+	// MaxValueBytes is the longest a finite float64 takes in an answer
+	// written as JSON encoders write it, with the fewest digits that
+	// round-trip: a sign and 17 significant digits, with a point and an
+	// exponent ("-2.2250738585072014e-308", 24 bytes: Python's repr and
+	// json, Go's strconv) or in fixed notation down to 10⁻⁶
+	// ("-0.0000012345678901234567", 25 bytes: JavaScript, Go's
+	// encoding/json). Longer spellings (more digits than round-trip
+	// needs) are valid JSON but not budgeted for.
+	MaxValueBytes = 25
+	// MaxValues bounds dim × number of releases in a handshake, so that
+	// every answer fits in MaxLineBytes: a value takes at most
+	// MaxValueBytes plus ", " after it, and with dim = 1 "[" and "]"
+	// around it, 29 bytes; {"trial": 9223372036854775807, "releases": }
+	// adds 44. 29 × 2^23 + 44 = 243,269,676 ≤ 2^28 = 268,435,456, which
+	// leaves 25 MB for "info"; 2^24 values would not fit.
+	MaxValues = 1 << 23
 	// MaxRetries bounds Config.Retries.
 	MaxRetries = 100
 	// StderrTail is the number of stderr lines kept per process for error

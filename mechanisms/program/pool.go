@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -310,10 +312,14 @@ func (pl *Pool) readHandshake(ctx context.Context, p *proc) (Handshake, *Error) 
 	}
 }
 
-// stdoutEnded builds the error for a process whose stdout ended (when):
-// it waits for the process to exit (killing it after exitWait if it only
-// closed its stdout), then reports its exit status, or a line too long.
-// The caller kills and reaps p.
+// stdoutEnded builds the error for a process whose stdout ended (when),
+// or that wrote a line too long. A process whose stdout has reached end of
+// file can answer nothing more: it is taken as dead at once — its group
+// killed and the process reaped, with no time given to exit — so that a
+// program that closes its stdout and lives on costs no wait. Its exit
+// status then tells a crash (it had exited by itself: exit 3, a signal)
+// from a program that only closed its stdout (it died of our SIGKILL).
+// The caller kills and reaps p (again: a no-op).
 func (pl *Pool) stdoutEnded(p *proc, when string) *Error {
 	e := &Error{Command: pl.cfg.Command, Process: p.id}
 	if errors.Is(p.readErr, errLineTooLong) {
@@ -322,24 +328,34 @@ func (pl *Pool) stdoutEnded(p *proc, when string) *Error {
 		e.Line = string(p.partial)
 		return e
 	}
-	t := time.NewTimer(exitWait)
-	defer t.Stop()
-	select {
-	case <-p.exited:
-		e.Fault, e.Err = FaultCrash, p.waitErr
+	p.kill()
+	e.Fault = FaultCrash
+	if p.killed.Load() && killedBySIGKILL(p.waitErr) {
+		e.Detail = fmt.Sprintf("process %d closed its stdout %s without exiting (end of file on its stdout); it was taken as dead and its process group was killed", p.id, when)
+	} else {
+		e.Err = p.waitErr
 		e.Detail = fmt.Sprintf("process %d exited (%s) %s", p.id, p.exitStatus(), when)
-	case <-t.C:
-		p.kill()
-		e.Fault = FaultCrash
-		e.Detail = fmt.Sprintf("process %d closed its stdout %s without exiting; its process group was killed", p.id, when)
 	}
 	if len(p.partial) > 0 {
 		e.Detail += ", leaving an unterminated stdout line"
 		e.Line = string(p.partial)
 	}
-	p.waitStderr()
 	e.Stderr = p.stderrTail()
 	return e
+}
+
+// killedBySIGKILL reports whether cmd.Wait's error says the process died
+// of SIGKILL.
+func killedBySIGKILL(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(interface {
+		Signaled() bool
+		Signal() syscall.Signal
+	})
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
 // exchange sends r to p and waits for its answer. On a fault (third

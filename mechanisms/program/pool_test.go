@@ -412,7 +412,7 @@ func TestHandshakeFaults(t *testing.T) {
 		says  string
 	}{
 		{"bad-version", FaultHandshake, "handshake mcmcaudit: must be 1 (this tool speaks mcmcaudit/1), got 2"},
-		{"bad-dim", FaultHandshake, "handshake dim: must be an integer in [1, 67108864], got 0"},
+		{"bad-dim", FaultHandshake, "handshake dim: must be an integer in [1, 8388608] (each answer carries dim × releases numbers on one line, which may not exceed 2^28 bytes), got 0"},
 		{"no-releases", FaultHandshake, "handshake releases: must hold 1 to"},
 		{"handshake-not-json", FaultHandshake, "the first stdout line (the handshake"},
 		{"exit-at-start", FaultCrash, `exited (exit status 1) before its handshake; command: ` + testBinary(t) + ` -fake-flag-ignored; last 2 stderr lines: "Traceback (most recent call last):" | "ModuleNotFoundError: No module named 'numpy'"`},
@@ -822,14 +822,14 @@ func TestWireEdgeCases(t *testing.T) {
 		t.Errorf("BOM and unknown keys: %v %v", hs, f)
 	}
 	for line, says := range map[string]string{
-		`{"mcmcaudit": 1, "dim": 2.5, "releases": ["a"]}`:           "handshake dim: must be an integer",
-		`{"mcmcaudit": 1, "dim": 2, "releases": "a"}`:               "handshake releases: must be an array",
-		`{"mcmcaudit": 1, "dim": 2, "releases": ["a", 3]}`:          "handshake releases: must be an array",
-		`{"mcmcaudit": 1, "dim": 2}`:                                "got nothing",
-		`{"mcmcaudit": "1", "dim": 2, "releases": ["a"]}`:           `must be 1 (this tool speaks mcmcaudit/1), got "1"`,
-		`{"dim": 2, "releases": ["a"]}`:                             `no "mcmcaudit" key`,
-		`[1]`:                                                       "must be the handshake object",
-		`{"mcmcaudit": 1, "dim": 40000000, "releases": ["a", "b"]}`: "must hold 1 to 1 labels",
+		`{"mcmcaudit": 1, "dim": 2.5, "releases": ["a"]}`:          "handshake dim: must be an integer",
+		`{"mcmcaudit": 1, "dim": 2, "releases": "a"}`:              "handshake releases: must be an array",
+		`{"mcmcaudit": 1, "dim": 2, "releases": ["a", 3]}`:         "handshake releases: must be an array",
+		`{"mcmcaudit": 1, "dim": 2}`:                               "got nothing",
+		`{"mcmcaudit": "1", "dim": 2, "releases": ["a"]}`:          `must be 1 (this tool speaks mcmcaudit/1), got "1"`,
+		`{"dim": 2, "releases": ["a"]}`:                            `no "mcmcaudit" key`,
+		`[1]`:                                                      "must be the handshake object",
+		`{"mcmcaudit": 1, "dim": 5000000, "releases": ["a", "b"]}`: "must hold 1 to 1 labels",
 	} {
 		if _, f := parseHandshake([]byte(line)); f == nil || !strings.Contains(f.detail, says) {
 			t.Errorf("%s: %v, want %q", line, f, says)

@@ -21,10 +21,6 @@ const stderrLineMax = 1000
 // process outside its process group).
 const reapWait = time.Second
 
-// exitWait bounds the wait for a process to exit after it closed its
-// stdout, before it is killed.
-const exitWait = time.Second
-
 // proc is one running program. Three goroutines serve it: a stdout reader
 // (lines), a stderr reader (stderrDone) and a reaper (exited).
 type proc struct {

@@ -143,7 +143,7 @@ func parseHandshake(line []byte) (Handshake, *lineFault) {
 		if got == "" {
 			got = "nothing"
 		}
-		return Handshake{}, lineFaultf("handshake dim: must be an integer in [1, %d], got %s", MaxValues, got)
+		return Handshake{}, lineFaultf("handshake dim: must be an integer in [1, %d] (each answer carries dim × releases numbers on one line, which may not exceed 2^28 bytes), got %s", MaxValues, truncate(got, 40))
 	}
 	var labels []string
 	if len(w.Releases) == 0 || json.Unmarshal(w.Releases, &labels) != nil || w.Releases[0] != '[' {
@@ -154,7 +154,7 @@ func parseHandshake(line []byte) (Handshake, *lineFault) {
 		return Handshake{}, lineFaultf("handshake releases: must be an array of release-point labels (strings), got %s", truncate(got, 80))
 	}
 	if len(labels) == 0 || int64(len(labels))*dim > MaxValues {
-		return Handshake{}, lineFaultf("handshake releases: must hold 1 to %d labels (dim × releases ≤ %d), got %d", MaxValues/dim, MaxValues, len(labels))
+		return Handshake{}, lineFaultf("handshake releases: must hold 1 to %d labels (dim × releases ≤ %d, so that an answer fits in a line of 2^28 bytes), got %d", MaxValues/dim, MaxValues, len(labels))
 	}
 	return Handshake{Dim: int(dim), Releases: labels}, nil
 }
