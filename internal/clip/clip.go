@@ -3,6 +3,7 @@ package clip
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -22,6 +23,16 @@ func Quote(s string) string {
 		return strconv.Quote(s)
 	}
 	return strconv.Quote(prefix(s, Runes)) + fmt.Sprintf("…(%d bytes)", len(s))
+}
+
+// Value returns s as is when it is short (at most Runes runes) and
+// printable, for messages that echo a value unquoted (got 1.5); otherwise
+// Quote(s).
+func Value(s string) string {
+	if utf8.RuneCountInString(s) <= Runes && utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) {
+		return s
+	}
+	return Quote(s)
 }
 
 // Strings is Quote applied to every element, in the form %q gives a

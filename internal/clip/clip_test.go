@@ -53,3 +53,18 @@ func TestLine(t *testing.T) {
 		t.Errorf("Line = …%q, want the kept prefix and %q", got[len(got)-40:], wantNote)
 	}
 }
+
+// Value keeps short printable values as they are and quotes the rest.
+func TestValue(t *testing.T) {
+	for s, want := range map[string]string{
+		"1.5":                    "1.5",
+		"a\tb":                   `"a\tb"`,
+		"a\nb":                   `"a\nb"`,
+		strings.Repeat("9", 100): strconv.Quote(strings.Repeat("9", Runes)) + "…(100 bytes)",
+		"":                       "",
+	} {
+		if got := Value(s); got != want {
+			t.Errorf("Value(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
