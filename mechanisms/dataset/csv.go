@@ -444,15 +444,20 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// lineGuard fails (rather than letting a parser buffer it) once a line
+// lineGuard fails (rather than letting a parser buffer it) once a row
 // grows beyond maxLine bytes, or once more than linesLeft newlines have
-// been read.
+// been read. A row ends at a newline outside double quotes, so that a
+// quoted field spanning many short lines counts whole (every '"' toggles
+// the state: an escaped "" toggles twice, and a bare quote is a CSV
+// syntax error anyway).
 type lineGuard struct {
 	r         io.Reader
 	maxLine   int
 	hint      string
-	cur       int   // bytes of the current line so far
-	line      int64 // 1-based number of the current line
+	cur       int   // bytes of the current row so far
+	quoted    bool  // inside a quoted field
+	line      int64 // newlines read so far (the current line is line+1)
+	start     int64 // newlines read before the current row began
 	linesLeft int64
 	err       error
 }
@@ -465,7 +470,7 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 	n, err := g.r.Read(p)
 	b := p[:n]
 	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
+		i := bytes.IndexAny(b, "\n\"")
 		if i < 0 {
 			g.cur += len(b)
 			break
@@ -474,16 +479,30 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 		if g.cur > g.maxLine {
 			break
 		}
-		g.cur = 0
+		if b[i] == '"' {
+			g.quoted = !g.quoted
+			g.cur++
+			b = b[i+1:]
+			continue
+		}
 		g.line++
 		if g.linesLeft--; g.linesLeft < 0 {
 			g.err = &LimitError{fmt.Sprintf("more than %d lines (blank lines count: the file is far longer than its rows allow)", g.line-1)}
 			return 0, g.err
 		}
+		if g.quoted {
+			g.cur++
+		} else {
+			g.cur, g.start = 0, g.line
+		}
 		b = b[i+1:]
 	}
 	if g.cur > g.maxLine {
-		g.err = &LimitError{fmt.Sprintf("line %d: longer than %d bytes%s", g.line+1, g.maxLine, g.hint)}
+		what := ""
+		if g.quoted {
+			what = " (a quoted field spans lines)"
+		}
+		g.err = &LimitError{fmt.Sprintf("line %d: longer than %d bytes%s%s", g.start+1, g.maxLine, what, g.hint)}
 		return 0, g.err
 	}
 	return n, err
