@@ -118,6 +118,18 @@ func runAnalyze(args []string, e *env) error {
 	if fs.NArg() != 2 {
 		return usagef("give two files: the runs on D and the runs on D′")
 	}
+	if f.points == "" && flagGiven(fs, "points") {
+		return usagef("--points: needs a count or comma-separated labels, got \"\"")
+	}
+	if f.scenario != "" {
+		// The scenario's audit section sets these: which would win is
+		// not for the user to guess.
+		for _, name := range []string{"delta", "confidence", "split", "attacks"} {
+			if flagGiven(fs, name) {
+				return usagef("--%s: not with --scenario, whose audit section sets it (edit the scenario, or drop --scenario)", name)
+			}
+		}
+	}
 	outs := reportOutputs{f.json, f.csv, f.plot, f.html}
 	if err := checkAnalyzeOutputs(e, fs, &f); err != nil {
 		return err
@@ -358,8 +370,17 @@ func releaseLayout(points string, header []string, shape3 []int, width int) ([]s
 				labels = append(labels, fmt.Sprintf("release %d", i))
 			}
 		} else {
-			for _, l := range strings.Split(points, ",") {
-				labels = append(labels, strings.TrimSpace(l))
+			seen := map[string]bool{}
+			for i, l := range strings.Split(points, ",") {
+				l = strings.TrimSpace(l)
+				if l == "" {
+					return nil, 0, usagef("--points: label %d is empty (give a count, or comma-separated non-empty labels)", i+1)
+				}
+				if seen[l] {
+					return nil, 0, usagef("--points: label %s appears twice (every release needs its own label)", clip.Quote(l))
+				}
+				seen[l] = true
+				labels = append(labels, l)
 			}
 			if width%len(labels) != 0 {
 				return nil, 0, usagef("--points: %d labels do not divide the %d values per run", len(labels), width)

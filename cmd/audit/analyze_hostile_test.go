@@ -153,3 +153,42 @@ func waitOpen(pid int, path string, d time.Duration) bool {
 	}
 	return false
 }
+
+// Flag values that were accepted and meant nothing (two releases
+// labelled "", a δ that the scenario silently overrode, releases "saved"
+// nowhere) are refused with exit 2 and one line naming the flag.
+func TestAnalyzeAcceptedNonsense(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.csv")
+	var b strings.Builder
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "%d,%d\n", i, 2*i)
+	}
+	os.WriteFile(good, []byte(b.String()), 0o644)
+	scen := "../../testdata/gaussian-mechanism.yaml"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"analyze", good, good, "--points", ","}, "--points: label 1 is empty"},
+		{[]string{"analyze", good, good, "--points", "a, "}, "--points: label 2 is empty"},
+		{[]string{"analyze", good, good, "--points", "a,a"}, `--points: label "a" appears twice`},
+		{[]string{"analyze", good, good, "--points", ""}, `--points: needs a count or comma-separated labels, got ""`},
+		{[]string{"analyze", good, good, "--scenario", scen, "--delta", "0.1"}, "--delta: not with --scenario"},
+		{[]string{"analyze", good, good, "--scenario", scen, "--confidence", "0.9"}, "--confidence: not with --scenario"},
+		{[]string{"analyze", good, good, "--scenario", scen, "--split", "0.5:0.5"}, "--split: not with --scenario"},
+		{[]string{"analyze", good, good, "--scenario", scen, "--attacks", "linear"}, "--attacks: not with --scenario"},
+		{[]string{"run", "--save-releases", "", "--quiet"}, `--save-releases: needs a PREFIX for PREFIX-D.csv and PREFIX-DPRIME.csv, got ""`},
+	} {
+		out, errs, code := runCLI(t, c.args...)
+		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, out, errs, c.want)
+		}
+	}
+	// The same files with labels, or a scenario alone, are fine.
+	for _, args := range [][]string{{"--points", "a,b"}, {"--points", "2"}, {"--scenario", scen}} {
+		if _, errs, code := runCLI(t, append([]string{"analyze", good, good}, args...)...); code != exitOK {
+			t.Errorf("analyze %v: exit %d, stderr %q", args, code, errs)
+		}
+	}
+}

@@ -122,6 +122,14 @@ func (f *flagSet) parse(args []string, e *env, maxArgs int) error {
 	return nil
 }
 
+// flagGiven reports whether the flag name was on the command line (even
+// with an empty value).
+func flagGiven(fs *flagSet, name string) bool {
+	given := false
+	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == name })
+	return given
+}
+
 var (
 	reInvalid   = regexp.MustCompile(`^invalid value (".*") for flag -([^:]+): (.*)$`)
 	reFlag      = regexp.MustCompile(` -([A-Za-z][-A-Za-z0-9]*)$`)

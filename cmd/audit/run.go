@@ -158,6 +158,9 @@ func runRun(args []string, e *env) error {
 // anything is loaded: a long run must not end in "cannot write". It
 // returns the shard, when one is asked for.
 func checkRunFlags(e *env, fs *flagSet, f *runFlags) (shardI, shardN int, err error) {
+	if f.saveReleases == "" && flagGiven(fs, "save-releases") {
+		return 0, 0, usagef("--save-releases: needs a PREFIX for PREFIX-D.csv and PREFIX-DPRIME.csv, got \"\"")
+	}
 	if f.plot != "" {
 		if f.plot == "-" {
 			return 0, 0, usagef("--plot: needs a file name ending in .svg or .png")
