@@ -248,7 +248,7 @@ func analyzeOptions(f *analyzeFlags, s *audit.Samples) (audit.Options, *scenario
 	if f.seed != "" {
 		seed, err := strconv.ParseUint(f.seed, 10, 64)
 		if err != nil {
-			return o, nil, usagef("--seed: invalid value %q: must be an unsigned integer", f.seed)
+			return o, nil, usagef("--seed: invalid value %s: must be an unsigned integer", clip.Quote(f.seed))
 		}
 		o.Seed = seed
 	}
@@ -278,7 +278,7 @@ func parseSplit(s string) (audit.Split, error) {
 	for _, p := range parts {
 		x, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
 		if err != nil || !(x >= 0 && x <= 1) {
-			return audit.Split{}, usagef("--split: must be TRAIN:EVAL or TRAIN:SELECT:EVAL with fractions in [0, 1] summing to 1, got %q", s)
+			return audit.Split{}, usagef("--split: must be TRAIN:EVAL or TRAIN:SELECT:EVAL with fractions in [0, 1] summing to 1, got %s", clip.Quote(s))
 		}
 		v = append(v, x)
 	}
@@ -288,7 +288,7 @@ func parseSplit(s string) (audit.Split, error) {
 	case 3:
 		return audit.Split{Train: v[0], Select: v[1], Eval: v[2]}, nil
 	}
-	return audit.Split{}, usagef("--split: must be TRAIN:EVAL or TRAIN:SELECT:EVAL, got %q", s)
+	return audit.Split{}, usagef("--split: must be TRAIN:EVAL or TRAIN:SELECT:EVAL, got %s", clip.Quote(s))
 }
 
 // buildSamples checks that both files have the same layout, resolves the
@@ -397,7 +397,7 @@ func releaseLayout(points string, header []string, shape3 []int, width int) ([]s
 			if dim == 0 {
 				dim = j - i
 			} else if j-i != dim {
-				return nil, 0, usagef("column %q: release %q has %d columns, the first release %d (every release needs the same dimension)", header[i], label, j-i, dim)
+				return nil, 0, usagef("column %s: release %s has %d columns, the first release %d (every release needs the same dimension)", clip.Quote(header[i]), clip.Quote(label), j-i, dim)
 			}
 			labels = append(labels, label)
 			i = j

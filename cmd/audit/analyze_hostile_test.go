@@ -192,3 +192,60 @@ func TestAnalyzeAcceptedNonsense(t *testing.T) {
 		}
 	}
 }
+
+// Echoed input is cut in every message: a program sampler with a 300 KB
+// argument or path (the error line was 300–600 KB), a 300 KB flag value,
+// unknown flag or command, a 300 KB scenario value. Each error is one
+// line under 1 KB.
+func TestLongInputsInMessages(t *testing.T) {
+	dir := t.TempDir()
+	big := strings.Repeat("A", 300_000)
+	base, err := os.ReadFile("../../examples/python/gaussian.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scen := func(name, from, to string) string {
+		p := filepath.Join(dir, name)
+		if !strings.Contains(string(base), from) {
+			t.Fatalf("the example no longer holds %q", from)
+		}
+		os.WriteFile(p, []byte(strings.Replace(string(base), from, to, 1)), 0o644)
+		return p
+	}
+	cmd := `command: [/usr/bin/python3, gaussian.py, --mu, "1"]`
+	samples := filepath.Join(dir, "s.csv")
+	os.WriteFile(samples, []byte("1,2\n3,4\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", scen("arg.yaml", cmd, `command: [/nonexistent/prog, "`+big+`"]`), "--quiet"}, `command: /nonexistent/prog "AAAA`},
+		{[]string{"run", scen("path.yaml", cmd, `command: ["/nonexistent/`+big+`"]`), "--quiet"}, "cannot start process 1"},
+		{[]string{"run", scen("timeout.yaml", "timeout: 60s", "timeout: "+big), "--quiet"}, "sampler.program.timeout: must be a duration"},
+		{[]string{"run", scen("field.yaml", "adjacency: replace-one", "adjacency: "+big), "--quiet"}, "neighbour.adjacency: must be one of"},
+		{[]string{"run", "--trials", big}, "--trials: invalid value"},
+		{[]string{"run", "--" + big}, "flag provided but not defined"},
+		{[]string{"analyze", samples, samples, "--points", big + "," + big}, "--points: label"},
+		{[]string{"analyze", samples, samples, "--seed", big}, "--seed: invalid value"},
+		{[]string{"epsilon", big}, "unexpected argument"},
+		{[]string{big}, "unknown command"},
+	} {
+		out, errs, code := runCLI(t, c.args...)
+		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || len(errs) > 1000 || !strings.Contains(errs, c.want) {
+			t.Errorf("%.80q: exit %d, a %d-byte stderr %.300q; want exit 2 and one short line containing %q", c.args, code, len(errs), errs, c.want)
+		}
+	}
+}
+
+// The last safety net: whatever an error holds, the line printed is at
+// most clip.MaxLine bytes after its prefix, and still one line.
+func TestErrorLineCut(t *testing.T) {
+	for _, err := range []error{usageError{strings.Repeat("x\ny ", 5_000_000)}, fmt.Errorf("%s", strings.Repeat("é", 1_000_000))} {
+		var b bytes.Buffer
+		exitCode(err, "run", &env{stdout: &b, stderr: &b})
+		line := strings.TrimPrefix(b.String(), "audit run: ")
+		if len(line) > 4200 || strings.Count(line, "\n") != 1 || !strings.Contains(line, "more bytes)") {
+			t.Errorf("a %d-byte error line: %.100q…", len(line), line)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/filekind"
 	"github.com/mcmcaudit/mcmcaudit/internal/report"
 )
@@ -209,7 +210,7 @@ func checkRunFlags(e *env, fs *flagSet, f *runFlags) (shardI, shardN int, err er
 // parseShard parses I/N with 0 ≤ I < N.
 func parseShard(s string) (i, n int, err error) {
 	if _, err := fmt.Sscanf(s, "%d/%d", &i, &n); err != nil || n < 1 || i < 0 || i >= n || fmt.Sprintf("%d/%d", i, n) != s {
-		return 0, 0, usagef("--shard: must be I/N with 0 ≤ I < N, got %q", s)
+		return 0, 0, usagef("--shard: must be I/N with 0 ≤ I < N, got %s", clip.Quote(s))
 	}
 	return i, n, nil
 }
@@ -472,7 +473,7 @@ func loadRunConfig(fs *flagSet, f *runFlags) (*scenario.Config, error) {
 	if f.seed != "" {
 		s, err := strconv.ParseUint(f.seed, 10, 64)
 		if err != nil {
-			return nil, usagef("--seed: invalid value %q: must be an unsigned integer", f.seed)
+			return nil, usagef("--seed: invalid value %s: must be an unsigned integer", clip.Quote(f.seed))
 		}
 		cfg.Seed = s
 	}
