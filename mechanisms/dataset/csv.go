@@ -401,6 +401,7 @@ type TextLimits struct {
 // names the line and the bound.
 type LimitError struct{ Msg string }
 
+// Error returns the message.
 func (e *LimitError) Error() string { return e.Msg }
 
 // Bounded returns a reader of r that fails with a *LimitError (rather
