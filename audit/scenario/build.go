@@ -9,6 +9,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/attacks"
 	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
@@ -195,7 +196,7 @@ func buildMetrics(names []string, p *Plan) (*audit.Accuracy, error) {
 			}
 			acc = &audit.Accuracy{Model: cl, Test: p.TestSet}
 		default:
-			return nil, fmt.Errorf("audit.metrics: must be accuracy, got %q", m)
+			return nil, fmt.Errorf("audit.metrics: must be accuracy, got %s", clip.Quote(m))
 		}
 	}
 	return acc, nil
@@ -446,7 +447,7 @@ func buildFeatures(names []string, p *Plan, dim int) (attacks.FeatureMap, error)
 		case strings.HasPrefix(name, "coord:"):
 			k, err := strconv.Atoi(strings.TrimPrefix(name, "coord:"))
 			if err != nil || k < 0 || k >= dim {
-				return nil, fmt.Errorf("audit.features: coord:K needs K in [0, %d], got %q", dim-1, name)
+				return nil, fmt.Errorf("audit.features: coord:K needs K in [0, %d], got %s", dim-1, clip.Quote(name))
 			}
 			maps = append(maps, attacks.Coords{Idx: []int{k}})
 		case name == "probs" || name == "logprobs":
@@ -471,7 +472,7 @@ func buildFeatures(names []string, p *Plan, dim int) (attacks.FeatureMap, error)
 			}
 			maps = append(maps, ll)
 		default:
-			return nil, fmt.Errorf("audit.features: must be theta, norm, coord:K, loglik, probs or logprobs, got %q", name)
+			return nil, fmt.Errorf("audit.features: must be theta, norm, coord:K, loglik, probs or logprobs, got %s", clip.Quote(name))
 		}
 	}
 	if len(maps) == 1 {

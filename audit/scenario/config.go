@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
@@ -494,7 +495,7 @@ func (c *Config) validateNeighbour() error {
 	switch nb.Adjacency {
 	case dataset.ReplaceOne, dataset.RemoveOne, dataset.AddOne:
 	default:
-		return fmt.Errorf("neighbour.adjacency: must be one of replace-one, remove-one, add-one, got %q", nb.Adjacency)
+		return fmt.Errorf("neighbour.adjacency: must be one of replace-one, remove-one, add-one, got %s", clip.Quote(string(nb.Adjacency)))
 	}
 	if nb.DeepFool != nil {
 		if s := nb.DeepFool.Sampler; s != nil {
@@ -512,7 +513,7 @@ func (c *Config) validateNeighbour() error {
 			return fmt.Errorf("neighbour.deepfool.models: must be in [1, 10000], got %d", nb.DeepFool.Models)
 		}
 		if nb.Adjacency != dataset.ReplaceOne {
-			return fmt.Errorf("neighbour.adjacency: a DeepFool canary replaces a record (replace-one), got %q", nb.Adjacency)
+			return fmt.Errorf("neighbour.adjacency: a DeepFool canary replaces a record (replace-one), got %s", clip.Quote(string(nb.Adjacency)))
 		}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
@@ -59,7 +60,7 @@ func loadCSV(c *Config, m mechanisms.Model) (d, test *dataset.Dataset, err error
 	case "breast_cancer":
 		opts = dataset.BreastCancerOptions()
 	default:
-		return nil, nil, fmt.Errorf("data.csv.preset: must be digits or breast_cancer, got %q", dc.Preset)
+		return nil, nil, fmt.Errorf("data.csv.preset: must be digits or breast_cancer, got %s", clip.Quote(dc.Preset))
 	}
 	if dc.Options != nil {
 		opts = *dc.Options

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/suggest"
 	"go.yaml.in/yaml/v3"
 )
@@ -416,9 +417,9 @@ func join(path, key string) string {
 // unknownField explains an unknown key: the nearest field name of the
 // mapping, or where a field of that name lives, or the fields allowed.
 func unknownField(key, path string, names []string) string {
-	msg := fmt.Sprintf("unknown field %q", key)
+	msg := fmt.Sprintf("unknown field %s", clip.Quote(key))
 	if path == "" {
-		msg = fmt.Sprintf("unknown top-level field %q", key)
+		msg = fmt.Sprintf("unknown top-level field %s", clip.Quote(key))
 	}
 	if near, ok := suggest.Nearest(key, names); ok {
 		return msg + fmt.Sprintf(" (did you mean %q?)", near)

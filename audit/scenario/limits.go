@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
 	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/filekind"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
@@ -124,7 +125,7 @@ func scanCSV(c *Config, m mechanisms.Model) (int, error) {
 	case "breast_cancer":
 		opts = dataset.BreastCancerOptions()
 	default:
-		return 0, fmt.Errorf("data.csv.preset: must be digits or breast_cancer, got %q", dc.Preset)
+		return 0, fmt.Errorf("data.csv.preset: must be digits or breast_cancer, got %s", clip.Quote(dc.Preset))
 	}
 	if dc.Options != nil {
 		opts = *dc.Options

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/program"
 )
@@ -67,7 +68,7 @@ func (s *ProgramSampler) validate() error {
 	}
 	for k := range s.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.HasPrefix(k, "MCMCAUDIT_") {
-			return fmt.Errorf("sampler.program.env: %q is not a variable the scenario may set (no '=', not MCMCAUDIT_*)", k)
+			return fmt.Errorf("sampler.program.env: %s is not a variable the scenario may set (no '=', not MCMCAUDIT_*)", clip.Quote(k))
 		}
 	}
 	return nil
@@ -79,7 +80,7 @@ func (s *ProgramSampler) timeout() (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s.Timeout)
 	if err != nil || d <= 0 || d > MaxProgramTimeout {
-		return 0, fmt.Errorf("sampler.program.timeout: must be a duration in (0, 24h] such as \"60s\", got %q", s.Timeout)
+		return 0, fmt.Errorf("sampler.program.timeout: must be a duration in (0, 24h] such as \"60s\", got %s", clip.Quote(s.Timeout))
 	}
 	return d, nil
 }

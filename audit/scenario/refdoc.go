@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/suggest"
 	"io"
 	"sort"
@@ -305,7 +306,7 @@ func Explain(w io.Writer, query string) error {
 	if best, ok := nearestPath(query, paths); ok {
 		near = fmt.Sprintf(" (did you mean %q?)", best)
 	}
-	return fmt.Errorf("--explain: no scenario field %q%s; --explain alone lists them all", query, near)
+	return fmt.Errorf("--explain: no scenario field %s%s; --explain alone lists them all", clip.Quote(query), near)
 }
 
 // listFields lists the fields under any of the prefixes ("" lists all),

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
 	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 )
 
 // SamplesOptions returns a scenario's statistics — its audit section and
@@ -20,7 +21,7 @@ func SamplesOptions(c *Config, dim int) (audit.Options, error) {
 	}
 	for _, f := range c.Audit.Features {
 		if f != "theta" && f != "norm" && !strings.HasPrefix(f, "coord:") {
-			return o, fmt.Errorf("audit.features: precomputed samples support theta, norm and coord:K only (%s needs the model), got %q", f, f)
+			return o, fmt.Errorf("audit.features: precomputed samples support theta, norm and coord:K only (%s needs the model), got %s", clip.Value(f), clip.Quote(f))
 		}
 	}
 	if o.Features, err = buildFeatures(c.Audit.Features, &Plan{}, dim); err != nil {

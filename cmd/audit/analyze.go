@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/csv"
@@ -25,16 +24,19 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
 	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/report"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
-	"github.com/sbinet/npyio"
 )
 
-// Limits on precomputed samples.
+// Limits on precomputed samples: the bytes of a file (and of a .csv.gz
+// once decompressed), the values of a file, and the bytes of one run (a
+// line) of a CSV file.
 const (
 	maxSamplesFileBytes = 4 << 30
 	maxSamplesValues    = 1 << 31
+	maxSamplesLineBytes = 16 << 20
 )
 
 // samplesFile is one file of precomputed runs.
@@ -83,6 +85,10 @@ type analyzeFlags struct {
 }
 
 func runAnalyze(args []string, e *env) error {
+	// SIGINT and SIGTERM end the command with exit 130, in every phase:
+	// the handler comes first, before anything is read.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	fs := newFlagSet("analyze D.csv DPRIME.csv [flags]",
 		"Audits precomputed samples: each row of D.csv (runs on D) and DPRIME.csv (runs on D′) holds the releases\n"+
 			"of one independent run, release point after release point (points × dim columns). Files may be .csv,\n"+
@@ -115,9 +121,18 @@ func runAnalyze(args []string, e *env) error {
 	if fs.NArg() != 2 {
 		return usagef("give two files: the runs on D and the runs on D′")
 	}
-	// SIGINT and SIGTERM end the command with exit 130, in every phase.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	if f.points == "" && flagGiven(fs, "points") {
+		return usagef("--points: needs a count or comma-separated labels, got \"\"")
+	}
+	if f.scenario != "" {
+		// The scenario's audit section sets these: which would win is
+		// not for the user to guess.
+		for _, name := range []string{"delta", "confidence", "split", "attacks"} {
+			if flagGiven(fs, name) {
+				return usagef("--%s: not with --scenario, whose audit section sets it (edit the scenario, or drop --scenario)", name)
+			}
+		}
+	}
 	outs := reportOutputs{f.json, f.csv, f.plot, f.html}
 	if err := checkAnalyzeOutputs(e, fs, &f); err != nil {
 		return err
@@ -126,7 +141,10 @@ func runAnalyze(args []string, e *env) error {
 	var err error
 	var files [2]*samplesFile
 	for i := range files {
-		if files[i], err = readSamplesFile(fs.Arg(i)); err != nil {
+		if files[i], err = readSamplesFile(ctx, fs.Arg(i)); err != nil {
+			if ctx.Err() != nil {
+				return interruptedError{"interrupted while loading the samples; nothing was written"}
+			}
 			return usageError{err.Error()}
 		}
 	}
@@ -291,7 +309,7 @@ func analyzeOptions(f *analyzeFlags, s *audit.Samples) (audit.Options, *scenario
 	if f.seed != "" {
 		seed, err := strconv.ParseUint(f.seed, 10, 64)
 		if err != nil {
-			return o, nil, usagef("--seed: invalid value %q: must be an unsigned integer", f.seed)
+			return o, nil, usagef("--seed: invalid value %s: must be an unsigned integer", clip.Quote(f.seed))
 		}
 		o.Seed = seed
 	}
@@ -321,7 +339,7 @@ func parseSplit(s string) (audit.Split, error) {
 	for _, p := range parts {
 		x, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
 		if err != nil || !(x >= 0 && x <= 1) {
-			return audit.Split{}, usagef("--split: must be TRAIN:EVAL or TRAIN:SELECT:EVAL with fractions in [0, 1] summing to 1, got %q", s)
+			return audit.Split{}, usagef("--split: must be TRAIN:EVAL or TRAIN:SELECT:EVAL with fractions in [0, 1] summing to 1, got %s", clip.Quote(s))
 		}
 		v = append(v, x)
 	}
@@ -331,7 +349,7 @@ func parseSplit(s string) (audit.Split, error) {
 	case 3:
 		return audit.Split{Train: v[0], Select: v[1], Eval: v[2]}, nil
 	}
-	return audit.Split{}, usagef("--split: must be TRAIN:EVAL or TRAIN:SELECT:EVAL, got %q", s)
+	return audit.Split{}, usagef("--split: must be TRAIN:EVAL or TRAIN:SELECT:EVAL, got %s", clip.Quote(s))
 }
 
 // buildSamples checks that both files have the same layout, resolves the
@@ -413,8 +431,17 @@ func releaseLayout(points string, header []string, shape3 []int, width int) ([]s
 				labels = append(labels, fmt.Sprintf("release %d", i))
 			}
 		} else {
-			for _, l := range strings.Split(points, ",") {
-				labels = append(labels, strings.TrimSpace(l))
+			seen := map[string]bool{}
+			for i, l := range strings.Split(points, ",") {
+				l = strings.TrimSpace(l)
+				if l == "" {
+					return nil, 0, usagef("--points: label %d is empty (give a count, or comma-separated non-empty labels)", i+1)
+				}
+				if seen[l] {
+					return nil, 0, usagef("--points: label %s appears twice (every release needs its own label)", clip.Quote(l))
+				}
+				seen[l] = true
+				labels = append(labels, l)
 			}
 			if width%len(labels) != 0 {
 				return nil, 0, usagef("--points: %d labels do not divide the %d values per run", len(labels), width)
@@ -431,7 +458,7 @@ func releaseLayout(points string, header []string, shape3 []int, width int) ([]s
 			if dim == 0 {
 				dim = j - i
 			} else if j-i != dim {
-				return nil, 0, usagef("column %q: release %q has %d columns, the first release %d (every release needs the same dimension)", header[i], label, j-i, dim)
+				return nil, 0, usagef("column %s: release %s has %d columns, the first release %d (every release needs the same dimension)", clip.Quote(header[i]), clip.Quote(label), j-i, dim)
 			}
 			labels = append(labels, label)
 			i = j
@@ -456,8 +483,9 @@ func columnLabel(name string) string {
 	return strings.TrimSpace(name)
 }
 
-// readSamplesFile reads a .npy, .csv or .csv.gz file of runs.
-func readSamplesFile(path string) (*samplesFile, error) {
+// readSamplesFile reads a .npy, .csv or .csv.gz file of runs; ctx
+// interrupts it.
+func readSamplesFile(ctx context.Context, path string) (*samplesFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %v", path, errors.Unwrap(err))
@@ -471,90 +499,81 @@ func readSamplesFile(path string) (*samplesFile, error) {
 		return nil, fmt.Errorf("%s: %d bytes, more than the limit of %d", path, st.Size(), int64(maxSamplesFileBytes))
 	}
 	h := sha256.New()
-	r := bufio.NewReader(io.TeeReader(f, h))
+	r := bufio.NewReaderSize(io.TeeReader(ctxReader{ctx, f}, h), 64<<10)
 	out := &samplesFile{path: path}
 	if strings.HasSuffix(strings.ToLower(path), ".npy") {
-		err = readNPY(r, st.Size(), out)
+		err = readNPY(ctx, r, st.Size(), out)
 	} else {
-		err = readSamplesCSV(r, out)
+		err = readSamplesCSV(ctx, r, f, out)
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	io.Copy(io.Discard, r)
 	out.sha256 = hex.EncodeToString(h.Sum(nil))
 	return out, nil
 }
 
-// readNPY reads a 2-D or 3-D array of float64 or float32 in C order.
-func readNPY(r io.Reader, size int64, out *samplesFile) error {
-	nr, err := npyio.NewReader(r)
-	if err != nil {
-		return fmt.Errorf("not a NumPy file: %v", err)
+// ctxReader fails with ctx's error once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
 	}
-	d := nr.Header.Descr
-	if d.Fortran {
-		return fmt.Errorf("the array is in Fortran order; save it with numpy.ascontiguousarray")
-	}
-	if len(d.Shape) != 2 && len(d.Shape) != 3 {
-		return fmt.Errorf("the array must be 2-D (runs, values) or 3-D (runs, points, dim), got shape %v", d.Shape)
-	}
-	total, item := int64(1), int64(8)
-	for _, n := range d.Shape {
-		if n < 1 || total > maxSamplesValues/int64(n) {
-			return fmt.Errorf("shape %v: every size must be ≥ 1 and the array at most %d values", d.Shape, int64(maxSamplesValues))
-		}
-		total *= int64(n)
-	}
-	switch d.Type {
-	case "<f8", "float64":
-	case "<f4", "float32":
-		item = 4
-	default:
-		return fmt.Errorf("the array must hold float64 or float32 (little-endian), got %q", d.Type)
-	}
-	if total*item > size {
-		return fmt.Errorf("shape %v needs %d bytes, the file has %d", d.Shape, total*item, size)
-	}
-	var flat []float64
-	if item == 8 {
-		err = nr.Read(&flat)
-	} else {
-		var f32 []float32
-		if err = nr.Read(&f32); err == nil {
-			flat = make([]float64, len(f32))
-			for i, v := range f32 {
-				flat[i] = float64(v)
-			}
-		}
-	}
+	return c.r.Read(p)
+}
+
+// samplesTextLimits bound a CSV of samples once decompressed: the file
+// limit on its bytes, maxSamplesLineBytes on a line, and twice the most
+// runs an audit takes on its lines (blank lines are skipped but counted).
+var samplesTextLimits = dataset.TextLimits{Bytes: maxSamplesFileBytes, Line: maxSamplesLineBytes, Lines: 2*audit.MaxTrials + 1024,
+	LineHint: " (the limit on one run of a CSV file; save wider runs as .npy)"}
+
+// readSamplesCSV reads rows of numbers, with an optional header row (any
+// row with a non-numeric field) and an optional trial column. It reads
+// twice: a first pass over r (which the caller hashes) counts the rows and
+// checks the text and value limits without keeping anything, so that an
+// input beyond them — a gzip bomb among them — is refused in bounded
+// memory; a second pass over file, from its start, parses the numbers into
+// one block of exactly the size the first counted.
+func readSamplesCSV(ctx context.Context, r io.Reader, file io.ReadSeeker, out *samplesFile) error {
+	rows, width, err := scanSamplesCSV(r, out, nil)
 	if err != nil {
 		return err
 	}
-	runs := d.Shape[0]
-	w := int(total) / runs
-	for i := 0; i < runs; i++ {
-		out.rows = append(out.rows, flat[i*w:(i+1)*w:(i+1)*w])
+	if _, err := io.Copy(io.Discard, r); err != nil { // the rest of the file (a gzip trailer), for its hash
+		return err
 	}
-	if len(d.Shape) == 3 {
-		out.shape3 = d.Shape
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		return err
 	}
-	return nil
+	out.header, out.trial = nil, nil
+	flat := make([]float64, 0, rows*width)
+	n, _, err := scanSamplesCSV(bufio.NewReaderSize(ctxReader{ctx, file}, 64<<10), out, &flat)
+	if err == nil && n != rows {
+		err = fmt.Errorf("the file changed while it was read (%d rows, then %d)", rows, n)
+	}
+	return err
 }
 
-// readSamplesCSV reads rows of numbers, with an optional header row (any
-// row with a non-numeric field) and an optional trial column.
-func readSamplesCSV(r *bufio.Reader, out *samplesFile) error {
-	var in io.Reader = r
-	if magic, _ := r.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(r)
-		if err != nil {
-			return err
-		}
-		defer zr.Close()
-		in = io.LimitReader(zr, maxSamplesFileBytes)
+// scanSamplesCSV walks a CSV of samples (gzip recognised by its magic
+// bytes) under the limits and returns its number of runs and values per
+// run. With flat nil it parses only the header; otherwise it parses every
+// value, appends the runs to *flat (whose capacity must hold them) and
+// sets out.rows to its slices.
+func scanSamplesCSV(r io.Reader, out *samplesFile, flat *[]float64) (rows, width int, err error) {
+	in, closeFn, err := dataset.Decompressed(r)
+	if err != nil {
+		return 0, 0, err
 	}
-	cr := csv.NewReader(in)
+	defer closeFn()
+	cr := csv.NewReader(dataset.Bounded(in, samplesTextLimits))
 	cr.ReuseRecord = true
 	trialCol := -1
 	total := 0
@@ -564,7 +583,11 @@ func readSamplesCSV(r *bufio.Reader, out *samplesFile) error {
 			break
 		}
 		if err != nil {
-			return err
+			var le *dataset.LimitError
+			if errors.As(err, &le) {
+				return 0, 0, le
+			}
+			return 0, 0, err
 		}
 		if line == 1 && !numeric(rec) {
 			for j, name := range rec {
@@ -576,33 +599,48 @@ func readSamplesCSV(r *bufio.Reader, out *samplesFile) error {
 			}
 			continue
 		}
-		row := make([]float64, 0, len(rec))
+		w := len(rec)
+		if trialCol >= 0 {
+			w--
+		}
+		if rows > 0 && w != width {
+			return 0, 0, fmt.Errorf("line %d: %d values, the first run has %d", line, w, width)
+		}
+		if out.header != nil && w != len(out.header) {
+			return 0, 0, fmt.Errorf("line %d: %d values for %d named columns", line, w, len(out.header))
+		}
+		if rows == audit.MaxTrials {
+			return 0, 0, fmt.Errorf("line %d: more than %d runs", line, audit.MaxTrials)
+		}
+		if total += w; total > maxSamplesValues {
+			return 0, 0, fmt.Errorf("line %d: more than %d values", line, int64(maxSamplesValues))
+		}
+		width = w
+		rows++
+		if flat == nil {
+			continue
+		}
+		start := len(*flat)
+		if start+w > cap(*flat) {
+			return 0, 0, fmt.Errorf("line %d: the file changed while it was read (more runs than at first)", line)
+		}
 		for j, field := range rec {
 			v, err := strconv.ParseFloat(strings.TrimSpace(field), 64)
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("line %d, column %d: must be a finite number, got %q", line, j+1, field)
+				return 0, 0, fmt.Errorf("line %d, column %d: must be a finite number, got %s", line, j+1, clip.Quote(field))
 			}
 			if j == trialCol {
 				if v != math.Trunc(v) || v < 0 || v > math.MaxInt32 {
-					return fmt.Errorf("line %d, column %d: the trial must be an integer ≥ 0, got %q", line, j+1, field)
+					return 0, 0, fmt.Errorf("line %d, column %d: the trial must be an integer ≥ 0, got %s", line, j+1, clip.Quote(field))
 				}
 				out.trial = append(out.trial, int(v))
 				continue
 			}
-			row = append(row, v)
+			*flat = append(*flat, v)
 		}
-		if len(out.rows) > 0 && len(row) != len(out.rows[0]) {
-			return fmt.Errorf("line %d: %d values, the first run has %d", line, len(row), len(out.rows[0]))
-		}
-		if out.header != nil && len(row) != len(out.header) {
-			return fmt.Errorf("line %d: %d values for %d named columns", line, len(row), len(out.header))
-		}
-		if total += len(row); total > maxSamplesValues {
-			return fmt.Errorf("more than %d values", int64(maxSamplesValues))
-		}
-		out.rows = append(out.rows, row)
+		out.rows = append(out.rows, (*flat)[start:start+w:start+w])
 	}
-	return nil
+	return rows, width, nil
 }
 
 // numeric reports whether every field parses as a number.

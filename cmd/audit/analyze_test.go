@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -100,7 +101,7 @@ func TestAnalyzeCSVAndNPY(t *testing.T) {
 	}
 	var rows [2][][]float64
 	for side, suffix := range []string{"-D.csv", "-DPRIME.csv"} {
-		f, err := readSamplesFile(prefix + suffix)
+		f, err := readSamplesFile(context.Background(), prefix+suffix)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,8 +10,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/suggest"
 )
 
@@ -106,9 +108,9 @@ func (f *flagSet) parse(args []string, e *env, maxArgs int) error {
 	}
 	if len(f.positional) > maxArgs {
 		if maxArgs == 0 {
-			return usagef("unexpected argument %q (this command takes only flags)", f.positional[0])
+			return usagef("unexpected argument %s (this command takes only flags)", clip.Quote(f.positional[0]))
 		}
-		return usagef("unexpected argument %q (at most %d positional arguments)", f.positional[maxArgs], maxArgs)
+		return usagef("unexpected argument %s (at most %d positional arguments)", clip.Quote(f.positional[maxArgs]), maxArgs)
 	}
 	set := map[string]bool{}
 	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
@@ -118,6 +120,14 @@ func (f *flagSet) parse(args []string, e *env, maxArgs int) error {
 		}
 	}
 	return nil
+}
+
+// flagGiven reports whether the flag name was on the command line (even
+// with an empty value).
+func flagGiven(fs *flagSet, name string) bool {
+	given := false
+	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == name })
+	return given
 }
 
 var (
@@ -132,12 +142,20 @@ var (
 func (f *flagSet) flagError(err error) string {
 	msg := err.Error()
 	if m := reInvalid.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("--%s: invalid value %s: %s", m[2], m[1], m[3])
+		value := m[1]
+		if v, err := strconv.Unquote(value); err == nil {
+			value = clip.Quote(v)
+		}
+		return fmt.Sprintf("--%s: invalid value %s: %s", m[2], value, m[3])
 	}
 	if m := reUndefined.FindStringSubmatch(msg); m != nil {
 		var names []string
 		f.VisitAll(func(fl *flag.Flag) { names = append(names, fl.Name) })
-		out := "flag provided but not defined: --" + m[1]
+		name := m[1]
+		if utf8.RuneCountInString(name) > clip.Runes {
+			name = clip.Quote(name)
+		}
+		out := "flag provided but not defined: --" + name
 		if near, ok := suggest.Nearest(m[1], names); ok {
 			return out + fmt.Sprintf(" (did you mean --%s?)", near)
 		}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/suggest"
 )
 
@@ -119,7 +120,7 @@ func run(args []string, e *env) int {
 	if near, ok := suggest.Nearest(strings.TrimLeft(args[0], "-"), names); ok {
 		hint = fmt.Sprintf("did you mean %q? ", near)
 	}
-	fmt.Fprintf(e.stderr, "audit: unknown command %q (%scommands: %s)\n", args[0], hint, commandNames())
+	fmt.Fprintf(e.stderr, "audit: unknown command %s (%scommands: %s)\n", clip.Quote(args[0]), hint, commandNames())
 	return exitUsage
 }
 
@@ -224,7 +225,14 @@ func exitCode(err error, name string, e *env) int {
 	return exitInternal
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine joins a message onto one line and cuts it to clip.MaxLine
+// bytes: whatever input a message echoes, the line stays short.
+func oneLine(s string) string {
+	if len(s) > 4*clip.MaxLine {
+		s = clip.Line(s, 4*clip.MaxLine) // before splitting megabytes into fields
+	}
+	return clip.Line(strings.Join(strings.Fields(s), " "), clip.MaxLine)
+}
 
 func main() {
 	// An audit's heap is dominated by its long-lived feature store; letting

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/filekind"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -42,7 +43,7 @@ func (o output) target(flagName string) (path string, exists bool, err error) {
 	case errors.Is(err, fs.ErrNotExist):
 		dir := filepath.Dir(p)
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return "", false, usagef("--%s: directory %q does not exist", flagName, dir)
+			return "", false, usagef("--%s: directory %s does not exist", flagName, clip.Quote(dir))
 		}
 		return p, false, nil
 	case err != nil:

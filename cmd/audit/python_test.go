@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -105,7 +106,7 @@ func TestNumPyGaussianMatchesBuiltin(t *testing.T) {
 	// The program's evaluation runs, scored by the built-in's rules.
 	var scores [2][]float64 // by side
 	for side, suffix := range []string{"-D.csv", "-DPRIME.csv"} {
-		f, err := readSamplesFile(prefix + suffix)
+		f, err := readSamplesFile(context.Background(), prefix+suffix)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/filekind"
 	"github.com/mcmcaudit/mcmcaudit/internal/report"
 )
@@ -235,6 +236,9 @@ func (p *progress) note(msg string) {
 // anything is loaded: a long run must not end in "cannot write". It
 // returns the shard, when one is asked for.
 func checkRunFlags(e *env, fs *flagSet, f *runFlags) (shardI, shardN int, err error) {
+	if f.saveReleases == "" && flagGiven(fs, "save-releases") {
+		return 0, 0, usagef("--save-releases: needs a PREFIX for PREFIX-D.csv and PREFIX-DPRIME.csv, got \"\"")
+	}
 	if f.plot != "" {
 		if f.plot == "-" {
 			return 0, 0, usagef("--plot: needs a file name ending in .svg or .png")
@@ -283,7 +287,7 @@ func checkRunFlags(e *env, fs *flagSet, f *runFlags) (shardI, shardN int, err er
 // parseShard parses I/N with 0 ≤ I < N.
 func parseShard(s string) (i, n int, err error) {
 	if _, err := fmt.Sscanf(s, "%d/%d", &i, &n); err != nil || n < 1 || i < 0 || i >= n || fmt.Sprintf("%d/%d", i, n) != s {
-		return 0, 0, usagef("--shard: must be I/N with 0 ≤ I < N, got %q", s)
+		return 0, 0, usagef("--shard: must be I/N with 0 ≤ I < N, got %s", clip.Quote(s))
 	}
 	return i, n, nil
 }
@@ -563,7 +567,7 @@ func loadRunConfig(fs *flagSet, f *runFlags) (*scenario.Config, error) {
 	if f.seed != "" {
 		s, err := strconv.ParseUint(f.seed, 10, 64)
 		if err != nil {
-			return nil, usagef("--seed: invalid value %q: must be an unsigned integer", f.seed)
+			return nil, usagef("--seed: invalid value %s: must be an unsigned integer", clip.Quote(f.seed))
 		}
 		cfg.Seed = s
 	}

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 )
 
 // FeatureScaling names the per-feature transformation ReadCSV applies after
@@ -180,8 +182,8 @@ func csvRows(r io.Reader, opts CSVOptions, lim CSVLimits, fn func(row []string, 
 	}
 	// Every row holds at least one feature, so rows ≤ maxVal too.
 	maxLines := 2*int64(min(maxRec, maxVal)) + csvSpareLines
-	lg := &lineGuard{r: &limitedReader{r: r, left: MaxCSVBytes}, maxLine: MaxCSVLineBytes, linesLeft: maxLines}
-	cr := csv.NewReader(lg)
+	cr := csv.NewReader(Bounded(r, TextLimits{Bytes: MaxCSVBytes, Line: MaxCSVLineBytes, Lines: maxLines,
+		LineHint: " (MaxCSVLineBytes): not a CSV of numbers, or far too wide"}))
 	cr.FieldsPerRecord = -1 // widths are checked here, with better messages
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
@@ -192,12 +194,12 @@ func csvRows(r io.Reader, opts CSVOptions, lim CSVLimits, fn func(row []string, 
 			break
 		}
 		if err != nil {
+			var le *LimitError
+			if errors.As(err, &le) {
+				return shape, fmt.Errorf("%s: %v", name, le)
+			}
 			var pe *csv.ParseError
 			if errors.As(err, &pe) && pe.Err != nil {
-				var le *lineError
-				if errors.As(pe.Err, &le) {
-					return shape, fmt.Errorf("%s: %v", name, le)
-				}
 				return shape, fmt.Errorf("%s: line %d: %v", name, pe.Line, pe.Err)
 			}
 			return shape, fmt.Errorf("%s: %w", name, err)
@@ -271,7 +273,7 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Dataset, error) {
 			line, _ := cr.FieldPos(j)
 			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("%s: line %d, column %d: must be a finite number, got %q", name, line, j+1, s)
+				return fmt.Errorf("%s: line %d, column %d: must be a finite number, got %s", name, line, j+1, clip.Quote(s))
 			}
 			if j != labelCol {
 				rec.X = append(rec.X, v)
@@ -279,10 +281,10 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Dataset, error) {
 			}
 			if !opts.RealLabels {
 				if v != math.Trunc(v) || v < 0 {
-					return fmt.Errorf("%s: line %d, column %d: label must be a class index (an integer ≥ 0), got %s", name, line, j+1, s)
+					return fmt.Errorf("%s: line %d, column %d: label must be a class index (an integer ≥ 0), got %s", name, line, j+1, clip.Value(strings.TrimSpace(s)))
 				}
 				if opts.Classes > 0 && v >= float64(opts.Classes) {
-					return fmt.Errorf("%s: line %d, column %d: label must be in [0, %d) (classes = %d), got %s", name, line, j+1, opts.Classes, opts.Classes, s)
+					return fmt.Errorf("%s: line %d, column %d: label must be in [0, %d) (classes = %d), got %s", name, line, j+1, opts.Classes, opts.Classes, clip.Value(strings.TrimSpace(s)))
 				}
 				maxLabel = math.Max(maxLabel, v)
 			}
@@ -356,28 +358,84 @@ func ReadCSVFrom(r io.Reader, opts CSVOptions) (*Dataset, error) {
 // decompressed returns r, decompressed on the fly when it starts with the
 // gzip magic bytes (the decompressed stream is what the limits bound).
 func decompressed(r io.Reader, name string) (io.Reader, func(), error) {
+	in, closeFn, err := Decompressed(r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return in, closeFn, nil
+}
+
+// Decompressed returns r, decompressed on the fly when it starts with the
+// gzip magic bytes (whatever its name), and a function that releases the
+// decompressor. Nothing bounds the decompressed stream: wrap it in
+// Bounded.
+func Decompressed(r io.Reader) (io.Reader, func(), error) {
 	br := bufio.NewReader(r)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", name, err)
+			return nil, nil, err
 		}
 		return zr, func() { zr.Close() }, nil
 	}
 	return br, func() {}, nil
 }
 
+// TextLimits bound a text input as it is read (Bounded), after any
+// decompression, so that neither a huge file nor a small gzip bomb can
+// make a reader buffer more than one bounded line.
+type TextLimits struct {
+	// Bytes bounds the whole stream (> 0).
+	Bytes int64
+	// Line bounds a line without its newline, in bytes (> 0).
+	Line int
+	// Lines bounds the number of newlines (blank lines included); 0
+	// means no bound.
+	Lines int64
+	// LineHint follows the line limit in its message, e.g. " (use .npy
+	// for wider runs)".
+	LineHint string
+}
+
+// LimitError is a TextLimits bound crossed while reading; its message
+// names the line and the bound.
+type LimitError struct{ Msg string }
+
+// Error returns the message.
+func (e *LimitError) Error() string { return e.Msg }
+
+// Bounded returns a reader of r that fails with a *LimitError (rather
+// than handing on more) once r has yielded more than lim.Bytes bytes, a
+// line has grown beyond lim.Line bytes, or more than lim.Lines newlines
+// have been read. It looks at every byte once, with bytes.IndexByte.
+func Bounded(r io.Reader, lim TextLimits) io.Reader {
+	g := &lineGuard{r: &limitedReader{r: r, left: lim.Bytes, max: lim.Bytes}, maxLine: lim.Line, linesLeft: lim.Lines, hint: lim.LineHint}
+	if lim.Lines <= 0 {
+		g.linesLeft = math.MaxInt64
+	}
+	return g
+}
+
 // limitedReader fails (rather than truncating silently) once more than
-// left bytes have been read.
+// max bytes have been read.
 type limitedReader struct {
-	r    io.Reader
-	left int64
+	r         io.Reader
+	left, max int64
 }
 
 // Read implements io.Reader.
 func (l *limitedReader) Read(p []byte) (int, error) {
 	if l.left <= 0 {
-		return 0, fmt.Errorf("input larger than %d bytes", int64(MaxCSVBytes))
+		// One byte beyond the limit tells a stream of exactly max bytes
+		// from a longer one.
+		var one [1]byte
+		if n, err := io.ReadFull(l.r, one[:]); n == 0 {
+			if err == io.ErrUnexpectedEOF {
+				err = io.EOF
+			}
+			return 0, err
+		}
+		return 0, &LimitError{fmt.Sprintf("input larger than %d bytes (decompressed)", l.max)}
 	}
 	if int64(len(p)) > l.left {
 		p = p[:l.left]
@@ -387,21 +445,20 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// lineError is a line-level limit broken while reading (reported with the
-// line it happened on).
-type lineError struct{ msg string }
-
-func (e *lineError) Error() string { return e.msg }
-
-// lineGuard fails (rather than letting the CSV parser buffer it) once a
-// line grows beyond maxLine bytes, or once more than linesLeft newlines
-// have been read. It looks at every byte, so its cost is one pass with
-// bytes.IndexByte over what the parser reads anyway.
+// lineGuard fails (rather than letting a parser buffer it) once a row
+// grows beyond maxLine bytes, or once more than linesLeft newlines have
+// been read. A row ends at a newline outside double quotes, so that a
+// quoted field spanning many short lines counts whole (every '"' toggles
+// the state: an escaped "" toggles twice, and a bare quote is a CSV
+// syntax error anyway).
 type lineGuard struct {
 	r         io.Reader
 	maxLine   int
-	cur       int   // bytes of the current line so far
-	line      int64 // 1-based number of the current line
+	hint      string
+	cur       int   // bytes of the current row so far
+	quoted    bool  // inside a quoted field
+	line      int64 // newlines read so far (the current line is line+1)
+	start     int64 // newlines read before the current row began
 	linesLeft int64
 	err       error
 }
@@ -414,7 +471,7 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 	n, err := g.r.Read(p)
 	b := p[:n]
 	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
+		i := bytes.IndexAny(b, "\n\"")
 		if i < 0 {
 			g.cur += len(b)
 			break
@@ -423,16 +480,30 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 		if g.cur > g.maxLine {
 			break
 		}
-		g.cur = 0
+		if b[i] == '"' {
+			g.quoted = !g.quoted
+			g.cur++
+			b = b[i+1:]
+			continue
+		}
 		g.line++
 		if g.linesLeft--; g.linesLeft < 0 {
-			g.err = &lineError{fmt.Sprintf("more than %d lines (blank lines count: the file is far longer than its rows allow)", g.line-1)}
+			g.err = &LimitError{fmt.Sprintf("more than %d lines (blank lines count: the file is far longer than its rows allow)", g.line-1)}
 			return 0, g.err
+		}
+		if g.quoted {
+			g.cur++
+		} else {
+			g.cur, g.start = 0, g.line
 		}
 		b = b[i+1:]
 	}
 	if g.cur > g.maxLine {
-		g.err = &lineError{fmt.Sprintf("line %d: longer than %d bytes (MaxCSVLineBytes): not a CSV of numbers, or far too wide", g.line+1, g.maxLine)}
+		what := ""
+		if g.quoted {
+			what = " (a quoted field spans lines)"
+		}
+		g.err = &LimitError{fmt.Sprintf("line %d: longer than %d bytes%s%s", g.start+1, g.maxLine, what, g.hint)}
 		return 0, g.err
 	}
 	return n, err

@@ -224,3 +224,71 @@ func FuzzReadCSV(f *testing.F) {
 		}
 	})
 }
+
+// A field quoted across many short lines counts as one row for the line
+// limit (it was buffered whole: a 50 MB field, then echoed in the error),
+// and a long field under the limit is echoed cut to a few dozen bytes:
+// either way the error is one short line and little is allocated.
+func TestCSVLongFields(t *testing.T) {
+	chunk := strings.Repeat("x", 79) + "\n"
+	quoted := "1,0\n2,\"" + strings.Repeat(chunk, 50_000_000/len(chunk)) + "\"\n"
+	long := "1,0\n2," + strings.Repeat("7x", 1<<20) + "\n" // 2 MiB, not a number
+	for _, c := range []struct {
+		name, in, want string
+		maxAlloc       uint64
+	}{
+		{"a 50 MB quoted field", quoted, "csv: line 2: longer than 4194304 bytes (a quoted field spans lines)", 8 * MaxCSVLineBytes},
+		{"a 2 MiB field", long, `csv: line 2, column 2: must be a finite number, got "7x7x`, 16 * MaxCSVLineBytes},
+	} {
+		var err error
+		alloc := heapGrowth(func() { _, err = ReadCSV(strings.NewReader(c.in), CSVOptions{}) })
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Fatalf("%s: error %.300v, want %q", c.name, err, c.want)
+		}
+		if len(err.Error()) > 300 {
+			t.Errorf("%s: a %d-byte error", c.name, len(err.Error()))
+		}
+		if alloc > c.maxAlloc {
+			t.Errorf("%s: allocated %d bytes", c.name, alloc)
+		}
+		t.Logf("%s: %q, %.1f MB allocated", c.name, err, float64(alloc)/1e6)
+	}
+	// Escaped quotes inside a quoted field keep the row open, and a
+	// newline after the closing quote ends it.
+	d, err := ReadCSV(strings.NewReader("\"1\"\"\",0\n"), CSVOptions{})
+	if err == nil || !strings.Contains(err.Error(), `got "1\""`) {
+		t.Errorf("escaped quote: %v %v", d, err)
+	}
+	in := "\"1\",0\n" + strings.Repeat("1,0\n", 10)
+	if _, err := ScanCSVFrom(Bounded(strings.NewReader(in), TextLimits{Bytes: 1 << 20, Line: 6}), CSVOptions{RealLabels: true}, CSVLimits{}); err != nil {
+		t.Errorf("rows of ≤ 6 bytes after a quoted field: %v", err)
+	}
+}
+
+// Bounded fails past each of its limits and not at them: a stream of
+// exactly Bytes bytes reads whole, one more byte is an error naming the
+// limit; likewise Lines newlines and a line of Line bytes.
+func TestBounded(t *testing.T) {
+	read := func(in string, lim TextLimits) error {
+		_, err := io.ReadAll(Bounded(strings.NewReader(in), lim))
+		return err
+	}
+	for _, c := range []struct {
+		in   string
+		lim  TextLimits
+		want string
+	}{
+		{strings.Repeat("1\n", 50), TextLimits{Bytes: 100, Line: 10}, ""},
+		{strings.Repeat("1\n", 50) + "1", TextLimits{Bytes: 100, Line: 10}, "input larger than 100 bytes (decompressed)"},
+		{strings.Repeat("1\n", 50), TextLimits{Bytes: 1000, Line: 10, Lines: 50}, ""},
+		{strings.Repeat("1\n", 51), TextLimits{Bytes: 1000, Line: 10, Lines: 50}, "more than 50 lines"},
+		{"1\n" + strings.Repeat("2", 10) + "\n", TextLimits{Bytes: 1000, Line: 10}, ""},
+		{"1\n" + strings.Repeat("2", 11) + "\n", TextLimits{Bytes: 1000, Line: 10, LineHint: " (hint)"}, "line 2: longer than 10 bytes (hint)"},
+	} {
+		err := read(c.in, c.lim)
+		var le *LimitError
+		if c.want == "" && err != nil || c.want != "" && (!errors.As(err, &le) || !strings.HasPrefix(le.Error(), c.want)) {
+			t.Errorf("%d bytes under %+v: error %v, want %q", len(c.in), c.lim, err, c.want)
+		}
+	}
+}

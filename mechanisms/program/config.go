@@ -6,6 +6,9 @@ import (
 	"runtime"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 )
 
 // Defaults applied by Start to the zero values of Config.
@@ -91,11 +94,11 @@ type Config struct {
 // the field and its allowed range.
 func (c Config) withDefaults() (Config, error) {
 	if len(c.Command) == 0 || c.Command[0] == "" {
-		return c, fmt.Errorf("command: must name a program (a non-empty first element), got %q", c.Command)
+		return c, fmt.Errorf("command: must name a program (a non-empty first element), got %s", clip.Strings(c.Command))
 	}
 	for i, kv := range c.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return c, fmt.Errorf("env: entry %d must be KEY=VALUE with a non-empty KEY, got %q", i, kv)
+			return c, fmt.Errorf("env: entry %d must be KEY=VALUE with a non-empty KEY, got %s", i, clip.Quote(kv))
 		}
 	}
 	if c.Timeout < 0 {
@@ -111,7 +114,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("max_procs: must be ≥ 0 (0 = GOMAXPROCS), got %d", c.MaxProcs)
 	}
 	if strings.ContainsAny(c.Name, "\n\r") {
-		return c, fmt.Errorf("name: must be one line, got %q", c.Name)
+		return c, fmt.Errorf("name: must be one line, got %s", clip.Quote(c.Name))
 	}
 	c.Command = append([]string(nil), c.Command...)
 	c.Env = append([]string(nil), c.Env...)
@@ -137,17 +140,23 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 // commandLine renders a command for messages: arguments with spaces,
-// quotes or control characters are quoted.
+// quotes or control characters are quoted, and arguments longer than
+// clip.Runes runes are cut (clip.Quote); at most clip.Runes arguments are
+// shown.
 func commandLine(cmd []string) string {
 	var b strings.Builder
 	for i, a := range cmd {
+		if i == clip.Runes {
+			fmt.Fprintf(&b, " …(%d arguments)", len(cmd))
+			break
+		}
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		if a == "" || strings.ContainsFunc(a, func(r rune) bool {
+		if a == "" || utf8.RuneCountInString(a) > clip.Runes || strings.ContainsFunc(a, func(r rune) bool {
 			return r <= ' ' || r == '"' || r == '\'' || r == '\\' || r == 0x7f
 		}) {
-			b.WriteString(fmt.Sprintf("%q", a))
+			b.WriteString(clip.Quote(a))
 		} else {
 			b.WriteString(a)
 		}

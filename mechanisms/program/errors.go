@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 )
 
 // Fault classifies what went wrong with a program.
@@ -95,7 +97,7 @@ func (e *Error) Error() string {
 		b.WriteString(e.Request.String())
 		b.WriteString(": ")
 	}
-	b.WriteString(e.Detail)
+	b.WriteString(clip.Line(e.Detail, 600)) // it may hold the command's path (an exec error)
 	if e.Attempts > 1 {
 		fmt.Fprintf(&b, " (%d attempts)", e.Attempts)
 	}
