@@ -15,7 +15,10 @@ mkdir "$tmp/src"
 cp -r pyproject.toml README.md mcmcaudit "$tmp/src/"
 "$tmp/venv/bin/pip" install --quiet --no-build-isolation --no-index "$tmp/src"
 (cd .. && go build -o "$tmp/bin/audit" ./cmd/audit)
-export MCMCAUDIT_BIN="$tmp/bin/audit" XDG_CACHE_HOME="$tmp/cache"  # checkpoints and run files stay in $tmp
+# Checkpoints and the files of audits stay in $tmp; Go's build cache (which
+# defaults to $XDG_CACHE_HOME/go-build) stays where it is, warm.
+GOCACHE=$(go env GOCACHE)
+export GOCACHE MCMCAUDIT_BIN="$tmp/bin/audit" XDG_CACHE_HOME="$tmp/cache"
 # The tests import the installed package: run them from outside the source tree.
 cd "$tmp"
 "$tmp/venv/bin/python" -c 'import mcmcaudit, sys; sys.stdout.write("mcmcaudit from %s\n" % mcmcaudit.__file__)'

@@ -24,6 +24,11 @@ from .report import EpsilonResult, Release, Report
 
 __version__ = "0.1.0"
 
+# Tracebacks name the classes where users import them from.
+for _cls in (AuditError, EpsilonResult, Release, Report):
+    _cls.__module__ = __name__
+del _cls
+
 __all__ = [
     "AuditError", "EpsilonResult", "Release", "Report", "Result", "analyze", "audit", "cache_dir", "epsilon",
     "epsilon_one_run", "find_binary", "jax_key", "legacy_seed_words", "numpy_generator", "numpy_random_state",
