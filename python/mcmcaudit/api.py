@@ -67,6 +67,8 @@ def _is_numpy(x):
 
 def _write_dataset(x, base):
     """Write a dataset for the runner: a NumPy array as .npy, anything JSON can hold as .json."""
+    if hasattr(x, "to_numpy") and not _is_numpy(x):
+        x = x.to_numpy()  # a pandas DataFrame
     if _is_numpy(x):
         import numpy as np
         path = base + ".npy"
@@ -92,7 +94,11 @@ def _digest(path):
 
 
 def _tool_error_to_interrupt(exc, hint):
-    return KeyboardInterrupt("%s\n%s" % (exc.args[0] if exc.args else "audit interrupted", hint))
+    msg = exc.args[0] if exc.args else "audit interrupted"
+    # The tool's own resume command names this call's temporary outputs,
+    # gone by now: the Python way to resume replaces it.
+    msg = msg.split("; resume with: ")[0]
+    return KeyboardInterrupt("%s. %s" % (msg, hint))
 
 
 def audit(run, dim, releases, *, trials, d=None, d_prime=None, data=None, neighbour=None, model=None,
@@ -224,8 +230,8 @@ def audit(run, dim, releases, *, trials, d=None, d_prime=None, data=None, neighb
         try:
             code, text, _ = run_tool(args, "run", total=trials, progress=progress)
         except KeyboardInterrupt as e:
-            raise _tool_error_to_interrupt(e, "The completed trials are kept: call audit() again with the same "
-                                              "arguments and resume=True to continue.") from None
+            raise _tool_error_to_interrupt(e, "To continue from what is saved, call audit() again with the "
+                                              "same arguments, from the same directory, and resume=True.") from None
         return _read_report(staging, text, code, html)
     finally:
         _rmtree(staging)
