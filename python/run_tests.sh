@@ -10,10 +10,8 @@ python=${PYTHON:-/usr/bin/python3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$python" -m venv --system-site-packages "$tmp/venv"
-# Build from a copy, so that the source tree gets no build/ or egg-info.
-mkdir "$tmp/src"
-cp -r pyproject.toml README.md mcmcaudit "$tmp/src/"
-"$tmp/venv/bin/pip" install --quiet --no-build-isolation --no-index "$tmp/src"
+# As a user installs it (its build/ and egg-info are ignored by git).
+(cd .. && "$tmp/venv/bin/pip" install --quiet --no-build-isolation --no-index ./python)
 (cd .. && go build -o "$tmp/bin/audit" ./cmd/audit)
 # Checkpoints and the files of audits stay in $tmp; Go's build cache (which
 # defaults to $XDG_CACHE_HOME/go-build) stays where it is, warm.

@@ -10,7 +10,7 @@ import tempfile
 from . import _yaml
 from ._binary import cache_dir
 from ._runner import ENV_SERVING
-from ._tool import EXIT_VIOLATION, run_tool, write_private_dir
+from ._tool import run_tool, write_private_dir
 from .report import EpsilonResult, Report
 
 _NOTEBOOK_HINT = ("another process must import it: put it in a module file (in a notebook, a cell "
