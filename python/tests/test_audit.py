@@ -1,6 +1,7 @@
 """Audits of Python functions: the NumPy Gaussian mechanism against the CLI, errors, Ctrl-C."""
 
 import csv
+import math
 import os
 import signal
 import subprocess
@@ -78,9 +79,14 @@ class TestAuditGaussian(unittest.TestCase):
         eps = util.region_bound(fp, neg, fn, npos, 1e-5, 0.95)
         flo, fhi = util.cp_two_sided(rfp, rneg, 0.999)
         nlo, nhi = util.cp_two_sided(rfn, rpos, 0.999)
-        # eq. 12 falls as either count rises: its extremes over the box are at the corners.
-        lo = util.region_bound(min(rneg, int(fhi * rneg) + 1), rneg, min(rpos, int(nhi * rpos) + 1), rpos, 1e-5, 0.95)
-        hi = util.region_bound(int(flo * rneg), rneg, int(nlo * rpos), rpos, 1e-5, 0.95)
+        # eq. 12 falls as either count rises: its extremes over the counts
+        # inside both intervals are at the corners.
+        lo = util.region_bound(math.floor(fhi * rneg), rneg, math.floor(nhi * rpos), rpos, 1e-5, 0.95)
+        hi = util.region_bound(math.ceil(flo * rneg), rneg, math.ceil(nlo * rpos), rpos, 1e-5, 0.95)
+        sys.stderr.write("Python audit: ε_lb %.4f (FP %d/%d, FN %d/%d), μ_lb %.4f; built-in: ε_lb %.4f (FP %d/%d, FN %d/%d); "
+                         "its rule on the Python runs: FP %d/%d, FN %d/%d, ε_lb %.4f in [%.4f, %.4f]\n"
+                         % (rep.epsilon_lb, rep.fp, rep.negatives, rep.fn, rep.positives, rep.mu_lb,
+                            pt["region"]["epsilon"], rfp, rneg, rfn, rpos, fp, neg, fn, npos, eps, lo, hi))
         self.assertTrue(lo <= eps <= hi, "ε_lb %.4f of the Python runs outside [%.4f, %.4f] around the built-in's %.4f"
                         % (eps, lo, hi, pt["region"]["epsilon"]))
         # The HTML report and the text table came back.
