@@ -1,249 +1,27 @@
-"""Serve a Python sampler to mcmcaudit over the mcmcaudit/1 line protocol.
+"""The mcmcaudit/1 helper for the examples: a thin alias of `mcmcaudit.protocol`.
 
-Standard library only; one file: copy it next to your sampler. You write
-
-    def run(seed, side, data):
-        ...                      # all randomness from `seed`
-        return releases          # one row of `dim` floats per release point
-
-    serve(run, dim=D, releases=["epoch 1", "epoch 2"])
-
-and `serve` does the rest: the handshake, reading requests from stdin,
-loading D and D' once (from the CSV files named by MCMCAUDIT_D and
-MCMCAUDIT_DPRIME), calling `run`, checking and writing the answers, and
-turning exceptions into {"trial": i, "error": "..."}. While it serves,
-anything printed to stdout -- by `print`, by C extensions, by child
-processes -- goes to stderr, so that stdout carries protocol lines only.
-
-`releases` returned by `run` may be a list of lists of numbers or an array
-of shape (len(releases), dim) (anything with a `tolist` method, e.g. a NumPy
-array or a PyTorch tensor). Return `Result(releases, info)` to pass an
-extra JSON object back (acceptance counts, test accuracy, ...).
-
-See docs/protocol.md in the mcmcaudit repository for the protocol itself.
+The helper itself lives in the `mcmcaudit` Python package, in
+python/mcmcaudit/protocol.py (standard library only, self-contained). This
+file makes `import mcmcaudit_protocol as mp` work for the examples without
+installing anything: it loads that file from this repository, or the
+installed package's copy when this file has been moved out of the
+repository. Outside the repository, `pip install ./python` and
+`from mcmcaudit import protocol as mp`, or copy python/mcmcaudit/protocol.py
+next to your sampler as mcmcaudit_protocol.py: both work as this module does.
 """
 
-import csv
-import gzip
-import json
-import math
+import importlib.util
 import os
 import sys
-import time
-import traceback
 
-PROTOCOL_VERSION = 1
+_here = os.path.dirname(os.path.abspath(__file__))
+_path = os.path.join(_here, os.pardir, os.pardir, "python", "mcmcaudit", "protocol.py")
+if os.path.exists(_path):
+    _spec = importlib.util.spec_from_file_location("_mcmcaudit_protocol_impl", _path)
+    _impl = importlib.util.module_from_spec(_spec)
+    sys.modules[_spec.name] = _impl
+    _spec.loader.exec_module(_impl)
+else:
+    from mcmcaudit import protocol as _impl  # noqa: E402
 
-# Sides of a trial, as written in requests.
-SIDE_D = "D"
-SIDE_DPRIME = "D'"
-
-# Environment variables set by the tool.
-ENV_D = "MCMCAUDIT_D"
-ENV_DPRIME = "MCMCAUDIT_DPRIME"
-ENV_CANARY = "MCMCAUDIT_CANARY"
-ENV_TEST = "MCMCAUDIT_TEST"
-
-
-class Result:
-    """A trial's releases plus an optional JSON-serialisable `info` dict."""
-
-    def __init__(self, releases, info=None):
-        self.releases = releases
-        self.info = info
-
-
-def read_csv(path):
-    """Read a dataset CSV: one record per line, features then the label.
-
-    Returns a list of rows, each a list of floats (the label last). A first
-    line that does not parse as numbers is taken for a header and skipped;
-    blank lines are skipped; gzip-compressed files are read transparently.
-    Raises ValueError naming the file and line of any other bad value.
-    """
-    with open(path, "rb") as f:
-        gz = f.read(2) == b"\x1f\x8b"
-    opener = gzip.open if gz else open
-    rows = []
-    width = None
-    with opener(path, "rt", newline="", encoding="utf-8") as f:
-        for lineno, row in enumerate(csv.reader(f), 1):
-            if not row or all(not c.strip() for c in row):
-                continue
-            try:
-                vals = [float(c) for c in row]
-            except ValueError:
-                if lineno == 1:
-                    continue  # a header
-                raise ValueError("%s: line %d: every column must be a number, got %r" % (path, lineno, row)) from None
-            if not all(math.isfinite(v) for v in vals):
-                raise ValueError("%s: line %d: every value must be finite, got %r" % (path, lineno, row))
-            if width is None:
-                width = len(vals)
-            elif len(vals) != width:
-                raise ValueError("%s: line %d: must have %d columns like the first row, got %d" % (path, lineno, width, len(vals)))
-            rows.append(vals)
-    return rows
-
-
-def env_rows(var):
-    """The rows of the CSV file named by environment variable `var`, or None if it is unset."""
-    path = os.environ.get(var)
-    return read_csv(path) if path else None
-
-
-def canary():
-    """The DeepFool canary handed over in MCMCAUDIT_CANARY, or None.
-
-    A dict {"index": i, "x0": [...], "y0": k, "x_star": [...], "y_star": k*}:
-    D' holds (x_star, y0) at row i, where D holds (x0, y0).
-    """
-    raw = os.environ.get(ENV_CANARY)
-    return json.loads(raw) if raw else None
-
-
-def load_datasets(load=None):
-    """D and D' from MCMCAUDIT_D and MCMCAUDIT_DPRIME, as {"D": ..., "D'": ...}.
-
-    Each is `load(rows)` (or the rows themselves without `load`), or None
-    when its variable is unset.
-    """
-    data = {}
-    for side, var in ((SIDE_D, ENV_D), (SIDE_DPRIME, ENV_DPRIME)):
-        rows = env_rows(var)
-        data[side] = None if rows is None else (load(rows) if load else rows)
-    return data
-
-
-def check_releases(out, dim, count):
-    """Turn `run`'s return value into (releases as lists of floats, info).
-
-    Raises ValueError or TypeError, with a message naming the release and
-    coordinate, unless there are `count` releases of `dim` finite numbers.
-    """
-    info = None
-    if isinstance(out, Result):
-        out, info = out.releases, out.info
-        if info is not None and not isinstance(info, dict):
-            raise TypeError("Result.info must be a dict, got %s" % type(info).__name__)
-    if hasattr(out, "tolist"):
-        out = out.tolist()
-    if not isinstance(out, (list, tuple)):
-        raise TypeError("run must return %d releases of %d numbers (a list of lists or an array of shape (%d, %d)), got %s"
-                        % (count, dim, count, dim, type(out).__name__))
-    if len(out) != count:
-        raise ValueError("run returned %d releases, the handshake declares %d" % (len(out), count))
-    rel = []
-    for i, row in enumerate(out):
-        if hasattr(row, "tolist"):
-            row = row.tolist()
-        if not isinstance(row, (list, tuple)):
-            raise TypeError("release %d must be a list of %d numbers, got %s" % (i + 1, dim, type(row).__name__))
-        if len(row) != dim:
-            raise ValueError("release %d has %d coordinates, the handshake declares dim %d" % (i + 1, len(row), dim))
-        vals = []
-        for k, v in enumerate(row):
-            if isinstance(v, (bool, str, bytes)) or v is None:
-                raise TypeError("release %d, coordinate %d must be a number, got %r" % (i + 1, k + 1, v))
-            x = float(v)
-            if not math.isfinite(x):
-                raise ValueError("release %d, coordinate %d is %r: releases must be finite" % (i + 1, k + 1, x))
-            vals.append(x)
-        rel.append(vals)
-    return rel, info
-
-
-def _jsonable(o):
-    """json.dumps fallback for NumPy/PyTorch scalars and arrays in info."""
-    if hasattr(o, "tolist"):
-        return o.tolist()
-    if hasattr(o, "item"):
-        return o.item()
-    raise TypeError("%s is not JSON serialisable" % type(o).__name__)
-
-
-def _dumps(obj):
-    # allow_nan=False: JSON has no NaN or Infinity. repr-based float output
-    # is the shortest string that reads back as the same float64.
-    return json.dumps(obj, allow_nan=False, separators=(", ", ": "), default=_jsonable)
-
-
-def _claim_stdout():
-    """Keep the real stdout for protocol lines and send everything else to stderr.
-
-    File descriptor 1 itself is pointed at stderr, so that writes from C
-    code and child processes cannot corrupt the protocol either. Output
-    still buffered in sys.stdout (printed before serve, without -u) is
-    flushed after the switch, so it lands on stderr too.
-    """
-    proto_fd = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout.flush()
-    sys.stdout = sys.stderr
-    return os.fdopen(proto_fd, "w", encoding="utf-8", newline="\n")
-
-
-def serve(run, dim, releases, load=None, data=None):
-    """Serve trials until stdin is closed, then return.
-
-    run(seed, side, data) -> releases or Result: seed is the trial's
-    unsigned 64-bit integer seed (derive all randomness from it), side is
-    "D" or "D'", data is that side's dataset. dim is the number of
-    coordinates of every release; releases lists the labels of the release
-    points, in order. data, if given, is {"D": ..., "D'": ...}; otherwise
-    it is read by load_datasets(load).
-    """
-    if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
-        raise ValueError("serve: dim must be an integer >= 1, got %r" % (dim,))
-    labels = [str(r) for r in releases]
-    if not labels:
-        raise ValueError("serve: releases must name at least one release point")
-    proto = _claim_stdout()
-    if data is None:
-        data = load_datasets(load)
-    proto.write(_dumps({"mcmcaudit": PROTOCOL_VERSION, "dim": dim, "releases": labels}) + "\n")
-    proto.flush()
-    while True:
-        line = sys.stdin.readline()
-        if not line:
-            return  # stdin closed: the tool is done with us
-        if not line.strip():
-            continue
-        try:
-            req = json.loads(line)
-            trial, side, seed = req["trial"], req["side"], req["seed"]
-            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (trial, seed)) or side not in (SIDE_D, SIDE_DPRIME):
-                raise ValueError("bad field types or side")
-        except (ValueError, KeyError, TypeError) as e:
-            sys.stderr.write("mcmcaudit_protocol: malformed request %r: %s\n" % (line[:200], e))
-            sys.exit(2)
-        try:
-            rel, info = check_releases(run(seed, side, data.get(side)), dim, len(labels))
-            answer = {"trial": trial, "releases": rel}
-            if info is not None:
-                answer["info"] = info
-            text = _dumps(answer)
-        except Exception as e:  # the program's answer: this trial failed
-            traceback.print_exc(file=sys.stderr)
-            text = _dumps({"trial": trial, "error": "%s: %s" % (type(e).__name__, e)})
-        proto.write(text + "\n")
-        proto.flush()
-
-
-def standalone(run, n, data, dim, releases, seed=1):
-    """Run n trials in a plain loop, without the protocol, and report the time.
-
-    Trials alternate between D and D' with seeds seed, seed + 1, ...; every
-    answer is checked as serve would. Prints one summary line to stdout and
-    returns the seconds per trial.
-    """
-    count = len(list(releases))
-    begin, cpu = time.perf_counter(), time.process_time()
-    for i in range(n):
-        side = SIDE_D if i % 2 == 0 else SIDE_DPRIME
-        check_releases(run(seed + i, side, data.get(side)), dim, count)
-    took, cpu = time.perf_counter() - begin, time.process_time() - cpu
-    per = took / max(n, 1)
-    print("standalone: %d trials in %.3f s: %.1f trials/s, %.1f us per trial (CPU %.1f us per trial)"
-          % (n, took, n / took if took > 0 else float("inf"), 1e6 * per, 1e6 * cpu / max(n, 1)))
-    return per
+globals().update({k: v for k, v in vars(_impl).items() if not (k.startswith("__") and k.endswith("__"))})

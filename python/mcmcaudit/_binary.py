@@ -1,0 +1,124 @@
+"""Finding the `audit` binary: MCMCAUDIT_BIN, else `audit` on PATH, else a build with Go."""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import threading
+
+from .errors import AuditError
+
+ENV_BIN = "MCMCAUDIT_BIN"
+ENV_REPO = "MCMCAUDIT_REPO"
+MODULE_LINE = "module github.com/mcmcaudit/mcmcaudit"
+
+_lock = threading.Lock()
+_found = None
+
+
+def cache_dir():
+    """The package's cache directory: $XDG_CACHE_HOME/mcmcaudit (default ~/.cache/mcmcaudit).
+
+    Built binaries and the files of audits of Python functions go there,
+    never inside the installed package.
+    """
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base or not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "mcmcaudit")
+
+
+def _is_repo(d):
+    try:
+        with open(os.path.join(d, "go.mod"), encoding="utf-8") as f:
+            return any(line.strip() == MODULE_LINE for line in f)
+    except OSError:
+        return False
+
+
+def find_repository():
+    """The mcmcaudit source tree to build from, or None.
+
+    MCMCAUDIT_REPO if set; else the first directory holding the module's
+    go.mod among the parents of this package's files (a source checkout)
+    and of the current directory.
+    """
+    env = os.environ.get(ENV_REPO)
+    if env:
+        if not _is_repo(env):
+            raise AuditError(2, "%s=%s: not an mcmcaudit source tree (no go.mod with %r)" % (ENV_REPO, env, MODULE_LINE))
+        return os.path.abspath(env)
+    for start in (os.path.dirname(os.path.abspath(__file__)), os.getcwd()):
+        d = start
+        while True:
+            if _is_repo(d):
+                return d
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+    return None
+
+
+def _build(repo):
+    go = shutil.which("go")
+    if go is None:
+        raise AuditError(2, "no audit binary: set %s to its path, put `audit` on PATH, or install Go to build it "
+                            "from the repository (%s)" % (ENV_BIN, repo))
+    bindir = os.path.join(cache_dir(), "bin")
+    os.makedirs(bindir, mode=0o700, exist_ok=True)
+    name = "audit-" + hashlib.sha256(repo.encode()).hexdigest()[:12]
+    out = os.path.join(bindir, name)
+    tmp = "%s.tmp%d" % (out, os.getpid())
+    sys.stderr.write("mcmcaudit: building the audit binary from %s with go build (the first build compiles the "
+                     "dependencies: a minute or more) into %s\n" % (repo, out))
+    sys.stderr.flush()
+    r = subprocess.run([go, "build", "-o", tmp, "./cmd/audit"], cwd=repo, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise AuditError(3, "go build ./cmd/audit in %s failed: %s" % (repo, " | ".join(r.stdout.strip().splitlines()[-5:])))
+    os.replace(tmp, out)
+    return out
+
+
+def find_binary(build=True):
+    """The path of the `audit` binary to run.
+
+    In this order: the environment variable MCMCAUDIT_BIN; `audit` on PATH
+    (if `audit version` names the mcmcaudit module); else, when Go is
+    installed and the repository is found (see find_repository), `go build`
+    of ./cmd/audit into the user's cache directory, once per Python
+    process (Go's own build cache makes later builds quick). Raises
+    AuditError (exit code 2) when none works.
+    """
+    global _found
+    with _lock:
+        if _found is not None and os.environ.get(ENV_BIN) in (None, "", _found):
+            return _found
+        env = os.environ.get(ENV_BIN)
+        if env:
+            if not (os.path.isfile(env) and os.access(env, os.X_OK)):
+                raise AuditError(2, "%s=%s: not an executable file" % (ENV_BIN, env))
+            _found = env
+            return env
+        on_path = shutil.which("audit")
+        if on_path:
+            try:
+                r = subprocess.run([on_path, "version"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+                if r.returncode == 0 and "mcmcaudit" in r.stdout:
+                    _found = on_path
+                    return on_path
+            except (OSError, subprocess.SubprocessError):
+                pass
+        repo = find_repository() if build else None
+        if repo is None:
+            raise AuditError(2, "no audit binary: set %s to its path, put mcmcaudit's `audit` on PATH "
+                                "(go install ./cmd/audit), or set %s to the repository so that it can be built"
+                             % (ENV_BIN, ENV_REPO))
+        _found = _build(repo)
+        return _found

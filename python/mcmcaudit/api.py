@@ -1,0 +1,385 @@
+"""Audits from Python: a Python sampler function, precomputed samples, error counts."""
+
+import hashlib
+import json
+import math
+import os
+import sys
+import tempfile
+
+from . import _yaml
+from ._binary import cache_dir
+from ._runner import ENV_SERVING
+from ._tool import run_tool, write_private_dir
+from .report import EpsilonResult, Report
+
+_NOTEBOOK_HINT = ("another process must import it: put it in a module file (in a notebook, a cell "
+                  "starting %%writefile my_sampler.py) and import it from there, or pass 'module:function'")
+
+
+def _function_ref(fn, what):
+    """How the runner imports `fn`: {"module", "qualname", "file"}, or ValueError saying why it cannot."""
+    if isinstance(fn, str):
+        mod, sep, qual = fn.partition(":")
+        if not sep or not mod or not qual:
+            raise ValueError("%s: a string must be 'module:function' or 'path/to/file.py:function', got %r" % (what, fn))
+        if mod.endswith(".py"):
+            path = os.path.abspath(mod)
+            if not os.path.isfile(path):
+                raise ValueError("%s: %s is not a file" % (what, path))
+            return {"module": "__main__", "qualname": qual, "file": path}
+        return {"module": mod, "qualname": qual, "file": None}
+    if not callable(fn):
+        raise TypeError("%s must be a function, or a 'module:function' string, got %s" % (what, type(fn).__name__))
+    module = getattr(fn, "__module__", None)
+    qualname = getattr(fn, "__qualname__", None)
+    if not module or not qualname:
+        raise ValueError("%s: %r has no module or name; %s" % (what, fn, _NOTEBOOK_HINT))
+    if "<locals>" in qualname or "<lambda>" in qualname:
+        raise ValueError("%s: %s is a nested function or a lambda, which another process cannot import; "
+                         "define it at the top level of a module" % (what, qualname))
+    if module == "__main__":
+        main = sys.modules.get("__main__")
+        path = getattr(main, "__file__", None)
+        if not path or "ipykernel" in sys.modules or not path.endswith(".py"):
+            raise ValueError("%s: %s is defined in __main__ (a notebook or an interactive session); %s"
+                             % (what, qualname, _NOTEBOOK_HINT))
+        return {"module": "__main__", "qualname": qualname, "file": os.path.abspath(path)}
+    return {"module": module, "qualname": qualname, "file": None}
+
+
+def _search_path():
+    paths = []
+    for p in sys.path:
+        p = os.path.abspath(p or os.getcwd())
+        if os.path.isdir(p) and p not in paths:
+            paths.append(p)
+    return paths
+
+
+def _package_parent():
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _is_numpy(x):
+    return type(x).__module__ == "numpy" and hasattr(x, "shape")
+
+
+def _write_dataset(x, base):
+    """Write a dataset for the runner: a NumPy array as .npy, anything JSON can hold as .json."""
+    if hasattr(x, "to_numpy") and not _is_numpy(x):
+        x = x.to_numpy()  # a pandas DataFrame
+    if _is_numpy(x):
+        import numpy as np
+        path = base + ".npy"
+        np.save(path, x, allow_pickle=False)
+        return path
+    path = base + ".json"
+    try:
+        text = json.dumps(x, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise TypeError("datasets must be NumPy arrays or JSON-serialisable values (lists of rows, dicts); "
+                        "pass `load=` to turn them into tensors or other objects in the sampler's process: %s" % e)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+def _digest(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _tool_error_to_interrupt(exc, hint):
+    msg = exc.args[0] if exc.args else "audit interrupted"
+    # The tool's own resume command names this call's temporary outputs,
+    # gone by now: the Python way to resume replaces it.
+    msg = msg.split("; resume with: ")[0]
+    return KeyboardInterrupt("%s. %s" % (msg, hint))
+
+
+def audit(run, dim, releases, *, trials, d=None, d_prime=None, data=None, neighbour=None, model=None,
+          load=None, claim=None, delta=1e-5, confidence=0.95, attacks=("threshold",), split=(0.5, 0.5),
+          features=None, seed=0, name="python-sampler", workers=None, timeout="60s", env=None,
+          determinism_checks=None, scenario=None, resume=False, save_releases=None, html=True,
+          progress=True, python=None):
+    """Audit the Python sampler `run(seed, side, data) -> releases` with `audit run`.
+
+    `run` is served by protocol.serve in processes the tool starts: it must
+    be importable there, so it is a function defined at the top level of a
+    module (not in a notebook cell: see python/README.md), of a script
+    that calls audit() under `if __name__ == "__main__":`, or a
+    'module:function' string. It returns `len(releases)` rows of `dim`
+    numbers and draws all its randomness from `seed` (see numpy_generator).
+
+    The datasets, one of:
+      - d, d_prime: the two datasets themselves (NumPy arrays or JSON
+        values); `run` gets one of them (after `load`, if given);
+      - data, neighbour (and model): the scenario's sections as dicts
+        (e.g. data={"records": [...]}, neighbour={"adjacency": "replace-one",
+        ...}); the tool builds D and D' and `run` gets that side's rows as
+        lists of floats (after `load`);
+      - neither: `run` gets None and owns its data.
+    trials, claim ({"gdp": mu}, {"epsilon": e, "delta": d}, ...), delta,
+    confidence, attacks, split (train, eval) or (train, select, eval),
+    features and seed fill the scenario's audit and claim sections;
+    `scenario` (a dict) is merged over the generated scenario. workers,
+    resume and save_releases are `audit run`'s flags; timeout, env and
+    determinism_checks the program sampler's fields.
+
+    Returns a Report; a refuted claim gives report.verdict == "VIOLATION",
+    not an exception. Raises AuditError for bad input or a failure, and
+    KeyboardInterrupt on Ctrl-C after the tool has saved the completed
+    trials: the same call with resume=True continues from them.
+    """
+    if os.environ.get(ENV_SERVING):
+        raise RuntimeError("mcmcaudit.audit() called while serving trials: the script that defines the sampler "
+                           "was imported again and called audit() at its top level; put that call under "
+                           "`if __name__ == \"__main__\":`")
+    if (d is None) != (d_prime is None):
+        raise ValueError("d and d_prime go together: give both datasets or neither")
+    if d is not None and (data is not None or neighbour is not None):
+        raise ValueError("give the datasets (d, d_prime) or the tool's data and neighbour sections, not both")
+    if (data is None) != (neighbour is None):
+        raise ValueError("data and neighbour go together: the tool builds D' from D with the neighbour section")
+    if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+        raise ValueError("dim must be an integer >= 1, got %r" % (dim,))
+    labels = [str(r) for r in releases]
+    if not labels:
+        raise ValueError("releases must name at least one release point")
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+        raise ValueError("trials must be an integer >= 1, got %r" % (trials,))
+
+    spec = {
+        "function": _function_ref(run, "run"),
+        "load": _function_ref(load, "load") if load is not None else None,
+        "paths": [_package_parent()] + _search_path(),
+        "dim": dim,
+        "releases": labels,
+    }
+    # The files of this audit live in a directory named by their content, so
+    # that the same call makes the same scenario (hence the same default
+    # checkpoint, which resume=True continues).
+    staging = tempfile.mkdtemp(prefix="mcmcaudit-")
+    try:
+        if d is not None:
+            spec["datasets"] = {"D": _write_dataset(d, os.path.join(staging, "D")),
+                                "D'": _write_dataset(d_prime, os.path.join(staging, "DPRIME"))}
+            digests = {side: _digest(p) for side, p in spec["datasets"].items()}
+        else:
+            digests = {}
+        sc = {"name": name, "seed": seed}
+        if model is not None:
+            sc["model"] = model
+        if data is not None:
+            sc["data"], sc["neighbour"] = data, neighbour
+        prog = {"command": None, "timeout": timeout,
+                "env": dict({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}, **(env or {}))}
+        if determinism_checks is not None:
+            prog["determinism_checks"] = determinism_checks
+        sc["sampler"] = {"program": prog}
+        sp = list(split)
+        if len(sp) == 2:
+            spl = {"train": sp[0], "eval": sp[1]}
+        elif len(sp) == 3:
+            spl = {"train": sp[0], "select": sp[1], "eval": sp[2]}
+        else:
+            raise ValueError("split must be (train, eval) or (train, select, eval), got %r" % (split,))
+        sc["audit"] = {"trials": trials, "split": spl, "attacks": list(attacks), "delta": delta, "confidence": confidence}
+        if features is not None:
+            sc["audit"]["features"] = list(features)
+        if claim is not None:
+            sc["claim"] = dict(claim)
+        if scenario:
+            _merge(sc, scenario)
+
+        key = hashlib.sha256(json.dumps([spec, digests, sc, python or sys.executable], sort_keys=True,
+                                        default=str).encode()).hexdigest()[:16]
+        rundir = write_private_dir(os.path.join(cache_dir(), "runs", key))
+        if d is not None:
+            for side, p in list(spec["datasets"].items()):
+                dest = os.path.join(rundir, os.path.basename(p))
+                os.replace(p, dest)
+                spec["datasets"][side] = dest
+        spec_path = os.path.join(rundir, "spec.json")
+        _write(spec_path, json.dumps(spec, indent=1, sort_keys=True) + "\n")
+        runner = os.path.join(rundir, "runner.py")
+        _write(runner, "# Serves %s to `audit run` (written by mcmcaudit.audit).\nimport sys\nsys.path.insert(0, %r)\n"
+                       "from mcmcaudit._runner import main\nmain(%r)\n"
+               % (spec["function"]["qualname"], _package_parent(), spec_path))
+        prog["command"] = [python or sys.executable, runner]
+        if not prog.get("dir"):
+            prog["dir"] = os.getcwd()
+        scenario_path = os.path.join(rundir, "scenario.yaml")
+        _write(scenario_path, "# Written by mcmcaudit.audit for %s.\n%s\n" % (spec["function"]["qualname"], _yaml.dump(sc)))
+
+        args = ["run", scenario_path, "--json", os.path.join(staging, "report.json")]
+        if html:
+            args += ["--html", os.path.join(staging, "report.html")]
+        if workers is not None:
+            args += ["--workers", str(workers)]
+        if resume:
+            args.append("--resume")
+        if save_releases is not None:
+            args += ["--save-releases", os.path.abspath(save_releases)]
+        if not progress:
+            args.append("--quiet")
+        try:
+            code, text, _ = run_tool(args, "run", total=trials, progress=progress)
+        except KeyboardInterrupt as e:
+            raise _tool_error_to_interrupt(e, "To continue from what is saved, call audit() again with the "
+                                              "same arguments, from the same directory, and resume=True.") from None
+        return _read_report(staging, text, code, html)
+    finally:
+        _rmtree(staging)
+
+
+def _merge(dst, src):
+    for k, v in src.items():
+        if isinstance(v, dict) and isinstance(dst.get(k), dict):
+            _merge(dst[k], v)
+        else:
+            dst[k] = v
+
+
+def _write(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _rmtree(path):
+    import shutil
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _read_report(dirpath, text, code, want_html):
+    with open(os.path.join(dirpath, "report.json"), encoding="utf-8") as f:
+        doc = json.load(f)
+    page = None
+    if want_html:
+        with open(os.path.join(dirpath, "report.html"), encoding="utf-8") as f:
+            page = f.read()
+    return Report(doc, text=text, html=page, exit_code=code)
+
+
+def _claim_flags(claim):
+    if not claim:
+        return []
+    claim = dict(claim)
+    flags = []
+    if "gdp" in claim:
+        flags += ["--claim-gdp", repr(float(claim.pop("gdp")))]
+    if "epsilon" in claim or "delta" in claim:
+        if "epsilon" not in claim or "delta" not in claim:
+            raise ValueError("claim: epsilon and delta go together, got %r" % (claim,))
+        flags += ["--claim-epsilon", repr(float(claim.pop("epsilon"))), "--claim-delta", repr(float(claim.pop("delta")))]
+    if claim:
+        raise ValueError("claim: analyze takes gdp, or epsilon with delta; unknown %s" % ", ".join(sorted(claim)))
+    return flags
+
+
+def _write_samples(x, base):
+    """Samples as .npy (NumPy present) or CSV (lists of rows, standard library only)."""
+    try:
+        import numpy as np
+    except ImportError:
+        np = None
+    if np is not None:
+        a = np.asarray(x, dtype=np.float64)
+        if a.ndim not in (2, 3):
+            raise ValueError("samples must be 2-D (runs, points*dim) or 3-D (runs, points, dim), got shape %s" % (a.shape,))
+        path = base + ".npy"
+        np.save(path, np.ascontiguousarray(a.astype("<f8")), allow_pickle=False)
+        return path
+    rows = [[float(v) for v in row] for row in x]
+    for row in rows:
+        for v in row:
+            if not math.isfinite(v):
+                raise ValueError("samples must be finite, got %r" % v)
+    path = base + ".csv"
+    _write(path, "".join(",".join(repr(v) for v in row) + "\n" for row in rows))
+    return path
+
+
+def analyze(d_samples, d_prime_samples, *, points=None, delta=1e-5, confidence=0.95, split=(0.5, 0.5),
+            attacks=("threshold",), seed=None, claim=None, scenario=None, allow_duplicate_rows=False,
+            workers=None, html=True):
+    """Audit precomputed samples with `audit analyze`.
+
+    d_samples holds one independent run on D per row, d_prime_samples one
+    run on D' per row: arrays of shape (runs, points*dim) or (runs,
+    points, dim) (lists of rows work without NumPy). `points` is the
+    number of release points or their labels (default: from a 3-D shape,
+    else one). Statistics come from the arguments, or from `scenario` (a
+    scenario file's path: its audit and claim sections). The rows are
+    split into training and evaluation runs by a permutation drawn from
+    `seed`. Returns a Report; raises AuditError for bad input.
+    """
+    staging = tempfile.mkdtemp(prefix="mcmcaudit-")
+    try:
+        pd = _write_samples(d_samples, os.path.join(staging, "D"))
+        pp = _write_samples(d_prime_samples, os.path.join(staging, "DPRIME"))
+        args = ["analyze", pd, pp, "--json", os.path.join(staging, "report.json")]
+        if html:
+            args += ["--html", os.path.join(staging, "report.html")]
+        if scenario is not None:
+            args += ["--scenario", os.path.abspath(scenario)]
+        else:
+            sp = ":".join(repr(float(f)) for f in split)
+            args += ["--delta", repr(float(delta)), "--confidence", repr(float(confidence)), "--split", sp,
+                     "--attacks", ",".join(attacks)]
+        if points is not None:
+            if isinstance(points, int) and not isinstance(points, bool):
+                args += ["--points", str(points)]
+            else:
+                labels = [str(p) for p in points]
+                if any("," in p for p in labels):
+                    raise ValueError("points: labels may not contain commas, got %r" % (labels,))
+                args += ["--points", ",".join(labels)]
+        if seed is not None:
+            args += ["--seed", str(seed)]
+        args += _claim_flags(claim)
+        if allow_duplicate_rows:
+            args.append("--allow-duplicate-rows")
+        if workers is not None:
+            args += ["--workers", str(workers)]
+        code, text, _ = run_tool(args, "analyze")
+        return _read_report(staging, text, code, html)
+    finally:
+        _rmtree(staging)
+
+
+def _epsilon(flags):
+    code, text, _ = run_tool(["epsilon"] + flags + ["--json", "-"], "epsilon", echo=True)
+    return EpsilonResult(json.loads(text))
+
+
+def epsilon(fp, negatives, fn, positives, *, delta=1e-5, confidence=0.95):
+    """ε lower bounds from an attack's error counts on evaluation runs (`audit epsilon`).
+
+    negatives: runs on D, fp of them attributed to D'; positives: runs on
+    D', fn of them attributed to D. Returns an EpsilonResult: epsilon_lb
+    (Heller-Fetaya eq. 12 with Clopper-Pearson bounds), mu_lb,
+    epsilon_if_gaussian, ceiling and the plug-in point estimate.
+    """
+    return _epsilon(["--fp", str(int(fp)), "--negatives", str(int(negatives)), "--fn", str(int(fn)),
+                     "--positives", str(int(positives)), "--delta", repr(float(delta)),
+                     "--confidence", repr(float(confidence))])
+
+
+def epsilon_one_run(canaries, guesses, correct, *, delta=1e-5, confidence=0.95):
+    """ε lower bounds from a one-run canary audit (`audit epsilon --one-run`).
+
+    canaries M (each in the run with probability 1/2), guesses R (their
+    number fixed before looking), correct V. Returns an EpsilonResult:
+    epsilon_lb (Steinke, Nasr & Jagielski 2023), mu_lb (Mahloujifar, Melis
+    & Chaudhuri 2024), epsilon_if_gaussian and the ceiling.
+    """
+    return _epsilon(["--one-run", "--canaries", str(int(canaries)), "--guesses", str(int(guesses)),
+                     "--correct", str(int(correct)), "--delta", repr(float(delta)),
+                     "--confidence", repr(float(confidence))])

@@ -1,0 +1,20 @@
+"""Exceptions raised by the mcmcaudit package."""
+
+
+class AuditError(Exception):
+    """The audit tool failed: bad input (exit code 2), an internal failure (3), ...
+
+    `exit_code` is the tool's exit status and `message` its one-line error
+    message from stderr (e.g. "audit run: line 7: sampler.program.timeout:
+    ..."). A refuted claim is not an error: it is a Report whose verdict is
+    "VIOLATION". `stderr` holds the last lines the tool wrote on stderr.
+    """
+
+    def __init__(self, exit_code, message, stderr=""):
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.message = message
+        self.stderr = stderr
+
+    def __str__(self):
+        return "%s (exit code %d)" % (self.message, self.exit_code)

@@ -1,0 +1,130 @@
+"""The package's plumbing: finding or building the binary, progress, scripts as samplers."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import types
+import unittest
+
+import mcmcaudit as ma
+from mcmcaudit import _tool
+import util
+
+
+def _python(code, env, cwd):
+    return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True, timeout=900)
+
+
+class TestFindBinary(unittest.TestCase):
+    def _env(self, tmp, **extra):
+        env = {k: v for k, v in os.environ.items() if k not in ("MCMCAUDIT_BIN", "MCMCAUDIT_REPO")}
+        # Go's build cache stays warm although XDG_CACHE_HOME moves.
+        gocache = subprocess.run(["go", "env", "GOCACHE"], capture_output=True, text=True, check=True).stdout.strip()
+        env.update(XDG_CACHE_HOME=os.path.join(tmp, "cache"), GOCACHE=gocache, **extra)
+        return env
+
+    def test_audit_on_path(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            bindir = os.path.join(tmp, "bin")
+            os.mkdir(bindir)
+            os.symlink(util.binary(), os.path.join(bindir, "audit"))
+            env = self._env(tmp, PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
+            r = _python("import mcmcaudit; print(mcmcaudit.find_binary())", env, tmp)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.strip(), os.path.join(bindir, "audit"))
+
+    def test_built_with_go_into_the_cache(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            # PATH with go but without an audit binary.
+            go = subprocess.run(["go", "env", "GOROOT"], capture_output=True, text=True, check=True).stdout.strip()
+            env = self._env(tmp, PATH=os.path.join(go, "bin") + os.pathsep + "/usr/bin:/bin", MCMCAUDIT_REPO=util.REPO)
+            r = _python("import mcmcaudit; print(mcmcaudit.find_binary()); "
+                        "print(mcmcaudit.epsilon(3, 500, 7, 500).epsilon_lb)", env, tmp)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            path, eps = r.stdout.split()
+            self.assertTrue(path.startswith(os.path.join(tmp, "cache", "mcmcaudit", "bin") + os.sep), path)
+            self.assertIn("building the audit binary", r.stderr)
+            self.assertEqual(float(eps), ma.epsilon(3, 500, 7, 500).epsilon_lb)
+
+    def test_no_binary_is_an_audit_error(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            env = self._env(tmp, PATH="/nonexistent")
+            r = _python("import mcmcaudit\ntry:\n    mcmcaudit.find_binary()\nexcept mcmcaudit.AuditError as e:\n"
+                        "    print(e.exit_code, e.message)", env, tmp)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertTrue(r.stdout.startswith("2 no audit binary: set MCMCAUDIT_BIN"), r.stdout)
+
+
+class TestProgress(unittest.TestCase):
+    def test_trial_lines_drive_tqdm(self):
+        # A stand-in tqdm records what the bar shows; other lines go through its write.
+        shown, written = [], []
+
+        class Bar:
+            def __init__(self, total, **kw):
+                self.total, self.n = total, 0
+
+            def refresh(self):
+                shown.append(self.n)
+
+            def write(self, s, file=None):
+                written.append(s)
+
+            def close(self):
+                shown.append("closed")
+
+        auto = types.ModuleType("tqdm.auto")
+        auto.tqdm = Bar
+        saved = {k: sys.modules.get(k) for k in ("tqdm", "tqdm.auto")}
+        sys.modules["tqdm"], sys.modules["tqdm.auto"] = types.ModuleType("tqdm"), auto
+        try:
+            p = _tool._Progress(2000, True)
+            p.line("audit: 1488/2000 trials (74%), elapsed 12s, about 4s left")
+            p.line("[sampler 3] gaussian.py: sigma = 1")
+            p.close(True)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    sys.modules.pop(k, None)
+                else:
+                    sys.modules[k] = v
+        self.assertEqual(shown, [1488, 2000, "closed"])
+        self.assertEqual(written, ["[sampler 3] gaussian.py: sigma = 1"])
+
+
+SCRIPT = textwrap.dedent("""
+    import mcmcaudit as ma
+
+    def run(seed, side, data):
+        return [[ma.numpy_generator(seed).standard_normal() + (1.0 if side == "D'" else 0.0)]]
+
+    GUARD
+        report = ma.audit(run, dim=1, releases=["r"], trials=200, progress=False)
+        print("RUNS", report.runs, report.verdict)
+""")
+
+
+class TestScriptSampler(unittest.TestCase):
+    def _run(self, guard):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "script.py")
+            with open(path, "w") as f:
+                f.write(SCRIPT.replace("GUARD", guard))
+            return subprocess.run([sys.executable, path], cwd=tmp, capture_output=True, text=True, timeout=600)
+
+    def test_guarded_script(self):
+        r = self._run('if __name__ == "__main__":')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("RUNS 200 no claim", r.stdout)
+
+    def test_unguarded_script_explained(self):
+        r = self._run("if True:")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("mcmcaudit.AuditError: audit run: ", r.stderr)
+        self.assertIn('put that call under `if __name__ == \\"__main__\\":`', r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
