@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -168,8 +167,8 @@ type curveOpts struct {
 	seed             uint64
 	maxWork          float64
 	// Outputs.
-	jsonOut, csvOut, plotOut, htmlOut string
-	logScale                          bool
+	out      outputFlags
+	logScale bool
 }
 
 // curveSynopsis is the first line of "audit curve -h".
@@ -270,11 +269,13 @@ func parseCurveFlags(args []string, e *env) (*curveOpts, error) {
 		fmt.Sprintf("refuse runs whose estimated work exceeds this many units of a few ns each (0: the default %g, about 10 s), in", curveDefaultMaxWork))
 	fs.StringVar(&o.epochsFlag, "epochs", "1:70", "epochs FROM:TO or FROM:TO:STEP, at most 2000 of them; epoch 0 is the prior draw (ε = 0); "+
 		"with --construct: 1 to twice Lemma A.9's epoch")
-	fs.StringVar(&o.jsonOut, "json", "", "write params and rows as JSON to FILE (- for stdout)")
-	fs.StringVar(&o.csvOut, "csv", "", "write the rows as CSV to FILE (- for stdout)")
-	fs.StringVar(&o.plotOut, "plot", "", "plot the curves to FILE.svg or FILE.png")
+	o.out.register(fs, outputHelp{
+		json: "write params and rows as JSON to FILE (- for stdout)",
+		csv:  "write the rows as CSV to FILE (- for stdout)",
+		plot: "plot the curves to FILE.svg or FILE.png",
+		html: "write a self-contained HTML report (table and plot) to FILE (- for stdout)",
+	})
 	fs.BoolVar(&o.logScale, "log-scale", false, "use a logarithmic ε axis in --plot (points with ε = 0 are left out)")
-	fs.StringVar(&o.htmlOut, "html", "", "write a self-contained HTML report (table and plot) to FILE (- for stdout)")
 	if wantsHelp(args) {
 		curveUsage(e.stdout, fs)
 		return nil, errHelp
@@ -311,7 +312,13 @@ func parseCurveFlags(args []string, e *env) (*curveOpts, error) {
 	if err := o.checkModeFlags(); err != nil {
 		return nil, err
 	}
-	if err := o.checkOutputs(e); err != nil {
+	// The output flags, with the checks every command makes: each output
+	// writable and a regular file, at most one on stdout, no two on the
+	// same file.
+	if err := o.out.checkPlotExt(); err != nil {
+		return nil, err
+	}
+	if err := o.out.check(e, nil); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -450,18 +457,6 @@ func (o *curveOpts) checkCAndEta() error {
 		return usagef("--solve-eta needs --c (solving for both c and η has no single answer)")
 	}
 	return nil
-}
-
-// checkOutputs checks the output flags before any work, with the checks
-// every command makes (checkOutputs in output.go): each output writable and
-// a regular file, at most one on stdout, no two on the same file.
-func (o *curveOpts) checkOutputs(e *env) error {
-	if o.plotOut != "" {
-		if ext := strings.ToLower(filepath.Ext(o.plotOut)); ext != ".svg" && ext != ".png" {
-			return usagef("--plot: file name must end in .svg or .png, got %q", o.plotOut)
-		}
-	}
-	return checkOutputs(e, []namedOutput{{output(o.jsonOut), "json"}, {output(o.csvOut), "csv"}, {output(o.plotOut), "plot"}, {output(o.htmlOut), "html"}}, nil)
 }
 
 // parseEpochs parses FROM:TO or FROM:TO:STEP.

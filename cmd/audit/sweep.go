@@ -51,7 +51,6 @@ type sweepFlags struct {
 	sets          []string
 	log           bool
 	accuracy      int
-	plot, csv     string
 }
 
 // register adds the sweep's flags to the flag set.
@@ -64,8 +63,14 @@ func (f *sweepFlags) register(fs *flagSet) {
 	})
 	fs.BoolVar(&f.log, "log", false, "space the sweep's values geometrically and draw its axis in log scale")
 	fs.intVar(&f.accuracy, "accuracy", 0, 0, maxAccuracyRuns, "with --sweep: run the sampler this many times on D at every value and measure its releases against the exact posterior (gauss and linreg models),")
-	fs.StringVar(&f.plot, "plot", "", "with --sweep: draw ε at δ against the parameter (and the accuracy against ε) to FILE.svg or FILE.png")
-	fs.StringVar(&f.csv, "csv", "", "with --sweep: write the rows as CSV to FILE (- for stdout)")
+}
+
+// sweepOutputHelp is the help of "audit bounds"'s outputs: --plot and
+// --csv are the sweep's.
+var sweepOutputHelp = outputHelp{
+	json: "write the guarantees as JSON to FILE (- for stdout)",
+	plot: "with --sweep: draw ε at δ against the parameter (and the accuracy against ε) to FILE.svg or FILE.png",
+	csv:  "with --sweep: write the rows as CSV to FILE (- for stdout)",
 }
 
 // assignment sets one or several parameters to a value.
@@ -342,21 +347,6 @@ func parseSweepSpec(f sweepFlags) (sweepSpec, error) {
 	return sp, checkSweepNames(sp.names, sp.seriesNames, sp.sets)
 }
 
-// checkSweepOutputs checks --plot and --csv before any work.
-func checkSweepOutputs(f sweepFlags) error {
-	for _, o := range []struct{ v, name string }{{f.plot, "plot"}, {f.csv, "csv"}} {
-		if err := output(o.v).checkWritable(o.name); err != nil {
-			return err
-		}
-	}
-	if f.plot != "" {
-		if ext := strings.ToLower(filepath.Ext(f.plot)); ext != ".svg" && ext != ".png" {
-			return usagef("--plot: file name must end in .svg or .png, got %q", f.plot)
-		}
-	}
-	return nil
-}
-
 // accuracyLaw is the exact posterior of D that --accuracy measures the
 // sampler against.
 func accuracyLaw(plan *scenario.Plan) (*audit.Normal, error) {
@@ -391,7 +381,7 @@ type sweeper struct {
 
 // runSweep evaluates the sweep and writes its table, JSON, CSV and plot.
 // SIGINT and SIGTERM stop the accuracy runs; nothing is written then.
-func runSweep(e *env, cfg *scenario.Config, plan *scenario.Plan, f sweepFlags, delta float64, jsonOut string) error {
+func runSweep(e *env, cfg *scenario.Config, plan *scenario.Plan, f sweepFlags, delta float64, out outputFlags) error {
 	if plan.Sampler == nil {
 		return usagef("--sweep: the scenario's mechanism is not a sampler with parameters")
 	}
@@ -399,7 +389,7 @@ func runSweep(e *env, cfg *scenario.Config, plan *scenario.Plan, f sweepFlags, d
 	if err != nil {
 		return err
 	}
-	if err := checkSweepOutputs(f); err != nil {
+	if err := out.checkPlotExt(); err != nil {
 		return err
 	}
 	pts := plan.Points()
@@ -419,7 +409,7 @@ func runSweep(e *env, cfg *scenario.Config, plan *scenario.Plan, f sweepFlags, d
 		// Every row would be empty: no table that looks like a result.
 		return usagef("--sweep: no theorem applies at any of the %d points, so no row has a value (%s)", len(rows), sw.why)
 	}
-	return writeSweep(e, sw, f, jsonOut, rows)
+	return writeSweep(ctx, e, sw, f, out, rows)
 }
 
 // rows evaluates every point: each series value, then each swept value.
@@ -524,27 +514,22 @@ func (sw *sweeper) accuracy(ctx context.Context, pt sweepPoint) (*sweepAccuracy,
 }
 
 // writeSweep writes the sweep's table (unless JSON or CSV goes to
-// stdout), JSON, CSV and plot.
-func writeSweep(e *env, sw *sweeper, f sweepFlags, jsonOut string, rows []sweepRow) error {
+// stdout), JSON, CSV and plot; an interruption stops before the next file.
+func writeSweep(ctx context.Context, e *env, sw *sweeper, f sweepFlags, out outputFlags, rows []sweepRow) error {
 	cfg, plan, what, series := sw.cfg, sw.plan, sw.spec.what(), sw.spec.series()
-	if !output(jsonOut).toStdout() && !output(f.csv).toStdout() {
+	if !out.stdoutTaken() {
 		writeSweepTable(e.stdout, cfg, plan, f.sets, what, series, sw.delta, sw.labels, rows)
 	}
-	if err := output(jsonOut).write(e, func(w io.Writer) error {
-		return writeJSONTo(w, map[string]any{"scenario": cfg.Name, "config_hash": plan.Hash, "parameter": what,
-			"series": series, "delta": sw.delta, "theorems": sw.labels, "rows": rows})
-	}); err != nil {
-		return err
-	}
-	if err := output(f.csv).write(e, func(w io.Writer) error { return writeSweepCSV(w, what, sw.labels, rows) }); err != nil {
-		return err
-	}
-	if f.plot != "" {
-		return output(f.plot).write(e, func(w io.Writer) error {
-			return plotSweep(w, f.plot, cfg.Name, what, series, sw.delta, f.log, sw.labels, rows)
-		})
-	}
-	return nil
+	return writeDocuments(ctx, e, interruptedError{"interrupted while writing the outputs; those not yet written were not written"},
+		document{out.json, func(w io.Writer) error {
+			return writeJSONTo(w, map[string]any{"scenario": cfg.Name, "config_hash": plan.Hash, "parameter": what,
+				"series": series, "delta": sw.delta, "theorems": sw.labels, "rows": rows})
+		}},
+		document{out.csv, func(w io.Writer) error { return writeSweepCSV(w, what, sw.labels, rows) }},
+		document{out.plot, func(w io.Writer) error {
+			return plotSweep(w, out.plot, cfg.Name, what, series, sw.delta, f.log, sw.labels, rows)
+		}},
+	)
 }
 
 // errSweepInterrupted ends a sweep stopped by SIGINT or SIGTERM during the
