@@ -16,7 +16,7 @@ func TestWithNumberSetsACopy(t *testing.T) {
 	}
 	s := v.(*mechanisms.SGLD)
 	if s.Step.Eta != 0.25 || s.Batch != 10 || s.Iters != 50 {
-		t.Errorf("copy %+v: want eta 0.25 and the other fields kept", *s)
+		t.Errorf("copy: eta %g, batch %d, iterations %d; want 0.25, 10, 50", s.Step.Eta, s.Batch, s.Iters)
 	}
 	if orig.Step.Eta != 0.1 {
 		t.Errorf("original changed: eta %g", orig.Step.Eta)
