@@ -590,27 +590,15 @@ func scanSamplesCSV(r io.Reader, out *samplesFile, flat *[]float64) (rows, width
 			return 0, 0, err
 		}
 		if line == 1 && !numeric(rec) {
-			for j, name := range rec {
-				if strings.TrimSpace(name) == "trial" {
-					trialCol = j
-					continue
-				}
-				out.header = append(out.header, strings.TrimSpace(name))
-			}
+			trialCol = out.readHeader(rec)
 			continue
 		}
 		w := len(rec)
 		if trialCol >= 0 {
 			w--
 		}
-		if rows > 0 && w != width {
-			return 0, 0, fmt.Errorf("line %d: %d values, the first run has %d", line, w, width)
-		}
-		if out.header != nil && w != len(out.header) {
-			return 0, 0, fmt.Errorf("line %d: %d values for %d named columns", line, w, len(out.header))
-		}
-		if rows == audit.MaxTrials {
-			return 0, 0, fmt.Errorf("line %d: more than %d runs", line, audit.MaxTrials)
+		if err := out.checkRun(line, w, rows, width); err != nil {
+			return 0, 0, err
 		}
 		if total += w; total > maxSamplesValues {
 			return 0, 0, fmt.Errorf("line %d: more than %d values", line, int64(maxSamplesValues))
@@ -620,27 +608,65 @@ func scanSamplesCSV(r io.Reader, out *samplesFile, flat *[]float64) (rows, width
 		if flat == nil {
 			continue
 		}
-		start := len(*flat)
-		if start+w > cap(*flat) {
-			return 0, 0, fmt.Errorf("line %d: the file changed while it was read (more runs than at first)", line)
+		if err := out.appendRun(line, rec, trialCol, w, flat); err != nil {
+			return 0, 0, err
 		}
-		for j, field := range rec {
-			v, err := strconv.ParseFloat(strings.TrimSpace(field), 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return 0, 0, fmt.Errorf("line %d, column %d: must be a finite number, got %s", line, j+1, clip.Quote(field))
-			}
-			if j == trialCol {
-				if v != math.Trunc(v) || v < 0 || v > math.MaxInt32 {
-					return 0, 0, fmt.Errorf("line %d, column %d: the trial must be an integer ≥ 0, got %s", line, j+1, clip.Quote(field))
-				}
-				out.trial = append(out.trial, int(v))
-				continue
-			}
-			*flat = append(*flat, v)
-		}
-		out.rows = append(out.rows, (*flat)[start:start+w:start+w])
 	}
 	return rows, width, nil
+}
+
+// readHeader takes the column names of a header line, leaving out the
+// "trial" column, whose index it returns (−1 without one).
+func (out *samplesFile) readHeader(rec []string) (trialCol int) {
+	trialCol = -1
+	for j, name := range rec {
+		if strings.TrimSpace(name) == "trial" {
+			trialCol = j
+			continue
+		}
+		out.header = append(out.header, strings.TrimSpace(name))
+	}
+	return trialCol
+}
+
+// checkRun checks the w values of the run on a line against the runs
+// before it (rows of width values) and the header.
+func (out *samplesFile) checkRun(line, w, rows, width int) error {
+	if rows > 0 && w != width {
+		return fmt.Errorf("line %d: %d values, the first run has %d", line, w, width)
+	}
+	if out.header != nil && w != len(out.header) {
+		return fmt.Errorf("line %d: %d values for %d named columns", line, w, len(out.header))
+	}
+	if rows == audit.MaxTrials {
+		return fmt.Errorf("line %d: more than %d runs", line, audit.MaxTrials)
+	}
+	return nil
+}
+
+// appendRun parses the run of a line: its w values go to *flat (whose
+// capacity must hold them) and out.rows, its trial column to out.trial.
+func (out *samplesFile) appendRun(line int, rec []string, trialCol, w int, flat *[]float64) error {
+	start := len(*flat)
+	if start+w > cap(*flat) {
+		return fmt.Errorf("line %d: the file changed while it was read (more runs than at first)", line)
+	}
+	for j, field := range rec {
+		v, err := strconv.ParseFloat(strings.TrimSpace(field), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("line %d, column %d: must be a finite number, got %s", line, j+1, clip.Quote(field))
+		}
+		if j == trialCol {
+			if v != math.Trunc(v) || v < 0 || v > math.MaxInt32 {
+				return fmt.Errorf("line %d, column %d: the trial must be an integer ≥ 0, got %s", line, j+1, clip.Quote(field))
+			}
+			out.trial = append(out.trial, int(v))
+			continue
+		}
+		*flat = append(*flat, v)
+	}
+	out.rows = append(out.rows, (*flat)[start:start+w:start+w])
+	return nil
 }
 
 // numeric reports whether every field parses as a number.
