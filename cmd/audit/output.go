@@ -345,8 +345,8 @@ func (o *outputFlags) register(fs *flagSet, h outputHelp) {
 	}
 }
 
-// any reports whether any output is asked for.
-func (o outputFlags) any() bool { return o.json != "" || o.csv != "" || o.plot != "" || o.html != "" }
+// asked reports whether any output is asked for.
+func (o outputFlags) asked() bool { return o.json != "" || o.csv != "" || o.plot != "" || o.html != "" }
 
 // stdoutTaken reports whether a document goes to stdout, in place of the
 // command's table.

@@ -280,7 +280,7 @@ func checkRunFlags(e *env, fs *flagSet, f *runFlags) (shardI, shardN int, err er
 		if f.out == "" || f.out == "-" {
 			return 0, 0, usagef("--shard needs --out FILE for the trials file (a file: it is binary)")
 		}
-		if f.outs.any() || f.checkpoint != "" || f.resume || f.saveReleases != "" {
+		if f.outs.asked() || f.checkpoint != "" || f.resume || f.saveReleases != "" {
 			return 0, 0, usagef("--shard writes only a trials file; reports come from 'audit merge'")
 		}
 		return shardI, shardN, f.outs.check(e, inputs, namedOutput{output(f.out), "out"})
