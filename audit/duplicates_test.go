@@ -123,17 +123,6 @@ func TestDuplicateRowsStudy(t *testing.T) {
 	t.Logf("copied rows: %d of %d cases reported with the exact counts; independent rows: %d false reports in 500 seeds", detected, cases, falseReports)
 }
 
-// countCopies counts the rows of rows equal to r.
-func countCopies(rows [][]float64, r []float64) int {
-	n := 0
-	for _, x := range rows {
-		if sameBits(x, r) {
-			n++
-		}
-	}
-	return n
-}
-
 // Counts on a hand-made example: D = {a, b, a, a}, D′ = {b, c, c, −0}:
 // D repeats a twice; D′ repeats c once; b of D′ is D's b (across 1); −0
 // and +0 are different bits, so D′'s −0 repeats nothing (D holds +0).

@@ -219,6 +219,22 @@ func (s *DPBarker) Check(m Model, d *dataset.Dataset) error {
 	if s.N0 != 0 && !(s.N0 > 0 && s.N0 <= float64(n)) {
 		return fmt.Errorf("sampler.n0: must be 0 (no tempering) or in (0, n=%d], got %g", n, s.N0)
 	}
+	if err := s.checkTest(); err != nil {
+		return err
+	}
+	if err := s.checkClip(); err != nil {
+		return err
+	}
+	if err := s.checkVariance(); err != nil {
+		return err
+	}
+	_, err := s.resolve(n)
+	return err
+}
+
+// checkTest checks the choice of test: the exact test (eq. 5) on the full
+// data, or the Gaussian part c of the approximate one.
+func (s *DPBarker) checkTest() error {
 	if s.Exact {
 		if s.Batch != 0 {
 			return fmt.Errorf("sampler.exact: the exact test (eq. 5) uses the full data; set batch to 0, got %d", s.Batch)
@@ -229,12 +245,23 @@ func (s *DPBarker) Check(m Model, d *dataset.Dataset) error {
 	} else if s.C != 0 && !(s.C > 0 && s.C < LogisticVariance) {
 		return fmt.Errorf("sampler.c: must be in (0, π²/3 = %.6g), got %g", LogisticVariance, s.C)
 	}
+	return nil
+}
+
+// checkClip checks the clipping bound and its opt-out.
+func (s *DPBarker) checkClip() error {
 	if s.Clip != 0 && !(s.Clip > 0 && !math.IsInf(s.Clip, 0)) {
 		return fmt.Errorf("sampler.clip: must be finite and > 0 (or 0 for the paper's default), got %g", s.Clip)
 	}
 	if s.NoClip && s.Clip != 0 {
 		return fmt.Errorf("sampler.no_clip: cannot be combined with clip = %g", s.Clip)
 	}
+	return nil
+}
+
+// checkVariance checks the subsampled test's variance check and what a
+// failed one does.
+func (s *DPBarker) checkVariance() error {
 	if s.VarianceLimit != 0 {
 		if s.Batch == 0 {
 			return fmt.Errorf("sampler.variance_limit: only the subsampled test (batch ≥ 2) has a variance check, got %g with batch 0", s.VarianceLimit)
@@ -248,8 +275,7 @@ func (s *DPBarker) Check(m Model, d *dataset.Dataset) error {
 	default:
 		return fmt.Errorf("sampler.on_variance_failure: must be one of reject, error, got %q", s.OnVarianceFailure)
 	}
-	_, err := s.resolve(n)
-	return err
+	return nil
 }
 
 // logisticDraw returns a Logistic(0, 1) variate ln(u/(1−u)) with u uniform

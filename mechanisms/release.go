@@ -55,64 +55,92 @@ func (r ReleaseSpec) Points(total, perEpoch int) ([]ReleasePoint, error) {
 		every = 1
 	}
 	var pts []ReleasePoint
+	var err error
 	switch r.Mode {
 	case ReleaseFinal, "":
 		pts = []ReleasePoint{{Iteration: total, Label: "final"}}
 	case ReleaseEpochs:
-		if perEpoch < 1 {
-			return nil, fmt.Errorf("release.mode: epochs needs an epoch length ≥ 1")
-		}
-		if epochs := total / perEpoch; every > epochs && epochs >= 1 {
-			return nil, fmt.Errorf("release.every: must be at most the run's %d epochs, got %d", epochs, every)
-		}
-		// Checked arithmetic: a stride or epoch count near the int range
-		// must end the schedule, never wrap around to negative epochs.
-		for e := every; ; {
-			it, ok := MulCount(e, perEpoch)
-			if !ok || it > total {
-				break
-			}
-			pts = append(pts, ReleasePoint{Iteration: it, Label: fmt.Sprintf("epoch %d", e), Epoch: e})
-			if len(pts) > MaxReleasePoints {
-				break
-			}
-			if e, ok = addCount(e, every); !ok {
-				break
-			}
-		}
-		if len(pts) == 0 {
-			return nil, fmt.Errorf("release: a run of %d iterations has no complete epoch of %d iterations", total, perEpoch)
-		}
+		pts, err = epochPoints(total, perEpoch, every)
 	case ReleaseSnapshots:
-		if len(r.At) == 0 {
-			return nil, fmt.Errorf("release.at: snapshots need at least one iteration")
-		}
-		at := append([]int(nil), r.At...)
-		sort.Ints(at)
-		for i, k := range at {
-			if k < 1 || k > total {
-				return nil, fmt.Errorf("release.at: iterations must be in [1, %d], got %d", total, k)
-			}
-			if i > 0 && at[i-1] == k {
-				return nil, fmt.Errorf("release.at: iteration %d listed twice", k)
-			}
-			pts = append(pts, ReleasePoint{Iteration: k, Label: fmt.Sprintf("iteration %d", k)})
-		}
+		pts, err = r.snapshotPoints(total)
 	case ReleaseTrajectory:
-		if every > total {
-			return nil, fmt.Errorf("release.every: must be at most the run's %d iterations, got %d", total, every)
-		}
-		for k, ok := every, true; ok && k <= total; k, ok = addCount(k, every) {
-			pts = append(pts, ReleasePoint{Iteration: k, Label: fmt.Sprintf("iteration %d", k)})
-			if len(pts) > MaxReleasePoints {
-				break
-			}
-		}
+		pts, err = trajectoryPoints(total, every)
 	default:
 		return nil, fmt.Errorf("release.mode: must be one of final, epochs, snapshots, trajectory, got %q", r.Mode)
 	}
+	if err != nil {
+		return nil, err
+	}
 	if len(pts) > MaxReleasePoints {
 		return nil, fmt.Errorf("release: more than %d release points; thin the trajectory (release.every)", MaxReleasePoints)
+	}
+	return pts, nil
+}
+
+// epochPoints are the ends of every every-th epoch of perEpoch iterations
+// within total.
+func epochPoints(total, perEpoch, every int) ([]ReleasePoint, error) {
+	if perEpoch < 1 {
+		return nil, fmt.Errorf("release.mode: epochs needs an epoch length ≥ 1")
+	}
+	if epochs := total / perEpoch; every > epochs && epochs >= 1 {
+		return nil, fmt.Errorf("release.every: must be at most the run's %d epochs, got %d", epochs, every)
+	}
+	var pts []ReleasePoint
+	// Checked arithmetic: a stride or epoch count near the int range must
+	// end the schedule, never wrap around to negative epochs.
+	for e := every; ; {
+		it, ok := MulCount(e, perEpoch)
+		if !ok || it > total {
+			break
+		}
+		pts = append(pts, ReleasePoint{Iteration: it, Label: fmt.Sprintf("epoch %d", e), Epoch: e})
+		if len(pts) > MaxReleasePoints {
+			break
+		}
+		if e, ok = addCount(e, every); !ok {
+			break
+		}
+	}
+	if len(pts) == 0 {
+		return nil, fmt.Errorf("release: a run of %d iterations has no complete epoch of %d iterations", total, perEpoch)
+	}
+	return pts, nil
+}
+
+// snapshotPoints are the iterations of r.At, sorted, each in [1, total]
+// and listed once.
+func (r ReleaseSpec) snapshotPoints(total int) ([]ReleasePoint, error) {
+	if len(r.At) == 0 {
+		return nil, fmt.Errorf("release.at: snapshots need at least one iteration")
+	}
+	at := append([]int(nil), r.At...)
+	sort.Ints(at)
+	var pts []ReleasePoint
+	for i, k := range at {
+		if k < 1 || k > total {
+			return nil, fmt.Errorf("release.at: iterations must be in [1, %d], got %d", total, k)
+		}
+		if i > 0 && at[i-1] == k {
+			return nil, fmt.Errorf("release.at: iteration %d listed twice", k)
+		}
+		pts = append(pts, ReleasePoint{Iteration: k, Label: fmt.Sprintf("iteration %d", k)})
+	}
+	return pts, nil
+}
+
+// trajectoryPoints are every every-th iteration within total (stopping
+// once past MaxReleasePoints, which Points refuses).
+func trajectoryPoints(total, every int) ([]ReleasePoint, error) {
+	if every > total {
+		return nil, fmt.Errorf("release.every: must be at most the run's %d iterations, got %d", total, every)
+	}
+	var pts []ReleasePoint
+	for k, ok := every, true; ok && k <= total; k, ok = addCount(k, every) {
+		pts = append(pts, ReleasePoint{Iteration: k, Label: fmt.Sprintf("iteration %d", k)})
+		if len(pts) > MaxReleasePoints {
+			break
+		}
 	}
 	return pts, nil
 }

@@ -66,39 +66,8 @@ func BuildWith(c *Config, bo BuildOptions) (*Plan, error) {
 
 func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 	c := p.Config
-	var err error
-	if !c.Model.empty() {
-		if p.Model, err = buildModel(c.Model); err != nil {
-			return p, err
-		}
-	}
-	if err = checkLimits(c, p.Model); err != nil {
+	if err := p.buildMechanism(bo); err != nil {
 		return p, err
-	}
-	switch {
-	case c.Sampler.ExactCyclicSGLD != nil:
-		ex, err := buildExact(c, p)
-		if err != nil {
-			return p, err
-		}
-		p.Mechanism = ex
-	case c.Sampler.Program != nil:
-		if !c.Data.empty() {
-			if err = buildPair(c, p); err != nil {
-				return p, err
-			}
-		}
-		pm, err := buildProgram(c, p, bo)
-		if err != nil {
-			return p, err
-		}
-		p.Mechanism = pm
-	default:
-		p.Sampler = c.Sampler.sampler()
-		if err = buildPair(c, p); err != nil {
-			return p, err
-		}
-		p.Mechanism = &mechanisms.Chain{Model: p.Model, Sampler: p.Sampler, Init: c.Init, Release: c.Release}
 	}
 	// The data are loaded (a CSV's digest pinned into the config): the
 	// hash is final.
@@ -163,6 +132,48 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 		return p, err
 	}
 	return p, nil
+}
+
+// buildMechanism builds the model, checks the limits, and builds the
+// datasets and the mechanism: the exact cyclic-SGLD sampler, a program, or
+// a chain of a step-by-step sampler.
+func (p *Plan) buildMechanism(bo BuildOptions) error {
+	c := p.Config
+	var err error
+	if !c.Model.empty() {
+		if p.Model, err = buildModel(c.Model); err != nil {
+			return err
+		}
+	}
+	if err = checkLimits(c, p.Model); err != nil {
+		return err
+	}
+	switch {
+	case c.Sampler.ExactCyclicSGLD != nil:
+		ex, err := buildExact(c, p)
+		if err != nil {
+			return err
+		}
+		p.Mechanism = ex
+	case c.Sampler.Program != nil:
+		if !c.Data.empty() {
+			if err = buildPair(c, p); err != nil {
+				return err
+			}
+		}
+		pm, err := buildProgram(c, p, bo)
+		if err != nil {
+			return err
+		}
+		p.Mechanism = pm
+	default:
+		p.Sampler = c.Sampler.sampler()
+		if err = buildPair(c, p); err != nil {
+			return err
+		}
+		p.Mechanism = &mechanisms.Chain{Model: p.Model, Sampler: p.Sampler, Init: c.Init, Release: c.Release}
+	}
+	return nil
 }
 
 // sampler returns the chosen step-by-step sampler.
@@ -330,12 +341,7 @@ func buildPairOf(c *Config, p *Plan) (dataset.Pair, error) {
 		// agree among themselves.
 		m = recordsModel{}
 	}
-	dc := c.Data
-	var d *dataset.Dataset
-	var err error
-	switch {
-	case dc.Counterexample != nil:
-		ce := dc.Counterexample
+	if ce := c.Data.Counterexample; ce != nil {
 		if m.Dim() != 1 {
 			return dataset.Pair{}, fmt.Errorf("data.counterexample: needs a one-dimensional model (model.linreg.dim: 1)")
 		}
@@ -344,6 +350,30 @@ func buildPairOf(c *Config, p *Plan) (dataset.Pair, error) {
 			return dataset.Pair{}, fmt.Errorf("data.counterexample.%s", err)
 		}
 		return p, nil
+	}
+	d, err := buildDataset(c, p, m)
+	if err != nil {
+		return dataset.Pair{}, err
+	}
+	if _, ok := m.(recordsModel); ok && len(d.Records) > 0 {
+		m = recordsModel{dim: len(d.Records[0].X)}
+	}
+	if err := d.Validate(m.DataDim()); err != nil {
+		return dataset.Pair{}, fmt.Errorf("data: %s", err)
+	}
+	if c.Neighbour.DeepFool != nil {
+		return craftCanary(c, p, d)
+	}
+	return neighbourOf(c.Neighbour, d, m)
+}
+
+// buildDataset builds D from the data section (a synthetic generator, a
+// CSV file with its held-out test set, or inline records) for model m.
+func buildDataset(c *Config, p *Plan, m mechanisms.Model) (*dataset.Dataset, error) {
+	dc := c.Data
+	var d *dataset.Dataset
+	var err error
+	switch {
 	case dc.SyntheticLinReg != nil:
 		s := dc.SyntheticLinReg
 		if s.XScale == 0 {
@@ -356,7 +386,7 @@ func buildPairOf(c *Config, p *Plan) (dataset.Pair, error) {
 		}
 		d, err = mechanisms.SyntheticLinReg(s.N, s.ThetaStar, s.Beta, s.XScale, s.Seed)
 		if err != nil {
-			return dataset.Pair{}, fmt.Errorf("data.synthetic_linreg.%s", err)
+			return nil, fmt.Errorf("data.synthetic_linreg.%s", err)
 		}
 	case dc.SyntheticLogistic != nil:
 		s := dc.SyntheticLogistic
@@ -365,58 +395,53 @@ func buildPairOf(c *Config, p *Plan) (dataset.Pair, error) {
 		}
 		d, err = mechanisms.SyntheticLogistic(s.N, s.ThetaStar, s.XScale, s.Seed)
 		if err != nil {
-			return dataset.Pair{}, fmt.Errorf("data.synthetic_logistic.%s", err)
+			return nil, fmt.Errorf("data.synthetic_logistic.%s", err)
 		}
 	case dc.SyntheticGauss != nil:
 		g, ok := m.(*mechanisms.Gauss)
 		if !ok {
-			return dataset.Pair{}, fmt.Errorf("data.synthetic_gauss: needs model.gauss")
+			return nil, fmt.Errorf("data.synthetic_gauss: needs model.gauss")
 		}
 		s := dc.SyntheticGauss
 		d, err = mechanisms.SyntheticGauss(s.N, s.ThetaStar, g.Cov(), s.Seed)
 		if err != nil {
-			return dataset.Pair{}, fmt.Errorf("data.synthetic_gauss.%s", err)
+			return nil, fmt.Errorf("data.synthetic_gauss.%s", err)
 		}
 	case dc.SyntheticBanana != nil:
 		b, ok := m.(mechanisms.Banana)
 		if !ok {
-			return dataset.Pair{}, fmt.Errorf("data.synthetic_banana: needs model.banana")
+			return nil, fmt.Errorf("data.synthetic_banana: needs model.banana")
 		}
 		s := dc.SyntheticBanana
 		if len(s.ThetaStar) != 2 {
-			return dataset.Pair{}, fmt.Errorf("data.synthetic_banana.theta_star: must have 2 values, got %d", len(s.ThetaStar))
+			return nil, fmt.Errorf("data.synthetic_banana.theta_star: must have 2 values, got %d", len(s.ThetaStar))
 		}
 		d, err = mechanisms.SyntheticBanana(s.N, [2]float64{s.ThetaStar[0], s.ThetaStar[1]}, b, s.Seed)
 		if err != nil {
-			return dataset.Pair{}, fmt.Errorf("data.synthetic_banana.%s", err)
+			return nil, fmt.Errorf("data.synthetic_banana.%s", err)
 		}
 	case dc.SyntheticMixture != nil:
 		mx, ok := m.(mechanisms.Mixture)
 		if !ok {
-			return dataset.Pair{}, fmt.Errorf("data.synthetic_mixture: needs model.mixture")
+			return nil, fmt.Errorf("data.synthetic_mixture: needs model.mixture")
 		}
 		s := dc.SyntheticMixture
 		d, err = mechanisms.SyntheticMixture(s.N, s.ThetaStar, mx, s.Seed)
 		if err != nil {
-			return dataset.Pair{}, fmt.Errorf("data.synthetic_mixture.%s", err)
+			return nil, fmt.Errorf("data.synthetic_mixture.%s", err)
 		}
 	case dc.CSV != nil:
 		if d, p.TestSet, err = loadCSV(c, m); err != nil {
-			return dataset.Pair{}, err
+			return nil, err
 		}
 	case len(dc.Records) > 0:
 		d = &dataset.Dataset{Name: "inline", Records: dc.Records}
 	}
-	if _, ok := m.(recordsModel); ok && len(d.Records) > 0 {
-		m = recordsModel{dim: len(d.Records[0].X)}
-	}
-	if err := d.Validate(m.DataDim()); err != nil {
-		return dataset.Pair{}, fmt.Errorf("data: %s", err)
-	}
-	nb := c.Neighbour
-	if nb.DeepFool != nil {
-		return craftCanary(c, p, d)
-	}
+	return d, nil
+}
+
+// neighbourOf builds D′ from D as the neighbour section says.
+func neighbourOf(nb *NeighbourConfig, d *dataset.Dataset, m mechanisms.Model) (dataset.Pair, error) {
 	var rec dataset.Record
 	if nb.Adjacency != dataset.RemoveOne {
 		if nb.Record == nil {

@@ -15,7 +15,25 @@ import (
 // test keeps it current).
 func WriteReferenceMarkdown(w io.Writer) error {
 	var b strings.Builder
-	b.WriteString(`# Scenario reference
+	b.WriteString(referenceIntro())
+	models := writeCombinationTable(&b)
+	for _, m := range models {
+		ex, err := ExampleScenario("sgld", m)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "<details><summary>A minimal scenario for <code>model.%s</code> (with <code>sampler.sgld</code>)</summary>\n\n```yaml\n%s```\n\n</details>\n\n", m, ex)
+	}
+	b.WriteString("Each sampler's example value (below) can replace the `sampler` section of\nany of them.\n\n")
+	writeSections(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// referenceIntro is the reference's opening: how a scenario is laid out
+// and the rules that hold everywhere.
+func referenceIntro() string {
+	return `# Scenario reference
 
 <!-- Generated from the table in audit/scenario/reference.go by
      "go generate ./audit/scenario"; do not edit by hand. -->
@@ -54,7 +72,12 @@ Every sampler works with every model except where this table says why not.
 The examples below are written from the reference alone (the required fields
 with their example values); a test builds every one of them.
 
-`)
+`
+}
+
+// writeCombinationTable writes which sampler works with which model, with
+// the reasons of the refusals as numbered notes, and returns the models.
+func writeCombinationTable(b *strings.Builder) []string {
 	combos := Combinations()
 	var samplers, models []string
 	seen := map[string]bool{}
@@ -88,25 +111,21 @@ with their example values); a test builds every one of them.
 				k = len(noteText)
 				notes[c.Reason] = k
 			}
-			fmt.Fprintf(&b, " no (%d) |", k)
+			fmt.Fprintf(b, " no (%d) |", k)
 		}
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
 	for i, n := range noteText {
-		fmt.Fprintf(&b, "(%d) %s.  \n", i+1, strings.ToUpper(n[:1])+n[1:])
+		fmt.Fprintf(b, "(%d) %s.  \n", i+1, strings.ToUpper(n[:1])+n[1:])
 	}
 	b.WriteString("\n")
-	for _, m := range models {
-		s := "sgld"
-		ex, err := ExampleScenario(s, m)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "<details><summary>A minimal scenario for <code>model.%s</code> (with <code>sampler.sgld</code>)</summary>\n\n```yaml\n%s```\n\n</details>\n\n", m, ex)
-	}
-	b.WriteString("Each sampler's example value (below) can replace the `sampler` section of\nany of them.\n\n")
+	return models
+}
 
+// writeSections writes a heading per section and a table of its direct
+// fields.
+func writeSections(b *strings.Builder) {
 	// Sections: every mapping (or choice) gets a heading and a table of its
 	// direct fields that are not mappings themselves.
 	all := reference()
@@ -117,43 +136,47 @@ with their example values); a test builds every one of them.
 		}
 	}
 	for _, sec := range sections {
-		var rows []Field
-		for _, f := range all {
-			if parent, _ := splitPath(strings.ReplaceAll(f.Path, "[]", "")); parent == strings.ReplaceAll(sec, "[]", "") && f.Path != sec {
-				rows = append(rows, f)
-			}
-		}
-		if sec == "" {
-			b.WriteString("## Top level\n\n")
-		} else {
-			f, _ := Lookup(sec)
-			level := "##"
-			if strings.Contains(sec, ".") {
-				level = "###"
-			}
-			fmt.Fprintf(&b, "%s `%s`\n\n", level, sec)
-			b.WriteString(entryText(f, true))
-		}
-		if len(rows) == 0 {
-			continue
-		}
-		b.WriteString("| field | type | required / default | allowed | meaning |\n|---|---|---|---|---|\n")
-		for _, f := range rows {
-			_, key := splitPath(f.Path)
-			name := "`" + key + "`"
-			if isSection(f) {
-				name = fmt.Sprintf("[`%s`](#%s)", key, anchor(f.Path))
-			}
-			meaning := f.Meaning
-			if f.UsedBy != "" && !strings.HasPrefix(sec, strings.TrimSuffix(f.UsedBy, " ")) && f.UsedBy != sec {
-				meaning += " Used by: " + f.UsedBy + "."
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", name, cell(f.Type), cell(requiredText(f)), cell(f.Range), cell(meaning))
-		}
-		b.WriteString("\n")
+		writeSection(b, sec, all)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+}
+
+// writeSection writes one section's heading, its entry and the table of
+// its fields (all is the reference).
+func writeSection(b *strings.Builder, sec string, all []Field) {
+	var rows []Field
+	for _, f := range all {
+		if parent, _ := splitPath(strings.ReplaceAll(f.Path, "[]", "")); parent == strings.ReplaceAll(sec, "[]", "") && f.Path != sec {
+			rows = append(rows, f)
+		}
+	}
+	if sec == "" {
+		b.WriteString("## Top level\n\n")
+	} else {
+		f, _ := Lookup(sec)
+		level := "##"
+		if strings.Contains(sec, ".") {
+			level = "###"
+		}
+		fmt.Fprintf(b, "%s `%s`\n\n", level, sec)
+		b.WriteString(entryText(f, true))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("| field | type | required / default | allowed | meaning |\n|---|---|---|---|---|\n")
+	for _, f := range rows {
+		_, key := splitPath(f.Path)
+		name := "`" + key + "`"
+		if isSection(f) {
+			name = fmt.Sprintf("[`%s`](#%s)", key, anchor(f.Path))
+		}
+		meaning := f.Meaning
+		if f.UsedBy != "" && !strings.HasPrefix(sec, strings.TrimSuffix(f.UsedBy, " ")) && f.UsedBy != sec {
+			meaning += " Used by: " + f.UsedBy + "."
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", name, cell(f.Type), cell(requiredText(f)), cell(f.Range), cell(meaning))
+	}
+	b.WriteString("\n")
 }
 
 // isSection reports whether a field gets its own heading: a choice, or a

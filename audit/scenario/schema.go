@@ -55,25 +55,7 @@ func schemaFor(t reflect.Type, path string) map[string]any {
 	f, documented := Lookup(path)
 	switch t.Kind() {
 	case reflect.Struct:
-		s["type"] = "object"
-		s["additionalProperties"] = false
-		props := map[string]any{}
-		var required []string
-		fs := yamlFields(t)
-		for _, name := range fs.names {
-			p := join(path, name)
-			props[name] = schemaFor(t.Field(fs.index[name]).Type, p)
-			if g, ok := Lookup(p); ok && g.Required == "yes" {
-				required = append(required, name)
-			}
-		}
-		s["properties"] = props
-		if len(required) > 0 {
-			s["required"] = required
-		}
-		if choiceSections[t] {
-			s["minProperties"], s["maxProperties"] = 1, 1
-		}
+		structSchema(s, t, path)
 	case reflect.Slice:
 		s["type"] = "array"
 		item := schemaFor(t.Elem(), path+"[]")
@@ -90,6 +72,43 @@ func schemaFor(t reflect.Type, path string) map[string]any {
 				s["enum"] = enum
 			}
 		}
+	default:
+		scalarSchema(s, t.Kind())
+	}
+	if documented {
+		describeSchema(s, f)
+	}
+	return s
+}
+
+// structSchema fills s with the schema of a mapping: its fields, those
+// required, and for a choice section exactly one of them.
+func structSchema(s map[string]any, t reflect.Type, path string) {
+	s["type"] = "object"
+	s["additionalProperties"] = false
+	props := map[string]any{}
+	var required []string
+	fs := yamlFields(t)
+	for _, name := range fs.names {
+		p := join(path, name)
+		props[name] = schemaFor(t.Field(fs.index[name]).Type, p)
+		if g, ok := Lookup(p); ok && g.Required == "yes" {
+			required = append(required, name)
+		}
+	}
+	s["properties"] = props
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	if choiceSections[t] {
+		s["minProperties"], s["maxProperties"] = 1, 1
+	}
+}
+
+// scalarSchema sets the type of a boolean or number (nothing for other
+// kinds).
+func scalarSchema(s map[string]any, k reflect.Kind) {
+	switch k {
 	case reflect.Bool:
 		s["type"] = "boolean"
 	case reflect.Float32, reflect.Float64:
@@ -100,24 +119,26 @@ func schemaFor(t reflect.Type, path string) map[string]any {
 		s["type"] = "integer"
 		s["minimum"] = 0
 	}
-	if documented {
-		desc := f.Meaning
-		if f.Range != "" {
-			desc += " Allowed: " + f.Range + "."
-		}
-		if f.Required != "" && f.Required != "yes" {
-			desc += " Required " + f.Required + "."
-		}
-		if f.DefaultNote != "" {
-			desc += " Default: " + f.DefaultNote + "."
-		}
-		s["description"] = desc
-		if f.Default != "" {
-			var v any
-			if yaml.Unmarshal([]byte(f.Default), &v) == nil {
-				s["default"] = v
-			}
+}
+
+// describeSchema adds the reference entry's meaning, range, condition and
+// default to a field's schema.
+func describeSchema(s map[string]any, f Field) {
+	desc := f.Meaning
+	if f.Range != "" {
+		desc += " Allowed: " + f.Range + "."
+	}
+	if f.Required != "" && f.Required != "yes" {
+		desc += " Required " + f.Required + "."
+	}
+	if f.DefaultNote != "" {
+		desc += " Default: " + f.DefaultNote + "."
+	}
+	s["description"] = desc
+	if f.Default != "" {
+		var v any
+		if yaml.Unmarshal([]byte(f.Default), &v) == nil {
+			s["default"] = v
 		}
 	}
-	return s
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
-	"github.com/mcmcaudit/mcmcaudit/internal/report"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
@@ -71,17 +70,17 @@ type samplesFileInfo struct {
 
 // analyzeFlags are the flags of "audit analyze".
 type analyzeFlags struct {
-	json, csv, plot, html string
-	points                string
-	scenario              string
-	seed                  string
-	delta, confidence     float64
-	split                 string
-	attacks               string
-	claimEps, claimDelta  float64
-	claimGDP              float64
-	workers               int
-	allowDuplicateRows    bool
+	outs                 outputFlags
+	points               string
+	scenario             string
+	seed                 string
+	delta, confidence    float64
+	split                string
+	attacks              string
+	claimEps, claimDelta float64
+	claimGDP             float64
+	workers              int
+	allowDuplicateRows   bool
 }
 
 func runAnalyze(args []string, e *env) error {
@@ -99,54 +98,17 @@ func runAnalyze(args []string, e *env) error {
 			"independent runs: a row that repeats another bit for bit (within a file or across the two) is refused\n"+
 			"unless --allow-duplicate-rows. Statistics come from --scenario (its audit and claim sections) or the flags.")
 	var f analyzeFlags
-	fs.StringVar(&f.json, "json", "", "write the report as JSON to FILE (- for stdout)")
-	fs.StringVar(&f.csv, "csv", "", "write one row per release point as CSV to FILE (- for stdout)")
-	fs.StringVar(&f.plot, "plot", "", "draw ε_lb per release point to FILE (.svg or .png)")
-	fs.StringVar(&f.html, "html", "", "write a self-contained HTML report to FILE (- for stdout)")
-	fs.StringVar(&f.points, "points", "", "release points: a count, or comma-separated labels (default: from the CSV header or the .npy shape, else one)")
-	fs.StringVar(&f.scenario, "scenario", "", "take seed, statistics, attacks and claims from this scenario's audit and claim sections")
-	fs.StringVar(&f.seed, "seed", "", "seed of the permutation that splits rows without a trial column (an unsigned integer; default 0 or the scenario's)")
-	fs.floatVar(&f.delta, "delta", 1e-5, "[0, 1)", inDelta, "δ of the lower bounds (without --scenario), in")
-	fs.floatVar(&f.confidence, "confidence", 0.95, "(0, 1)", inUnitOpen, "confidence of every bound (without --scenario), in")
-	fs.StringVar(&f.split, "split", "0.5:0.5", "TRAIN:EVAL or TRAIN:SELECT:EVAL fractions of the runs (without --scenario)")
-	fs.StringVar(&f.attacks, "attacks", "threshold", "comma-separated attacks: threshold, linear, logistic, qda (without --scenario)")
-	fs.floatVar(&f.claimEps, "claim-epsilon", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed ε (with --claim-delta), in")
-	fs.floatVar(&f.claimDelta, "claim-delta", math.NaN(), "[0, 1)", inDelta, "claimed δ (with --claim-epsilon), in")
-	fs.floatVar(&f.claimGDP, "claim-gdp", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed μ of μ-GDP, in")
-	fs.intVar(&f.workers, "workers", 0, 0, audit.MaxWorkers, "concurrent analyses (0: one per CPU; never changes the result),")
-	fs.BoolVar(&f.allowDuplicateRows, "allow-duplicate-rows", false, "accept rows that repeat another row exactly (a mechanism with a discrete output), with a warning and a note in the report")
+	f.register(fs)
 	if err := fs.parse(args, e, 2); err != nil {
 		return err
 	}
-	if fs.NArg() != 2 {
-		return usagef("give two files: the runs on D and the runs on D′")
-	}
-	if f.points == "" && flagGiven(fs, "points") {
-		return usagef("--points: needs a count or comma-separated labels, got \"\"")
-	}
-	if f.scenario != "" {
-		// The scenario's audit section sets these: which would win is
-		// not for the user to guess.
-		for _, name := range []string{"delta", "confidence", "split", "attacks"} {
-			if flagGiven(fs, name) {
-				return usagef("--%s: not with --scenario, whose audit section sets it (edit the scenario, or drop --scenario)", name)
-			}
-		}
-	}
-	outs := reportOutputs{f.json, f.csv, f.plot, f.html}
-	if err := checkAnalyzeOutputs(e, fs, &f); err != nil {
+	if err := checkAnalyzeFlags(e, fs, &f); err != nil {
 		return err
 	}
-	stdoutTaken := output(f.json).toStdout() || output(f.csv).toStdout() || output(f.html).toStdout()
-	var err error
-	var files [2]*samplesFile
-	for i := range files {
-		if files[i], err = readSamplesFile(ctx, fs.Arg(i)); err != nil {
-			if ctx.Err() != nil {
-				return interruptedError{"interrupted while loading the samples; nothing was written"}
-			}
-			return usageError{err.Error()}
-		}
+	outs, stdoutTaken := f.outs, f.outs.stdoutTaken()
+	files, err := readSamplesFiles(ctx, fs)
+	if err != nil {
+		return err
 	}
 	s, order, err := buildSamples(files, &f)
 	if err != nil {
@@ -156,13 +118,9 @@ func runAnalyze(args []string, e *env) error {
 	if err != nil {
 		return err
 	}
-	dup := audit.CountDuplicateRows(files[0].rows, files[1].rows)
-	if dup.Any() {
-		msg := duplicateRowsMessage(dup)
-		if !f.allowDuplicateRows {
-			return usagef("%s; independent runs of a continuous sampler never repeat: pass --allow-duplicate-rows if the mechanism's output is discrete", msg)
-		}
-		fmt.Fprintf(e.stderr, "audit analyze: warning: %s; the bounds assume independent runs (accepted: --allow-duplicate-rows)\n", msg)
+	dup, err := checkDuplicateRows(e, files, f.allowDuplicateRows)
+	if err != nil {
+		return err
 	}
 	if order == "" {
 		permuteSamples(s, o.Seed)
@@ -206,6 +164,79 @@ func runAnalyze(args []string, e *env) error {
 	}
 	scen, _ := json.MarshalIndent(doc.Samples, "", "  ")
 	return writeReportFiles(ctx, e, rep, doc, scen, outs, stdoutTaken)
+}
+
+// register adds the flags of "audit analyze".
+func (f *analyzeFlags) register(fs *flagSet) {
+	f.outs.register(fs, outputHelp{
+		json: "write the report as JSON to FILE (- for stdout)",
+		csv:  "write one row per release point as CSV to FILE (- for stdout)",
+		plot: "draw ε_lb per release point to FILE (.svg or .png)",
+		html: "write a self-contained HTML report to FILE (- for stdout)",
+	})
+	fs.StringVar(&f.points, "points", "", "release points: a count, or comma-separated labels (default: from the CSV header or the .npy shape, else one)")
+	fs.StringVar(&f.scenario, "scenario", "", "take seed, statistics, attacks and claims from this scenario's audit and claim sections")
+	fs.StringVar(&f.seed, "seed", "", "seed of the permutation that splits rows without a trial column (an unsigned integer; default 0 or the scenario's)")
+	fs.floatVar(&f.delta, "delta", 1e-5, "[0, 1)", inDelta, "δ of the lower bounds (without --scenario), in")
+	fs.floatVar(&f.confidence, "confidence", 0.95, "(0, 1)", inUnitOpen, "confidence of every bound (without --scenario), in")
+	fs.StringVar(&f.split, "split", "0.5:0.5", "TRAIN:EVAL or TRAIN:SELECT:EVAL fractions of the runs (without --scenario)")
+	fs.StringVar(&f.attacks, "attacks", "threshold", "comma-separated attacks: threshold, linear, logistic, qda (without --scenario)")
+	fs.floatVar(&f.claimEps, "claim-epsilon", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed ε (with --claim-delta), in")
+	fs.floatVar(&f.claimDelta, "claim-delta", math.NaN(), "[0, 1)", inDelta, "claimed δ (with --claim-epsilon), in")
+	fs.floatVar(&f.claimGDP, "claim-gdp", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed μ of μ-GDP, in")
+	fs.intVar(&f.workers, "workers", 0, 0, audit.MaxWorkers, "concurrent analyses (0: one per CPU; never changes the result),")
+	fs.BoolVar(&f.allowDuplicateRows, "allow-duplicate-rows", false, "accept rows that repeat another row exactly (a mechanism with a discrete output), with a warning and a note in the report")
+}
+
+// checkAnalyzeFlags checks the arguments, the flags that --scenario
+// replaces, and every output, before anything is read.
+func checkAnalyzeFlags(e *env, fs *flagSet, f *analyzeFlags) error {
+	if fs.NArg() != 2 {
+		return usagef("give two files: the runs on D and the runs on D′")
+	}
+	if f.points == "" && flagGiven(fs, "points") {
+		return usagef("--points: needs a count or comma-separated labels, got \"\"")
+	}
+	if f.scenario != "" {
+		// The scenario's audit section sets these: which would win is
+		// not for the user to guess.
+		for _, name := range []string{"delta", "confidence", "split", "attacks"} {
+			if flagGiven(fs, name) {
+				return usagef("--%s: not with --scenario, whose audit section sets it (edit the scenario, or drop --scenario)", name)
+			}
+		}
+	}
+	return checkAnalyzeOutputs(e, fs, f)
+}
+
+// readSamplesFiles reads the runs on D and on D′.
+func readSamplesFiles(ctx context.Context, fs *flagSet) ([2]*samplesFile, error) {
+	var files [2]*samplesFile
+	for i := range files {
+		var err error
+		if files[i], err = readSamplesFile(ctx, fs.Arg(i)); err != nil {
+			if ctx.Err() != nil {
+				return files, interruptedError{"interrupted while loading the samples; nothing was written"}
+			}
+			return files, usageError{err.Error()}
+		}
+	}
+	return files, nil
+}
+
+// checkDuplicateRows counts the rows that repeat another, refusing them
+// unless allowed (then with a warning): independent runs of a continuous
+// sampler never repeat.
+func checkDuplicateRows(e *env, files [2]*samplesFile, allowed bool) (audit.Duplicates, error) {
+	dup := audit.CountDuplicateRows(files[0].rows, files[1].rows)
+	if dup.Any() {
+		msg := duplicateRowsMessage(dup)
+		if !allowed {
+			return dup, usagef("%s; independent runs of a continuous sampler never repeat: pass --allow-duplicate-rows if the mechanism's output is discrete", msg)
+		}
+		fmt.Fprintf(e.stderr, "audit analyze: warning: %s; the bounds assume independent runs (accepted: --allow-duplicate-rows)\n", msg)
+	}
+	return dup, nil
 }
 
 // duplicateRowsMessage gives the counts of repeated rows.
@@ -255,20 +286,14 @@ func noteDuplicateRows(rep *audit.Report, d audit.Duplicates) error {
 // files in existing directories or regular files, none of them an input, at
 // most one on stdout, a plot file name.
 func checkAnalyzeOutputs(e *env, fs *flagSet, f *analyzeFlags) error {
-	if f.plot != "" {
-		if f.plot == "-" {
-			return usagef("--plot: needs a file name ending in .svg or .png")
-		}
-		if _, err := report.PlotFormat(f.plot); err != nil {
-			return usagef("--plot: %v", err)
-		}
+	if err := f.outs.checkReportPlot(); err != nil {
+		return err
 	}
 	inputs := []namedInput{{fs.Arg(0), "samples file"}, {fs.Arg(1), "samples file"}}
 	if f.scenario != "" {
 		inputs = append(inputs, namedInput{f.scenario, "scenario file"})
 	}
-	outs := []namedOutput{{output(f.json), "json"}, {output(f.csv), "csv"}, {output(f.plot), "plot"}, {output(f.html), "html"}}
-	return checkOutputs(e, outs, inputs)
+	return f.outs.check(e, inputs)
 }
 
 // splitOf returns the split the options resolve to.
@@ -590,27 +615,15 @@ func scanSamplesCSV(r io.Reader, out *samplesFile, flat *[]float64) (rows, width
 			return 0, 0, err
 		}
 		if line == 1 && !numeric(rec) {
-			for j, name := range rec {
-				if strings.TrimSpace(name) == "trial" {
-					trialCol = j
-					continue
-				}
-				out.header = append(out.header, strings.TrimSpace(name))
-			}
+			trialCol = out.readHeader(rec)
 			continue
 		}
 		w := len(rec)
 		if trialCol >= 0 {
 			w--
 		}
-		if rows > 0 && w != width {
-			return 0, 0, fmt.Errorf("line %d: %d values, the first run has %d", line, w, width)
-		}
-		if out.header != nil && w != len(out.header) {
-			return 0, 0, fmt.Errorf("line %d: %d values for %d named columns", line, w, len(out.header))
-		}
-		if rows == audit.MaxTrials {
-			return 0, 0, fmt.Errorf("line %d: more than %d runs", line, audit.MaxTrials)
+		if err := out.checkRun(line, w, rows, width); err != nil {
+			return 0, 0, err
 		}
 		if total += w; total > maxSamplesValues {
 			return 0, 0, fmt.Errorf("line %d: more than %d values", line, int64(maxSamplesValues))
@@ -620,27 +633,65 @@ func scanSamplesCSV(r io.Reader, out *samplesFile, flat *[]float64) (rows, width
 		if flat == nil {
 			continue
 		}
-		start := len(*flat)
-		if start+w > cap(*flat) {
-			return 0, 0, fmt.Errorf("line %d: the file changed while it was read (more runs than at first)", line)
+		if err := out.appendRun(line, rec, trialCol, w, flat); err != nil {
+			return 0, 0, err
 		}
-		for j, field := range rec {
-			v, err := strconv.ParseFloat(strings.TrimSpace(field), 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return 0, 0, fmt.Errorf("line %d, column %d: must be a finite number, got %s", line, j+1, clip.Quote(field))
-			}
-			if j == trialCol {
-				if v != math.Trunc(v) || v < 0 || v > math.MaxInt32 {
-					return 0, 0, fmt.Errorf("line %d, column %d: the trial must be an integer ≥ 0, got %s", line, j+1, clip.Quote(field))
-				}
-				out.trial = append(out.trial, int(v))
-				continue
-			}
-			*flat = append(*flat, v)
-		}
-		out.rows = append(out.rows, (*flat)[start:start+w:start+w])
 	}
 	return rows, width, nil
+}
+
+// readHeader takes the column names of a header line, leaving out the
+// "trial" column, whose index it returns (−1 without one).
+func (out *samplesFile) readHeader(rec []string) (trialCol int) {
+	trialCol = -1
+	for j, name := range rec {
+		if strings.TrimSpace(name) == "trial" {
+			trialCol = j
+			continue
+		}
+		out.header = append(out.header, strings.TrimSpace(name))
+	}
+	return trialCol
+}
+
+// checkRun checks the w values of the run on a line against the runs
+// before it (rows of width values) and the header.
+func (out *samplesFile) checkRun(line, w, rows, width int) error {
+	if rows > 0 && w != width {
+		return fmt.Errorf("line %d: %d values, the first run has %d", line, w, width)
+	}
+	if out.header != nil && w != len(out.header) {
+		return fmt.Errorf("line %d: %d values for %d named columns", line, w, len(out.header))
+	}
+	if rows == audit.MaxTrials {
+		return fmt.Errorf("line %d: more than %d runs", line, audit.MaxTrials)
+	}
+	return nil
+}
+
+// appendRun parses the run of a line: its w values go to *flat (whose
+// capacity must hold them) and out.rows, its trial column to out.trial.
+func (out *samplesFile) appendRun(line int, rec []string, trialCol, w int, flat *[]float64) error {
+	start := len(*flat)
+	if start+w > cap(*flat) {
+		return fmt.Errorf("line %d: the file changed while it was read (more runs than at first)", line)
+	}
+	for j, field := range rec {
+		v, err := strconv.ParseFloat(strings.TrimSpace(field), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("line %d, column %d: must be a finite number, got %s", line, j+1, clip.Quote(field))
+		}
+		if j == trialCol {
+			if v != math.Trunc(v) || v < 0 || v > math.MaxInt32 {
+				return fmt.Errorf("line %d, column %d: the trial must be an integer ≥ 0, got %s", line, j+1, clip.Quote(field))
+			}
+			out.trial = append(out.trial, int(v))
+			continue
+		}
+		*flat = append(*flat, v)
+	}
+	out.rows = append(out.rows, (*flat)[start:start+w:start+w])
+	return nil
 }
 
 // numeric reports whether every field parses as a number.

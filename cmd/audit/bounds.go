@@ -36,24 +36,24 @@ func runBounds(args []string, e *env) error {
 			"parameter (e.g. Heikkilä et al. Fig. 1: iterations or q; with --accuracy, Räisä et al.'s trade-off).")
 	var delta float64
 	var iters int
-	var jsonOut string
 	fs.floatVar(&delta, "delta", math.NaN(), "(0, 1)", inUnitOpen, "δ at which to report ε (default: the scenario's audit.delta); in")
 	fs.intVar(&iters, "iterations", 0, 0, 1<<40, "iterations of the released state (0: the whole run),")
-	fs.StringVar(&jsonOut, "json", "", "write the guarantees as JSON to FILE (- for stdout)")
 	var sf sweepFlags
 	sf.register(fs)
+	var outs outputFlags
+	outs.register(fs, sweepOutputHelp)
 	if err := fs.parse(args, e, 1); err != nil {
 		return err
 	}
-	if sf.sweep == "" && (sf.series != "" || len(sf.sets) > 0 || sf.log || sf.accuracy > 0 || sf.plot != "" || sf.csv != "") {
+	if sf.sweep == "" && (sf.series != "" || len(sf.sets) > 0 || sf.log || sf.accuracy > 0 || outs.plot != "" || outs.csv != "") {
 		return usagef("--series, --set, --log, --accuracy, --plot and --csv need --sweep")
 	}
-	out := output(jsonOut)
+	out := output(outs.json)
 	var inputs []namedInput
 	if fs.NArg() == 1 {
 		inputs = append(inputs, namedInput{fs.Arg(0), "scenario file"})
 	}
-	if err := checkOutputs(e, []namedOutput{{out, "json"}, {output(sf.plot), "plot"}, {output(sf.csv), "csv"}}, inputs); err != nil {
+	if err := outs.check(e, inputs); err != nil {
 		return err
 	}
 	cfg, err := loadScenario(fs)
@@ -75,7 +75,7 @@ func runBounds(args []string, e *env) error {
 		if iters != 0 {
 			return usagef("--iterations: with --sweep, sweep or --set iterations instead")
 		}
-		return runSweep(e, cfg, plan, sf, delta, jsonOut)
+		return runSweep(e, cfg, plan, sf, delta, outs)
 	}
 	if iters == 0 {
 		pts := plan.Points()

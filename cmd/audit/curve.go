@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -168,8 +167,8 @@ type curveOpts struct {
 	seed             uint64
 	maxWork          float64
 	// Outputs.
-	jsonOut, csvOut, plotOut, htmlOut string
-	logScale                          bool
+	out      outputFlags
+	logScale bool
 }
 
 // curveSynopsis is the first line of "audit curve -h".
@@ -270,11 +269,13 @@ func parseCurveFlags(args []string, e *env) (*curveOpts, error) {
 		fmt.Sprintf("refuse runs whose estimated work exceeds this many units of a few ns each (0: the default %g, about 10 s), in", curveDefaultMaxWork))
 	fs.StringVar(&o.epochsFlag, "epochs", "1:70", "epochs FROM:TO or FROM:TO:STEP, at most 2000 of them; epoch 0 is the prior draw (ε = 0); "+
 		"with --construct: 1 to twice Lemma A.9's epoch")
-	fs.StringVar(&o.jsonOut, "json", "", "write params and rows as JSON to FILE (- for stdout)")
-	fs.StringVar(&o.csvOut, "csv", "", "write the rows as CSV to FILE (- for stdout)")
-	fs.StringVar(&o.plotOut, "plot", "", "plot the curves to FILE.svg or FILE.png")
+	o.out.register(fs, outputHelp{
+		json: "write params and rows as JSON to FILE (- for stdout)",
+		csv:  "write the rows as CSV to FILE (- for stdout)",
+		plot: "plot the curves to FILE.svg or FILE.png",
+		html: "write a self-contained HTML report (table and plot) to FILE (- for stdout)",
+	})
 	fs.BoolVar(&o.logScale, "log-scale", false, "use a logarithmic ε axis in --plot (points with ε = 0 are left out)")
-	fs.StringVar(&o.htmlOut, "html", "", "write a self-contained HTML report (table and plot) to FILE (- for stdout)")
 	if wantsHelp(args) {
 		curveUsage(e.stdout, fs)
 		return nil, errHelp
@@ -311,7 +312,13 @@ func parseCurveFlags(args []string, e *env) (*curveOpts, error) {
 	if err := o.checkModeFlags(); err != nil {
 		return nil, err
 	}
-	if err := o.checkOutputs(e); err != nil {
+	// The output flags, with the checks every command makes: each output
+	// writable and a regular file, at most one on stdout, no two on the
+	// same file.
+	if err := o.out.checkPlotExt(); err != nil {
+		return nil, err
+	}
+	if err := o.out.check(e, nil); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -327,82 +334,26 @@ func parseLemmaA1(s string) (closedform.LemmaA1Variant, error) {
 	return 0, usagef("--lemma-a1: must be conservative or printed, got %q", s)
 }
 
+// curveModeSpec is one mode of "audit curve": the check of the flags it
+// uses, refuses and requires, and what it runs. The modes share the model
+// flags and the output flags (--json, --csv, --plot, --html).
+type curveModeSpec struct {
+	check func(o *curveOpts) error
+	run   func(ctx context.Context, o *curveOpts, e *env) error
+}
+
+// curveModes are the modes, by the flag that chooses them.
+var curveModes = [...]curveModeSpec{
+	modeCurves:    {(*curveOpts).checkCurvesFlags, runCurves},
+	modeConstruct: {(*curveOpts).checkConstructFlags, runConstruct},
+	modeNMin:      {(*curveOpts).checkNMinFlags, runNMin},
+}
+
 // checkModeFlags refuses flags that the chosen mode does not use and
-// requires those it needs.
+// requires those it needs, then parses --epochs where it applies.
 func (o *curveOpts) checkModeFlags() error {
-	only := func(mode string, names ...string) error {
-		for _, n := range names {
-			if o.set[n] {
-				return usagef("--%s: not used %s", n, mode)
-			}
-		}
-		return nil
-	}
-	require := func(mode string, names ...string) error {
-		for _, n := range names {
-			if !o.set[n] {
-				return usagef("--%s is required %s", n, mode)
-			}
-		}
-		return nil
-	}
-	switch o.mode {
-	case modeConstruct:
-		const m = "with --construct (the construction sets n, c, η and x_l = x_h/2)"
-		if err := only(m, "n", "xl", "c", "c-max-private", "solve-c", "eta", "eta-scale", "solve-eta", "at-epoch", "quantity",
-			"rho1", "rho2", "rho3", "m-breve", "runs", "seed", "max-work"); err != nil {
-			return err
-		}
-		if err := require("with --construct", "eps-posterior", "eps-target"); err != nil {
-			return err
-		}
-		if o.set["gamma2"] && !(o.gamma2 > 1+o.p.Gamma1) {
-			return usagef("--gamma2: must be in (1 + γ1, 1.5) = (%g, 1.5), got %g", 1+o.p.Gamma1, o.gamma2)
-		}
-	case modeNMin:
-		const m = "with --n-min"
-		if err := only(m, "c", "c-max-private", "solve-c", "eta", "eta-scale", "solve-eta", "eps-target", "at-epoch", "quantity",
-			"gamma2", "epochs", "csv", "plot", "log-scale", "html", "lemma-a1"); err != nil {
-			return err
-		}
-		if err := require(m, "eps-posterior"); err != nil {
-			return err
-		}
-		if !(o.rho2 < o.p.Gamma1) {
-			return usagef("--rho2: must be in (0, γ1) = (0, %g) (Algorithm 1 needs γ1 ∈ (ρ2, 1/2)), got %g", o.p.Gamma1, o.rho2)
-		}
-		if !(o.rho3 < o.rho1) {
-			return usagef("--rho3: must be in (1, ρ1) = (1, %g) (eq. 9), got %g", o.rho1, o.rho3)
-		}
-	default:
-		const m = "without --construct or --n-min"
-		if err := only(m, "eps-posterior", "gamma2", "rho1", "rho2", "rho3", "m-breve", "runs", "seed", "max-work"); err != nil {
-			return err
-		}
-		nc := 0
-		for _, f := range []string{"c", "c-max-private", "solve-c"} {
-			if o.set[f] {
-				nc++
-			}
-		}
-		switch {
-		case nc > 1:
-			return usagef("--c, --c-max-private and --solve-c are exclusive")
-		case nc == 0:
-			return usagef("--c, --c-max-private or --solve-c is required")
-		case o.set["eta"] && o.set["eta-scale"], o.set["eta"] && o.solveEta, o.set["eta-scale"] && o.solveEta:
-			return usagef("--eta, --eta-scale and --solve-eta are exclusive")
-		case o.solveEta && !o.set["c"]:
-			return usagef("--solve-eta needs --c (solving for both c and η has no single answer)")
-		}
-		solving := o.solveC || o.solveEta
-		if solving {
-			if err := require("with --solve-c or --solve-eta", "eps-target", "at-epoch"); err != nil {
-				return err
-			}
-		} else if err := only("without --solve-c or --solve-eta", "eps-target", "at-epoch", "quantity"); err != nil {
-			return err
-		}
+	if err := curveModes[o.mode].check(o); err != nil {
+		return err
 	}
 	if o.mode != modeNMin || o.set["epochs"] {
 		var err error
@@ -414,16 +365,98 @@ func (o *curveOpts) checkModeFlags() error {
 	return nil
 }
 
-// checkOutputs checks the output flags before any work, with the checks
-// every command makes (checkOutputs in output.go): each output writable and
-// a regular file, at most one on stdout, no two on the same file.
-func (o *curveOpts) checkOutputs(e *env) error {
-	if o.plotOut != "" {
-		if ext := strings.ToLower(filepath.Ext(o.plotOut)); ext != ".svg" && ext != ".png" {
-			return usagef("--plot: file name must end in .svg or .png, got %q", o.plotOut)
+// unused refuses the first of the flags that was given: the mode (as
+// said by mode, e.g. "with --n-min") does not use it.
+func (o *curveOpts) unused(mode string, names ...string) error {
+	for _, n := range names {
+		if o.set[n] {
+			return usagef("--%s: not used %s", n, mode)
 		}
 	}
-	return checkOutputs(e, []namedOutput{{output(o.jsonOut), "json"}, {output(o.csvOut), "csv"}, {output(o.plotOut), "plot"}, {output(o.htmlOut), "html"}}, nil)
+	return nil
+}
+
+// required refuses the first of the flags that was not given.
+func (o *curveOpts) required(mode string, names ...string) error {
+	for _, n := range names {
+		if !o.set[n] {
+			return usagef("--%s is required %s", n, mode)
+		}
+	}
+	return nil
+}
+
+// checkConstructFlags checks the flags of --construct.
+func (o *curveOpts) checkConstructFlags() error {
+	const m = "with --construct (the construction sets n, c, η and x_l = x_h/2)"
+	if err := o.unused(m, "n", "xl", "c", "c-max-private", "solve-c", "eta", "eta-scale", "solve-eta", "at-epoch", "quantity",
+		"rho1", "rho2", "rho3", "m-breve", "runs", "seed", "max-work"); err != nil {
+		return err
+	}
+	if err := o.required("with --construct", "eps-posterior", "eps-target"); err != nil {
+		return err
+	}
+	if o.set["gamma2"] && !(o.gamma2 > 1+o.p.Gamma1) {
+		return usagef("--gamma2: must be in (1 + γ1, 1.5) = (%g, 1.5), got %g", 1+o.p.Gamma1, o.gamma2)
+	}
+	return nil
+}
+
+// checkNMinFlags checks the flags of --n-min.
+func (o *curveOpts) checkNMinFlags() error {
+	const m = "with --n-min"
+	if err := o.unused(m, "c", "c-max-private", "solve-c", "eta", "eta-scale", "solve-eta", "eps-target", "at-epoch", "quantity",
+		"gamma2", "epochs", "csv", "plot", "log-scale", "html", "lemma-a1"); err != nil {
+		return err
+	}
+	if err := o.required(m, "eps-posterior"); err != nil {
+		return err
+	}
+	if !(o.rho2 < o.p.Gamma1) {
+		return usagef("--rho2: must be in (0, γ1) = (0, %g) (Algorithm 1 needs γ1 ∈ (ρ2, 1/2)), got %g", o.p.Gamma1, o.rho2)
+	}
+	if !(o.rho3 < o.rho1) {
+		return usagef("--rho3: must be in (1, ρ1) = (1, %g) (eq. 9), got %g", o.rho1, o.rho3)
+	}
+	return nil
+}
+
+// checkCurvesFlags checks the flags of the curves: one way to choose c,
+// at most one to choose η, and the target when solving for either.
+func (o *curveOpts) checkCurvesFlags() error {
+	if err := o.unused("without --construct or --n-min", "eps-posterior", "gamma2", "rho1", "rho2", "rho3", "m-breve", "runs", "seed", "max-work"); err != nil {
+		return err
+	}
+	if err := o.checkCAndEta(); err != nil {
+		return err
+	}
+	if o.solveC || o.solveEta {
+		return o.required("with --solve-c or --solve-eta", "eps-target", "at-epoch")
+	}
+	return o.unused("without --solve-c or --solve-eta", "eps-target", "at-epoch", "quantity")
+}
+
+// checkCAndEta requires exactly one of --c, --c-max-private and
+// --solve-c, and at most one of --eta, --eta-scale and --solve-eta, which
+// needs a given c.
+func (o *curveOpts) checkCAndEta() error {
+	nc := 0
+	for _, f := range []string{"c", "c-max-private", "solve-c"} {
+		if o.set[f] {
+			nc++
+		}
+	}
+	switch {
+	case nc > 1:
+		return usagef("--c, --c-max-private and --solve-c are exclusive")
+	case nc == 0:
+		return usagef("--c, --c-max-private or --solve-c is required")
+	case o.set["eta"] && o.set["eta-scale"], o.set["eta"] && o.solveEta, o.set["eta-scale"] && o.solveEta:
+		return usagef("--eta, --eta-scale and --solve-eta are exclusive")
+	case o.solveEta && !o.set["c"]:
+		return usagef("--solve-eta needs --c (solving for both c and η has no single answer)")
+	}
+	return nil
 }
 
 // parseEpochs parses FROM:TO or FROM:TO:STEP.
@@ -472,12 +505,12 @@ func runCurve(args []string, e *env) error {
 	if err != nil {
 		return err
 	}
-	switch o.mode {
-	case modeConstruct:
-		return runConstruct(ctx, o, e)
-	case modeNMin:
-		return runNMin(ctx, o, e)
-	}
+	return curveModes[o.mode].run(ctx, o, e)
+}
+
+// runCurves computes and writes the four curves for c and η given or
+// solved for.
+func runCurves(ctx context.Context, o *curveOpts, e *env) error {
 	rep, err := untilInterrupted(ctx, func() (curveReport, error) {
 		ce, err := o.counterexample()
 		if err != nil {

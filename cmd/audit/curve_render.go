@@ -28,12 +28,12 @@ import (
 // the command cleanly. An interruption (ctx) stops before the next output.
 func (o *curveOpts) render(ctx context.Context, e *env, rep curveReport, print func(io.Writer, curveReport)) error {
 	var plotBuf, htmlBuf bytes.Buffer
-	if o.plotOut != "" {
-		if err := plotCurve(&plotBuf, rep, o.plotOut, o.logScale); err != nil {
+	if o.out.plot != "" {
+		if err := plotCurve(&plotBuf, rep, o.out.plot, o.logScale); err != nil {
 			return err
 		}
 	}
-	if o.htmlOut != "" {
+	if o.out.html != "" {
 		if err := curveHTML(&htmlBuf, rep, o.logScale, print); err != nil {
 			return err
 		}
@@ -41,26 +41,15 @@ func (o *curveOpts) render(ctx context.Context, e *env, rep curveReport, print f
 	if ctx.Err() != nil {
 		return errCurveInterrupted
 	}
-	if o.jsonOut != "-" && o.csvOut != "-" && o.htmlOut != "-" {
+	if !o.out.stdoutTaken() {
 		print(e.stdout, rep)
 	}
-	for _, w := range []struct {
-		out  string
-		fill func(w io.Writer) error
-	}{
-		{o.htmlOut, func(w io.Writer) error { _, err := htmlBuf.WriteTo(w); return err }},
-		{o.plotOut, func(w io.Writer) error { _, err := plotBuf.WriteTo(w); return err }},
-		{o.csvOut, func(w io.Writer) error { return writeCurveCSV(w, rep) }},
-		{o.jsonOut, func(w io.Writer) error { return writeJSONTo(w, rep) }},
-	} {
-		if ctx.Err() != nil {
-			return interruptedError{"interrupted while writing the outputs; those not yet written were not written"}
-		}
-		if err := output(w.out).write(e, w.fill); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeDocuments(ctx, e, interruptedError{"interrupted while writing the outputs; those not yet written were not written"},
+		document{o.out.html, func(w io.Writer) error { _, err := htmlBuf.WriteTo(w); return err }},
+		document{o.out.plot, func(w io.Writer) error { _, err := plotBuf.WriteTo(w); return err }},
+		document{o.out.csv, func(w io.Writer) error { return writeCurveCSV(w, rep) }},
+		document{o.out.json, func(w io.Writer) error { return writeJSONTo(w, rep) }},
+	)
 }
 
 // etaText describes the step size as chosen.

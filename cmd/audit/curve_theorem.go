@@ -88,10 +88,10 @@ func runConstruct(ctx context.Context, o *curveOpts, e *env) error {
 	}
 	if r.body == nil {
 		// No instance: the construction is the answer; there are no curves.
-		if o.jsonOut != "-" {
+		if o.out.json != "-" {
 			printConstruction(e.stdout, r.cons)
 		}
-		return output(o.jsonOut).writeJSON(e, struct {
+		return output(o.out.json).writeJSON(e, struct {
 			Construction curveConstruction `json:"construction"`
 		}{r.cons})
 	}
@@ -447,10 +447,10 @@ func runNMin(ctx context.Context, o *curveOpts, e *env) error {
 	if err != nil {
 		return err
 	}
-	if o.jsonOut != "-" {
+	if o.out.json != "-" {
 		printNMin(e.stdout, r)
 	}
-	return output(o.jsonOut).writeJSON(e, r)
+	return output(o.out.json).writeJSON(e, r)
 }
 
 func printNMin(w io.Writer, r nminReport) {

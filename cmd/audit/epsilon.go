@@ -58,7 +58,7 @@ func runEpsilon(args []string, e *env) error {
 	var oc stats.OneRunCounts
 	var oneRun bool
 	var delta, conf float64
-	var jsonOut string
+	var outs outputFlags
 	fs.intVar(&c.FP, "fp", 0, 0, maxCount, "false positives: runs on D attributed to D′ (required without --one-run),")
 	fs.intVar(&c.Negatives, "negatives", 0, 1, maxCount, "evaluation runs on D (required without --one-run),")
 	fs.intVar(&c.FN, "fn", 0, 0, maxCount, "false negatives: runs on D′ attributed to D (required without --one-run),")
@@ -69,7 +69,7 @@ func runEpsilon(args []string, e *env) error {
 	fs.intVar(&oc.Correct, "correct", 0, 0, maxCanaries, "with --one-run: correct guesses V (at most R),")
 	fs.floatVar(&delta, "delta", 1e-5, "[0, 1)", inDelta, "δ of the (ε, δ) statement, in")
 	fs.floatVar(&conf, "confidence", 0.95, "(0, 1)", inUnitOpen, "confidence 1−α of the bound, in")
-	fs.StringVar(&jsonOut, "json", "", "write the results as JSON to FILE (- for stdout)")
+	outs.register(fs, outputHelp{json: "write the results as JSON to FILE (- for stdout)"})
 	if err := fs.parse(args, e, 0); err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func runEpsilon(args []string, e *env) error {
 		}
 	}
 	if oneRun {
-		return runEpsilonOneRun(e, oc, delta, conf, jsonOut)
+		return runEpsilonOneRun(e, oc, delta, conf, outs)
 	}
 	if c.FP > c.Negatives {
 		return usagef("--fp: must be in [0, negatives=%d], got %d", c.Negatives, c.FP)
@@ -104,8 +104,8 @@ func runEpsilon(args []string, e *env) error {
 	if c.FN > c.Positives {
 		return usagef("--fn: must be in [0, positives=%d], got %d", c.Positives, c.FN)
 	}
-	out := output(jsonOut)
-	if err := checkOutputs(e, []namedOutput{{out, "json"}}, nil); err != nil {
+	out := output(outs.json)
+	if err := outs.check(e, nil); err != nil {
 		return err
 	}
 
@@ -184,15 +184,15 @@ const epsilonOneRunNote = "one_run is the rigorous lower bound of Steinke, Nasr 
 	"Mahloujifar, Melis & Chaudhuri 2024 (audit with cap); fdp.epsilon holds only if the trade-off curve is " +
 	"Gaussian. ceiling is the one_run bound if all guesses were correct."
 
-func runEpsilonOneRun(e *env, c stats.OneRunCounts, delta, conf float64, jsonOut string) error {
+func runEpsilonOneRun(e *env, c stats.OneRunCounts, delta, conf float64, outs outputFlags) error {
 	if c.Guesses > c.Canaries {
 		return usagef("--guesses: must be in [0, canaries=%d], got %d", c.Canaries, c.Guesses)
 	}
 	if c.Correct > c.Guesses {
 		return usagef("--correct: must be in [0, guesses=%d], got %d", c.Guesses, c.Correct)
 	}
-	out := output(jsonOut)
-	if err := checkOutputs(e, []namedOutput{{out, "json"}}, nil); err != nil {
+	out := output(outs.json)
+	if err := outs.check(e, nil); err != nil {
 		return err
 	}
 	steinke, err := stats.OneRunEpsilon(c, delta, conf)

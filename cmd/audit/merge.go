@@ -8,7 +8,6 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
-	"github.com/mcmcaudit/mcmcaudit/internal/report"
 )
 
 func runMerge(args []string, e *env) error {
@@ -16,12 +15,14 @@ func runMerge(args []string, e *env) error {
 		"Joins the trials files written by 'audit run --shard I/N --out PART', checks that they come from one\n"+
 			"configuration and cover every trial exactly once, then runs the attacks and estimators: the report is\n"+
 			"the one a single 'audit run' would have printed.")
-	var jsonOut, csvOut, plotOut, htmlOut string
+	var outs outputFlags
 	var maxWork float64
-	fs.StringVar(&jsonOut, "json", "", "write the report as JSON to FILE (- for stdout)")
-	fs.StringVar(&csvOut, "csv", "", "write one row per release point as CSV to FILE (- for stdout)")
-	fs.StringVar(&plotOut, "plot", "", "draw ε_lb per release point to FILE (.svg or .png)")
-	fs.StringVar(&htmlOut, "html", "", "write a self-contained HTML report to FILE (- for stdout)")
+	outs.register(fs, outputHelp{
+		json: "write the report as JSON to FILE (- for stdout)",
+		csv:  "write one row per release point as CSV to FILE (- for stdout)",
+		plot: "draw ε_lb per release point to FILE (.svg or .png)",
+		html: "write a self-contained HTML report to FILE (- for stdout)",
+	})
 	fs.floatVar(&maxWork, "max-work", 0, "[0, ∞)", func(x float64) bool { return x >= 0 },
 		"refuse an analysis whose estimated work exceeds this many units of a few ns each (0: the default), in")
 	if err := fs.parse(args, e, 1<<20); err != nil {
@@ -32,13 +33,8 @@ func runMerge(args []string, e *env) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if plotOut != "" {
-		if plotOut == "-" {
-			return usagef("--plot: needs a file name ending in .svg or .png")
-		}
-		if _, err := report.PlotFormat(plotOut); err != nil {
-			return usagef("--plot: %v", err)
-		}
+	if err := outs.checkReportPlot(); err != nil {
+		return err
 	}
 	paths := make([]string, fs.NArg())
 	var inputs []namedInput
@@ -46,8 +42,7 @@ func runMerge(args []string, e *env) error {
 		paths[i] = fs.Arg(i)
 		inputs = append(inputs, namedInput{paths[i], "trials file"})
 	}
-	outs := []namedOutput{{output(jsonOut), "json"}, {output(csvOut), "csv"}, {output(plotOut), "plot"}, {output(htmlOut), "html"}}
-	if err := checkOutputs(e, outs, inputs); err != nil {
+	if err := outs.check(e, inputs); err != nil {
 		return err
 	}
 	type merged struct {
@@ -68,8 +63,7 @@ func runMerge(args []string, e *env) error {
 	if err := workError(a.CheckWork(0, 0, true)); err != nil {
 		return err
 	}
-	stdout := output(jsonOut).toStdout() || output(csvOut).toStdout() || output(htmlOut).toStdout()
-	return writeReport(ctx, e, m.plan, a, m.trials, reportOutputs{jsonOut, csvOut, plotOut, htmlOut}, stdout)
+	return writeReport(ctx, e, m.plan, a, m.trials, outs, outs.stdoutTaken())
 }
 
 // mergeParts checks the parts' headers first — one configuration, one

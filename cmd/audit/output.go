@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/filekind"
+	"github.com/mcmcaudit/mcmcaudit/internal/report"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 )
@@ -317,4 +319,92 @@ func newTable(w io.Writer, header ...string) *tablewriter.Table {
 	}
 	t.Header(h...)
 	return t
+}
+
+// outputFlags are the documents a command writes besides its table —
+// --json, --csv, --plot and --html, "" where not asked for or where the
+// command has no such flag. Every command registers, checks and writes
+// them through this one type, so that each treats its outputs alike: all
+// checked before any work (checkOutputs), at most one on stdout, written
+// whole or not at all.
+type outputFlags struct{ json, csv, plot, html string }
+
+// outputHelp is the help text of a command's output flags; a flag whose
+// text is empty is not registered (the command has no such output).
+type outputHelp struct{ json, csv, plot, html string }
+
+// register adds the output flags that h has help for.
+func (o *outputFlags) register(fs *flagSet, h outputHelp) {
+	for _, f := range []struct {
+		p          *string
+		name, help string
+	}{{&o.json, "json", h.json}, {&o.csv, "csv", h.csv}, {&o.plot, "plot", h.plot}, {&o.html, "html", h.html}} {
+		if f.help != "" {
+			fs.StringVar(f.p, f.name, "", f.help)
+		}
+	}
+}
+
+// asked reports whether any output is asked for.
+func (o outputFlags) asked() bool { return o.json != "" || o.csv != "" || o.plot != "" || o.html != "" }
+
+// stdoutTaken reports whether a document goes to stdout, in place of the
+// command's table.
+func (o outputFlags) stdoutTaken() bool {
+	return output(o.json).toStdout() || output(o.csv).toStdout() || output(o.html).toStdout()
+}
+
+// check checks the outputs, and the command's other ones (extra), before
+// any work (checkOutputs): none may replace one of the inputs.
+func (o outputFlags) check(e *env, inputs []namedInput, extra ...namedOutput) error {
+	outs := []namedOutput{{output(o.json), "json"}, {output(o.csv), "csv"}, {output(o.plot), "plot"}, {output(o.html), "html"}}
+	return checkOutputs(e, append(outs, extra...), inputs)
+}
+
+// checkReportPlot checks the --plot of a report (run, analyze, merge): a
+// file whose name says its format.
+func (o outputFlags) checkReportPlot() error {
+	if o.plot == "" {
+		return nil
+	}
+	if o.plot == "-" {
+		return usagef("--plot: needs a file name ending in .svg or .png")
+	}
+	if _, err := report.PlotFormat(o.plot); err != nil {
+		return usagef("--plot: %v", err)
+	}
+	return nil
+}
+
+// checkPlotExt checks the --plot of "audit curve" and "audit bounds
+// --sweep": a file name ending in .svg or .png.
+func (o outputFlags) checkPlotExt() error {
+	if o.plot != "" {
+		if ext := strings.ToLower(filepath.Ext(o.plot)); ext != ".svg" && ext != ".png" {
+			return usagef("--plot: file name must end in .svg or .png, got %q", o.plot)
+		}
+	}
+	return nil
+}
+
+// document is one output and what fills it.
+type document struct {
+	out  string
+	fill func(w io.Writer) error
+}
+
+// writeDocuments writes the documents in order, each an output already
+// checked; "" ones are skipped. Once ctx is cancelled it stops before the
+// next document with stopped, so that an interruption never leaves a
+// document half written.
+func writeDocuments(ctx context.Context, e *env, stopped error, docs ...document) error {
+	for _, d := range docs {
+		if ctx.Err() != nil {
+			return stopped
+		}
+		if err := output(d.out).write(e, d.fill); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -25,8 +25,7 @@ import (
 
 // runFlags are the flags of "audit run".
 type runFlags struct {
-	json, csv, plot      string
-	html                 string
+	outs                 outputFlags
 	workers, trials      int
 	seed                 string
 	claimEps, claimDelta float64
@@ -50,26 +49,7 @@ func runRun(args []string, e *env) error {
 			"directory or a regular file (devices, FIFOs, directories and symbolic links are refused), and at most\n"+
 			"one may be - (stdout). A run whose estimated work exceeds --max-work is refused before it starts.")
 	var f runFlags
-	fs.StringVar(&f.json, "json", "", "write the report as JSON to FILE (- for stdout)")
-	fs.StringVar(&f.csv, "csv", "", "write one row per release point as CSV to FILE (- for stdout)")
-	fs.StringVar(&f.plot, "plot", "", "draw ε_lb per release point to FILE (.svg or .png)")
-	fs.StringVar(&f.html, "html", "", "write a self-contained HTML report (verdict, tables, plot) to FILE (- for stdout)")
-	fs.intVar(&f.workers, "workers", 0, 0, 4096, "concurrent runs (0: one per CPU; never changes the result),")
-	fs.intVar(&f.trials, "trials", 0, 0, audit.MaxTrials, "override audit.trials (0: keep the config's),")
-	fs.StringVar(&f.seed, "seed", "", "override the config's seed (an unsigned integer)")
-	fs.floatVar(&f.claimEps, "claim-epsilon", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed ε (with --claim-delta), in")
-	fs.floatVar(&f.claimDelta, "claim-delta", math.NaN(), "[0, 1)", inDelta, "claimed δ (with --claim-epsilon), in")
-	fs.floatVar(&f.claimGDP, "claim-gdp", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed μ of μ-GDP, in")
-	fs.BoolVar(&f.printDefault, "print-default", false, "print the built-in scenario's YAML and exit")
-	fs.BoolVar(&f.quiet, "quiet", false, "no progress output on stderr")
-	fs.StringVar(&f.shard, "shard", "", "run only shard I/N of the trials (I in [0, N)) and write them to --out for 'audit merge'")
-	fs.StringVar(&f.out, "out", "", "trials file written by --shard")
-	fs.StringVar(&f.checkpoint, "checkpoint", "", "persist completed trials in DIR as the run goes (resumable; default: a directory in the user's cache, removed when the run ends)")
-	fs.BoolVar(&f.noCheckpoint, "no-checkpoint", false, "do not persist completed trials (an interrupted run is then lost)")
-	fs.BoolVar(&f.resume, "resume", false, "continue the run saved in --checkpoint DIR, or in the default checkpoint of this scenario and flags")
-	fs.StringVar(&f.saveReleases, "save-releases", "", "also write every run's releases to PREFIX-D.csv and PREFIX-DPRIME.csv, with their trial indices (for 'audit analyze')")
-	fs.floatVar(&f.maxWork, "max-work", 0, "[0, ∞)", func(x float64) bool { return x >= 0 },
-		fmt.Sprintf("refuse a run whose estimated work exceeds this many units of a few ns each (0: the default %g), in", audit.DefaultMaxWork))
+	f.register(fs)
 	if err := fs.parse(args, e, 1); err != nil {
 		return err
 	}
@@ -122,28 +102,9 @@ func runRun(args []string, e *env) error {
 	if err != nil {
 		return err
 	}
-	trials, err := untilInterrupted(ctx, func() (*audit.Trials, error) {
-		if ck.dir != "" {
-			return a.SimulateCheckpointedWith(ctx, ck.dir, audit.CheckpointOptions{
-				Resume: f.resume, Replace: ck.auto, BestEffort: ck.auto, Notify: prog.note})
-		}
-		return a.Simulate(ctx, 0, cfg.Audit.Trials)
-	})
-	prog.finish()
+	trials, err := simulate(ctx, a, ck, &f, cfg.Audit.Trials, prog, args)
 	if err != nil {
-		var ie *audit.InterruptedError
-		var ce *audit.CheckpointError
-		switch {
-		case errors.As(err, &ie) && ie.Dir != "":
-			return interrupted(ie.Error(), ck, args)
-		case ctx.Err() != nil && ck.dir != "":
-			return interrupted("interrupted; the blocks of trials completed so far are saved in "+ck.dir, ck, args)
-		case errors.As(err, &ie) || ctx.Err() != nil:
-			return interruptedError{"interrupted; nothing was saved"}
-		case errors.As(err, &ce):
-			return checkpointError(ce, ck)
-		}
-		return runError(err)
+		return err
 	}
 	if rec != nil {
 		if err := rec.write(e, f.saveReleases); err != nil {
@@ -153,12 +114,75 @@ func runRun(args []string, e *env) error {
 	if !f.quiet {
 		fmt.Fprintf(e.stderr, "audit: %d trials run; analysing %d release points\n", cfg.Audit.Trials, len(plan.Points()))
 	}
-	err = writeReport(ctx, e, plan, a, trials, reportOutputs{f.json, f.csv, f.plot, f.html}, output(f.json).toStdout() || output(f.csv).toStdout() || output(f.html).toStdout())
+	err = writeReport(ctx, e, plan, a, trials, f.outs, f.outs.stdoutTaken())
+	return afterReport(err, ck, cfg.Audit.Trials, prog, args)
+}
+
+// register adds the flags of "audit run".
+func (f *runFlags) register(fs *flagSet) {
+	f.outs.register(fs, outputHelp{
+		json: "write the report as JSON to FILE (- for stdout)",
+		csv:  "write one row per release point as CSV to FILE (- for stdout)",
+		plot: "draw ε_lb per release point to FILE (.svg or .png)",
+		html: "write a self-contained HTML report (verdict, tables, plot) to FILE (- for stdout)",
+	})
+	fs.intVar(&f.workers, "workers", 0, 0, 4096, "concurrent runs (0: one per CPU; never changes the result),")
+	fs.intVar(&f.trials, "trials", 0, 0, audit.MaxTrials, "override audit.trials (0: keep the config's),")
+	fs.StringVar(&f.seed, "seed", "", "override the config's seed (an unsigned integer)")
+	fs.floatVar(&f.claimEps, "claim-epsilon", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed ε (with --claim-delta), in")
+	fs.floatVar(&f.claimDelta, "claim-delta", math.NaN(), "[0, 1)", inDelta, "claimed δ (with --claim-epsilon), in")
+	fs.floatVar(&f.claimGDP, "claim-gdp", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed μ of μ-GDP, in")
+	fs.BoolVar(&f.printDefault, "print-default", false, "print the built-in scenario's YAML and exit")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress output on stderr")
+	fs.StringVar(&f.shard, "shard", "", "run only shard I/N of the trials (I in [0, N)) and write them to --out for 'audit merge'")
+	fs.StringVar(&f.out, "out", "", "trials file written by --shard")
+	fs.StringVar(&f.checkpoint, "checkpoint", "", "persist completed trials in DIR as the run goes (resumable; default: a directory in the user's cache, removed when the run ends)")
+	fs.BoolVar(&f.noCheckpoint, "no-checkpoint", false, "do not persist completed trials (an interrupted run is then lost)")
+	fs.BoolVar(&f.resume, "resume", false, "continue the run saved in --checkpoint DIR, or in the default checkpoint of this scenario and flags")
+	fs.StringVar(&f.saveReleases, "save-releases", "", "also write every run's releases to PREFIX-D.csv and PREFIX-DPRIME.csv, with their trial indices (for 'audit analyze')")
+	fs.floatVar(&f.maxWork, "max-work", 0, "[0, ∞)", func(x float64) bool { return x >= 0 },
+		fmt.Sprintf("refuse a run whose estimated work exceeds this many units of a few ns each (0: the default %g), in", audit.DefaultMaxWork))
+}
+
+// simulate runs the trials, checkpointed in ck when it names a directory,
+// and turns an interruption or a checkpoint failure into the command's
+// error (with the command that resumes the run, when one can).
+func simulate(ctx context.Context, a *audit.Audit, ck ckLoc, f *runFlags, trials int, prog *progress, args []string) (*audit.Trials, error) {
+	t, err := untilInterrupted(ctx, func() (*audit.Trials, error) {
+		if ck.dir != "" {
+			return a.SimulateCheckpointedWith(ctx, ck.dir, audit.CheckpointOptions{
+				Resume: f.resume, Replace: ck.auto, BestEffort: ck.auto, Notify: prog.note})
+		}
+		return a.Simulate(ctx, 0, trials)
+	})
+	prog.finish()
+	if err == nil {
+		return t, nil
+	}
+	var ie *audit.InterruptedError
+	var ce *audit.CheckpointError
+	switch {
+	case errors.As(err, &ie) && ie.Dir != "":
+		return nil, interrupted(ie.Error(), ck, args)
+	case ctx.Err() != nil && ck.dir != "":
+		return nil, interrupted("interrupted; the blocks of trials completed so far are saved in "+ck.dir, ck, args)
+	case errors.As(err, &ie) || ctx.Err() != nil:
+		return nil, interruptedError{"interrupted; nothing was saved"}
+	case errors.As(err, &ce):
+		return nil, checkpointError(ce, ck)
+	}
+	return nil, runError(err)
+}
+
+// afterReport is the end of a run, given writeReport's error: an
+// interruption says where the trials are saved; once the report is
+// written the default checkpoint has served and is removed.
+func afterReport(err error, ck ckLoc, trials int, prog *progress, args []string) error {
 	var in interruptedError
 	var v violationError
 	switch {
 	case errors.As(err, &in) && ck.dir != "":
-		return interrupted(in.msg+fmt.Sprintf("; the %d trials are saved in %s", cfg.Audit.Trials, ck.dir), ck, args)
+		return interrupted(in.msg+fmt.Sprintf("; the %d trials are saved in %s", trials, ck.dir), ck, args)
 	case ck.auto && (err == nil || errors.As(err, &v)):
 		// The report is written: the default checkpoint has served.
 		if _, rerr := audit.RemoveCheckpoint(ck.dir); rerr != nil {
@@ -239,13 +263,8 @@ func checkRunFlags(e *env, fs *flagSet, f *runFlags) (shardI, shardN int, err er
 	if f.saveReleases == "" && flagGiven(fs, "save-releases") {
 		return 0, 0, usagef("--save-releases: needs a PREFIX for PREFIX-D.csv and PREFIX-DPRIME.csv, got \"\"")
 	}
-	if f.plot != "" {
-		if f.plot == "-" {
-			return 0, 0, usagef("--plot: needs a file name ending in .svg or .png")
-		}
-		if _, err := report.PlotFormat(f.plot); err != nil {
-			return 0, 0, usagef("--plot: %v", err)
-		}
+	if err := f.outs.checkReportPlot(); err != nil {
+		return 0, 0, err
 	}
 	if f.noCheckpoint && (f.resume || f.checkpoint != "") {
 		return 0, 0, usagef("--no-checkpoint: not with --checkpoint or --resume")
@@ -261,10 +280,10 @@ func checkRunFlags(e *env, fs *flagSet, f *runFlags) (shardI, shardN int, err er
 		if f.out == "" || f.out == "-" {
 			return 0, 0, usagef("--shard needs --out FILE for the trials file (a file: it is binary)")
 		}
-		if f.json != "" || f.csv != "" || f.plot != "" || f.html != "" || f.checkpoint != "" || f.resume || f.saveReleases != "" {
+		if f.outs.asked() || f.checkpoint != "" || f.resume || f.saveReleases != "" {
 			return 0, 0, usagef("--shard writes only a trials file; reports come from 'audit merge'")
 		}
-		return shardI, shardN, checkOutputs(e, []namedOutput{{output(f.out), "out"}}, inputs)
+		return shardI, shardN, f.outs.check(e, inputs, namedOutput{output(f.out), "out"})
 	}
 	if f.out != "" {
 		return 0, 0, usagef("--out is only used with --shard")
@@ -274,14 +293,14 @@ func checkRunFlags(e *env, fs *flagSet, f *runFlags) (shardI, shardN int, err er
 			return 0, 0, usagef("--checkpoint: %s exists and is not a directory", f.checkpoint)
 		}
 	}
-	outs := []namedOutput{{output(f.json), "json"}, {output(f.csv), "csv"}, {output(f.plot), "plot"}, {output(f.html), "html"}}
+	var extra []namedOutput
 	if f.saveReleases != "" {
 		if f.resume {
 			return 0, 0, usagef("--save-releases needs every run in this process (not with --resume)")
 		}
-		outs = append(outs, namedOutput{output(f.saveReleases + "-D.csv"), "save-releases"}, namedOutput{output(f.saveReleases + "-DPRIME.csv"), "save-releases"})
+		extra = append(extra, namedOutput{output(f.saveReleases + "-D.csv"), "save-releases"}, namedOutput{output(f.saveReleases + "-DPRIME.csv"), "save-releases"})
 	}
-	return 0, 0, checkOutputs(e, outs, inputs)
+	return 0, 0, f.outs.check(e, inputs, extra...)
 }
 
 // parseShard parses I/N with 0 ≤ I < N.
@@ -332,14 +351,11 @@ func untilInterrupted[T any](ctx context.Context, f func() (T, error)) (T, error
 	}
 }
 
-// reportOutputs are the files a report is written to ("" = none).
-type reportOutputs struct{ json, csv, plot, html string }
-
 // writeReport analyses complete trials and writes the table, JSON, CSV,
 // plot and HTML; it returns a violationError when a claim is refuted. An
 // interruption during the analysis, or before the outputs are written,
 // writes nothing.
-func writeReport(ctx context.Context, e *env, plan *scenario.Plan, a *audit.Audit, trials *audit.Trials, o reportOutputs, quietTable bool) error {
+func writeReport(ctx context.Context, e *env, plan *scenario.Plan, a *audit.Audit, trials *audit.Trials, o outputFlags, quietTable bool) error {
 	rep, err := untilInterrupted(ctx, func() (*audit.Report, error) { return a.AnalyzeContext(ctx, trials) })
 	if ctx.Err() != nil {
 		return interruptedError{"interrupted during the analysis; no report was written"}
@@ -359,34 +375,25 @@ func writeReport(ctx context.Context, e *env, plan *scenario.Plan, a *audit.Audi
 // the JSON document, the CSV rows, the plot and the HTML page, each output
 // already checked; it returns a violationError when a claim is refuted.
 // An interruption stops before the next output.
-func writeReportFiles(ctx context.Context, e *env, rep *audit.Report, doc any, scen []byte, o reportOutputs, quietTable bool) error {
-	writes := []struct {
-		out  string
-		fill func(w io.Writer) error
-	}{
-		{o.json, func(w io.Writer) error { return audit.WriteJSON(w, doc) }},
-		{o.csv, func(w io.Writer) error { return report.WriteCSV(w, rep) }},
-		{o.plot, func(w io.Writer) error {
+func writeReportFiles(ctx context.Context, e *env, rep *audit.Report, doc any, scen []byte, o outputFlags, quietTable bool) error {
+	if !quietTable {
+		if err := report.WriteTable(e.stdout, rep); err != nil {
+			return err
+		}
+	}
+	if err := writeDocuments(ctx, e, interruptedError{"interrupted while writing the report; outputs not yet written were not written"},
+		document{o.json, func(w io.Writer) error { return audit.WriteJSON(w, doc) }},
+		document{o.csv, func(w io.Writer) error { return report.WriteCSV(w, rep) }},
+		document{o.plot, func(w io.Writer) error {
 			format, err := report.PlotFormat(o.plot)
 			if err != nil {
 				return err
 			}
 			return report.WritePlot(w, format, rep)
 		}},
-		{o.html, func(w io.Writer) error { return report.WriteHTML(w, rep, audit.CurrentVersions(), scen) }},
-	}
-	if !quietTable {
-		if err := report.WriteTable(e.stdout, rep); err != nil {
-			return err
-		}
-	}
-	for _, w := range writes {
-		if ctx.Err() != nil {
-			return interruptedError{"interrupted while writing the report; outputs not yet written were not written"}
-		}
-		if err := output(w.out).write(e, w.fill); err != nil {
-			return err
-		}
+		document{o.html, func(w io.Writer) error { return report.WriteHTML(w, rep, audit.CurrentVersions(), scen) }},
+	); err != nil {
+		return err
 	}
 	if rep.Violated() {
 		return violationError{rep.Violations[0]}

@@ -2,23 +2,25 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"os/signal"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"github.com/mcmcaudit/mcmcaudit/stats"
-	"go.yaml.in/yaml/v3"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -49,7 +51,6 @@ type sweepFlags struct {
 	sets          []string
 	log           bool
 	accuracy      int
-	plot, csv     string
 }
 
 // register adds the sweep's flags to the flag set.
@@ -62,8 +63,14 @@ func (f *sweepFlags) register(fs *flagSet) {
 	})
 	fs.BoolVar(&f.log, "log", false, "space the sweep's values geometrically and draw its axis in log scale")
 	fs.intVar(&f.accuracy, "accuracy", 0, 0, maxAccuracyRuns, "with --sweep: run the sampler this many times on D at every value and measure its releases against the exact posterior (gauss and linreg models),")
-	fs.StringVar(&f.plot, "plot", "", "with --sweep: draw ε at δ against the parameter (and the accuracy against ε) to FILE.svg or FILE.png")
-	fs.StringVar(&f.csv, "csv", "", "with --sweep: write the rows as CSV to FILE (- for stdout)")
+}
+
+// sweepOutputHelp is the help of "audit bounds"'s outputs: --plot and
+// --csv are the sweep's.
+var sweepOutputHelp = outputHelp{
+	json: "write the guarantees as JSON to FILE (- for stdout)",
+	plot: "with --sweep: draw ε at δ against the parameter (and the accuracy against ε) to FILE.svg or FILE.png",
+	csv:  "with --sweep: write the rows as CSV to FILE (- for stdout)",
 }
 
 // assignment sets one or several parameters to a value.
@@ -257,83 +264,20 @@ func checkSweepNames(sweep, series []string, sets []assignment) error {
 }
 
 // setSamplerField returns a copy of s with the field at the YAML path (dots
-// for nested fields, as in step.eta) set to v: s is encoded as YAML, the
-// field set, and the result decoded into a new value of s's type, refusing
-// names the type does not have.
+// for nested fields, as in step.eta) set to v, through the scenario's
+// typed field setter: names the sampler's type does not have and values
+// the field cannot hold exactly are refused.
 func setSamplerField(s mechanisms.Sampler, path string, v float64) (mechanisms.Sampler, error) {
-	b, err := yaml.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	keys := strings.Split(path, ".")
-	cur := m
-	for _, k := range keys[:len(keys)-1] {
-		next, ok := cur[k].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			cur[k] = next
-		}
-		cur = next
-	}
-	var val any = v
-	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
-		val = int64(v)
-	}
-	cur[keys[len(keys)-1]] = val
-	b, err = yaml.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	out := reflect.New(reflect.TypeOf(s).Elem()).Interface().(mechanisms.Sampler)
-	dec := yaml.NewDecoder(strings.NewReader(string(b)))
-	dec.KnownFields(true)
-	if err := dec.Decode(out); err != nil {
-		msg := err.Error()
-		if strings.Contains(msg, "not found") {
-			return nil, usagef("%s: %s has no such parameter (its parameters are the keys of its sampler section)", path, s.Name())
-		}
-		return nil, usagef("%s: cannot set it to %g (%s)", path, v, strings.TrimPrefix(msg, "yaml: "))
-	}
-	// Read the field back: a value the field cannot hold (1.5 for an
-	// integer) must not be silently changed.
-	if got, ok := yamlNumberAt(out, keys); !ok || got != v {
+	out, err := scenario.WithNumber(s, path, v)
+	switch {
+	case errors.Is(err, scenario.ErrNoSuchField):
+		return nil, usagef("%s: %s has no such parameter (its parameters are the keys of its sampler section)", path, s.Name())
+	case errors.Is(err, scenario.ErrInexact):
 		return nil, usagef("%s: %s cannot hold %g (an integer field?)", path, s.Name(), v)
+	case err != nil:
+		return nil, usagef("%s: cannot set it to %g (%s)", path, v, errors.Unwrap(err))
 	}
-	return out, nil
-}
-
-// yamlNumberAt returns the number at the YAML path of v's encoding.
-func yamlNumberAt(v any, keys []string) (float64, bool) {
-	b, err := yaml.Marshal(v)
-	if err != nil {
-		return 0, false
-	}
-	var m map[string]any
-	if yaml.Unmarshal(b, &m) != nil {
-		return 0, false
-	}
-	for _, k := range keys[:len(keys)-1] {
-		if m, _ = m[k].(map[string]any); m == nil {
-			return 0, false
-		}
-	}
-	switch x := m[keys[len(keys)-1]].(type) {
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case uint64:
-		return float64(x), true
-	case float64:
-		return x, true
-	case nil:
-		return 0, true // omitted: the zero value
-	}
-	return 0, false
+	return out.(mechanisms.Sampler), nil
 }
 
 // sweepAccuracy is what running the sampler at one point showed.
@@ -362,152 +306,241 @@ type sweepRow struct {
 	Accuracy *sweepAccuracy             `json:"accuracy,omitempty"`
 }
 
-// runSweep evaluates the sweep and writes its table, JSON, CSV and plot.
-func runSweep(e *env, cfg *scenario.Config, plan *scenario.Plan, f sweepFlags, delta float64, jsonOut string) error {
-	if plan.Sampler == nil {
-		return usagef("--sweep: the scenario's mechanism is not a sampler with parameters")
+// sweepSpec is what the sweep's flags ask for: the swept parameters and
+// their values, the parameters fixed for the whole sweep, and the series.
+type sweepSpec struct {
+	names       []string
+	vals        []float64
+	sets        []assignment
+	seriesNames []string
+	// seriesVals is {NaN} without --series: one pass over the values.
+	seriesVals []float64
+}
+
+// what is the swept parameters' name in the outputs.
+func (sp sweepSpec) what() string { return strings.Join(sp.names, ",") }
+
+// series is the series parameters' name in the outputs ("" without one).
+func (sp sweepSpec) series() string { return strings.Join(sp.seriesNames, ",") }
+
+// parseSweepSpec parses --sweep, --set and --series and refuses a
+// parameter given twice.
+func parseSweepSpec(f sweepFlags) (sweepSpec, error) {
+	var sp sweepSpec
+	var err error
+	if sp.names, sp.vals, err = parseSweep(f.sweep, f.log); err != nil {
+		return sp, err
 	}
-	names, vals, err := parseSweep(f.sweep, f.log)
-	if err != nil {
-		return err
-	}
-	var sets []assignment
 	for _, s := range f.sets {
 		a, err := parseAssign("set", s)
 		if err != nil {
-			return err
+			return sp, err
 		}
-		sets = append(sets, a)
+		sp.sets = append(sp.sets, a)
 	}
-	seriesNames, seriesVals := []string(nil), []float64{math.NaN()}
+	sp.seriesVals = []float64{math.NaN()}
 	if f.series != "" {
-		if seriesNames, seriesVals, err = parseSeries(f.series); err != nil {
-			return err
+		if sp.seriesNames, sp.seriesVals, err = parseSeries(f.series); err != nil {
+			return sp, err
 		}
 	}
-	if err := checkSweepNames(names, seriesNames, sets); err != nil {
-		return err
+	return sp, checkSweepNames(sp.names, sp.seriesNames, sp.sets)
+}
+
+// accuracyLaw is the exact posterior of D that --accuracy measures the
+// sampler against.
+func accuracyLaw(plan *scenario.Plan) (*audit.Normal, error) {
+	post, err := audit.ExactPosterior(plan.Mechanism, plan.Pair)
+	if err != nil {
+		return nil, err
 	}
-	for _, o := range []struct{ v, name string }{{f.plot, "plot"}, {f.csv, "csv"}} {
-		if err := output(o.v).checkWritable(o.name); err != nil {
-			return err
-		}
+	if post == nil {
+		return nil, usagef("--accuracy: the scenario's model has no exact posterior to measure the sampler against (use the gauss or linreg model)")
 	}
-	if f.plot != "" {
-		if ext := strings.ToLower(filepath.Ext(f.plot)); ext != ".svg" && ext != ".png" {
-			return usagef("--plot: file name must end in .svg or .png, got %q", f.plot)
-		}
-	}
-	var law *audit.Normal
-	if f.accuracy > 0 {
-		post, err := audit.ExactPosterior(plan.Mechanism, plan.Pair)
-		if err != nil {
-			return err
-		}
-		if post == nil {
-			return usagef("--accuracy: the scenario's model has no exact posterior to measure the sampler against (use the gauss or linreg model)")
-		}
-		law = &post.D
-	}
-	pts := plan.Points()
-	baseIters := pts[len(pts)-1].Iteration
-	var rows []sweepRow
-	var labels []string
-	seen := map[string]bool{}
+	return &post.D, nil
+}
+
+// sweeper evaluates the points of a sweep, gathering the theorems that
+// apply somewhere in the order they first do.
+type sweeper struct {
+	cfg       *scenario.Config
+	plan      *scenario.Plan
+	spec      sweepSpec
+	delta     float64
+	baseIters int
+	// law and runs are --accuracy's (law nil without it).
+	law  *audit.Normal
+	runs int
+
+	labels []string
+	seen   map[string]bool
 	// why is the first reason a theorem gave for not applying, to say why
 	// no row has a number when none has.
-	why := ""
-	for _, sv := range seriesVals {
-		for _, v := range vals {
-			pt := sweepPoint{sampler: plan.Sampler, st: mechanisms.SettingOf(plan.Model, plan.Pair, baseIters)}
-			pt.st.Init = cfg.Init
-			as := append(append([]assignment(nil), sets...), assignment{names: names, value: v})
-			if len(seriesNames) > 0 {
-				as = append(as, assignment{names: seriesNames, value: sv})
-			}
-			if err := pt.apply(as); err != nil {
-				return err
-			}
-			// A batch is drawn from the n records: more than n is no
-			// setting at all, and every theorem would just not apply (an
-			// empty table). A sampler without a batch reads as 0 here.
-			if b, ok := yamlNumberAt(pt.sampler, []string{"batch"}); ok && b > float64(pt.st.N) {
-				return usagef("--sweep at %s = %g: batch: the batch size must be in [1, n] = [1, %d] (n: the dataset size the theorems see), got %g",
-					strings.Join(names, ","), v, pt.st.N, b)
-			}
-			if !pt.nChanged {
-				if err := pt.sampler.Check(plan.Model, plan.Pair.D); err != nil {
-					return usagef("--sweep at %s = %g: %v", strings.Join(names, ","), v, err)
-				}
-			}
-			row := sweepRow{Value: v, Epsilon: map[string]stats.JSONFloat{}}
-			if len(seriesNames) > 0 {
-				x := sv
-				row.Series = &x
-			}
-			for _, g := range mechanisms.SamplerGuarantees(pt.sampler, pt.st) {
-				if !g.Applies {
-					if why == "" {
-						why = fmt.Sprintf("at %s = %g: %s: %s", strings.Join(names, ","), v, mechanisms.GuaranteeLabel(g), g.Reason)
-					}
-					continue
-				}
-				eps, err := g.Epsilon(delta)
-				if err != nil {
-					return err
-				}
-				l := mechanisms.GuaranteeLabel(g)
-				row.Epsilon[l] = stats.JSONFloat(eps)
-				if !seen[l] {
-					seen[l] = true
-					labels = append(labels, l)
-				}
-			}
-			if law != nil {
-				if pt.nChanged {
-					return usagef("--accuracy: the sampler runs on the scenario's dataset, so n cannot be swept or set")
-				}
-				if pt.itChanged && pt.st.Iterations != pt.sampler.Iterations(plan.Pair.D) {
-					return usagef("--accuracy: the sampler's run length cannot follow the iterations swept")
-				}
-				acc, err := measureAccuracy(plan, cfg, pt.sampler, *law, f.accuracy)
-				if err != nil {
-					return err
-				}
-				row.Accuracy = acc
+	why string
+}
+
+// runSweep evaluates the sweep and writes its table, JSON, CSV and plot.
+// SIGINT and SIGTERM stop the accuracy runs; nothing is written then.
+func runSweep(e *env, cfg *scenario.Config, plan *scenario.Plan, f sweepFlags, delta float64, out outputFlags) error {
+	if plan.Sampler == nil {
+		return usagef("--sweep: the scenario's mechanism is not a sampler with parameters")
+	}
+	sp, err := parseSweepSpec(f)
+	if err != nil {
+		return err
+	}
+	if err := out.checkPlotExt(); err != nil {
+		return err
+	}
+	pts := plan.Points()
+	sw := &sweeper{cfg: cfg, plan: plan, spec: sp, delta: delta, baseIters: pts[len(pts)-1].Iteration, runs: f.accuracy, seen: map[string]bool{}}
+	if f.accuracy > 0 {
+		if sw.law, err = accuracyLaw(plan); err != nil {
+			return err
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rows, err := sw.rows(ctx)
+	if err != nil {
+		return err
+	}
+	if len(sw.labels) == 0 {
+		// Every row would be empty: no table that looks like a result.
+		return usagef("--sweep: no theorem applies at any of the %d points, so no row has a value (%s)", len(rows), sw.why)
+	}
+	return writeSweep(ctx, e, sw, f, out, rows)
+}
+
+// rows evaluates every point: each series value, then each swept value.
+func (sw *sweeper) rows(ctx context.Context) ([]sweepRow, error) {
+	var rows []sweepRow
+	for _, sv := range sw.spec.seriesVals {
+		for _, v := range sw.spec.vals {
+			row, err := sw.row(ctx, v, sv)
+			if err != nil {
+				return nil, err
 			}
 			rows = append(rows, row)
 		}
 	}
-	if len(labels) == 0 {
-		// Every row would be empty: no table that looks like a result.
-		return usagef("--sweep: no theorem applies at any of the %d points, so no row has a value (%s)", len(rows), why)
+	return rows, nil
+}
+
+// point is the sampler and setting at swept value v and series value sv,
+// checked.
+func (sw *sweeper) point(v, sv float64) (sweepPoint, error) {
+	plan := sw.plan
+	pt := sweepPoint{sampler: plan.Sampler, st: mechanisms.SettingOf(plan.Model, plan.Pair, sw.baseIters)}
+	pt.st.Init = sw.cfg.Init
+	as := append(append([]assignment(nil), sw.spec.sets...), assignment{names: sw.spec.names, value: v})
+	if len(sw.spec.seriesNames) > 0 {
+		as = append(as, assignment{names: sw.spec.seriesNames, value: sv})
 	}
-	what := strings.Join(names, ",")
-	if !output(jsonOut).toStdout() && !output(f.csv).toStdout() {
-		writeSweepTable(e.stdout, cfg, plan, f.sets, what, strings.Join(seriesNames, ","), delta, labels, rows)
+	if err := pt.apply(as); err != nil {
+		return pt, err
 	}
-	if err := output(jsonOut).write(e, func(w io.Writer) error {
-		return writeJSONTo(w, map[string]any{"scenario": cfg.Name, "config_hash": plan.Hash, "parameter": what,
-			"series": strings.Join(seriesNames, ","), "delta": delta, "theorems": labels, "rows": rows})
-	}); err != nil {
-		return err
+	// A batch is drawn from the n records: more than n is no setting at
+	// all, and every theorem would just not apply (an empty table). A
+	// sampler without a batch has none to check.
+	if b, err := scenario.NumberAt(pt.sampler, "batch"); err == nil && b > float64(pt.st.N) {
+		return pt, usagef("--sweep at %s = %g: batch: the batch size must be in [1, n] = [1, %d] (n: the dataset size the theorems see), got %g",
+			sw.spec.what(), v, pt.st.N, b)
 	}
-	if err := output(f.csv).write(e, func(w io.Writer) error { return writeSweepCSV(w, what, labels, rows) }); err != nil {
-		return err
+	if !pt.nChanged {
+		if err := pt.sampler.Check(plan.Model, plan.Pair.D); err != nil {
+			return pt, usagef("--sweep at %s = %g: %v", sw.spec.what(), v, err)
+		}
 	}
-	if f.plot != "" {
-		return output(f.plot).write(e, func(w io.Writer) error {
-			return plotSweep(w, f.plot, cfg.Name, what, strings.Join(seriesNames, ","), delta, f.log, labels, rows)
-		})
+	return pt, nil
+}
+
+// row is the sweep's row at swept value v and series value sv: every
+// theorem's ε at δ, and with --accuracy the sampler measured there.
+func (sw *sweeper) row(ctx context.Context, v, sv float64) (sweepRow, error) {
+	pt, err := sw.point(v, sv)
+	if err != nil {
+		return sweepRow{}, err
+	}
+	row := sweepRow{Value: v, Epsilon: map[string]stats.JSONFloat{}}
+	if len(sw.spec.seriesNames) > 0 {
+		x := sv
+		row.Series = &x
+	}
+	if err := sw.epsilons(&row, pt); err != nil {
+		return row, err
+	}
+	if sw.law != nil {
+		if row.Accuracy, err = sw.accuracy(ctx, pt); err != nil {
+			return row, err
+		}
+	}
+	return row, nil
+}
+
+// epsilons fills the row's ε at δ of every theorem that applies at pt.
+func (sw *sweeper) epsilons(row *sweepRow, pt sweepPoint) error {
+	for _, g := range mechanisms.SamplerGuarantees(pt.sampler, pt.st) {
+		l := mechanisms.GuaranteeLabel(g)
+		if !g.Applies {
+			if sw.why == "" {
+				sw.why = fmt.Sprintf("at %s = %g: %s: %s", sw.spec.what(), row.Value, l, g.Reason)
+			}
+			continue
+		}
+		eps, err := g.Epsilon(sw.delta)
+		if err != nil {
+			return err
+		}
+		row.Epsilon[l] = stats.JSONFloat(eps)
+		if !sw.seen[l] {
+			sw.seen[l] = true
+			sw.labels = append(sw.labels, l)
+		}
 	}
 	return nil
 }
 
+// accuracy runs the sampler of pt on D (--accuracy), which needs the
+// scenario's dataset and the sampler's own run length.
+func (sw *sweeper) accuracy(ctx context.Context, pt sweepPoint) (*sweepAccuracy, error) {
+	if pt.nChanged {
+		return nil, usagef("--accuracy: the sampler runs on the scenario's dataset, so n cannot be swept or set")
+	}
+	if pt.itChanged && pt.st.Iterations != pt.sampler.Iterations(sw.plan.Pair.D) {
+		return nil, usagef("--accuracy: the sampler's run length cannot follow the iterations swept")
+	}
+	return measureAccuracy(ctx, sw.plan, sw.cfg, pt.sampler, *sw.law, sw.runs)
+}
+
+// writeSweep writes the sweep's table (unless JSON or CSV goes to
+// stdout), JSON, CSV and plot; an interruption stops before the next file.
+func writeSweep(ctx context.Context, e *env, sw *sweeper, f sweepFlags, out outputFlags, rows []sweepRow) error {
+	cfg, plan, what, series := sw.cfg, sw.plan, sw.spec.what(), sw.spec.series()
+	if !out.stdoutTaken() {
+		writeSweepTable(e.stdout, cfg, plan, f.sets, what, series, sw.delta, sw.labels, rows)
+	}
+	return writeDocuments(ctx, e, interruptedError{"interrupted while writing the outputs; those not yet written were not written"},
+		document{out.json, func(w io.Writer) error {
+			return writeJSONTo(w, map[string]any{"scenario": cfg.Name, "config_hash": plan.Hash, "parameter": what,
+				"series": series, "delta": sw.delta, "theorems": sw.labels, "rows": rows})
+		}},
+		document{out.csv, func(w io.Writer) error { return writeSweepCSV(w, what, sw.labels, rows) }},
+		document{out.plot, func(w io.Writer) error {
+			return plotSweep(w, out.plot, cfg.Name, what, series, sw.delta, f.log, sw.labels, rows)
+		}},
+	)
+}
+
+// errSweepInterrupted ends a sweep stopped by SIGINT or SIGTERM during the
+// accuracy runs, before anything was written.
+var errSweepInterrupted = interruptedError{"interrupted during the accuracy runs; nothing was written"}
+
 // measureAccuracy runs the sampler runs times on D from the scenario's
 // starting point (trial i draws from the scenario's seed, side D, index i)
-// and compares the final states with the exact posterior of D.
-func measureAccuracy(plan *scenario.Plan, cfg *scenario.Config, s mechanisms.Sampler, law audit.Normal, runs int) (*sweepAccuracy, error) {
+// and compares the final states with the exact posterior of D. A cancelled
+// ctx stops the runs (each run checks it too) with errSweepInterrupted.
+func measureAccuracy(ctx context.Context, plan *scenario.Plan, cfg *scenario.Config, s mechanisms.Sampler, law audit.Normal, runs int) (*sweepAccuracy, error) {
 	if runs < 2 {
 		return nil, usagef("--accuracy: needs at least 2 runs, got %d", runs)
 	}
@@ -525,9 +558,9 @@ func measureAccuracy(plan *scenario.Plan, cfg *scenario.Config, s mechanisms.Sam
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for i := w; i < runs; i += workers {
+			for i := w; i < runs && ctx.Err() == nil; i += workers {
 				tr := mechanisms.NewTrial(cfg.Seed, dataset.SideD, i)
-				infos[i], errs[i] = ch.Run(context.Background(), tr, d, func(_ int, th []float64) error {
+				infos[i], errs[i] = ch.Run(ctx, tr, d, func(_ int, th []float64) error {
 					draws[i] = append([]float64(nil), th...)
 					return nil
 				})
@@ -535,6 +568,9 @@ func measureAccuracy(plan *scenario.Plan, cfg *scenario.Config, s mechanisms.Sam
 		}(w)
 	}
 	wg.Wait()
+	if ctx.Err() != nil {
+		return nil, errSweepInterrupted
+	}
 	var info mechanisms.Info
 	for i, err := range errs {
 		if err != nil {
@@ -542,6 +578,11 @@ func measureAccuracy(plan *scenario.Plan, cfg *scenario.Config, s mechanisms.Sam
 		}
 		info.Add(infos[i].Totals())
 	}
+	return accuracyOf(draws, law, runs, info)
+}
+
+// accuracyOf compares the final states draws with the exact posterior law.
+func accuracyOf(draws [][]float64, law audit.Normal, runs int, info mechanisms.Info) (*sweepAccuracy, error) {
 	coords := make([]int, len(law.Mean))
 	for j := range coords {
 		coords[j] = j
@@ -658,6 +699,24 @@ func writeSweepCSV(w io.Writer, what string, labels []string, rows []sweepRow) e
 // series value; with accuracy figures, a second panel draws the mean
 // error (posterior SDs) against the first theorem's ε: the trade-off.
 func plotSweep(w io.Writer, file, name, what, series string, delta float64, logX bool, labels []string, rows []sweepRow) error {
+	p, err := epsilonPanel(name, what, series, delta, logX, labels, rows)
+	if err != nil {
+		return err
+	}
+	plots := []*plot.Plot{p}
+	if len(labels) > 0 && len(rows) > 0 && rows[0].Accuracy != nil {
+		q, err := accuracyPanel(what, delta, labels[0], rows)
+		if err != nil {
+			return err
+		}
+		plots = append(plots, q)
+	}
+	return drawPanels(w, file, plots)
+}
+
+// epsilonPanel draws ε at δ against the swept parameter: one line per
+// theorem and series value.
+func epsilonPanel(name, what, series string, delta float64, logX bool, labels []string, rows []sweepRow) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: ε at δ = %g against %s", name, delta, what)
 	p.X.Label.Text = what
@@ -667,35 +726,17 @@ func plotSweep(w io.Writer, file, name, what, series string, delta float64, logX
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
-	seriesVals := []float64{math.NaN()}
-	if series != "" {
-		seriesVals = nil
-		seen := map[float64]bool{}
-		for _, r := range rows {
-			if !seen[*r.Series] {
-				seen[*r.Series] = true
-				seriesVals = append(seriesVals, *r.Series)
-			}
-		}
-	}
+	seriesVals := sweepSeriesValues(series, rows)
 	drawn := 0
 	for li, l := range labels {
 		for si, sv := range seriesVals {
-			var xys plotter.XYs
-			for _, r := range rows {
-				if series != "" && *r.Series != sv {
-					continue
-				}
-				if e, ok := r.Epsilon[l]; ok && !math.IsInf(float64(e), 0) {
-					xys = append(xys, plotter.XY{X: r.Value, Y: float64(e)})
-				}
-			}
+			xys := epsilonLine(series, sv, l, rows)
 			if len(xys) == 0 {
 				continue
 			}
 			line, pts, err := plotter.NewLinePoints(xys)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			c := plotutil.Color(li*len(seriesVals) + si)
 			line.Color, pts.Color = c, c
@@ -713,42 +754,83 @@ func plotSweep(w io.Writer, file, name, what, series string, delta float64, logX
 		}
 	}
 	if drawn == 0 {
-		return usagef("--plot: no theorem applies at any value of the sweep: nothing to draw")
+		return nil, usagef("--plot: no theorem applies at any value of the sweep: nothing to draw")
 	}
 	if series != "" && len(labels) == 1 {
 		p.Title.Text += "\n" + labels[0]
 	}
 	p.Legend.Top = true
-	plots := []*plot.Plot{p}
-	if len(labels) > 0 && len(rows) > 0 && rows[0].Accuracy != nil {
-		q := plot.New()
-		q.Title.Text = "accuracy against privacy"
-		q.X.Label.Text = fmt.Sprintf("ε at δ = %g (%s)", delta, labels[0])
-		q.Y.Label.Text = "max |mean error| (posterior SDs)"
-		q.Add(plotter.NewGrid())
-		var xys plotter.XYs
-		var lbls []string
-		for _, r := range rows {
-			if e, ok := r.Epsilon[labels[0]]; ok && r.Accuracy != nil && !math.IsInf(float64(e), 0) {
-				xys = append(xys, plotter.XY{X: float64(e), Y: r.Accuracy.MaxMeanErrorSD})
-				lbls = append(lbls, fmt.Sprintf("%s = %s", what, fmtG(r.Value)))
-			}
-		}
-		sort.Sort(byX{xys, lbls})
-		if len(xys) > 0 {
-			line, pts, err := plotter.NewLinePoints(xys)
-			if err != nil {
-				return err
-			}
-			q.Add(line, pts)
-			lab, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: lbls})
-			if err != nil {
-				return err
-			}
-			q.Add(lab)
-		}
-		plots = append(plots, q)
+	return p, nil
+}
+
+// sweepSeriesValues lists the series values of the rows in their order
+// ({NaN}, one pass, without a series).
+func sweepSeriesValues(series string, rows []sweepRow) []float64 {
+	if series == "" {
+		return []float64{math.NaN()}
 	}
+	var vals []float64
+	seen := map[float64]bool{}
+	for _, r := range rows {
+		if !seen[*r.Series] {
+			seen[*r.Series] = true
+			vals = append(vals, *r.Series)
+		}
+	}
+	return vals
+}
+
+// epsilonLine is theorem l's finite ε against the swept value, on the
+// rows of series value sv.
+func epsilonLine(series string, sv float64, l string, rows []sweepRow) plotter.XYs {
+	var xys plotter.XYs
+	for _, r := range rows {
+		if series != "" && *r.Series != sv {
+			continue
+		}
+		if e, ok := r.Epsilon[l]; ok && !math.IsInf(float64(e), 0) {
+			xys = append(xys, plotter.XY{X: r.Value, Y: float64(e)})
+		}
+	}
+	return xys
+}
+
+// accuracyPanel draws the mean error against theorem label's ε, each
+// point labelled with its swept value: the trade-off.
+func accuracyPanel(what string, delta float64, label string, rows []sweepRow) (*plot.Plot, error) {
+	q := plot.New()
+	q.Title.Text = "accuracy against privacy"
+	q.X.Label.Text = fmt.Sprintf("ε at δ = %g (%s)", delta, label)
+	q.Y.Label.Text = "max |mean error| (posterior SDs)"
+	q.Add(plotter.NewGrid())
+	var xys plotter.XYs
+	var lbls []string
+	for _, r := range rows {
+		if e, ok := r.Epsilon[label]; ok && r.Accuracy != nil && !math.IsInf(float64(e), 0) {
+			xys = append(xys, plotter.XY{X: float64(e), Y: r.Accuracy.MaxMeanErrorSD})
+			lbls = append(lbls, fmt.Sprintf("%s = %s", what, fmtG(r.Value)))
+		}
+	}
+	sort.Sort(byX{xys, lbls})
+	if len(xys) == 0 {
+		return q, nil
+	}
+	line, pts, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return nil, err
+	}
+	q.Add(line, pts)
+	lab, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: lbls})
+	if err != nil {
+		return nil, err
+	}
+	q.Add(lab)
+	return q, nil
+}
+
+// drawPanels draws the panels side by side into one SVG or PNG, the
+// format named by file's extension.
+func drawPanels(w io.Writer, file string, plots []*plot.Plot) error {
 	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(file)), ".")
 	width := 16 * vg.Centimeter
 	c, err := draw.NewFormattedCanvas(width*vg.Length(len(plots)), 11*vg.Centimeter, format)

@@ -24,6 +24,29 @@ const colGap = "  "
 // runes) as long as the wrappable columns can shrink enough; a word
 // longer than its column is broken.
 func (t TextTable) Render(w io.Writer, width int) error {
+	widths := t.columnWidths(width)
+	if err := t.line(w, widths, t.Header); err != nil {
+		return err
+	}
+	rule := make([]string, len(widths))
+	for i := range rule {
+		rule[i] = strings.Repeat("─", widths[i])
+	}
+	if err := t.line(w, widths, rule); err != nil {
+		return err
+	}
+	for _, row := range t.Rows {
+		if err := t.line(w, widths, row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// columnWidths is each column's widest cell, the widest wrappable column
+// then narrowed, one column at a time, down to a floor of 8 (or the
+// header's width) until the line fits width.
+func (t TextTable) columnWidths(width int) []int {
 	n := len(t.Header)
 	widths := make([]int, n)
 	for _, row := range append([][]string{t.Header}, t.Rows...) {
@@ -31,16 +54,11 @@ func (t TextTable) Render(w io.Writer, width int) error {
 			widths[i] = max(widths[i], runes(c))
 		}
 	}
-	total := func() int {
-		s := len(colGap) * (n - 1)
-		for _, x := range widths {
-			s += x
-		}
-		return s
+	total := len(colGap) * (n - 1)
+	for _, x := range widths {
+		total += x
 	}
-	// Narrow the widest wrappable column, one column at a time, down to a
-	// floor of 8 (or the header's width).
-	for total() > width {
+	for ; total > width; total-- {
 		best := -1
 		for i := range widths {
 			if i < len(t.Wrap) && t.Wrap[i] && widths[i] > max(8, runes(t.Header[i])) && (best < 0 || widths[i] > widths[best]) {
@@ -52,59 +70,54 @@ func (t TextTable) Render(w io.Writer, width int) error {
 		}
 		widths[best]--
 	}
-	line := func(cells []string) error {
-		wrapped := make([][]string, n)
-		height := 1
+	return widths
+}
+
+// line writes one row of cells, wrapped within the column widths over as
+// many lines as its tallest cell needs.
+func (t TextTable) line(w io.Writer, widths []int, cells []string) error {
+	n := len(widths)
+	wrapped := make([][]string, n)
+	height := 1
+	for i := range n {
+		c := ""
+		if i < len(cells) {
+			c = cells[i]
+		}
+		wrapped[i] = WrapText(c, widths[i])
+		height = max(height, len(wrapped[i]))
+	}
+	for k := range height {
+		var b strings.Builder
 		for i := range n {
 			c := ""
-			if i < len(cells) {
-				c = cells[i]
+			if k < len(wrapped[i]) {
+				c = wrapped[i][k]
 			}
-			wrapped[i] = WrapText(c, widths[i])
-			height = max(height, len(wrapped[i]))
+			t.cell(&b, c, widths[i], i, i == n-1)
 		}
-		for k := range height {
-			var b strings.Builder
-			for i := range n {
-				c := ""
-				if k < len(wrapped[i]) {
-					c = wrapped[i][k]
-				}
-				pad := strings.Repeat(" ", widths[i]-runes(c))
-				if i < len(t.Right) && t.Right[i] {
-					b.WriteString(pad + c)
-				} else {
-					b.WriteString(c)
-					if i < n-1 {
-						b.WriteString(pad)
-					}
-				}
-				if i < n-1 {
-					b.WriteString(colGap)
-				}
-			}
-			if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := line(t.Header); err != nil {
-		return err
-	}
-	rule := make([]string, n)
-	for i := range rule {
-		rule[i] = strings.Repeat("─", widths[i])
-	}
-	if err := line(rule); err != nil {
-		return err
-	}
-	for _, row := range t.Rows {
-		if err := line(row); err != nil {
+		if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// cell writes one cell of column i padded to width (right-aligned where
+// the table says so), then the gap unless it is the last column.
+func (t TextTable) cell(b *strings.Builder, c string, width, i int, last bool) {
+	pad := strings.Repeat(" ", width-runes(c))
+	if i < len(t.Right) && t.Right[i] {
+		b.WriteString(pad + c)
+	} else {
+		b.WriteString(c)
+		if !last {
+			b.WriteString(pad)
+		}
+	}
+	if !last {
+		b.WriteString(colGap)
+	}
 }
 
 // WrapText breaks text into lines of at most width runes at spaces,

@@ -526,10 +526,9 @@ func euclidDist(a, b []float64) float64 {
 // makes infeasible is solved without the box and its step clamped.
 func (cr *crafter) target(t int) (x []float64, margin float64, iters int, converged, found bool, err error) {
 	kappa := cr.opts.Margin
-	dd := cr.c.DataDim()
 	x = append([]float64(nil), cr.x0...)
-	zero := make([]float64, dd)
 	if cr.affine {
+		zero := make([]float64, cr.c.DataDim())
 		v, ok, err := cr.solve(x, cr.x0, zero, t, kappa, true)
 		if err != nil || !ok {
 			return nil, 0, 1, false, false, err
@@ -538,22 +537,40 @@ func (cr *crafter) target(t int) (x []float64, margin float64, iters int, conver
 		mg := cr.minMargin(x, t)
 		return x, mg, 1, cr.lastKKT, mg > 0, nil
 	}
-	// Phase 1, with a trust region: the linearisation of a saturated
-	// network can put the linearised boundary absurdly far away, so a step
-	// is cut to length Δ, accepted only if it raises the smallest true
-	// margin, and Δ adapts (doubled after a step that achieved at least
-	// half the predicted gain, quartered after a rejected one).
+	margin, iters, ok, err := cr.reachMargin(x, t)
+	if err != nil || !ok {
+		return nil, 0, iters, false, false, err
+	}
+	margin, iters, converged, err = cr.shrink(x, t, margin, iters)
+	if err != nil {
+		return nil, 0, iters, false, false, err
+	}
+	return x, margin, iters, converged, true, nil
+}
+
+// reachMargin is phase 1 of target: DeepFool steps from x (updated in
+// place) until every model's true margin for class t is at least κ. It
+// returns that margin and the linearisations used; ok is false when it
+// gave up (MaxIter, or a trust region shrunk to nothing).
+//
+// The trust region: the linearisation of a saturated network can put the
+// linearised boundary absurdly far away, so a step is cut to length Δ,
+// accepted only if it raises the smallest true margin, and Δ adapts
+// (doubled after a step that achieved at least half the predicted gain,
+// quartered after a rejected one).
+func (cr *crafter) reachMargin(x []float64, t int) (margin float64, iters int, ok bool, err error) {
+	kappa := cr.opts.Margin
 	radius := 0.25 * math.Max(1, math.Sqrt(floats.Dot(cr.x0, cr.x0)))
 	margin = cr.minMargin(x, t)
-	try := make([]float64, dd)
+	try := make([]float64, len(x))
 	for margin < kappa {
 		if iters == cr.opts.MaxIter {
-			return nil, 0, iters, false, false, nil
+			return 0, iters, false, nil
 		}
 		iters++
 		r, ok, err := cr.deepFoolStep(x, t, 1.5*kappa)
 		if err != nil || !ok {
-			return nil, 0, iters, false, false, err
+			return 0, iters, false, err
 		}
 		scale := 1.0
 		if nr := math.Sqrt(floats.Dot(r, r)); nr > radius {
@@ -574,7 +591,7 @@ func (cr *crafter) target(t int) (x []float64, margin float64, iters int, conver
 		if !(mg > margin) {
 			radius /= 4
 			if radius < 1e-12 {
-				return nil, 0, iters, false, false, nil
+				return 0, iters, false, nil
 			}
 			continue
 		}
@@ -584,8 +601,17 @@ func (cr *crafter) target(t int) (x []float64, margin float64, iters int, conver
 		copy(x, try)
 		margin = mg
 	}
-	// Phase 2.
-	u := make([]float64, dd)
+	return margin, iters, true, nil
+}
+
+// shrink is phase 2 of target: from the valid x (margin ≥ κ, updated in
+// place), it moves towards x⁰ by the solutions of linearised
+// least-distance problems until the solution no longer moves (converged),
+// no step helps, or MaxIter linearisations in all (iters so far).
+func (cr *crafter) shrink(x []float64, t int, margin float64, iters int) (float64, int, bool, error) {
+	kappa := cr.opts.Margin
+	u := make([]float64, len(x))
+	try := make([]float64, len(x))
 	for iters < cr.opts.MaxIter {
 		iters++
 		for q := range u {
@@ -598,46 +624,57 @@ func (cr *crafter) target(t int) (x []float64, margin float64, iters int, conver
 			v, ok, err = cr.solve(x, cr.x0, u, t, kappa, false)
 		}
 		if err != nil {
-			return nil, 0, iters, false, false, err
+			return 0, iters, false, err
 		}
 		if !ok {
 			break
 		}
 		nu := math.Sqrt(floats.Dot(u, u))
 		if euclidDist(v, u) <= 1e-6*(1+nu) {
-			converged = true
-			break
+			return margin, iters, true, nil
 		}
-		moved := false
-		for tau := 1.0; tau >= 0x1p-20 && !moved; tau /= 2 {
-			for q := range try {
-				try[q] = u[q] + tau*(v[q]-u[q])
-			}
-			cr.clampTo(try, cr.x0, try)
-			mg := cr.minMargin(try, t)
-			// Second-order correction: the step is feasible for the
-			// linearised constraints, so the true margins miss κ only by
-			// the curvature; up to two DeepFool steps restore them.
-			for s := 0; s < 2 && mg < kappa && iters < cr.opts.MaxIter; s++ {
-				iters++
-				r, ok, err := cr.deepFoolStep(try, t, kappa)
-				if err != nil {
-					return nil, 0, iters, false, false, err
-				}
-				if !ok {
-					break
-				}
-				cr.clampTo(try, try, r)
-				mg = cr.minMargin(try, t)
-			}
-			if mg >= kappa/2 && euclidDist(try, cr.x0) < nu {
-				copy(x, try)
-				margin, moved = mg, true
-			}
+		var moved bool
+		if moved, margin, iters, err = cr.stepTowards(x, try, u, v, t, nu, margin, iters); err != nil {
+			return 0, iters, false, err
 		}
 		if !moved {
 			break
 		}
 	}
-	return x, margin, iters, converged, true, nil
+	return margin, iters, false, nil
+}
+
+// stepTowards moves x (= x⁰ + u) towards x⁰ + v by the longest step of 1,
+// ½, ¼, … (down to 2⁻²⁰) that, after up to two DeepFool steps restoring
+// the margins the curvature took away, keeps every true margin ≥ κ/2 and
+// brings x nearer to x⁰ (‖u‖ = nu). try is scratch space.
+func (cr *crafter) stepTowards(x, try, u, v []float64, t int, nu, margin float64, iters int) (moved bool, _ float64, _ int, _ error) {
+	kappa := cr.opts.Margin
+	for tau := 1.0; tau >= 0x1p-20 && !moved; tau /= 2 {
+		for q := range try {
+			try[q] = u[q] + tau*(v[q]-u[q])
+		}
+		cr.clampTo(try, cr.x0, try)
+		mg := cr.minMargin(try, t)
+		// Second-order correction: the step is feasible for the
+		// linearised constraints, so the true margins miss κ only by the
+		// curvature; up to two DeepFool steps restore them.
+		for s := 0; s < 2 && mg < kappa && iters < cr.opts.MaxIter; s++ {
+			iters++
+			r, ok, err := cr.deepFoolStep(try, t, kappa)
+			if err != nil {
+				return false, 0, iters, err
+			}
+			if !ok {
+				break
+			}
+			cr.clampTo(try, try, r)
+			mg = cr.minMargin(try, t)
+		}
+		if mg >= kappa/2 && euclidDist(try, cr.x0) < nu {
+			copy(x, try)
+			margin, moved = mg, true
+		}
+	}
+	return moved, margin, iters, nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"runtime"
@@ -220,7 +219,7 @@ func FuzzReadCSV(f *testing.F) {
 			}
 		}
 		if maxLabel < 1 {
-			t.Fatal(fmt.Sprintf("inferred classes accepted with labels up to %g", maxLabel))
+			t.Fatalf("inferred classes accepted with labels up to %g", maxLabel)
 		}
 	})
 }

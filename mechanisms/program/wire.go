@@ -232,70 +232,97 @@ func parseAnswer(line []byte, trial int, hs *Handshake) (res Result, msg string,
 // returned for the caller's length checks. It is several times faster
 // than decoding into [][]float64 with encoding/json.
 func scanReleases(raw []byte, nrel, dim int) ([][]float64, bool) {
-	i := 0
-	skip := func() {
-		for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
-			i++
-		}
-	}
-	expect := func(c byte) bool {
-		skip()
-		if i < len(raw) && raw[i] == c {
-			i++
-			return true
-		}
-		return false
-	}
-	if !expect('[') {
+	sc := releaseScanner{raw: raw}
+	if !sc.expect('[') {
 		return nil, false
 	}
-	back := make([]float64, 0, nrel*dim)
-	var rows [][]float64
-	starts := make([]int, 0, nrel+1)
-	if expect(']') {
+	if sc.expect(']') {
 		return [][]float64{}, true
 	}
+	back := make([]float64, 0, nrel*dim)
+	starts := make([]int, 0, nrel+1)
 	for {
-		if !expect('[') {
+		starts = append(starts, len(back))
+		var ok bool
+		if back, ok = sc.row(back); !ok {
 			return nil, false
 		}
-		starts = append(starts, len(back))
-		if !expect(']') {
-			for {
-				skip()
-				j := i
-				if j >= len(raw) || !(raw[j] == '-' || raw[j] >= '0' && raw[j] <= '9') {
-					return nil, false
-				}
-				for i < len(raw) && raw[i] != ',' && raw[i] != ']' && raw[i] != ' ' && raw[i] != '\t' && raw[i] != '\n' && raw[i] != '\r' {
-					i++
-				}
-				x, err := strconv.ParseFloat(string(raw[j:i]), 64)
-				if err != nil {
-					return nil, false
-				}
-				back = append(back, x)
-				if expect(']') {
-					break
-				}
-				if !expect(',') {
-					return nil, false
-				}
-			}
-		}
-		if expect(']') {
+		if sc.expect(']') {
 			break
 		}
-		if !expect(',') {
+		if !sc.expect(',') {
 			return nil, false
 		}
 	}
 	starts = append(starts, len(back))
-	rows = make([][]float64, len(starts)-1)
+	rows := make([][]float64, len(starts)-1)
 	for r := range rows {
 		rows[r] = back[starts[r]:starts[r+1]:starts[r+1]]
 	}
 	return rows, true
+}
+
+// releaseScanner is scanReleases's position in its input.
+type releaseScanner struct {
+	raw []byte
+	i   int
+}
+
+// skip passes JSON whitespace.
+func (sc *releaseScanner) skip() {
+	for sc.i < len(sc.raw) && isJSONSpace(sc.raw[sc.i]) {
+		sc.i++
+	}
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// expect passes c, after whitespace, reporting whether it was there.
+func (sc *releaseScanner) expect(c byte) bool {
+	sc.skip()
+	if sc.i < len(sc.raw) && sc.raw[sc.i] == c {
+		sc.i++
+		return true
+	}
+	return false
+}
+
+// row reads one array of numbers, "[" included, appending them to back.
+func (sc *releaseScanner) row(back []float64) ([]float64, bool) {
+	if !sc.expect('[') {
+		return back, false
+	}
+	if sc.expect(']') {
+		return back, true
+	}
+	for {
+		x, ok := sc.number()
+		if !ok {
+			return back, false
+		}
+		back = append(back, x)
+		if sc.expect(']') {
+			return back, true
+		}
+		if !sc.expect(',') {
+			return back, false
+		}
+	}
+}
+
+// number reads one number token: a token that does not start like a
+// number (null, a string), or does not parse as a float64, is refused.
+func (sc *releaseScanner) number() (float64, bool) {
+	sc.skip()
+	raw, j := sc.raw, sc.i
+	if j >= len(raw) || !(raw[j] == '-' || raw[j] >= '0' && raw[j] <= '9') {
+		return 0, false
+	}
+	for sc.i < len(raw) && raw[sc.i] != ',' && raw[sc.i] != ']' && !isJSONSpace(raw[sc.i]) {
+		sc.i++
+	}
+	x, err := strconv.ParseFloat(string(raw[j:sc.i]), 64)
+	return x, err == nil
 }
 
 // diagnoseReleases explains why "releases" did not decode as arrays of
