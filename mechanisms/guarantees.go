@@ -86,13 +86,15 @@ func Guarantees(m Mechanism, p dataset.Pair, at ReleasePoint) []closedform.Guara
 // SamplerGuarantees returns the guarantees a sampler declares in the
 // setting, or one entry saying that no theorem covers it.
 //
-// Every list ends with why Balle et al.'s amplification by mixing (Thm 1)
-// does not apply: it needs a data-independent kernel after the release.
+// Every list ends with Bertazzi et al.'s Prop. 3.2 (i) (convergence.go),
+// which applies where the law of the release is known in closed form, and
+// with why Balle et al.'s amplification by mixing (Thm 1) does not apply:
+// it needs a data-independent kernel after the release.
 func SamplerGuarantees(s Sampler, st Setting) []closedform.Guarantee {
 	if g, ok := s.(SamplerGuarantor); ok {
-		return append(g.Guarantees(st), balleMixing(s))
+		return append(g.Guarantees(st), convergenceGuarantee(s, st), balleMixing(s))
 	}
-	return []closedform.Guarantee{uncovered("(none)", fmt.Sprintf("no theorem of the papers covers %s", s.Name())), balleMixing(s)}
+	return []closedform.Guarantee{uncovered("(none)", fmt.Sprintf("no theorem of the papers covers %s", s.Name())), convergenceGuarantee(s, st), balleMixing(s)}
 }
 
 // Guarantees implements SamplerGuarantor: Bertazzi et al.'s noisy-SGD
