@@ -171,8 +171,8 @@ func explicitLaw(l LinearLangevin, k int) (*mat.VecDense, *mat.Dense) {
 
 func testChain() LinearLangevin {
 	return LinearLangevin{Step: 0.02, NoiseVar: 0.04,
-		Mean: []float64{1, -2, 0.5},
-		Cov:  []float64{0.5, 0.1, 0, 0.1, 0.3, -0.05, 0, -0.05, 0.8},
+		Mean:     []float64{1, -2, 0.5},
+		Cov:      []float64{0.5, 0.1, 0, 0.1, 0.3, -0.05, 0, -0.05, 0.8},
 		InitMean: []float64{0, 0, 3}, InitVar: 2}
 }
 
