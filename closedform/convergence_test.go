@@ -94,6 +94,21 @@ func TestTransferHandCases(t *testing.T) {
 	if got, want := g.Profile(1), 0.16411955579123439815; math.Abs(got-want) > 1e-12 {
 		t.Errorf("Prop. A.2 δ(1) = %.17g, want %.17g", got, want)
 	}
+	// The profile is non-increasing (g grows again beyond its minimiser,
+	// where the larger ε keeps the smaller δ), and never below g's minimum
+	// on a fine grid.
+	gmin, prev := 1.0, 1.0
+	for e := 0.0; e < 12; e += 0.01 {
+		v := g.Profile(e)
+		if v > prev+1e-15 {
+			t.Fatalf("profile increases at ε = %g: %.15g after %.15g", e, v, prev)
+		}
+		prev = v
+		gmin = math.Min(gmin, TransferDelta(e, prof.Upper(e), 0.01))
+	}
+	if prev < gmin-1e-12 {
+		t.Errorf("profile's floor %.15g below the minimum of δπ + β(1 + e^ε) on the grid %.15g", prev, gmin)
+	}
 	// Prop. A.3: the largest ε with δ_μ(ε) − (1 + e^ε)β > δ (mpmath
 	// findroot on the GDP profile).
 	for _, c := range []struct{ mu, beta, delta, want float64 }{

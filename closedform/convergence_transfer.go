@@ -24,13 +24,36 @@ func TransferDelta(eps, deltaPosterior, beta float64) float64 {
 // TransferGuarantee returns Prop. 3.2 (i) as a Guarantee: posterior is the
 // posteriors' privacy profile (an upper bound: exact, or a theorem's),
 // beta the certified TV bound between each released law and its posterior
-// (the larger over D and D′). The profile is δ(ε) = min(1, posterior(ε) +
-// β(e^ε + 1)); note says where β and the posterior's profile come from.
+// (the larger over D and D′). The proposition gives, for every ε,
+// g(ε) = min(1, posterior(ε) + β(e^ε + 1)), which grows again for large ε;
+// since (ε₀, δ₀)-DP implies (ε, δ₀)-DP for every ε ≥ ε₀, the profile
+// returned is g up to its minimiser ε* and g(ε*) beyond, non-increasing.
+// g is quasi-convex in ε (a hockey-stick divergence is convex in e^ε and
+// β(e^ε + 1) is linear in it), so ε* is found by golden-section search;
+// an inexact ε* only makes the profile slightly larger, never invalid.
+// note says where β and the posterior's profile come from.
 func TransferGuarantee(release string, posterior func(float64) float64, beta float64, checks []Check, note string) Guarantee {
+	g := func(eps float64) float64 { return TransferDelta(eps, posterior(eps), beta) }
+	star := 0.0
+	if beta > 0 {
+		// e^ε·β ≥ 1 beyond ε = ln(1/β): the minimiser lies below.
+		star, _ = goldenMax(func(e float64) float64 { return -g(e) }, 0, math.Min(maxExpArg, math.Log(2/beta)), 200)
+	} else {
+		star = math.Inf(1)
+	}
+	floor := 1.0
+	if !math.IsInf(star, 1) {
+		floor = g(star)
+	}
 	return Guarantee{
 		Source: Prop32Source, Release: release, Applies: true, Checks: checks,
-		Profile: func(eps float64) float64 { return TransferDelta(eps, posterior(eps), beta) },
-		Note:    note,
+		Profile: func(eps float64) float64 {
+			if eps >= star {
+				return floor
+			}
+			return math.Min(g(eps), 1)
+		},
+		Note: note,
 	}
 }
 
