@@ -474,7 +474,93 @@ func TestGaussianPairProfileEqualCov(t *testing.T) {
 			t.Errorf("ε = %g: upper %.15g lower %.15g, GDP %.15g", e, got, p.Lower(e), want)
 		}
 	}
-	if _, err := NewGaussianPairProfile(dm, cov, []float64{1, 0, 0, 1}); err == nil {
-		t.Error("unequal covariances in d = 2 accepted")
+}
+
+// TestGaussianPairProfileUnequalCov checks the bracket used for unequal
+// covariances in d > 1. (i) When the second coordinate is the same N(0, 1)
+// under both laws the pair is, up to a bijection, the 1-D pair of the first
+// coordinates: the lower bound (projection) must equal the exact 1-D
+// profile and the upper bound (Rényi) must lie above it. (ii) In a genuinely
+// 2-D case both must bracket a Monte Carlo estimate of
+// δ(ε) = E_P[(1 − e^ε q/p)₊] (200,000 draws, 5 standard errors).
+func TestGaussianPairProfileUnequalCov(t *testing.T) {
+	p, err := NewGaussianPairProfile([]float64{0.8, 0}, []float64{1, 0, 0, 1}, []float64{1.7, 0, 0, 1})
+	if err != nil {
+		t.Fatal(err)
 	}
+	for _, e := range []float64{0, 0.5, 1.5} {
+		a, ea, _ := HockeyStickGaussian1D(e, -0.8, 1, math.Sqrt(1.7))
+		b, eb, _ := HockeyStickGaussian1D(e, 0.8, math.Sqrt(1.7), 1)
+		exact, er := math.Max(a, b), math.Max(ea, eb)
+		if lo := p.Lower(e); math.Abs(lo-exact) > er+1e-12 {
+			t.Errorf("ε = %g: projection %.12g, exact 1-D profile %.12g", e, lo, exact)
+		}
+		if up := p.Upper(e); up < exact-er {
+			t.Errorf("ε = %g: Rényi bound %.12g below the exact profile %.12g", e, up, exact)
+		}
+	}
+	m1, c1 := []float64{0, 0}, []float64{1, 0.4, 0.4, 0.8}
+	m2, c2 := []float64{0.5, -0.3}, []float64{1.4, -0.2, -0.2, 0.6}
+	q, err := NewGaussianPairProfile([]float64{-0.5, 0.3}, c1, c2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []float64{0, 0.7} {
+		// Both directions; the profile is the larger.
+		est1, se1 := mcHockey(m1, c1, m2, c2, e, 200000, 1)
+		est2, se2 := mcHockey(m2, c2, m1, c1, e, 200000, 2)
+		est, se := est1, se1
+		if est2 > est1 {
+			est, se = est2, se2
+		}
+		if lo, up := q.Lower(e), q.Upper(e); lo > est+5*se || up < est-5*se {
+			t.Errorf("ε = %g: bracket [%.6g, %.6g] misses the Monte Carlo δ %.6g ± %.2g", e, lo, up, est, se)
+		} else {
+			t.Logf("ε = %g: %.6g ≤ δ ≈ %.6g ± %.2g ≤ %.6g", e, lo, est, se, up)
+		}
+	}
+}
+
+// mcHockey estimates sup_B P(B) − e^ε Q(B) = E_P[(1 − e^ε q/p)₊] for two
+// Gaussians from n draws of P, with its standard error.
+func mcHockey(m1, c1, m2, c2 []float64, eps float64, n int, seed uint64) (float64, float64) {
+	d := len(m1)
+	chol := func(c []float64) *mat.Cholesky {
+		var ch mat.Cholesky
+		ch.Factorize(mat.NewSymDense(d, append([]float64(nil), c...)))
+		return &ch
+	}
+	ch1, ch2 := chol(c1), chol(c2)
+	logpdf := func(ch *mat.Cholesky, m, x []float64) float64 {
+		dx := make([]float64, d)
+		for i := range dx {
+			dx[i] = x[i] - m[i]
+		}
+		var s mat.VecDense
+		if err := ch.SolveVecTo(&s, mat.NewVecDense(d, dx)); err != nil {
+			panic(err)
+		}
+		return -0.5 * (mat.Dot(mat.NewVecDense(d, dx), &s) + ch.LogDet())
+	}
+	var L mat.TriDense
+	ch1.LTo(&L)
+	rng := rand.New(rand.NewPCG(seed, 99))
+	var sum, sum2 float64
+	x, z := make([]float64, d), make([]float64, d)
+	for i := 0; i < n; i++ {
+		for j := range z {
+			z[j] = rng.NormFloat64()
+		}
+		for r := 0; r < d; r++ {
+			x[r] = m1[r]
+			for c := 0; c <= r; c++ {
+				x[r] += L.At(r, c) * z[c]
+			}
+		}
+		v := math.Max(0, -math.Expm1(eps+logpdf(ch2, m2, x)-logpdf(ch1, m1, x)))
+		sum += v
+		sum2 += v * v
+	}
+	mean := sum / float64(n)
+	return mean, math.Sqrt((sum2/float64(n) - mean*mean) / float64(n))
 }

@@ -125,6 +125,9 @@ func samplerTransfer(s Sampler, st Setting) (*Transfer, string) {
 	if st.Pair.D == nil || st.Pair.DPrime == nil {
 		return nil, "the adjacent datasets are not known here"
 	}
+	if st.Pair.D.Virtual > 0 || st.Pair.DPrime.Virtual > 0 {
+		return nil, "the datasets are not materialised, so their posteriors are not computed here"
+	}
 	gp := st.Model.(GaussianPosterior)
 	t := &Transfer{}
 	var means, covs [2][]float64
@@ -207,12 +210,22 @@ func counterexampleOf(s Sampler, st Setting) (closedform.Counterexample, bool) {
 		return closedform.Counterexample{}, false
 	}
 	d1, d2 := st.Pair.D, st.Pair.DPrime
-	if d1 == nil || d2 == nil || d1.Len() != d2.Len() || d1.Len() < 1 {
+	if d1 == nil || d2 == nil || d1.Len() != d2.Len() || len(d1.Records) < 1 || len(d2.Records) < len(d1.Records) {
 		return closedform.Counterexample{}, false
 	}
 	x0, y0 := d1.Records[0].X[0], d1.Records[0].Y
 	if !(x0 > 0) || !(y0 > 0) {
 		return closedform.Counterexample{}, false
+	}
+	if d1.Virtual > 0 || d2.Virtual > 0 {
+		// dataset.VirtualCounterexamplePair: D1 holds the repeated record,
+		// D2 the repeated and the special one.
+		if d1.Virtual != d2.Virtual || len(d1.Records) != 1 || len(d2.Records) != 2 ||
+			d2.Records[0].X[0] != x0 || d2.Records[0].Y != y0 || d2.Records[1].X[0] != x0/2 || d2.Records[1].Y != y0/2 {
+			return closedform.Counterexample{}, false
+		}
+		c := closedform.Counterexample{N: d1.Virtual, Alpha: lr.Alpha, Beta: lr.Beta, XH: x0, C: y0 / x0, Eta: v.Step.Eta}
+		return c, c.Validate() == nil
 	}
 	special := 0
 	for i := range d1.Records {

@@ -145,14 +145,14 @@ func convergenceLowerBound(plan *scenario.Plan, iters int, delta float64) lowerB
 	r.BetaD, r.BetaDPrime, r.Checks = t.BetaD.Value, t.BetaDPrime.Value, t.Checks
 	eps, ok := t.NotDPEpsilon(delta)
 	if !ok {
-		r.Reason = fmt.Sprintf("proves nothing at δ = %g: the posteriors' exact δ′(0) − 2β is not above δ (β = max(β_D, β_D′) = %.6g)",
+		r.Reason = fmt.Sprintf("proves nothing at δ = %g: the posteriors' δ′(0) − 2β is not above δ (β = max(β_D, β_D′) = %.6g)",
 			delta, t.Beta())
 		return r
 	}
 	r.Applies = true
 	v := stats.JSONFloat(eps)
 	r.Epsilon = &v
-	r.Note = fmt.Sprintf("a theoretical lower bound (no sampling error): the posteriors are not (ε, δ′(ε))-DP by their exact profile "+
+	r.Note = fmt.Sprintf("a theoretical lower bound (no sampling error): the posteriors are not (ε, δ′(ε))-DP, δ′ a lower bound on their profile (below) "+
 		"and the release is within β = %.6g of them in total variation, so the release is not (ε, δ′(ε) − (1 + e^ε)β)-DP; "+
 		"ε is the largest with δ′(ε) − (1 + e^ε)β > δ. D: %s; D′: %s. Posterior: %s",
 		t.Beta(), t.BetaD.Method, t.BetaDPrime.Method, t.Posterior.Note)
