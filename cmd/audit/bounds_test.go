@@ -81,7 +81,30 @@ func TestBoundsConvergenceTransfer(t *testing.T) {
 	if !(cor7 <= prop32 && !math.IsInf(prop32, 1)) {
 		t.Errorf("δ = 0.6: Prop. 3.2 ε ≤ %g, exact (Cor 7) ε = %g", prop32, cor7)
 	}
-	stdout, _, code := runCLI(t, "bounds")
+	// Prop. 3.4: at δ = 0.3 Cor 7 makes the chain (ε, 0.3)-DP with an ε at
+	// which the posteriors' δ′ exceeds 0.3, which forces a distance to the
+	// posterior on D or D′; the certified β bounds both distances, so it
+	// must exceed the forced one (or the theorem or β would be wrong).
+	stdout, stderr, code := runCLI(t, "bounds", "../../testdata/ula-gauss-ou.yaml", "--delta", "0.3", "--json", "-")
+	var d struct {
+		LowerBounds []lowerBoundRow `json:"lower_bounds"`
+		RequiredTV  []requiredTVRow `json:"required_tv"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(stdout), &d) != nil || len(d.LowerBounds) != 1 {
+		t.Fatalf("bounds --delta 0.3: exit %d, stderr %q", code, stderr)
+	}
+	found := false
+	for _, q := range d.RequiredTV {
+		beta := math.Max(d.LowerBounds[0].BetaD, d.LowerBounds[0].BetaDPrime)
+		if !(q.TV > 0 && q.TV < beta && q.DeltaPosterior > q.Delta) {
+			t.Errorf("Prop. 3.4 for %s: forced TV %g, certified β %g, δ′ %g, δ %g", q.Theorem, q.TV, beta, q.DeltaPosterior, q.Delta)
+		}
+		found = found || strings.Contains(q.Theorem, "Cor 7")
+	}
+	if !found {
+		t.Errorf("no Prop. 3.4 row for Cor 7 at δ = 0.3: %+v", d.RequiredTV)
+	}
+	stdout, _, code = runCLI(t, "bounds")
 	if code != exitOK || !strings.Contains(stdout, "Prop. 3.3 / A.3 (lower bound from convergence): — proves nothing at δ") ||
 		!strings.Contains(stdout, "Prop. 3.2 (i) / A.2") {
 		t.Errorf("built-in scenario: exit %d, no Prop. 3.2 row or no reason for Prop. 3.3:\n%s", code, stdout)
