@@ -201,7 +201,8 @@ func counterexampleTransfer(c closedform.Counterexample, iteration int) (*Transf
 // SGLD: cyclic order, batch 1, constant step, no clipping, the nominal
 // noise, started from the prior of a 1-D linear regression, on D1 = n
 // copies of (x_h, c·x_h) and D2 = D1 with one record replaced by
-// (x_h/2, c·x_h/2). It returns false for anything else.
+// (x_h/2, c·x_h/2). It returns false for anything else. c is read back as
+// y/x_h, exact to an ulp.
 func counterexampleOf(s Sampler, st Setting) (closedform.Counterexample, bool) {
 	v, ok := s.(*SGLD)
 	lr, ok2 := st.Model.(LinReg)
@@ -209,40 +210,44 @@ func counterexampleOf(s Sampler, st Setting) (closedform.Counterexample, bool) {
 		(v.NoiseVariance != 0 && v.NoiseVariance != 1) || !st.Init.FromPrior {
 		return closedform.Counterexample{}, false
 	}
-	d1, d2 := st.Pair.D, st.Pair.DPrime
+	n, x0, y0, ok := counterexamplePair(st.Pair.D, st.Pair.DPrime)
+	if !ok {
+		return closedform.Counterexample{}, false
+	}
+	c := closedform.Counterexample{N: n, Alpha: lr.Alpha, Beta: lr.Beta, XH: x0, C: y0 / x0, Eta: v.Step.Eta}
+	return c, c.Validate() == nil
+}
+
+// counterexamplePair reports whether d1, d2 are the counterexample's pair
+// (materialised, or dataset.VirtualCounterexamplePair) and returns n and
+// the repeated record (x_h, c·x_h).
+func counterexamplePair(d1, d2 *dataset.Dataset) (n int, x0, y0 float64, ok bool) {
 	if d1 == nil || d2 == nil || d1.Len() != d2.Len() || len(d1.Records) < 1 || len(d2.Records) < len(d1.Records) {
-		return closedform.Counterexample{}, false
+		return 0, 0, 0, false
 	}
-	x0, y0 := d1.Records[0].X[0], d1.Records[0].Y
+	x0, y0 = d1.Records[0].X[0], d1.Records[0].Y
 	if !(x0 > 0) || !(y0 > 0) {
-		return closedform.Counterexample{}, false
+		return 0, 0, 0, false
 	}
+	repeated := func(r dataset.Record) bool { return r.X[0] == x0 && r.Y == y0 }
+	special := func(r dataset.Record) bool { return r.X[0] == x0/2 && r.Y == y0/2 }
 	if d1.Virtual > 0 || d2.Virtual > 0 {
-		// dataset.VirtualCounterexamplePair: D1 holds the repeated record,
-		// D2 the repeated and the special one.
-		if d1.Virtual != d2.Virtual || len(d1.Records) != 1 || len(d2.Records) != 2 ||
-			d2.Records[0].X[0] != x0 || d2.Records[0].Y != y0 || d2.Records[1].X[0] != x0/2 || d2.Records[1].Y != y0/2 {
-			return closedform.Counterexample{}, false
-		}
-		c := closedform.Counterexample{N: d1.Virtual, Alpha: lr.Alpha, Beta: lr.Beta, XH: x0, C: y0 / x0, Eta: v.Step.Eta}
-		return c, c.Validate() == nil
+		// D1 holds the repeated record, D2 the repeated and the special one.
+		ok = d1.Virtual == d2.Virtual && len(d1.Records) == 1 && len(d2.Records) == 2 &&
+			repeated(d2.Records[0]) && special(d2.Records[1])
+		return d1.Virtual, x0, y0, ok
 	}
-	special := 0
+	specials := 0
 	for i := range d1.Records {
 		a, b := d1.Records[i], d2.Records[i]
-		if a.X[0] != x0 || a.Y != y0 {
-			return closedform.Counterexample{}, false
-		}
-		if b.X[0] != a.X[0] || b.Y != a.Y {
-			if b.X[0] != x0/2 || b.Y != y0/2 {
-				return closedform.Counterexample{}, false
-			}
-			special++
+		switch {
+		case !repeated(a):
+			return 0, 0, 0, false
+		case special(b):
+			specials++
+		case !repeated(b):
+			return 0, 0, 0, false
 		}
 	}
-	if special != 1 {
-		return closedform.Counterexample{}, false
-	}
-	c := closedform.Counterexample{N: d1.Len(), Alpha: lr.Alpha, Beta: lr.Beta, XH: x0, C: y0 / x0, Eta: v.Step.Eta}
-	return c, c.Validate() == nil
+	return d1.Len(), x0, y0, specials == 1
 }

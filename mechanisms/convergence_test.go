@@ -165,3 +165,44 @@ func TestConvergenceGuaranteeReasons(t *testing.T) {
 		t.Errorf("ULA on the Gaussian model: %s", gu.Reason)
 	}
 }
+
+// TestTransferRecognisesCounterexample: plain cyclic SGLD with batch 1 on
+// the counterexample's pair gets the transfer of the closed-form
+// counterexample (materialised and virtual pairs alike); a pair that
+// differs in any other way does not.
+func TestTransferRecognisesCounterexample(t *testing.T) {
+	const n, xh, c, alpha, beta = 10, 1.8, 3.0, 2.0, 1.0
+	ce := closedform.Counterexample{N: n, Alpha: alpha, Beta: beta, XH: xh, C: c}
+	ce.Eta = ce.EtaScaled(2)
+	d1 := &dataset.Dataset{Name: "D1"}
+	for i := 0; i < n; i++ {
+		d1.Records = append(d1.Records, dataset.Record{X: []float64{xh}, Y: c * xh})
+	}
+	d2 := &dataset.Dataset{Name: "D2", Records: append([]dataset.Record(nil), d1.Records...)}
+	d2.Records[4] = dataset.Record{X: []float64{xh / 2}, Y: c * xh / 2}
+	virt, err := dataset.VirtualCounterexamplePair(n, xh, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &SGLD{Step: StepSchedule{Eta: ce.Eta}, Batch: 1, Scheme: Cyclic, Epochs: 30}
+	b1, b2, err := ce.PosteriorTV(30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []dataset.Pair{{D: d1, DPrime: d2, Adjacency: dataset.ReplaceOne}, virt} {
+		ch := &Chain{Model: NewLinReg1D(alpha, beta), Sampler: s, Init: Init{FromPrior: true}}
+		tr, reason := TransferOf(ch, p, ReleasePoint{Iteration: 30 * n})
+		if tr == nil {
+			t.Fatalf("%s: %s", p.D.Name, reason)
+		}
+		if math.Abs(tr.BetaD.Value-b1.Value) > 1e-12 || math.Abs(tr.BetaDPrime.Value-b2.Value) > 1e-12 {
+			t.Errorf("β = (%g, %g), closed form (%g, %g)", tr.BetaD.Value, tr.BetaDPrime.Value, b1.Value, b2.Value)
+		}
+	}
+	bad := &dataset.Dataset{Name: "D2", Records: append([]dataset.Record(nil), d2.Records...)}
+	bad.Records[7] = dataset.Record{X: []float64{xh / 2}, Y: c * xh / 2}
+	ch := &Chain{Model: NewLinReg1D(alpha, beta), Sampler: s, Init: Init{FromPrior: true}}
+	if tr, _ := TransferOf(ch, dataset.Pair{D: d1, DPrime: bad}, ReleasePoint{Iteration: 30 * n}); tr != nil {
+		t.Error("a pair with two special records was taken for the counterexample")
+	}
+}
