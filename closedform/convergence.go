@@ -209,6 +209,9 @@ func (l LinearLangevin) TVToTarget(k int) (TVBound, error) {
 	}
 	var sum, kl float64
 	for _, c := range cs {
+		if math.IsInf(c.variance, 0) || math.IsInf(c.mean, 0) || math.IsNaN(c.mean) {
+			return TVBound{Value: 1, Method: "the chain's law leaves the float64 range (an unstable step): no bound below 1"}, nil
+		}
 		v, e, err := HockeyStickGaussian1D(0, c.mean, math.Sqrt(c.variance), 1/math.Sqrt(c.lambda))
 		if err != nil {
 			return TVBound{}, err

@@ -260,6 +260,12 @@ func TestTVToTargetBounds(t *testing.T) {
 		}
 		t.Logf("k = %d: β = %.6g (%s), Monte Carlo TV %.6g ± %.2g", k, b.Value, b.Method, est, se)
 	}
+	// An unstable step (hλ > 2) overflows after enough steps: the bound is
+	// the trivial 1, not an error.
+	unstable := LinearLangevin{Step: 5, NoiseVar: 10, Mean: []float64{1}, Cov: []float64{1}, InitVar: 1}
+	if b, err := unstable.TVToTarget(2000); err != nil || b.Value != 1 {
+		t.Errorf("unstable chain: %+v, %v", b, err)
+	}
 	// One dimension: the bound is the exact distance.
 	one := LinearLangevin{Step: 0.1, NoiseVar: 0.2, Mean: []float64{2}, Cov: []float64{0.5}, InitVar: 1}
 	b, err := one.TVToTarget(5)
