@@ -570,3 +570,25 @@ func mcHockey(m1, c1, m2, c2 []float64, eps float64, n int, seed uint64) (float6
 	mean := sum / float64(n)
 	return mean, math.Sqrt((sum2/float64(n) - mean*mean) / float64(n))
 }
+
+// TestGaussRenyiUnivariate compares the multivariate Rényi formula in one
+// dimension with stats.RenyiGaussian (Gil, Alajaji & Linder 2013), and in
+// two dimensions with a block-diagonal pair, where the divergence is the
+// sum over the blocks.
+func TestGaussRenyiUnivariate(t *testing.T) {
+	for _, c := range []struct{ a, dm, v1, v2 float64 }{{2, 0.7, 1, 1.5}, {1.3, -0.2, 2, 0.9}, {5, 1.1, 0.5, 0.6}} {
+		s1, s2 := mat.NewSymDense(1, []float64{c.v1}), mat.NewSymDense(1, []float64{c.v2})
+		got := gaussRenyi(c.a, mat.NewVecDense(1, []float64{c.dm}), s1, s2, math.Log(c.v1), math.Log(c.v2))
+		want := stats.RenyiGaussian(c.a, c.dm, math.Sqrt(c.v1), 0, math.Sqrt(c.v2))
+		if math.Abs(got-want) > 1e-12*(1+math.Abs(want)) {
+			t.Errorf("D_%g: %.15g, univariate %.15g", c.a, got, want)
+		}
+	}
+	s1 := mat.NewSymDense(2, []float64{1, 0, 0, 2})
+	s2 := mat.NewSymDense(2, []float64{1.5, 0, 0, 0.9})
+	got := gaussRenyi(2, mat.NewVecDense(2, []float64{0.7, -0.2}), s1, s2, math.Log(2), math.Log(1.35))
+	want := stats.RenyiGaussian(2, 0.7, 1, 0, math.Sqrt(1.5)) + stats.RenyiGaussian(2, -0.2, math.Sqrt(2), 0, math.Sqrt(0.9))
+	if math.Abs(got-want) > 1e-12 {
+		t.Errorf("block-diagonal D_2: %.15g, sum of blocks %.15g", got, want)
+	}
+}

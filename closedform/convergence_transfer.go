@@ -362,12 +362,7 @@ func (c Counterexample) Transfer(epoch int, delta float64) (TransferAtEpoch, err
 // unequalCovProfile brackets the privacy profile of N(m1, S1) against
 // N(m2, S2) in d > 1 dimensions with S1 ≠ S2, where no exact form is
 // implemented. Upper: the closed-form Rényi divergence of two Gaussians
-// (Gil, Alajaji & Linder 2013, Table 2, multivariate normal),
-//
-//	D_α(P‖Q) = (α/2)·dmᵀS_α⁻¹dm − ln(det S_α / (det S1^{1−α} det S2^α))/(2(α − 1)),
-//	S_α = αS2 + (1 − α)S1 (finite only where S_α is positive definite),
-//
-// in both directions, converted at the best order by Balle et al. 2020,
+// (gaussRenyi) in both directions, converted at the best order by Balle et al. 2020,
 // Thm 21 (stats.Improved). Lower: the exact profile of the projection on
 // w = (S1 + S2)⁻¹dm, two 1-D Gaussians — a post-processing of the pair,
 // so its hockey-stick divergence is at most the pair's.
@@ -387,28 +382,9 @@ func unequalCovProfile(dm, cov1, cov2 []float64) (GaussianPairProfile, error) {
 	if !c1.Factorize(s1) || !c2.Factorize(s2) {
 		return GaussianPairProfile{}, fmt.Errorf("cov: the posterior covariances must be positive definite")
 	}
-	ld1, ld2 := c1.LogDet(), c2.LogDet()
 	v := mat.NewVecDense(d, append([]float64(nil), dm...))
-	renyi := func(a float64, sp, sq *mat.SymDense, ldp, ldq float64) float64 {
-		sa := mat.NewSymDense(d, nil)
-		for i := 0; i < d; i++ {
-			for j := i; j < d; j++ {
-				sa.SetSym(i, j, a*sq.At(i, j)+(1-a)*sp.At(i, j))
-			}
-		}
-		var ch mat.Cholesky
-		if !ch.Factorize(sa) {
-			return math.Inf(1)
-		}
-		var x mat.VecDense
-		if err := ch.SolveVecTo(&x, v); err != nil {
-			return math.Inf(1)
-		}
-		q := mat.Dot(v, &x)
-		return a/2*q - (ch.LogDet()-(1-a)*ldp-a*ldq)/(2*(a-1))
-	}
 	curve := stats.RDPCurve(func(a float64) float64 {
-		return math.Max(renyi(a, s1, s2, ld1, ld2), renyi(a, s2, s1, ld2, ld1))
+		return math.Max(gaussRenyi(a, v, s1, s2, c1.LogDet(), c2.LogDet()), gaussRenyi(a, v, s2, s1, c2.LogDet(), c1.LogDet()))
 	})
 	up := func(e float64) float64 {
 		return math.Min(1, math.Exp(curve.LogDelta(e, stats.Improved, stats.DefaultOrders)))
@@ -441,4 +417,34 @@ func unequalCovProfile(dm, cov1, cov2 []float64) (GaussianPairProfile, error) {
 		Note: fmt.Sprintf("posteriors with unequal covariances in %d dimensions: upper bound from their closed-form Rényi divergence "+
 			"(Gil, Alajaji & Linder 2013) converted by Balle et al. 2020 Thm 21; lower bound from the exact profile of the "+
 			"projection on (S + S′)⁻¹(m − m′)", d)}, nil
+}
+
+// gaussRenyi returns the Rényi divergence of order a > 1 between
+// P = N(m1, S1) and Q = N(m2, S2), dm = m1 − m2, given ln det S1 and
+// ln det S2:
+//
+//	D_a(P‖Q) = (a/2)·dmᵀS_a⁻¹dm − ln(det S_a / (det S1^{1−a} det S2^a))/(2(a − 1)),
+//	S_a = aS2 + (1 − a)S1,
+//
+// obtained by completing the square in ln ∫ p^a q^{1−a}/(a − 1); +Inf where
+// S_a is not positive definite (the integral diverges). In one dimension it
+// is the univariate formula of Gil, Alajaji & Linder 2013 (Table 2), which
+// the tests compare it with (stats.RenyiGaussian).
+func gaussRenyi(a float64, dm *mat.VecDense, s1, s2 *mat.SymDense, ld1, ld2 float64) float64 {
+	d := dm.Len()
+	sa := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		for j := i; j < d; j++ {
+			sa.SetSym(i, j, a*s2.At(i, j)+(1-a)*s1.At(i, j))
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(sa) {
+		return math.Inf(1)
+	}
+	var x mat.VecDense
+	if err := ch.SolveVecTo(&x, dm); err != nil {
+		return math.Inf(1)
+	}
+	return a/2*mat.Dot(dm, &x) - (ch.LogDet()-(1-a)*ld1-a*ld2)/(2*(a-1))
 }

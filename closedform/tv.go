@@ -147,9 +147,11 @@ func TVGaussian1D(m1, sd1, m2, sd2 float64) (float64, error) {
 // TVFromKL returns the certified upper bound on a total variation distance
 // that a Kullback–Leibler divergence kl between the two laws gives:
 // the smaller of Pinsker's inequality ‖P − Q‖_TV ≤ sqrt(KL/2) (Tsybakov
-// 2009, Lemma 2.5) and the Bretagnolle–Huber inequality
-// ‖P − Q‖_TV ≤ sqrt(1 − e^{−KL}) (Tsybakov 2009, Lemma 2.6 and eq. 2.25),
-// which is the better one for KL above about 1.6, and 1.
+// 2009, Lemma 2.5) and the Bretagnolle–Huber form
+// ‖P − Q‖_TV ≤ sqrt(1 − e^{−KL}) (Bretagnolle & Huber 1979; Tsybakov 2009
+// §2.4): Le Cam's ‖P − Q‖_TV ≤ sqrt(1 − BC²) with the Bhattacharyya
+// coefficient BC = E_P[sqrt(q/p)] ≥ e^{−KL/2} by Jensen. The second is the
+// better one for KL above about 1.6; both are capped at 1.
 func TVFromKL(kl float64) float64 {
 	if !(kl >= 0) {
 		return math.NaN()
