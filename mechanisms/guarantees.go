@@ -86,22 +86,13 @@ func Guarantees(m Mechanism, p dataset.Pair, at ReleasePoint) []closedform.Guara
 // SamplerGuarantees returns the guarantees a sampler declares in the
 // setting, or one entry saying that no theorem covers it.
 //
-// When the setting knows the adjacent datasets, the list then has Bertazzi
-// et al.'s Prop. 3.2 (i) (convergence.go), which applies where the law of
-// the release is known in closed form. Every list ends with why Balle et
-// al.'s amplification by mixing (Thm 1) does not apply: it needs a
-// data-independent kernel after the release.
+// Every list ends with why Balle et al.'s amplification by mixing (Thm 1)
+// does not apply: it needs a data-independent kernel after the release.
 func SamplerGuarantees(s Sampler, st Setting) []closedform.Guarantee {
-	var gs []closedform.Guarantee
 	if g, ok := s.(SamplerGuarantor); ok {
-		gs = g.Guarantees(st)
-	} else {
-		gs = []closedform.Guarantee{uncovered("(none)", fmt.Sprintf("no theorem of the papers covers %s", s.Name()))}
+		return append(g.Guarantees(st), balleMixing(s))
 	}
-	if st.Pair.D != nil && st.Pair.DPrime != nil {
-		gs = append(gs, convergenceGuarantee(s, st))
-	}
-	return append(gs, balleMixing(s))
+	return []closedform.Guarantee{uncovered("(none)", fmt.Sprintf("no theorem of the papers covers %s", s.Name())), balleMixing(s)}
 }
 
 // Guarantees implements SamplerGuarantor: Bertazzi et al.'s noisy-SGD
