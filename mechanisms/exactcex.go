@@ -96,9 +96,15 @@ func (e *ExactCounterexample) Check(d *dataset.Dataset) error {
 	return nil
 }
 
-// Guarantees implements Guarantor: those of the SGLD chain it samples.
+// Guarantees implements Guarantor: those of the SGLD chain it samples, and
+// Bertazzi et al.'s Prop. 3.2 (i) from its exact law (convergence.go).
 func (e *ExactCounterexample) Guarantees(p dataset.Pair, at ReleasePoint) []closedform.Guarantee {
-	return e.SGLD().Guarantees(SettingOf(NewLinReg1D(e.Model.Alpha, e.Model.Beta), p, at.Iteration))
+	gs := e.SGLD().Guarantees(SettingOf(NewLinReg1D(e.Model.Alpha, e.Model.Beta), p, at.Iteration))
+	t, reason := counterexampleTransfer(e.Model, at.Iteration)
+	if t == nil {
+		return append(gs, uncovered(closedform.Prop32Source, reason))
+	}
+	return append(gs, t.Guarantee(fmt.Sprintf("state after epoch %d", at.Iteration/e.Model.N)))
 }
 
 // SGLD returns the sampler this one samples exactly (for guarantees).

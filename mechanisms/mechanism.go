@@ -209,9 +209,13 @@ func (c *Chain) Run(_ context.Context, t Trial, d *dataset.Dataset, emit Emit) (
 
 // Guarantees implements Guarantor: the sampler's guarantees, when it
 // declares any (SamplerGuarantor), for the iterations before the release
-// from the chain's starting point.
+// from the chain's starting point, and before the last of them (Balle et
+// al.'s Thm 1, which never applies) Bertazzi et al.'s Prop. 3.2 (i) on the
+// pair (convergence.go).
 func (c *Chain) Guarantees(p dataset.Pair, at ReleasePoint) []closedform.Guarantee {
 	st := SettingOf(c.Model, p, at.Iteration)
 	st.Init = c.Init
-	return SamplerGuarantees(c.Sampler, st)
+	gs := SamplerGuarantees(c.Sampler, st)
+	last := gs[len(gs)-1]
+	return append(append(gs[:len(gs)-1:len(gs)-1], convergenceGuarantee(c.Sampler, st)), last)
 }

@@ -96,14 +96,130 @@ func runBounds(args []string, e *env) error {
 		}
 		rows = append(rows, r)
 	}
+	lower, tr := convergenceLowerBound(plan, iters, delta)
+	required := requiredTV(rows, tr, delta)
 	if !out.toStdout() {
 		if err := printBounds(e.stdout, cfg, plan, iters, delta, rows); err != nil {
 			return err
 		}
+		if err := printLowerBound(e.stdout, lower, required); err != nil {
+			return err
+		}
 	}
 	return out.write(e, func(w io.Writer) error {
-		return writeJSONTo(w, map[string]any{"scenario": cfg.Name, "config_hash": plan.Hash, "guarantees": rows})
+		return writeJSONTo(w, map[string]any{"scenario": cfg.Name, "config_hash": plan.Hash, "guarantees": rows,
+			"lower_bounds": []lowerBoundRow{lower}, "required_tv": required})
 	})
+}
+
+// requiredTVRow is Bertazzi et al. Prop. 3.4 / A.4 for one theorem: the
+// theorem makes the release (ε, δ)-DP while the posteriors are not
+// (ε, δ′)-DP with δ′ > δ, so on D or on D′ the release's law is farther
+// than TV from the posterior.
+type requiredTVRow struct {
+	Theorem        string  `json:"theorem"`
+	Epsilon        float64 `json:"epsilon"`
+	Delta          float64 `json:"delta"`
+	DeltaPosterior float64 `json:"delta_posterior"`
+	TV             float64 `json:"tv"`
+}
+
+// requiredTV evaluates Prop. 3.4 for every applicable upper bound with a
+// finite ε (Prop. 3.2 itself excluded: it is built from the distance),
+// where the posteriors' profile is known (tr not nil) and exceeds δ at that ε.
+func requiredTV(rows []boundRow, tr *mechanisms.Transfer, delta float64) []requiredTVRow {
+	out := []requiredTVRow{}
+	if tr == nil {
+		return out
+	}
+	for _, r := range rows {
+		if !r.Applies || r.Epsilon == nil || r.Source == closedform.Prop32Source {
+			continue
+		}
+		eps := float64(*r.Epsilon)
+		if math.IsInf(eps, 0) || math.IsNaN(eps) {
+			continue
+		}
+		dp := tr.Posterior.Lower(eps)
+		if tv := closedform.RequiredTV(eps, dp, delta); tv > 0 {
+			name := r.Source
+			if r.Variant != "" {
+				name += " [" + r.Variant + "]"
+			}
+			out = append(out, requiredTVRow{Theorem: name, Epsilon: eps, Delta: delta, DeltaPosterior: dp, TV: tv})
+		}
+	}
+	return out
+}
+
+// lowerBoundRow is a theoretical lower bound on the release's ε in
+// "audit bounds --json": Bertazzi et al. Prop. 3.3 / A.3, from the
+// posteriors' exact profile and the release's distance to them.
+type lowerBoundRow struct {
+	Source     string  `json:"source"`
+	Release    string  `json:"release"`
+	Applies    bool    `json:"applies"`
+	Reason     string  `json:"reason,omitempty"`
+	Iterations int     `json:"iterations"`
+	Delta      float64 `json:"delta"`
+	// Epsilon: the release is not (ε′, δ)-DP for any ε′ < Epsilon; absent
+	// when the proposition proves nothing (Reason says why).
+	Epsilon    *stats.JSONFloat   `json:"epsilon,omitempty"`
+	BetaD      float64            `json:"beta_d,omitempty"`
+	BetaDPrime float64            `json:"beta_dprime,omitempty"`
+	Checks     []closedform.Check `json:"checks,omitempty"`
+	Note       string             `json:"note,omitempty"`
+}
+
+const prop33Source = "Bertazzi et al. 2025, Prop. 3.3 / A.3 (lower bound from convergence)"
+
+// convergenceLowerBound evaluates Prop. 3.3 for the release after iters
+// iterations at δ, or says why it does not apply.
+func convergenceLowerBound(plan *scenario.Plan, iters int, delta float64) (lowerBoundRow, *mechanisms.Transfer) {
+	r := lowerBoundRow{Source: prop33Source, Release: fmt.Sprintf("state after %d iterations", iters),
+		Iterations: iters, Delta: delta}
+	t, reason := mechanisms.TransferOf(plan.Mechanism, plan.Pair, mechanisms.ReleasePoint{Iteration: iters})
+	if t == nil {
+		r.Reason = reason
+		return r, nil
+	}
+	r.BetaD, r.BetaDPrime, r.Checks = t.BetaD.Value, t.BetaDPrime.Value, t.Checks
+	eps, ok := t.NotDPEpsilon(delta)
+	if !ok {
+		r.Reason = fmt.Sprintf("proves nothing at δ = %g: the posteriors' δ′(0) − 2β is not above δ (β = max(β_D, β_D′) = %.6g)",
+			delta, t.Beta())
+		return r, t
+	}
+	r.Applies = true
+	v := stats.JSONFloat(eps)
+	r.Epsilon = &v
+	r.Note = fmt.Sprintf("a theoretical lower bound (no sampling error): the posteriors are not (ε, δ′(ε))-DP, δ′ a lower bound on their profile (below) "+
+		"and the release is within β = %.6g of them in total variation, so the release is not (ε, δ′(ε) − (1 + e^ε)β)-DP; "+
+		"ε is the largest with δ′(ε) − (1 + e^ε)β > δ. D: %s; D′: %s. Posterior: %s",
+		t.Beta(), t.BetaD.Method, t.BetaDPrime.Method, t.Posterior.Note)
+	return r, t
+}
+
+// printLowerBound writes Prop. 3.3's lower bound, and Prop. 3.4's
+// distances, under the table of upper bounds.
+func printLowerBound(w io.Writer, r lowerBoundRow, required []requiredTVRow) error {
+	fmt.Fprintln(w)
+	text := r.Source + ": — " + r.Reason
+	if r.Applies {
+		text = fmt.Sprintf("%s: ε ≥ %s at δ = %g for the %s; %s", r.Source, stats.FormatFloat(float64(*r.Epsilon)), r.Delta, r.Release, r.Note)
+	}
+	if err := report.WriteWrapped(w, "lower bound ", text, boundsWidth); err != nil {
+		return err
+	}
+	for _, q := range required {
+		text := fmt.Sprintf("Bertazzi et al. 2025, Prop. 3.4 / A.4: %s makes the release (%s, %g)-DP while the posteriors are not "+
+			"(%s, %.4g)-DP, so on D or D′ its total variation distance to the posterior exceeds e^{−ε}/(1 + e^{−ε})·(δ′ − δ) = %.4g",
+			q.Theorem, stats.FormatFloat(q.Epsilon), q.Delta, stats.FormatFloat(q.Epsilon), q.DeltaPosterior, q.TV)
+		if err := report.WriteWrapped(w, "distance    ", text, boundsWidth); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // boundsWidth is the width "audit bounds" fits its table and notes in.

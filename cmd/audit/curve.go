@@ -83,6 +83,11 @@ type curveRow struct {
 	EpsProfile   stats.JSONFloat `json:"eps_profile"`
 	Err          curveErrs       `json:"err"`
 	ProfileExact bool            `json:"profile_exact"`
+	// EpsConvergenceLB is the ε that Bertazzi et al. Prop. 3.3 / A.3 proves
+	// from convergence alone (closedform.Counterexample.Transfer): the
+	// posteriors' exact profile minus (1 + e^ε)·TV to them; 0 where it
+	// proves nothing.
+	EpsConvergenceLB stats.JSONFloat `json:"eps_convergence_lb"`
 }
 
 // curveCrossing is one step size at which --solve-eta's quantity crosses
@@ -724,6 +729,12 @@ func curveRows(ctx context.Context, ce closedform.Counterexample, epochs []int, 
 						stats.JSONFloat(c.Threshold.Err), stats.JSONFloat(c.Profile.Err)},
 					ProfileExact: c.ProfileExact,
 				}
+				tr, err := ce.Transfer(epochs[i], delta)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				rows[i].EpsConvergenceLB = stats.JSONFloat(tr.NotDPEpsilon)
 			}
 		}()
 	}

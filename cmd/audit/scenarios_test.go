@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
 // scenarioVerdicts is the verdict every scenario of testdata must reach
@@ -88,10 +90,12 @@ func checkBounds(t *testing.T, f string) {
 	}
 	var doc struct {
 		Guarantees []struct {
-			Source  string   `json:"source"`
-			Applies bool     `json:"applies"`
-			Reason  string   `json:"reason"`
-			Epsilon *float64 `json:"epsilon"`
+			Source  string `json:"source"`
+			Applies bool   `json:"applies"`
+			Reason  string `json:"reason"`
+			// +Inf where a theorem applies but certifies no finite ε
+			// at δ (Prop. 3.2 when β(1 + e^ε) stays above δ).
+			Epsilon *stats.JSONFloat `json:"epsilon"`
 		} `json:"guarantees"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Guarantees) == 0 {
