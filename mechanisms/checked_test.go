@@ -52,11 +52,11 @@ func TestSGLDEpochsOverflow(t *testing.T) {
 		t.Errorf("Iterations = %d, want saturation at MaxInt", got)
 	}
 	err := s.Check(NewLinReg1D(1, 1), d)
-	if err == nil || !strings.Contains(err.Error(), "sampler.epochs: a run of more than 2^40 iterations is refused (epochs × ⌈n/batch⌉ = 922337203685477581 × 20)") {
+	if err == nil || !strings.Contains(err.Error(), "Epochs: a run of more than 2^40 iterations is refused (epochs × ⌈n/batch⌉ = 922337203685477581 × 20)") {
 		t.Errorf("Check: %v", err)
 	}
 	s = &SGLD{Step: StepSchedule{Eta: 0.01}, Batch: 1, Scheme: Cyclic, Iters: MaxIterations + 1}
-	if err := s.Check(NewLinReg1D(1, 1), d); err == nil || !strings.Contains(err.Error(), "sampler.iterations: must be in [1, 2^40]") {
+	if err := s.Check(NewLinReg1D(1, 1), d); err == nil || !strings.Contains(err.Error(), "Iters: must be in [1, 2^40]") {
 		t.Errorf("Check: %v", err)
 	}
 }

@@ -116,13 +116,13 @@ func TestCheckErrors(t *testing.T) {
 		s    Sampler
 		want string
 	}{
-		{&SGLD{Step: StepSchedule{Eta: 0.1}, Batch: 11, Scheme: Cyclic, Epochs: 1}, "sampler.batch: must be in [1, n=10]"},
-		{&SGLD{Step: StepSchedule{Eta: -1}, Batch: 1, Scheme: Cyclic, Epochs: 1}, "sampler.step.eta"},
-		{&SGLD{Step: StepSchedule{Eta: math.NaN()}, Batch: 1, Scheme: Cyclic, Epochs: 1}, "sampler.step.eta"},
-		{&SGLD{Step: StepSchedule{Eta: 0.1}, Batch: 1, Scheme: "random", Epochs: 1}, "sampler.scheme"},
+		{&SGLD{Step: StepSchedule{Eta: 0.1}, Batch: 11, Scheme: Cyclic, Epochs: 1}, "Batch: must be in [1, n=10]"},
+		{&SGLD{Step: StepSchedule{Eta: -1}, Batch: 1, Scheme: Cyclic, Epochs: 1}, "Step.Eta"},
+		{&SGLD{Step: StepSchedule{Eta: math.NaN()}, Batch: 1, Scheme: Cyclic, Epochs: 1}, "Step.Eta"},
+		{&SGLD{Step: StepSchedule{Eta: 0.1}, Batch: 1, Scheme: "random", Epochs: 1}, "Scheme"},
 		{&SGLD{Step: StepSchedule{Eta: 0.1}, Batch: 1, Scheme: Cyclic}, "set exactly one of epochs"},
-		{&SGLD{Step: StepSchedule{Eta: 0.1}, Batch: 1, Scheme: Cyclic, Epochs: 1, Clip: -1}, "sampler.clip"},
-		{&SGLD{Step: StepSchedule{Eta: 0.1, Gamma: 0.5}, Batch: 1, Scheme: Cyclic, Epochs: 1}, "sampler.step.b"},
+		{&SGLD{Step: StepSchedule{Eta: 0.1}, Batch: 1, Scheme: Cyclic, Epochs: 1, Clip: -1}, "Clip"},
+		{&SGLD{Step: StepSchedule{Eta: 0.1, Gamma: 0.5}, Batch: 1, Scheme: Cyclic, Epochs: 1}, "Step.B"},
 		{&ULA{Gamma: 0, Iters: 1}, "sampler.gamma"},
 		{&ULA{Gamma: 0.1, Iters: 0}, "sampler.iterations"},
 	}

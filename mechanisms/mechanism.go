@@ -2,7 +2,9 @@ package mechanisms
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -164,10 +166,11 @@ func (c *Chain) Points(d *dataset.Dataset) ([]ReleasePoint, error) {
 	return c.Release.Points(c.Sampler.Iterations(d), c.Sampler.IterationsPerEpoch(d))
 }
 
-// Check implements Checker.
+// Check implements Checker. Errors about a field are *field.Error with
+// the Chain's field names (the dataset named "Data").
 func (c *Chain) Check(d *dataset.Dataset) error {
 	if d.Virtual > 0 {
-		return fmt.Errorf("data: %s has %d records described analytically; sampler %s needs them materialised (use the exact counterexample sampler, or n ≤ the materialisation limit)", d.Name, d.Virtual, c.Sampler.Name())
+		return field.Errorf(field.At("Data", "data"), "%s has %d records described analytically; sampler %s needs them materialised (use the exact counterexample sampler, or n ≤ the materialisation limit)", d.Name, d.Virtual, c.Sampler.Name())
 	}
 	if err := d.Validate(c.Model.DataDim()); err != nil {
 		return err
@@ -178,14 +181,18 @@ func (c *Chain) Check(d *dataset.Dataset) error {
 		}
 	}
 	if err := c.Sampler.Check(c.Model, d); err != nil {
+		var fe *field.Error
+		if errors.As(err, &fe) {
+			return field.Wrap(err, field.At("Sampler", "sampler"))
+		}
 		return err
 	}
 	if c.Init.FromPrior {
 		if _, ok := c.Model.(PriorSampler); !ok {
-			return fmt.Errorf("init.from_prior: model %s cannot sample its prior", c.Model.Name())
+			return field.Errorf(field.At("Init", "init").Field("FromPrior", "from_prior"), "model %s cannot sample its prior", c.Model.Name())
 		}
 	} else if len(c.Init.Theta) != 0 && len(c.Init.Theta) != c.Model.Dim() {
-		return fmt.Errorf("init.theta: must have %d values (the model's dimension), got %d", c.Model.Dim(), len(c.Init.Theta))
+		return field.Errorf(field.At("Init", "init").Field("Theta", "theta"), "must have %d values (the model's dimension), got %d", c.Model.Dim(), len(c.Init.Theta))
 	}
 	_, err := c.Points(d)
 	return err

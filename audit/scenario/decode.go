@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/internal/suggest"
 	"go.yaml.in/yaml/v3"
 )
@@ -719,20 +720,39 @@ func (c *Config) locate(err error) error {
 	if errors.As(err, &located) {
 		return err
 	}
-	msg := err.Error()
-	path, rest, ok := leadingPath(msg)
-	if !ok {
-		return err
-	}
-	if key := c.samplerKey(); key != "" && (path == "sampler" || strings.HasPrefix(path, "sampler.")) &&
-		path != "sampler."+key && !strings.HasPrefix(path, "sampler."+key+".") {
-		path = strings.Replace(path, "sampler", "sampler."+key, 1)
+	var path, rest string
+	var fe *field.Error
+	if errors.As(err, &fe) {
+		path, rest = c.yamlPath(fe.Path), fe.Msg
+	} else {
+		var ok bool
+		path, rest, ok = leadingPath(err.Error())
+		if !ok {
+			return err
+		}
+		if key := c.samplerKey(); key != "" && (path == "sampler" || strings.HasPrefix(path, "sampler.")) &&
+			path != "sampler."+key && !strings.HasPrefix(path, "sampler."+key+".") {
+			path = strings.Replace(path, "sampler", "sampler."+key, 1)
+		}
 	}
 	e := &Error{Path: path, Msg: rest}
 	if c.src != nil {
 		e.Line = c.lineOf(path)
 	}
 	return e
+}
+
+// yamlPath writes p, a path in the scenario's terms or in a mechanism's
+// (which holds the sampler as "sampler" without the scenario's key), as
+// the scenario's YAML path.
+func (c *Config) yamlPath(p field.Path) string {
+	if len(p) > 0 && p[0].YAML == "sampler" {
+		if key := c.samplerKey(); key != "" && (len(p) == 1 || p[1].YAML != key) {
+			sf := reflect.TypeOf(SamplerConfig{}).Field(yamlFields(reflect.TypeOf(SamplerConfig{})).index[key])
+			p = append(field.Path{p[0], {Go: sf.Name, YAML: key}}, p[1:]...)
+		}
+	}
+	return p.YAML()
 }
 
 var rePath = regexp.MustCompile(`^([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*|\[\d+\](?:\[\d+\])*)*): `)

@@ -1,0 +1,31 @@
+package mechanisms
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
+)
+
+// A Go caller that builds a chain with a bad field gets an error naming it
+// by its Go path, as a *field.Error.
+func TestCheckNamesGoFields(t *testing.T) {
+	d, _ := SyntheticLinReg(10, []float64{1}, 1, 1, 1)
+	c := &Chain{
+		Model:   NewLinReg1D(1, 1),
+		Sampler: &SGLD{Step: StepSchedule{Eta: -1}, Batch: 1, Scheme: Cyclic, Epochs: 1},
+		Init:    Init{FromPrior: true},
+		Release: ReleaseSpec{Mode: ReleaseFinal},
+	}
+	err := c.Check(d)
+	var fe *field.Error
+	if !errors.As(err, &fe) {
+		t.Fatalf("error %v (%T) is not a *field.Error", err, err)
+	}
+	if got, want := err.Error(), "Sampler.Step.Eta: must be finite and > 0, got -1"; got != want {
+		t.Errorf("error %q, want %q", got, want)
+	}
+	if got := fe.Path.YAML(); got != "sampler.step.eta" {
+		t.Errorf("YAML path %q, want sampler.step.eta", got)
+	}
+}
