@@ -29,3 +29,30 @@ func TestCheckNamesGoFields(t *testing.T) {
 		t.Errorf("YAML path %q, want sampler.step.eta", got)
 	}
 }
+
+// yamlText writes err as the scenario layer names its field: the YAML path
+// below prefix (the section that holds the checked value), then the
+// message. An error without a path reads as err.Error(); nil as "".
+func yamlText(err error, prefix string) string {
+	if err == nil {
+		return ""
+	}
+	var fe *field.Error
+	if !errors.As(err, &fe) {
+		return err.Error()
+	}
+	p := fe.Path.YAML()
+	switch {
+	case prefix == "":
+	case p == "":
+		p = prefix
+	case p[0] == '[':
+		p = prefix + p
+	default:
+		p = prefix + "." + p
+	}
+	if p == "" {
+		return fe.Msg
+	}
+	return p + ": " + fe.Msg
+}

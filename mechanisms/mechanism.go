@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -137,7 +137,7 @@ func (c *Chain) releaseIterations(d *dataset.Dataset) ([]int, error) {
 	}
 	pts, err := c.Release.Points(total, perEpoch)
 	if err != nil {
-		return nil, err
+		return nil, field.Wrap(err, field.At("Release", "release"))
 	}
 	s := &schedule{key: key, specAt: slices.Clone(c.Release.At), at: make([]int, len(pts))}
 	for i, p := range pts {
@@ -163,7 +163,8 @@ func (c *Chain) Dim() int { return c.Model.Dim() }
 
 // Points implements Mechanism.
 func (c *Chain) Points(d *dataset.Dataset) ([]ReleasePoint, error) {
-	return c.Release.Points(c.Sampler.Iterations(d), c.Sampler.IterationsPerEpoch(d))
+	pts, err := c.Release.Points(c.Sampler.Iterations(d), c.Sampler.IterationsPerEpoch(d))
+	return pts, field.Wrap(err, field.At("Release", "release"))
 }
 
 // Check implements Checker. Errors about a field are *field.Error with
@@ -181,11 +182,11 @@ func (c *Chain) Check(d *dataset.Dataset) error {
 		}
 	}
 	if err := c.Sampler.Check(c.Model, d); err != nil {
-		var fe *field.Error
-		if errors.As(err, &fe) {
-			return field.Wrap(err, field.At("Sampler", "sampler"))
+		var me *modelError
+		if errors.As(err, &me) {
+			return field.Wrap(me.err, field.At("Model", "model"))
 		}
-		return err
+		return field.Wrap(err, field.At("Sampler", "sampler"))
 	}
 	if c.Init.FromPrior {
 		if _, ok := c.Model.(PriorSampler); !ok {
@@ -197,6 +198,17 @@ func (c *Chain) Check(d *dataset.Dataset) error {
 	_, err := c.Points(d)
 	return err
 }
+
+// modelError is a sampler's objection to the model it is given (not to a
+// field of its own): the chain names the field Model, not Sampler.
+type modelError struct{ err error }
+
+func modelErrorf(format string, args ...any) error {
+	return &modelError{err: field.Errorf(nil, format, args...)}
+}
+
+func (e *modelError) Error() string { return "model: " + e.err.Error() }
+func (e *modelError) Unwrap() error { return e.err }
 
 // Run implements Mechanism. The starting point is drawn first from t.RNG
 // (if from the prior), then the sampler consumes t.RNG.

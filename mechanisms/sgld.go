@@ -2,12 +2,12 @@ package mechanisms
 
 import (
 	"fmt"
-	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"math"
 	"math/bits"
 	"math/rand/v2"
 	"sync"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 

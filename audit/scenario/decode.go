@@ -708,10 +708,13 @@ func withArticle(s string) string {
 	return "a " + s
 }
 
-// locate attaches the line (and, for a sampler's own messages, the
-// sampler's key) to an error whose message starts with a field path, as
-// Validate's and Build's do. A value changed after decoding (a command-line
-// override) is not attributed to the file.
+// locate attaches the line (and, for a sampler's own checks, the sampler's
+// key) to an error about a scenario field: a *field.Error whose path,
+// read in YAML names, starts at the top of the scenario, as Validate's and
+// Build's errors do. The path comes from the error, never from its text.
+// Other errors (an engine option's, named in Go terms) are returned as they
+// are. A value changed after decoding (a command-line override) is not
+// attributed to the file.
 func (c *Config) locate(err error) error {
 	if err == nil {
 		return nil
@@ -720,22 +723,12 @@ func (c *Config) locate(err error) error {
 	if errors.As(err, &located) {
 		return err
 	}
-	var path, rest string
 	var fe *field.Error
-	if errors.As(err, &fe) {
-		path, rest = c.yamlPath(fe.Path), fe.Msg
-	} else {
-		var ok bool
-		path, rest, ok = leadingPath(err.Error())
-		if !ok {
-			return err
-		}
-		if key := c.samplerKey(); key != "" && (path == "sampler" || strings.HasPrefix(path, "sampler.")) &&
-			path != "sampler."+key && !strings.HasPrefix(path, "sampler."+key+".") {
-			path = strings.Replace(path, "sampler", "sampler."+key, 1)
-		}
+	if !errors.As(err, &fe) || !scenarioPath(fe.Path) {
+		return err
 	}
-	e := &Error{Path: path, Msg: rest}
+	path := c.yamlPath(fe.Path)
+	e := &Error{Path: path, Msg: fe.Msg}
 	if c.src != nil {
 		e.Line = c.lineOf(path)
 	}
@@ -755,21 +748,29 @@ func (c *Config) yamlPath(p field.Path) string {
 	return p.YAML()
 }
 
-var rePath = regexp.MustCompile(`^([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*|\[\d+\](?:\[\d+\])*)*): `)
+// named writes an error about a scenario field with its YAML path, as
+// locate does, but without its line.
+func (c *Config) named(err error) error {
+	var fe *field.Error
+	if err == nil || !errors.As(err, &fe) || !scenarioPath(fe.Path) {
+		return err
+	}
+	return &Error{Path: c.yamlPath(fe.Path), Msg: fe.Msg}
+}
 
-// leadingPath splits "sampler.step.eta: must be …" into the path and the
-// rest, when the message starts with a field path.
-func leadingPath(msg string) (path, rest string, ok bool) {
-	m := rePath.FindStringSubmatch(msg)
-	if m == nil {
-		return "", "", false
+// scenarioPath reports whether p names a scenario field: every step has
+// a YAML name and the first is a top-level key of the scenario.
+func scenarioPath(p field.Path) bool {
+	if len(p) == 0 || p[0].IsIndex() {
+		return false
 	}
-	first, _, _ := strings.Cut(m[1], ".")
-	first, _, _ = strings.Cut(first, "[")
-	if _, known := yamlFields(reflect.TypeOf(Config{})).index[first]; !known {
-		return "", "", false
+	for _, s := range p {
+		if !s.IsIndex() && s.YAML == "" {
+			return false
+		}
 	}
-	return m[1], msg[len(m[0]):], true
+	_, known := yamlFields(reflect.TypeOf(Config{})).index[p[0].YAML]
+	return known
 }
 
 // lineOf returns the line of the deepest field on path written in the

@@ -81,8 +81,13 @@ func TestLocateReadsThePathNotTheMessage(t *testing.T) {
 	if err := c.locate(field.Errorf(eta, "anything")); err.Error() != "line 9: sampler.sgld.step.eta: anything" {
 		t.Errorf("located as %q", err)
 	}
-	// A message that merely looks like a path is not located.
-	if err := c.locate(errors.New("sampler.sgld.batch: plain text")); err.Error() != "sampler.sgld.batch: plain text" {
-		t.Skipf("plain messages are still parsed (regex fallback in place): %q", err)
+	// A message that merely looks like a path is not located, and an
+	// engine option's error (Go names only) is left in Go terms.
+	var e *Error
+	if err := c.locate(errors.New("sampler.sgld.batch: plain text")); errors.As(err, &e) {
+		t.Errorf("a plain message was located: %#v", e)
+	}
+	if err := c.locate(field.Errorf(field.At("Trials", ""), "must be in [20, 100000000], got 3")); errors.As(err, &e) || err.Error() != "Trials: must be in [20, 100000000], got 3" {
+		t.Errorf("an engine option's error became %q", err)
 	}
 }
