@@ -47,7 +47,7 @@ func (m MLP) Check() error {
 	}
 	if m.Features > 1<<20 || m.Hidden > 1<<16 || m.Classes > 1<<16 ||
 		int64(m.Hidden)*int64(m.Features+m.Classes+1) > 1<<24 {
-		return fmt.Errorf("hidden × (features + classes): must be ≤ 2^24 parameters, got %d × (%d + %d)", m.Hidden, m.Features, m.Classes)
+		return field.Errorf(nil, "hidden × (features + classes): must be ≤ 2^24 parameters, got %d × (%d + %d)", m.Hidden, m.Features, m.Classes)
 	}
 	if !(m.Alpha > 0) || math.IsInf(m.Alpha, 0) {
 		return field.Errorf(field.At("Alpha", "alpha"), "must be finite and > 0, got %g", m.Alpha)

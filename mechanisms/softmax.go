@@ -65,7 +65,7 @@ func (m Softmax) Check() error {
 		return field.Errorf(field.At("Classes", "classes"), "must be ≥ 2, got %d", m.Classes)
 	}
 	if m.Features > 1<<20 || m.Classes > 1<<16 || m.Features*m.Classes > 1<<24 {
-		return fmt.Errorf("features × classes: must be ≤ 2^24 parameters, got %d × %d", m.Features, m.Classes)
+		return field.Errorf(nil, "features × classes: must be ≤ 2^24 parameters, got %d × %d", m.Features, m.Classes)
 	}
 	if !(m.Alpha > 0) || math.IsInf(m.Alpha, 0) {
 		return field.Errorf(field.At("Alpha", "alpha"), "must be finite and > 0, got %g", m.Alpha)

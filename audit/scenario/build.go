@@ -10,6 +10,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
@@ -230,8 +231,13 @@ func buildExact(c *Config, p *Plan) (*mechanisms.ExactCounterexample, error) {
 		return nil, exactFieldError(err, ex)
 	}
 	e, err := mechanisms.NewExactCounterexample(model, ex.Epochs, c.Release)
-	if err != nil {
-		return nil, errAt("sampler.exact_cyclic_sgld", "%s", strings.TrimPrefix(err.Error(), "sampler."))
+	var fe *field.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &fe) && len(fe.Path) > 0 && fe.Path[0].Go == "Release":
+		return nil, err // the scenario's own release section
+	default:
+		return nil, wrapAt(err, "sampler.exact_cyclic_sgld")
 	}
 	return e, nil
 }

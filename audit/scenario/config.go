@@ -523,7 +523,7 @@ func (c *Config) validateNeighbour() error {
 var auditFields = map[string]string{
 	"Trials": "audit.trials", "Split": "audit.split", "Split.Train": "audit.split.train",
 	"Split.Select": "audit.split.select", "Split.Eval": "audit.split.eval", "Delta": "audit.delta",
-	"Confidence": "audit.confidence", "Workers": "audit.workers",
+	"Confidence": "audit.confidence", "Workers": "audit.workers", "Theorems": "claim.theorems",
 }
 
 // validateAudit checks the statistics by building the engine's options.
