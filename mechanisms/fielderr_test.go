@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/field"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // A Go caller that builds a chain with a bad field gets an error naming it
@@ -55,4 +56,22 @@ func yamlText(err error, prefix string) string {
 		return fe.Msg
 	}
 	return p + ": " + fe.Msg
+}
+
+// A sampler's objection to the model is about the chain's Model, and a
+// release spec's error about its Release, not about the sampler.
+func TestCheckNamesModelAndRelease(t *testing.T) {
+	d := &dataset.Dataset{Name: "d", Records: []dataset.Record{{X: []float64{1, 2}, Y: 0}, {X: []float64{0, 1}, Y: 1}}}
+	c := &Chain{Model: Softmax{Features: 2, Classes: 3, Alpha: 1}, Sampler: &GaussianQuery{Sigma: 1}, Release: ReleaseSpec{Mode: ReleaseFinal}}
+	err := c.Check(d)
+	var fe *field.Error
+	if !errors.As(err, &fe) || fe.Path.Go() != "Model" {
+		t.Errorf("model mismatch: error %v, want a *field.Error about Model", err)
+	}
+	c = &Chain{Model: NewLinReg1D(1, 1), Sampler: &ULA{Gamma: 0.1, Iters: 10}, Release: ReleaseSpec{Mode: ReleaseTrajectory, Every: 11}}
+	d1, _ := SyntheticLinReg(10, []float64{1}, 1, 1, 1)
+	err = c.Check(d1)
+	if !errors.As(err, &fe) || fe.Path.Go() != "Release.Every" || fe.Path.YAML() != "release.every" {
+		t.Errorf("release: error %v, want a *field.Error about Release.Every", err)
+	}
 }
