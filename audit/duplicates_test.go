@@ -376,7 +376,7 @@ func equalHashes(a, b []uint64) bool {
 // An unknown policy is refused, naming the field.
 func TestRepeatPolicyValidated(t *testing.T) {
 	var fe *FieldError
-	if err := (Options{Trials: 100, Repeats: RepeatsRefused + 1}).Validate(); !errors.As(err, &fe) || fe.Field != "Repeats" {
+	if err := (Options{Trials: 100, Repeats: RepeatsRefused + 1}).Validate(); !errors.As(err, &fe) || fe.Path.Go() != "Repeats" {
 		t.Errorf("got %v", err)
 	}
 }

@@ -319,7 +319,7 @@ func TestWorkAndDimensionLimits(t *testing.T) {
 	}
 	_, err = a.Simulate(context.Background(), 0, 200)
 	var fe *FieldError
-	if !errors.As(err, &fe) || fe.Field != "MaxWork" || !strings.Contains(fe.Msg, "beyond the limit of 1e+03") {
+	if !errors.As(err, &fe) || fe.Path.Go() != "MaxWork" || !strings.Contains(fe.Msg, "beyond the limit of 1e+03") {
 		t.Fatalf("Simulate: %v", err)
 	}
 	if _, err := a.WithMaxWork(1e9).Simulate(context.Background(), 0, 200); err != nil {
@@ -335,7 +335,7 @@ func TestWorkAndDimensionLimits(t *testing.T) {
 	big.Pair = pair
 	big.Mechanism = &mechanisms.Chain{Model: mechanisms.LinReg{D: 2000, Alpha: 1, Beta: 1}, Sampler: &mechanisms.GaussianQuery{Sigma: 1}, Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseFinal}}
 	_, err = New(big, Options{Trials: 100, Attacks: []attacks.Classifier{attacks.QDA{}}})
-	if !errors.As(err, &fe) || fe.Field != "Attacks" || !strings.Contains(fe.Msg, "qda: at most 1000 features") || !strings.Contains(fe.Msg, "got 2000") {
+	if !errors.As(err, &fe) || fe.Path.Go() != "Attacks" || !strings.Contains(fe.Msg, "qda: at most 1000 features") || !strings.Contains(fe.Msg, "got 2000") {
 		t.Errorf("qda on 2000 features: %v", err)
 	}
 	if _, err := New(big, Options{Trials: 100, Attacks: []attacks.Classifier{attacks.BestCoordinate{}}}); err != nil {

@@ -3,8 +3,10 @@ package audit
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -189,16 +191,16 @@ type Options struct {
 	Repeats RepeatPolicy
 }
 
-// FieldError reports an invalid option: Field is the Go field name.
-type FieldError struct {
-	Field string
-	Msg   string
-}
+// FieldError reports an invalid option: its Path holds the Go field
+// names ("Trials", "Split.Train"; the engine has no YAML names).
+type FieldError = field.Error
 
-func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
-
-func fieldErr(field, format string, args ...any) error {
-	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+func fieldErr(name, format string, args ...any) error {
+	var p field.Path
+	for _, n := range strings.Split(name, ".") {
+		p = p.Field(n, "")
+	}
+	return field.Errorf(p, format, args...)
 }
 
 // Validate checks the options on their own (New also checks them against

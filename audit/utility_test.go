@@ -137,7 +137,7 @@ func TestUtilityAgainstExactReleaseLaw(t *testing.T) {
 		tg := gaussTarget(t, shift)
 		tg.Posterior = bad
 		var fe *FieldError
-		if _, err := New(tg, gaussOptions(5, 100)); err == nil || !asFieldError(err, &fe) || fe.Field != "Posterior" {
+		if _, err := New(tg, gaussOptions(5, 100)); err == nil || !asFieldError(err, &fe) || fe.Path.Go() != "Posterior" {
 			t.Errorf("posterior %+v: error %v", bad, err)
 		}
 	}

@@ -191,7 +191,7 @@ func EpsilonAt(profile func(float64) float64, delta float64) float64 {
 // iterations before it: for every variant of the theorems that apply (the
 // printed constants, a conservative reading), the tightest guarantee —
 // smallest ε at δ at the last release point. It is an error when no
-// theorem applies.
+// theorem applies (a *FieldError naming Theorems).
 func TheoremClaims(m mechanisms.Mechanism, pair dataset.Pair, points []mechanisms.ReleasePoint, delta float64) ([]Claim, error) {
 	per := make([][]closedform.Guarantee, len(points))
 	for k, pt := range points {
@@ -222,7 +222,7 @@ func TheoremClaims(m mechanisms.Mechanism, pair dataset.Pair, points []mechanism
 		}
 	}
 	if len(order) == 0 {
-		return nil, fmt.Errorf("claim.theorems: no theorem applies to %s: %s", mechanisms.NameOf(m), strings.Join(reasons, "; "))
+		return nil, fieldErr("Theorems", "no theorem applies to %s: %s", mechanisms.NameOf(m), strings.Join(reasons, "; "))
 	}
 	var out []Claim
 	for _, v := range order {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -42,14 +43,14 @@ func RaisaBanana() Banana { return Banana{A: 20, PriorVar: 1e6, Var1: 2000, Var2
 // Check validates the parameters.
 func (b Banana) Check() error {
 	if math.IsNaN(b.A) || math.IsInf(b.A, 0) {
-		return fmt.Errorf("a: must be finite, got %g", b.A)
+		return field.Errorf(field.At("A", "a"), "must be finite, got %g", b.A)
 	}
 	for _, f := range []struct {
-		name string
+		name field.Path
 		v    float64
-	}{{"prior_var", b.PriorVar}, {"var1", b.Var1}, {"var2", b.Var2}} {
+	}{{field.At("PriorVar", "prior_var"), b.PriorVar}, {field.At("Var1", "var1"), b.Var1}, {field.At("Var2", "var2"), b.Var2}} {
 		if !(f.v > 0) || math.IsInf(f.v, 0) {
-			return fmt.Errorf("%s: must be finite and > 0, got %g", f.name, f.v)
+			return field.Errorf(f.name, "must be finite and > 0, got %g", f.v)
 		}
 	}
 	return nil
@@ -195,14 +196,14 @@ func (l BananaLaw) LogDensity(theta []float64) float64 {
 // use θ = (0, 3)). The same seed gives the same dataset.
 func SyntheticBanana(n int, theta [2]float64, b Banana, seed uint64) (*dataset.Dataset, error) {
 	if n < 1 {
-		return nil, fmt.Errorf("n: must be ≥ 1, got %d", n)
+		return nil, field.Errorf(field.At("n", "n"), "must be ≥ 1, got %d", n)
 	}
 	if err := b.Check(); err != nil {
 		return nil, err
 	}
 	for i, t := range theta {
 		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil, fmt.Errorf("theta_star[%d]: must be finite, got %g", i, t)
+			return nil, field.Errorf(field.At("theta", "theta_star").Index(i), "must be finite, got %g", t)
 		}
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed15))

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -160,7 +161,7 @@ func (s *DPBarker) resolve(n int) (barkerParams, error) {
 	if !s.Exact {
 		v, err := NewVCor(p.c)
 		if err != nil {
-			return p, fmt.Errorf("sampler.%w", err)
+			return p, err
 		}
 		p.vcor = v
 		p.sdFixed = math.Sqrt(p.c + vcorSD*vcorSD)
@@ -207,17 +208,17 @@ func (s *DPBarker) IterationsPerEpoch(d *dataset.Dataset) int {
 // Check implements Sampler.
 func (s *DPBarker) Check(m Model, d *dataset.Dataset) error {
 	if !(s.Step > 0) || math.IsInf(s.Step, 0) {
-		return fmt.Errorf("sampler.step: must be finite and > 0, got %g", s.Step)
+		return field.Errorf(field.At("Step", "step"), "must be finite and > 0, got %g", s.Step)
 	}
 	if s.Iters < 1 || s.Iters > MaxIterations {
-		return fmt.Errorf("sampler.iterations: must be in [1, 2^40], got %d", s.Iters)
+		return field.Errorf(field.At("Iters", "iterations"), "must be in [1, 2^40], got %d", s.Iters)
 	}
 	n := d.Len()
 	if s.Batch != 0 && (s.Batch < 2 || s.Batch > n) {
-		return fmt.Errorf("sampler.batch: must be 0 (full data) or in [2, n=%d], got %d", n, s.Batch)
+		return field.Errorf(field.At("Batch", "batch"), "must be 0 (full data) or in [2, n=%d], got %d", n, s.Batch)
 	}
 	if s.N0 != 0 && !(s.N0 > 0 && s.N0 <= float64(n)) {
-		return fmt.Errorf("sampler.n0: must be 0 (no tempering) or in (0, n=%d], got %g", n, s.N0)
+		return field.Errorf(field.At("N0", "n0"), "must be 0 (no tempering) or in (0, n=%d], got %g", n, s.N0)
 	}
 	if err := s.checkTest(); err != nil {
 		return err
@@ -237,13 +238,13 @@ func (s *DPBarker) Check(m Model, d *dataset.Dataset) error {
 func (s *DPBarker) checkTest() error {
 	if s.Exact {
 		if s.Batch != 0 {
-			return fmt.Errorf("sampler.exact: the exact test (eq. 5) uses the full data; set batch to 0, got %d", s.Batch)
+			return field.Errorf(field.At("Exact", "exact"), "the exact test (eq. 5) uses the full data; set batch to 0, got %d", s.Batch)
 		}
 		if s.C != 0 {
-			return fmt.Errorf("sampler.c: the exact test (eq. 5) has no Gaussian part; leave c unset, got %g", s.C)
+			return field.Errorf(field.At("C", "c"), "the exact test (eq. 5) has no Gaussian part; leave c unset, got %g", s.C)
 		}
 	} else if s.C != 0 && !(s.C > 0 && s.C < LogisticVariance) {
-		return fmt.Errorf("sampler.c: must be in (0, π²/3 = %.6g), got %g", LogisticVariance, s.C)
+		return field.Errorf(field.At("C", "c"), "must be in (0, π²/3 = %.6g), got %g", LogisticVariance, s.C)
 	}
 	return nil
 }
@@ -251,10 +252,10 @@ func (s *DPBarker) checkTest() error {
 // checkClip checks the clipping bound and its opt-out.
 func (s *DPBarker) checkClip() error {
 	if s.Clip != 0 && !(s.Clip > 0 && !math.IsInf(s.Clip, 0)) {
-		return fmt.Errorf("sampler.clip: must be finite and > 0 (or 0 for the paper's default), got %g", s.Clip)
+		return field.Errorf(field.At("Clip", "clip"), "must be finite and > 0 (or 0 for the paper's default), got %g", s.Clip)
 	}
 	if s.NoClip && s.Clip != 0 {
-		return fmt.Errorf("sampler.no_clip: cannot be combined with clip = %g", s.Clip)
+		return field.Errorf(field.At("NoClip", "no_clip"), "cannot be combined with clip = %g", s.Clip)
 	}
 	return nil
 }
@@ -264,16 +265,16 @@ func (s *DPBarker) checkClip() error {
 func (s *DPBarker) checkVariance() error {
 	if s.VarianceLimit != 0 {
 		if s.Batch == 0 {
-			return fmt.Errorf("sampler.variance_limit: only the subsampled test (batch ≥ 2) has a variance check, got %g with batch 0", s.VarianceLimit)
+			return field.Errorf(field.At("VarianceLimit", "variance_limit"), "only the subsampled test (batch ≥ 2) has a variance check, got %g with batch 0", s.VarianceLimit)
 		}
 		if !(s.VarianceLimit > 0 && s.VarianceLimit <= s.c()) {
-			return fmt.Errorf("sampler.variance_limit: must be in (0, c = %g], got %g", s.c(), s.VarianceLimit)
+			return field.Errorf(field.At("VarianceLimit", "variance_limit"), "must be in (0, c = %g], got %g", s.c(), s.VarianceLimit)
 		}
 	}
 	switch s.OnVarianceFailure {
 	case "", VarianceReject, VarianceError:
 	default:
-		return fmt.Errorf("sampler.on_variance_failure: must be one of reject, error, got %q", s.OnVarianceFailure)
+		return field.Errorf(field.At("OnVarianceFailure", "on_variance_failure"), "must be one of reject, error, got %q", s.OnVarianceFailure)
 	}
 	return nil
 }

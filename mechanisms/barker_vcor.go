@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
 )
 
@@ -80,7 +81,7 @@ var vcorCache sync.Map // float64 bits of C → *VCor
 // cached.
 func NewVCor(c float64) (*VCor, error) {
 	if !(c > 0 && c < LogisticVariance) {
-		return nil, fmt.Errorf("c: must be in (0, π²/3 = %.6g), got %g", LogisticVariance, c)
+		return nil, field.Errorf(field.At("c", "c"), "must be in (0, π²/3 = %.6g), got %g", LogisticVariance, c)
 	}
 	key := math.Float64bits(c)
 	if v, ok := vcorCache.Load(key); ok {
@@ -115,7 +116,7 @@ func normPDF(x, sd float64) float64 {
 // caches; use it instead). The fit is deterministic.
 func FitVCor(c float64) (*VCor, error) {
 	if !(c > 0 && c < LogisticVariance) {
-		return nil, fmt.Errorf("c: must be in (0, π²/3 = %.6g), got %g", LogisticVariance, c)
+		return nil, field.Errorf(field.At("c", "c"), "must be in (0, π²/3 = %.6g), got %g", LogisticVariance, c)
 	}
 	sd := math.Sqrt(c + vcorSD*vcorSD)
 	h := 2 * vcorGridHalf / (vcorGridN - 1)

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -36,24 +37,24 @@ type ExactCounterexample struct {
 // epoch and the transitions between them.
 func NewExactCounterexample(model closedform.Counterexample, epochs int, release ReleaseSpec) (*ExactCounterexample, error) {
 	if err := model.Validate(); err != nil {
-		return nil, fmt.Errorf("sampler.%w", err)
+		return nil, field.Errorf(field.At("Model", "model"), "%w", err)
 	}
 	if epochs < 1 || epochs > 1_000_000 {
-		return nil, fmt.Errorf("sampler.epochs: must be in [1, 1000000], got %d", epochs)
+		return nil, field.Errorf(field.At("epochs", "epochs"), "must be in [1, 1000000], got %d", epochs)
 	}
 	e := &ExactCounterexample{Model: model, Epochs: epochs, Release: release, priorStd: 1 / math.Sqrt(model.Alpha)}
 	total, ok := MulCount(epochs, model.N)
 	if !ok {
-		return nil, fmt.Errorf("sampler.epochs: epochs × n = %d × %d iterations overflow the integer range", epochs, model.N)
+		return nil, field.Errorf(field.At("epochs", "epochs"), "epochs × n = %d × %d iterations overflow the integer range", epochs, model.N)
 	}
 	pts, err := release.Points(total, model.N)
 	if err != nil {
-		return nil, err
+		return nil, field.Wrap(err, field.At("Release", "release"))
 	}
 	prev := 0
 	for _, pt := range pts {
 		if pt.Iteration%model.N != 0 {
-			return nil, fmt.Errorf("release: the exact sampler releases at epoch boundaries only (iteration %d is not a multiple of n = %d)", pt.Iteration, model.N)
+			return nil, field.Errorf(field.At("Release", "release"), "the exact sampler releases at epoch boundaries only (iteration %d is not a multiple of n = %d)", pt.Iteration, model.N)
 		}
 		k := pt.Iteration / model.N
 		m, err := model.Moments(k)
@@ -91,7 +92,7 @@ func (e *ExactCounterexample) Points(*dataset.Dataset) ([]ReleasePoint, error) {
 // Check implements Checker.
 func (e *ExactCounterexample) Check(d *dataset.Dataset) error {
 	if d.Len() != e.Model.N {
-		return fmt.Errorf("data: the exact sampler needs the counterexample's n = %d records, got %d", e.Model.N, d.Len())
+		return field.Errorf(field.At("Data", "data"), "the exact sampler needs the counterexample's n = %d records, got %d", e.Model.N, d.Len())
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -40,31 +41,31 @@ type Gauss struct {
 func NewGauss(priorMean []float64, priorSD float64, cov []float64) (*Gauss, error) {
 	d := int(math.Round(math.Sqrt(float64(len(cov)))))
 	if d < 1 || d*d != len(cov) {
-		return nil, fmt.Errorf("cov: must hold d×d values for some d ≥ 1, got %d values", len(cov))
+		return nil, field.Errorf(field.At("cov", "cov"), "must hold d×d values for some d ≥ 1, got %d values", len(cov))
 	}
 	if len(priorMean) != 0 && len(priorMean) != d {
-		return nil, fmt.Errorf("prior_mean: must have %d values (the dimension of cov), got %d", d, len(priorMean))
+		return nil, field.Errorf(field.At("priorMean", "prior_mean"), "must have %d values (the dimension of cov), got %d", d, len(priorMean))
 	}
 	for i, v := range priorMean {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("prior_mean[%d]: must be finite, got %g", i, v)
+			return nil, field.Errorf(field.At("priorMean", "prior_mean").Index(i), "must be finite, got %g", v)
 		}
 	}
 	if !(priorSD > 0) || math.IsInf(priorSD, 0) {
-		return nil, fmt.Errorf("prior_sd: must be finite and > 0, got %g", priorSD)
+		return nil, field.Errorf(field.At("priorSD", "prior_sd"), "must be finite and > 0, got %g", priorSD)
 	}
 	sym := mat.NewSymDense(d, nil)
 	for i := 0; i < d; i++ {
 		for j := 0; j < d; j++ {
 			v := cov[i*d+j]
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("cov[%d][%d]: must be finite, got %g", i, j, v)
+				return nil, field.Errorf(field.At("cov", "cov").Index(i).Index(j), "must be finite, got %g", v)
 			}
 			w := cov[j*d+i]
 			// Symmetric up to rounding (a covariance computed as QDQᵀ is
 			// symmetric only to a few ulps); the average is used.
 			if math.Abs(v-w) > 1e-10*math.Sqrt(math.Abs(cov[i*d+i]*cov[j*d+j])) {
-				return nil, fmt.Errorf("cov: must be symmetric, got cov[%d][%d] = %g and cov[%d][%d] = %g", i, j, v, j, i, w)
+				return nil, field.Errorf(field.At("cov", "cov"), "must be symmetric, got cov[%d][%d] = %g and cov[%d][%d] = %g", i, j, v, j, i, w)
 			}
 			if j >= i {
 				sym.SetSym(i, j, 0.5*(v+w))
@@ -73,11 +74,11 @@ func NewGauss(priorMean []float64, priorSD float64, cov []float64) (*Gauss, erro
 	}
 	var ch mat.Cholesky
 	if !ch.Factorize(sym) {
-		return nil, fmt.Errorf("cov: must be positive definite")
+		return nil, field.Errorf(field.At("cov", "cov"), "must be positive definite")
 	}
 	var inv mat.SymDense
 	if err := ch.InverseTo(&inv); err != nil {
-		return nil, fmt.Errorf("cov: too ill-conditioned to invert: %v", err)
+		return nil, field.Errorf(field.At("cov", "cov"), "too ill-conditioned to invert: %v", err)
 	}
 	var l mat.TriDense
 	ch.LTo(&l)
@@ -241,10 +242,10 @@ func (g *Gauss) Posterior(ds *dataset.Dataset) (mean, cov []float64, err error) 
 // below 1e-4 with probability ≈ 1%), exactly as in the paper.
 func RaisaCovariance(d int, shape float64, seed uint64) ([]float64, error) {
 	if d < 1 || d > 1000 {
-		return nil, fmt.Errorf("dim: must be in [1, 1000], got %d", d)
+		return nil, field.Errorf(field.At("d", "dim"), "must be in [1, 1000], got %d", d)
 	}
 	if !(shape > 0) || math.IsInf(shape, 0) {
-		return nil, fmt.Errorf("shape: must be finite and > 0, got %g", shape)
+		return nil, field.Errorf(field.At("shape", "shape"), "must be finite and > 0, got %g", shape)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed13))
 	gam := distuv.Gamma{Alpha: shape, Beta: 1, Src: rng}
@@ -283,18 +284,18 @@ func RaisaCovariance(d int, shape float64, seed uint64) ([]float64, error) {
 // same dataset.
 func SyntheticGauss(n int, theta, cov []float64, seed uint64) (*dataset.Dataset, error) {
 	if n < 1 {
-		return nil, fmt.Errorf("n: must be ≥ 1, got %d", n)
+		return nil, field.Errorf(field.At("n", "n"), "must be ≥ 1, got %d", n)
 	}
 	g, err := NewGauss(nil, 1, cov)
 	if err != nil {
 		return nil, err
 	}
 	if len(theta) != g.d {
-		return nil, fmt.Errorf("theta_star: must have %d values, got %d", g.d, len(theta))
+		return nil, field.Errorf(field.At("theta", "theta_star"), "must have %d values, got %d", g.d, len(theta))
 	}
 	for i, t := range theta {
 		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil, fmt.Errorf("theta_star[%d]: must be finite, got %g", i, t)
+			return nil, field.Errorf(field.At("theta", "theta_star").Index(i), "must be finite, got %g", t)
 		}
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed14))

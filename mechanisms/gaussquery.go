@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -40,13 +41,13 @@ func (g *GaussianQuery) IterationsPerEpoch(*dataset.Dataset) int { return 1 }
 // Check implements Sampler.
 func (g *GaussianQuery) Check(m Model, d *dataset.Dataset) error {
 	if !(g.Sigma > 0) || math.IsInf(g.Sigma, 0) {
-		return fmt.Errorf("sampler.sigma: must be finite and > 0, got %g", g.Sigma)
+		return field.Errorf(field.At("Sigma", "sigma"), "must be finite and > 0, got %g", g.Sigma)
 	}
 	if !(g.Clip >= 0) || math.IsInf(g.Clip, 0) {
-		return fmt.Errorf("sampler.clip: must be finite and ≥ 0, got %g", g.Clip)
+		return field.Errorf(field.At("Clip", "clip"), "must be finite and ≥ 0, got %g", g.Clip)
 	}
 	if m.Dim() != m.DataDim() {
-		return fmt.Errorf("model: the Gaussian query releases a record-sized sum; the model's dimension %d must equal the records' %d", m.Dim(), m.DataDim())
+		return modelErrorf("the Gaussian query releases a record-sized sum; the model's dimension %d must equal the records' %d", m.Dim(), m.DataDim())
 	}
 	return nil
 }

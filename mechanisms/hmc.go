@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -135,34 +136,34 @@ const MaxLeapfrogSteps = 100000
 // Check implements Sampler.
 func (h *DPHMC) Check(m Model, d *dataset.Dataset) error {
 	if h.Iters < 1 || h.Iters > MaxIterations {
-		return fmt.Errorf("sampler.iterations: must be in [1, 2^40], got %d", h.Iters)
+		return field.Errorf(field.At("Iters", "iterations"), "must be in [1, 2^40], got %d", h.Iters)
 	}
 	if !(h.Step > 0) || math.IsInf(h.Step, 0) {
-		return fmt.Errorf("sampler.step: must be finite and > 0, got %g", h.Step)
+		return field.Errorf(field.At("Step", "step"), "must be finite and > 0, got %g", h.Step)
 	}
 	if h.LeapfrogSteps < 1 || h.LeapfrogSteps > MaxLeapfrogSteps {
-		return fmt.Errorf("sampler.leapfrog_steps: must be in [1, %d], got %d", MaxLeapfrogSteps, h.LeapfrogSteps)
+		return field.Errorf(field.At("LeapfrogSteps", "leapfrog_steps"), "must be in [1, %d], got %d", MaxLeapfrogSteps, h.LeapfrogSteps)
 	}
 	if len(h.Mass) > 1 && len(h.Mass) != m.Dim() {
-		return fmt.Errorf("sampler.mass: must have 0, 1 or %d values (the model's dimension), got %d", m.Dim(), len(h.Mass))
+		return field.Errorf(field.At("Mass", "mass"), "must have 0, 1 or %d values (the model's dimension), got %d", m.Dim(), len(h.Mass))
 	}
 	for i, v := range h.Mass {
 		if !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("sampler.mass[%d]: must be finite and > 0, got %g", i, v)
+			return field.Errorf(field.At("Mass", "mass").Index(i), "must be finite and > 0, got %g", v)
 		}
 	}
 	switch h.StepJitter {
 	case "", JitterNone, JitterHalton:
 	default:
-		return fmt.Errorf("sampler.step_jitter: must be one of none, halton, got %q", h.StepJitter)
+		return field.Errorf(field.At("StepJitter", "step_jitter"), "must be one of none, halton, got %q", h.StepJitter)
 	}
 	if err := checkTauScale(h.TauScale); err != nil {
 		return err
 	}
-	if err := checkClipTau("clip_llr", h.ClipLLR, "tau_l", h.TauL, h.NoNoise); err != nil {
+	if err := checkClipTau(field.At("ClipLLR", "clip_llr"), h.ClipLLR, field.At("TauL", "tau_l"), h.TauL, h.NoNoise); err != nil {
 		return err
 	}
-	return checkClipTau("clip_grad", h.ClipGrad, "tau_g", h.TauG, h.NoNoise)
+	return checkClipTau(field.At("ClipGrad", "clip_grad"), h.ClipGrad, field.At("TauG", "tau_g"), h.TauG, h.NoNoise)
 }
 
 // haltonPoint returns the i-th point (i ≥ 0) of the base-2 Halton sequence

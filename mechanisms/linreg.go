@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"gonum.org/v1/gonum/mat"
 )
@@ -28,13 +29,13 @@ func NewLinReg1D(alpha, beta float64) LinReg { return LinReg{D: 1, Alpha: alpha,
 // Check validates the parameters.
 func (m LinReg) Check() error {
 	if m.D < 1 || m.D > MaxModelDim {
-		return fmt.Errorf("dim: must be in [1, %d], got %d", MaxModelDim, m.D)
+		return field.Errorf(field.At("D", "dim"), "must be in [1, %d], got %d", MaxModelDim, m.D)
 	}
 	if !(m.Alpha > 0) || math.IsInf(m.Alpha, 0) {
-		return fmt.Errorf("alpha: must be finite and > 0, got %g", m.Alpha)
+		return field.Errorf(field.At("Alpha", "alpha"), "must be finite and > 0, got %g", m.Alpha)
 	}
 	if !(m.Beta > 0) || math.IsInf(m.Beta, 0) {
-		return fmt.Errorf("beta: must be finite and > 0, got %g", m.Beta)
+		return field.Errorf(field.At("Beta", "beta"), "must be finite and > 0, got %g", m.Beta)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -22,10 +23,10 @@ type Logistic struct {
 // Check validates the parameters.
 func (m Logistic) Check() error {
 	if m.D < 1 || m.D > MaxModelDim {
-		return fmt.Errorf("dim: must be in [1, %d], got %d", MaxModelDim, m.D)
+		return field.Errorf(field.At("D", "dim"), "must be in [1, %d], got %d", MaxModelDim, m.D)
 	}
 	if !(m.Alpha > 0) || math.IsInf(m.Alpha, 0) {
-		return fmt.Errorf("alpha: must be finite and > 0, got %g", m.Alpha)
+		return field.Errorf(field.At("Alpha", "alpha"), "must be finite and > 0, got %g", m.Alpha)
 	}
 	return nil
 }

@@ -2,12 +2,14 @@ package mechanisms
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -135,7 +137,7 @@ func (c *Chain) releaseIterations(d *dataset.Dataset) ([]int, error) {
 	}
 	pts, err := c.Release.Points(total, perEpoch)
 	if err != nil {
-		return nil, err
+		return nil, field.Wrap(err, field.At("Release", "release"))
 	}
 	s := &schedule{key: key, specAt: slices.Clone(c.Release.At), at: make([]int, len(pts))}
 	for i, p := range pts {
@@ -161,13 +163,15 @@ func (c *Chain) Dim() int { return c.Model.Dim() }
 
 // Points implements Mechanism.
 func (c *Chain) Points(d *dataset.Dataset) ([]ReleasePoint, error) {
-	return c.Release.Points(c.Sampler.Iterations(d), c.Sampler.IterationsPerEpoch(d))
+	pts, err := c.Release.Points(c.Sampler.Iterations(d), c.Sampler.IterationsPerEpoch(d))
+	return pts, field.Wrap(err, field.At("Release", "release"))
 }
 
-// Check implements Checker.
+// Check implements Checker. Errors about a field are *field.Error with
+// the Chain's field names (the dataset named "Data").
 func (c *Chain) Check(d *dataset.Dataset) error {
 	if d.Virtual > 0 {
-		return fmt.Errorf("data: %s has %d records described analytically; sampler %s needs them materialised (use the exact counterexample sampler, or n ≤ the materialisation limit)", d.Name, d.Virtual, c.Sampler.Name())
+		return field.Errorf(field.At("Data", "data"), "%s has %d records described analytically; sampler %s needs them materialised (use the exact counterexample sampler, or n ≤ the materialisation limit)", d.Name, d.Virtual, c.Sampler.Name())
 	}
 	if err := d.Validate(c.Model.DataDim()); err != nil {
 		return err
@@ -178,18 +182,33 @@ func (c *Chain) Check(d *dataset.Dataset) error {
 		}
 	}
 	if err := c.Sampler.Check(c.Model, d); err != nil {
-		return err
+		var me *modelError
+		if errors.As(err, &me) {
+			return field.Wrap(me.err, field.At("Model", "model"))
+		}
+		return field.Wrap(err, field.At("Sampler", "sampler"))
 	}
 	if c.Init.FromPrior {
 		if _, ok := c.Model.(PriorSampler); !ok {
-			return fmt.Errorf("init.from_prior: model %s cannot sample its prior", c.Model.Name())
+			return field.Errorf(field.At("Init", "init").Field("FromPrior", "from_prior"), "model %s cannot sample its prior", c.Model.Name())
 		}
 	} else if len(c.Init.Theta) != 0 && len(c.Init.Theta) != c.Model.Dim() {
-		return fmt.Errorf("init.theta: must have %d values (the model's dimension), got %d", c.Model.Dim(), len(c.Init.Theta))
+		return field.Errorf(field.At("Init", "init").Field("Theta", "theta"), "must have %d values (the model's dimension), got %d", c.Model.Dim(), len(c.Init.Theta))
 	}
 	_, err := c.Points(d)
 	return err
 }
+
+// modelError is a sampler's objection to the model it is given (not to a
+// field of its own): the chain names the field Model, not Sampler.
+type modelError struct{ err error }
+
+func modelErrorf(format string, args ...any) error {
+	return &modelError{err: field.Errorf(nil, format, args...)}
+}
+
+func (e *modelError) Error() string { return "model: " + e.err.Error() }
+func (e *modelError) Unwrap() error { return e.err }
 
 // Run implements Mechanism. The starting point is drawn first from t.RNG
 // (if from the prior), then the sampler consumes t.RNG.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
@@ -34,11 +35,11 @@ func NewHeikkilaMixture() Mixture { return Mixture{Var1: 10, Var2: 1, VarX: 2} }
 // Check validates the parameters.
 func (m Mixture) Check() error {
 	for _, f := range []struct {
-		name string
+		name field.Path
 		v    float64
-	}{{"var1", m.Var1}, {"var2", m.Var2}, {"var_x", m.VarX}} {
+	}{{field.At("Var1", "var1"), m.Var1}, {field.At("Var2", "var2"), m.Var2}, {field.At("VarX", "var_x"), m.VarX}} {
 		if !(f.v > 0) || math.IsInf(f.v, 0) {
-			return fmt.Errorf("%s: must be finite and > 0, got %g", f.name, f.v)
+			return field.Errorf(f.name, "must be finite and > 0, got %g", f.v)
 		}
 	}
 	return nil
@@ -108,14 +109,14 @@ func (m Mixture) SamplePrior(rng *rand.Rand, theta []float64) {
 // SyntheticMixture(1_000_000, []float64{0, 1}, NewHeikkilaMixture(), seed).
 func SyntheticMixture(n int, theta []float64, m Mixture, seed uint64) (*dataset.Dataset, error) {
 	if n < 1 {
-		return nil, fmt.Errorf("n: must be ≥ 1, got %d", n)
+		return nil, field.Errorf(field.At("n", "n"), "must be ≥ 1, got %d", n)
 	}
 	if len(theta) != 2 {
-		return nil, fmt.Errorf("theta: must have 2 values, got %d", len(theta))
+		return nil, field.Errorf(field.At("theta", "theta"), "must have 2 values, got %d", len(theta))
 	}
 	for i, t := range theta {
 		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil, fmt.Errorf("theta[%d]: must be finite, got %g", i, t)
+			return nil, field.Errorf(field.At("theta", "theta").Index(i), "must be finite, got %g", t)
 		}
 	}
 	if err := m.Check(); err != nil {

@@ -162,7 +162,7 @@ func TestMLPCheck(t *testing.T) {
 		{MLP{Features: 2, Hidden: 2, Classes: 2, Alpha: -1}, "alpha: must be finite and > 0, got -1"},
 		{MLP{Features: 1 << 20, Hidden: 1 << 10, Classes: 2, Alpha: 1}, "hidden × (features + classes): must be ≤ 2^24 parameters, got 1024 × (1048576 + 2)"},
 	} {
-		if err := c.m.Check(); err == nil || err.Error() != c.want {
+		if err := c.m.Check(); err == nil || yamlText(err, "") != c.want {
 			t.Errorf("%+v: error %v, want %q", c.m, err, c.want)
 		}
 	}

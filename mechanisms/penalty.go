@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"gonum.org/v1/gonum/floats"
 )
@@ -369,13 +370,13 @@ func paperTau(tau float64, scale string, n int) float64 {
 	return tau
 }
 
-// checkTauScale validates a tau_scale field.
+// checkTauScale validates a tau_scale field (a *field.Error about TauScale).
 func checkTauScale(scale string) error {
 	switch scale {
 	case "", TauPaper, TauSqrtN:
 		return nil
 	}
-	return fmt.Errorf("sampler.tau_scale: must be one of paper, sqrt-n, got %q", scale)
+	return field.Errorf(field.At("TauScale", "tau_scale"), "must be one of paper, sqrt-n, got %q", scale)
 }
 
 // PaperTau returns the paper's τ of this configuration on a dataset of n
@@ -408,21 +409,21 @@ func (s *DPPenalty) IterationsPerEpoch(*dataset.Dataset) int { return 1 }
 
 // checkClipTau validates the clip bound and noise level shared by the
 // penalty samplers.
-func checkClipTau(clipName string, clip float64, tauName string, tau float64, noNoise bool) error {
+func checkClipTau(clipName field.Path, clip float64, tauName field.Path, tau float64, noNoise bool) error {
 	if noNoise {
 		if !(clip > 0) {
-			return fmt.Errorf("sampler.%s: must be > 0 (+Inf allowed with no_noise), got %g", clipName, clip)
+			return field.Errorf(clipName, "must be > 0 (+Inf allowed with no_noise), got %g", clip)
 		}
 		if tau != 0 {
-			return fmt.Errorf("sampler.%s: must be 0 (unset) when no_noise is true, got %g", tauName, tau)
+			return field.Errorf(tauName, "must be 0 (unset) when no_noise is true, got %g", tau)
 		}
 		return nil
 	}
 	if !(clip > 0) || math.IsInf(clip, 0) {
-		return fmt.Errorf("sampler.%s: must be finite and > 0, got %g", clipName, clip)
+		return field.Errorf(clipName, "must be finite and > 0, got %g", clip)
 	}
 	if !(tau > 0) || math.IsInf(tau, 0) {
-		return fmt.Errorf("sampler.%s: must be finite and > 0 (or set no_noise), got %g", tauName, tau)
+		return field.Errorf(tauName, "must be finite and > 0 (or set no_noise), got %g", tau)
 	}
 	return nil
 }
@@ -430,20 +431,20 @@ func checkClipTau(clipName string, clip float64, tauName string, tau float64, no
 // Check implements Sampler.
 func (s *DPPenalty) Check(m Model, d *dataset.Dataset) error {
 	if s.Iters < 1 || s.Iters > MaxIterations {
-		return fmt.Errorf("sampler.iterations: must be in [1, 2^40], got %d", s.Iters)
+		return field.Errorf(field.At("Iters", "iterations"), "must be in [1, 2^40], got %d", s.Iters)
 	}
 	if len(s.ProposalSD) != 1 && len(s.ProposalSD) != m.Dim() {
-		return fmt.Errorf("sampler.proposal_sd: must have 1 or %d values (the model's dimension), got %d", m.Dim(), len(s.ProposalSD))
+		return field.Errorf(field.At("ProposalSD", "proposal_sd"), "must have 1 or %d values (the model's dimension), got %d", m.Dim(), len(s.ProposalSD))
 	}
 	for i, v := range s.ProposalSD {
 		if !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("sampler.proposal_sd[%d]: must be finite and > 0, got %g", i, v)
+			return field.Errorf(field.At("ProposalSD", "proposal_sd").Index(i), "must be finite and > 0, got %g", v)
 		}
 	}
 	if err := checkTauScale(s.TauScale); err != nil {
 		return err
 	}
-	return checkClipTau("clip_llr", s.ClipLLR, "tau", s.Tau, s.NoNoise)
+	return checkClipTau(field.At("ClipLLR", "clip_llr"), s.ClipLLR, field.At("Tau", "tau"), s.Tau, s.NoNoise)
 }
 
 // Run implements Sampler.

@@ -3,6 +3,8 @@ package mechanisms
 import (
 	"fmt"
 	"sort"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 )
 
 // ReleaseMode says which states of a run are released.
@@ -45,11 +47,12 @@ type ReleasePoint struct {
 const MaxReleasePoints = 100000
 
 // Points resolves the spec for a run of total iterations whose epochs have
-// perEpoch iterations.
+// perEpoch iterations. Errors are *field.Error about the spec's fields (the
+// holder of the spec adds "Release").
 func (r ReleaseSpec) Points(total, perEpoch int) ([]ReleasePoint, error) {
 	every := r.Every
 	if every < 0 {
-		return nil, fmt.Errorf("release.every: must be ≥ 1, got %d", every)
+		return nil, field.Errorf(field.At("Every", "every"), "must be ≥ 1, got %d", every)
 	}
 	if every == 0 {
 		every = 1
@@ -66,13 +69,13 @@ func (r ReleaseSpec) Points(total, perEpoch int) ([]ReleasePoint, error) {
 	case ReleaseTrajectory:
 		pts, err = trajectoryPoints(total, every)
 	default:
-		return nil, fmt.Errorf("release.mode: must be one of final, epochs, snapshots, trajectory, got %q", r.Mode)
+		return nil, field.Errorf(field.At("Mode", "mode"), "must be one of final, epochs, snapshots, trajectory, got %q", r.Mode)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if len(pts) > MaxReleasePoints {
-		return nil, fmt.Errorf("release: more than %d release points; thin the trajectory (release.every)", MaxReleasePoints)
+		return nil, field.Errorf(nil, "more than %d release points; thin the trajectory (release.every)", MaxReleasePoints)
 	}
 	return pts, nil
 }
@@ -81,10 +84,10 @@ func (r ReleaseSpec) Points(total, perEpoch int) ([]ReleasePoint, error) {
 // within total.
 func epochPoints(total, perEpoch, every int) ([]ReleasePoint, error) {
 	if perEpoch < 1 {
-		return nil, fmt.Errorf("release.mode: epochs needs an epoch length ≥ 1")
+		return nil, field.Errorf(field.At("Mode", "mode"), "epochs needs an epoch length ≥ 1")
 	}
 	if epochs := total / perEpoch; every > epochs && epochs >= 1 {
-		return nil, fmt.Errorf("release.every: must be at most the run's %d epochs, got %d", epochs, every)
+		return nil, field.Errorf(field.At("Every", "every"), "must be at most the run's %d epochs, got %d", epochs, every)
 	}
 	var pts []ReleasePoint
 	// Checked arithmetic: a stride or epoch count near the int range must
@@ -103,7 +106,7 @@ func epochPoints(total, perEpoch, every int) ([]ReleasePoint, error) {
 		}
 	}
 	if len(pts) == 0 {
-		return nil, fmt.Errorf("release: a run of %d iterations has no complete epoch of %d iterations", total, perEpoch)
+		return nil, field.Errorf(nil, "a run of %d iterations has no complete epoch of %d iterations", total, perEpoch)
 	}
 	return pts, nil
 }
@@ -112,17 +115,17 @@ func epochPoints(total, perEpoch, every int) ([]ReleasePoint, error) {
 // and listed once.
 func (r ReleaseSpec) snapshotPoints(total int) ([]ReleasePoint, error) {
 	if len(r.At) == 0 {
-		return nil, fmt.Errorf("release.at: snapshots need at least one iteration")
+		return nil, field.Errorf(field.At("At", "at"), "snapshots need at least one iteration")
 	}
 	at := append([]int(nil), r.At...)
 	sort.Ints(at)
 	var pts []ReleasePoint
 	for i, k := range at {
 		if k < 1 || k > total {
-			return nil, fmt.Errorf("release.at: iterations must be in [1, %d], got %d", total, k)
+			return nil, field.Errorf(field.At("At", "at"), "iterations must be in [1, %d], got %d", total, k)
 		}
 		if i > 0 && at[i-1] == k {
-			return nil, fmt.Errorf("release.at: iteration %d listed twice", k)
+			return nil, field.Errorf(field.At("At", "at"), "iteration %d listed twice", k)
 		}
 		pts = append(pts, ReleasePoint{Iteration: k, Label: fmt.Sprintf("iteration %d", k)})
 	}
@@ -133,7 +136,7 @@ func (r ReleaseSpec) snapshotPoints(total int) ([]ReleasePoint, error) {
 // once past MaxReleasePoints, which Points refuses).
 func trajectoryPoints(total, every int) ([]ReleasePoint, error) {
 	if every > total {
-		return nil, fmt.Errorf("release.every: must be at most the run's %d iterations, got %d", total, every)
+		return nil, field.Errorf(field.At("Every", "every"), "must be at most the run's %d iterations, got %d", total, every)
 	}
 	var pts []ReleasePoint
 	for k, ok := every, true; ok && k <= total; k, ok = addCount(k, every) {

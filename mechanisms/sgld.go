@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -46,16 +47,17 @@ func (s StepSchedule) At(t int) float64 {
 	return s.Eta * math.Pow(s.B/(s.B+float64(t)), s.Gamma)
 }
 
-// Check validates the schedule.
-func (s StepSchedule) Check(field string) error {
+// Check validates the schedule; errors are *field.Error about Eta, Gamma
+// or B.
+func (s StepSchedule) Check() error {
 	if !(s.Eta > 0) || math.IsInf(s.Eta, 0) {
-		return fmt.Errorf("%s.eta: must be finite and > 0, got %g", field, s.Eta)
+		return field.Errorf(field.At("Eta", "eta"), "must be finite and > 0, got %g", s.Eta)
 	}
 	if !(s.Gamma >= 0 && s.Gamma <= 1) {
-		return fmt.Errorf("%s.gamma: must be in [0, 1], got %g", field, s.Gamma)
+		return field.Errorf(field.At("Gamma", "gamma"), "must be in [0, 1], got %g", s.Gamma)
 	}
 	if s.Gamma > 0 && !(s.B > 0 && !math.IsInf(s.B, 0)) {
-		return fmt.Errorf("%s.b: must be finite and > 0 when gamma > 0, got %g", field, s.B)
+		return field.Errorf(field.At("B", "b"), "must be finite and > 0 when gamma > 0, got %g", s.B)
 	}
 	return nil
 }
@@ -169,34 +171,35 @@ func (s *SGLD) Iterations(d *dataset.Dataset) int {
 // that never ends.
 const MaxIterations = 1 << 40
 
-// Check implements Sampler.
+// Check implements Sampler; errors are *field.Error with paths relative
+// to s (the Chain holding s adds "Sampler").
 func (s *SGLD) Check(m Model, d *dataset.Dataset) error {
-	if err := s.Step.Check("sampler.step"); err != nil {
-		return err
+	if err := s.Step.Check(); err != nil {
+		return field.Wrap(err, field.At("Step", "step"))
 	}
 	n := d.Len()
 	if s.Batch < 1 || s.Batch > n {
-		return fmt.Errorf("sampler.batch: must be in [1, n=%d], got %d", n, s.Batch)
+		return field.Errorf(field.At("Batch", "batch"), "must be in [1, n=%d], got %d", n, s.Batch)
 	}
 	switch s.Scheme {
 	case WithReplacement, WithoutReplacement, Poisson, Reshuffle, Cyclic:
 	default:
-		return fmt.Errorf("sampler.scheme: must be one of with-replacement, without-replacement, poisson, reshuffle, cyclic, got %q", s.Scheme)
+		return field.Errorf(field.At("Scheme", "scheme"), "must be one of with-replacement, without-replacement, poisson, reshuffle, cyclic, got %q", s.Scheme)
 	}
 	if (s.Epochs > 0) == (s.Iters > 0) || s.Epochs < 0 || s.Iters < 0 {
-		return fmt.Errorf("sampler: set exactly one of epochs ≥ 1 or iterations ≥ 1 (got epochs=%d, iterations=%d)", s.Epochs, s.Iters)
+		return field.Errorf(nil, "set exactly one of epochs ≥ 1 or iterations ≥ 1 (got epochs=%d, iterations=%d)", s.Epochs, s.Iters)
 	}
 	if s.Iters > MaxIterations {
-		return fmt.Errorf("sampler.iterations: must be in [1, 2^40], got %d", s.Iters)
+		return field.Errorf(field.At("Iters", "iterations"), "must be in [1, 2^40], got %d", s.Iters)
 	}
 	if it := s.Iterations(d); it > MaxIterations || it < 0 {
-		return fmt.Errorf("sampler.epochs: a run of more than 2^40 iterations is refused (epochs × ⌈n/batch⌉ = %d × %d)", s.Epochs, s.IterationsPerEpoch(d))
+		return field.Errorf(field.At("Epochs", "epochs"), "a run of more than 2^40 iterations is refused (epochs × ⌈n/batch⌉ = %d × %d)", s.Epochs, s.IterationsPerEpoch(d))
 	}
 	if !(s.Clip >= 0) || math.IsInf(s.Clip, 0) {
-		return fmt.Errorf("sampler.clip: must be finite and ≥ 0, got %g", s.Clip)
+		return field.Errorf(field.At("Clip", "clip"), "must be finite and ≥ 0, got %g", s.Clip)
 	}
 	if !(s.NoiseVariance >= 0) || math.IsInf(s.NoiseVariance, 0) {
-		return fmt.Errorf("sampler.noise_variance: must be finite and ≥ 0, got %g", s.NoiseVariance)
+		return field.Errorf(field.At("NoiseVariance", "noise_variance"), "must be finite and ≥ 0, got %g", s.NoiseVariance)
 	}
 	return nil
 }

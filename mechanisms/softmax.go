@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -58,16 +59,16 @@ type Softmax struct {
 // Check validates the parameters.
 func (m Softmax) Check() error {
 	if m.Features < 1 {
-		return fmt.Errorf("features: must be ≥ 1, got %d", m.Features)
+		return field.Errorf(field.At("Features", "features"), "must be ≥ 1, got %d", m.Features)
 	}
 	if m.Classes < 2 {
-		return fmt.Errorf("classes: must be ≥ 2, got %d", m.Classes)
+		return field.Errorf(field.At("Classes", "classes"), "must be ≥ 2, got %d", m.Classes)
 	}
 	if m.Features > 1<<20 || m.Classes > 1<<16 || m.Features*m.Classes > 1<<24 {
-		return fmt.Errorf("features × classes: must be ≤ 2^24 parameters, got %d × %d", m.Features, m.Classes)
+		return field.Errorf(nil, "features × classes: must be ≤ 2^24 parameters, got %d × %d", m.Features, m.Classes)
 	}
 	if !(m.Alpha > 0) || math.IsInf(m.Alpha, 0) {
-		return fmt.Errorf("alpha: must be finite and > 0, got %g", m.Alpha)
+		return field.Errorf(field.At("Alpha", "alpha"), "must be finite and > 0, got %g", m.Alpha)
 	}
 	return nil
 }

@@ -268,7 +268,7 @@ func TestSoftmaxCheck(t *testing.T) {
 		{Softmax{Features: 3, Classes: 2, Alpha: 0}, "alpha: must be finite and > 0, got 0"},
 		{Softmax{Features: 3, Classes: 2, Alpha: math.Inf(1)}, "alpha: must be finite and > 0, got +Inf"},
 	} {
-		if err := c.m.Check(); err == nil || err.Error() != c.want {
+		if err := c.m.Check(); err == nil || yamlText(err, "") != c.want {
 			t.Errorf("%+v: error %v, want %q", c.m, err, c.want)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -12,16 +13,16 @@ import (
 // y = θ*ᵀx + N(0, 1/beta). The same seed gives the same dataset.
 func SyntheticLinReg(n int, thetaStar []float64, beta, xScale float64, seed uint64) (*dataset.Dataset, error) {
 	if n < 1 {
-		return nil, fmt.Errorf("n: must be ≥ 1, got %d", n)
+		return nil, field.Errorf(field.At("n", "n"), "must be ≥ 1, got %d", n)
 	}
 	if len(thetaStar) < 1 {
-		return nil, fmt.Errorf("theta_star: must have at least one coordinate")
+		return nil, field.Errorf(field.At("thetaStar", "theta_star"), "must have at least one coordinate")
 	}
 	if !(beta > 0) || math.IsInf(beta, 0) {
-		return nil, fmt.Errorf("beta: must be finite and > 0, got %g", beta)
+		return nil, field.Errorf(field.At("beta", "beta"), "must be finite and > 0, got %g", beta)
 	}
 	if !(xScale > 0) || math.IsInf(xScale, 0) {
-		return nil, fmt.Errorf("x_scale: must be finite and > 0, got %g", xScale)
+		return nil, field.Errorf(field.At("xScale", "x_scale"), "must be finite and > 0, got %g", xScale)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed11))
 	d := &dataset.Dataset{Name: fmt.Sprintf("synthetic-linreg(n=%d, seed=%d)", n, seed), Records: make([]dataset.Record, n)}
@@ -40,13 +41,13 @@ func SyntheticLinReg(n int, thetaStar []float64, beta, xScale float64, seed uint
 // xScale), y ~ Bernoulli(σ(θ*ᵀx)).
 func SyntheticLogistic(n int, thetaStar []float64, xScale float64, seed uint64) (*dataset.Dataset, error) {
 	if n < 1 {
-		return nil, fmt.Errorf("n: must be ≥ 1, got %d", n)
+		return nil, field.Errorf(field.At("n", "n"), "must be ≥ 1, got %d", n)
 	}
 	if len(thetaStar) < 1 {
-		return nil, fmt.Errorf("theta_star: must have at least one coordinate")
+		return nil, field.Errorf(field.At("thetaStar", "theta_star"), "must have at least one coordinate")
 	}
 	if !(xScale > 0) || math.IsInf(xScale, 0) {
-		return nil, fmt.Errorf("x_scale: must be finite and > 0, got %g", xScale)
+		return nil, field.Errorf(field.At("xScale", "x_scale"), "must be finite and > 0, got %g", xScale)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed12))
 	d := &dataset.Dataset{Name: fmt.Sprintf("synthetic-logistic(n=%d, seed=%d)", n, seed), Records: make([]dataset.Record, n)}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
@@ -43,16 +44,16 @@ func (u *ULA) IterationsPerEpoch(*dataset.Dataset) int { return 1 }
 // Check implements Sampler.
 func (u *ULA) Check(m Model, d *dataset.Dataset) error {
 	if !(u.Gamma > 0) || math.IsInf(u.Gamma, 0) {
-		return fmt.Errorf("sampler.gamma: must be finite and > 0, got %g", u.Gamma)
+		return field.Errorf(field.At("Gamma", "gamma"), "must be finite and > 0, got %g", u.Gamma)
 	}
 	if u.Iters < 1 || u.Iters > MaxIterations {
-		return fmt.Errorf("sampler.iterations: must be in [1, 2^40], got %d", u.Iters)
+		return field.Errorf(field.At("Iters", "iterations"), "must be in [1, 2^40], got %d", u.Iters)
 	}
 	if !(u.Radius >= 0) || math.IsInf(u.Radius, 0) {
-		return fmt.Errorf("sampler.radius: must be finite and ≥ 0, got %g", u.Radius)
+		return field.Errorf(field.At("Radius", "radius"), "must be finite and ≥ 0, got %g", u.Radius)
 	}
 	if len(u.Center) != 0 && len(u.Center) != m.Dim() {
-		return fmt.Errorf("sampler.center: must have %d values, got %d", m.Dim(), len(u.Center))
+		return field.Errorf(field.At("Center", "center"), "must have %d values, got %d", m.Dim(), len(u.Center))
 	}
 	return nil
 }

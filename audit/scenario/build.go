@@ -10,6 +10,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
@@ -95,7 +96,7 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 	if t.ReportedTestSize == 0 {
 		t.Accuracy, err = buildMetrics(c.Audit.Metrics, p)
 	} else if len(c.Audit.Metrics) != 1 || c.Audit.Metrics[0] != "accuracy" {
-		err = fmt.Errorf("audit.metrics: must be accuracy, got %v", c.Audit.Metrics)
+		err = errAt("audit.metrics", "must be accuracy, got %v", c.Audit.Metrics)
 	}
 	if err != nil {
 		return p, err
@@ -103,7 +104,7 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 	for _, name := range c.Audit.Attacks {
 		a, err := attacks.ByName(name)
 		if err != nil {
-			return p, fmt.Errorf("audit.attacks: %s", strings.TrimPrefix(err.Error(), "attacks: "))
+			return p, errAt("audit.attacks", "%s", strings.TrimPrefix(err.Error(), "attacks: "))
 		}
 		o.Attacks = append(o.Attacks, a)
 	}
@@ -125,8 +126,8 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 	if p.Audit, err = audit.New(t, o); err != nil {
 		var fe *audit.FieldError
 		if errors.As(err, &fe) {
-			if name, ok := auditFields[fe.Field]; ok {
-				return p, fmt.Errorf("%s: %s", name, fe.Msg)
+			if name, ok := auditFields[fe.Path.Go()]; ok {
+				return p, errAt(name, "%s", fe.Msg)
 			}
 		}
 		return p, err
@@ -203,11 +204,11 @@ func buildMetrics(names []string, p *Plan) (*audit.Accuracy, error) {
 		case "accuracy":
 			cl, ok := p.Model.(mechanisms.Classifier)
 			if !ok || p.TestSet == nil {
-				return nil, fmt.Errorf("audit.metrics: accuracy needs a classification model and data.csv with test_fraction > 0")
+				return nil, errAt("audit.metrics", "accuracy needs a classification model and data.csv with test_fraction > 0")
 			}
 			acc = &audit.Accuracy{Model: cl, Test: p.TestSet}
 		default:
-			return nil, fmt.Errorf("audit.metrics: must be accuracy, got %s", clip.Quote(m))
+			return nil, errAt("audit.metrics", "must be accuracy, got %s", clip.Quote(m))
 		}
 	}
 	return acc, nil
@@ -218,20 +219,20 @@ func buildMetrics(names []string, p *Plan) (*audit.Accuracy, error) {
 func buildExact(c *Config, p *Plan) (*mechanisms.ExactCounterexample, error) {
 	ce, lr, ex := c.Data.Counterexample, c.Model.LinReg, c.Sampler.ExactCyclicSGLD
 	if ce == nil || lr == nil || p.Model.Dim() != 1 {
-		return nil, fmt.Errorf("sampler.exact_cyclic_sgld: needs data.counterexample and a one-dimensional model.linreg")
+		return nil, errAt("sampler.exact_cyclic_sgld", "needs data.counterexample and a one-dimensional model.linreg")
 	}
 	if !c.Init.FromPrior || len(c.Init.Theta) > 0 {
-		return nil, fmt.Errorf("init: the exact sampler starts from the prior (Heller & Fetaya §IV.B); set init.from_prior: true")
+		return nil, errAt("init", "the exact sampler starts from the prior (Heller & Fetaya §IV.B); set init.from_prior: true")
 	}
 	pair, err := dataset.VirtualCounterexamplePair(ce.N, ce.XH, ce.C)
 	if err != nil {
-		return nil, fmt.Errorf("data.counterexample.%s", err)
+		return nil, wrapAt(err, "data.counterexample")
 	}
 	p.Pair = pair
 	model := closedform.Counterexample{N: ce.N, Alpha: lr.Alpha, Beta: lr.Beta, XH: ce.XH, C: ce.C}
 	switch {
 	case (ex.Eta > 0) == (ex.EtaScale > 0):
-		return nil, fmt.Errorf("sampler.exact_cyclic_sgld: set exactly one of eta > 0 or eta_scale > 0 (η = eta_scale/s²)")
+		return nil, errAt("sampler.exact_cyclic_sgld", "set exactly one of eta > 0 or eta_scale > 0 (η = eta_scale/s²)")
 	case ex.Eta > 0:
 		model.Eta = ex.Eta
 	default:
@@ -241,8 +242,13 @@ func buildExact(c *Config, p *Plan) (*mechanisms.ExactCounterexample, error) {
 		return nil, exactFieldError(err, ex)
 	}
 	e, err := mechanisms.NewExactCounterexample(model, ex.Epochs, c.Release)
-	if err != nil {
-		return nil, fmt.Errorf("sampler.exact_cyclic_sgld: %s", strings.TrimPrefix(err.Error(), "sampler."))
+	var fe *field.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &fe) && len(fe.Path) > 0 && fe.Path[0].Go == "Release":
+		return nil, err // the scenario's own release section
+	default:
+		return nil, wrapAt(err, "sampler.exact_cyclic_sgld")
 	}
 	return e, nil
 }
@@ -252,7 +258,7 @@ func buildExact(c *Config, p *Plan) (*mechanisms.ExactCounterexample, error) {
 func exactFieldError(err error, ex *ExactCyclicSGLD) error {
 	name, msg, ok := strings.Cut(err.Error(), ": ")
 	if !ok {
-		return fmt.Errorf("sampler.exact_cyclic_sgld: %v", err)
+		return wrapAt(err, "sampler.exact_cyclic_sgld")
 	}
 	field := map[string]string{"n": "data.counterexample.n", "xh": "data.counterexample.xh", "c": "data.counterexample.c",
 		"alpha": "model.linreg.alpha", "beta": "model.linreg.beta", "eta": "sampler.exact_cyclic_sgld.eta"}[name]
@@ -260,9 +266,9 @@ func exactFieldError(err error, ex *ExactCyclicSGLD) error {
 		field, msg = "sampler.exact_cyclic_sgld.eta_scale", "gives η = eta_scale/s² outside "+strings.TrimPrefix(msg, "must be in ")
 	}
 	if field == "" {
-		return fmt.Errorf("sampler.exact_cyclic_sgld: %v", err)
+		return wrapAt(err, "sampler.exact_cyclic_sgld")
 	}
-	return fmt.Errorf("%s: %s (the exact sampler's closed form)", field, msg)
+	return errAt(field, "%s (the exact sampler's closed form)", msg)
 }
 
 func buildModel(mc ModelConfig) (mechanisms.Model, error) {
@@ -273,54 +279,54 @@ func buildModel(mc ModelConfig) (mechanisms.Model, error) {
 			m.D = 1
 		}
 		if err := m.Check(); err != nil {
-			return nil, fmt.Errorf("model.linreg.%s", err)
+			return nil, wrapAt(err, "model.linreg")
 		}
 		return m, nil
 	case mc.Logistic != nil:
 		m := *mc.Logistic
 		if err := m.Check(); err != nil {
-			return nil, fmt.Errorf("model.logistic.%s", err)
+			return nil, wrapAt(err, "model.logistic")
 		}
 		return m, nil
 	case mc.Gauss != nil:
 		g := mc.Gauss
 		cov := g.Cov
 		if (len(cov) > 0) == (g.RaisaCov != nil) {
-			return nil, fmt.Errorf("model.gauss: give exactly one of cov or raisa_cov")
+			return nil, errAt("model.gauss", "give exactly one of cov or raisa_cov")
 		}
 		if g.RaisaCov != nil {
 			var err error
 			if cov, err = mechanisms.RaisaCovariance(g.RaisaCov.Dim, g.RaisaCov.Shape, g.RaisaCov.Seed); err != nil {
-				return nil, fmt.Errorf("model.gauss.raisa_cov.%s", err)
+				return nil, wrapAt(err, "model.gauss.raisa_cov")
 			}
 		}
 		m, err := mechanisms.NewGauss(g.PriorMean, g.PriorSD, cov)
 		if err != nil {
-			return nil, fmt.Errorf("model.gauss.%s", err)
+			return nil, wrapAt(err, "model.gauss")
 		}
 		return m, nil
 	case mc.Banana != nil:
 		if err := mc.Banana.Check(); err != nil {
-			return nil, fmt.Errorf("model.banana.%s", err)
+			return nil, wrapAt(err, "model.banana")
 		}
 		return *mc.Banana, nil
 	case mc.Softmax != nil:
 		if err := mc.Softmax.Check(); err != nil {
-			return nil, fmt.Errorf("model.softmax.%s", err)
+			return nil, wrapAt(err, "model.softmax")
 		}
 		return *mc.Softmax, nil
 	case mc.MLP != nil:
 		if err := mc.MLP.Check(); err != nil {
-			return nil, fmt.Errorf("model.mlp.%s", err)
+			return nil, wrapAt(err, "model.mlp")
 		}
 		return *mc.MLP, nil
 	case mc.Mixture != nil:
 		if err := mc.Mixture.Check(); err != nil {
-			return nil, fmt.Errorf("model.mixture.%s", err)
+			return nil, wrapAt(err, "model.mixture")
 		}
 		return *mc.Mixture, nil
 	}
-	return nil, fmt.Errorf("model: no model set")
+	return nil, errAt("model", "no model set")
 }
 
 // buildPair builds D (and the held-out test set of a CSV dataset) and its
@@ -343,11 +349,11 @@ func buildPairOf(c *Config, p *Plan) (dataset.Pair, error) {
 	}
 	if ce := c.Data.Counterexample; ce != nil {
 		if m.Dim() != 1 {
-			return dataset.Pair{}, fmt.Errorf("data.counterexample: needs a one-dimensional model (model.linreg.dim: 1)")
+			return dataset.Pair{}, errAt("data.counterexample", "needs a one-dimensional model (model.linreg.dim: 1)")
 		}
 		p, err := dataset.CounterexamplePair(ce.N, ce.XH, ce.C)
 		if err != nil {
-			return dataset.Pair{}, fmt.Errorf("data.counterexample.%s", err)
+			return dataset.Pair{}, wrapAt(err, "data.counterexample")
 		}
 		return p, nil
 	}
@@ -359,7 +365,7 @@ func buildPairOf(c *Config, p *Plan) (dataset.Pair, error) {
 		m = recordsModel{dim: len(d.Records[0].X)}
 	}
 	if err := d.Validate(m.DataDim()); err != nil {
-		return dataset.Pair{}, fmt.Errorf("data: %s", err)
+		return dataset.Pair{}, wrapAt(err, "data")
 	}
 	if c.Neighbour.DeepFool != nil {
 		return craftCanary(c, p, d)
@@ -386,7 +392,7 @@ func buildDataset(c *Config, p *Plan, m mechanisms.Model) (*dataset.Dataset, err
 		}
 		d, err = mechanisms.SyntheticLinReg(s.N, s.ThetaStar, s.Beta, s.XScale, s.Seed)
 		if err != nil {
-			return nil, fmt.Errorf("data.synthetic_linreg.%s", err)
+			return nil, wrapAt(err, "data.synthetic_linreg")
 		}
 	case dc.SyntheticLogistic != nil:
 		s := dc.SyntheticLogistic
@@ -395,40 +401,40 @@ func buildDataset(c *Config, p *Plan, m mechanisms.Model) (*dataset.Dataset, err
 		}
 		d, err = mechanisms.SyntheticLogistic(s.N, s.ThetaStar, s.XScale, s.Seed)
 		if err != nil {
-			return nil, fmt.Errorf("data.synthetic_logistic.%s", err)
+			return nil, wrapAt(err, "data.synthetic_logistic")
 		}
 	case dc.SyntheticGauss != nil:
 		g, ok := m.(*mechanisms.Gauss)
 		if !ok {
-			return nil, fmt.Errorf("data.synthetic_gauss: needs model.gauss")
+			return nil, errAt("data.synthetic_gauss", "needs model.gauss")
 		}
 		s := dc.SyntheticGauss
 		d, err = mechanisms.SyntheticGauss(s.N, s.ThetaStar, g.Cov(), s.Seed)
 		if err != nil {
-			return nil, fmt.Errorf("data.synthetic_gauss.%s", err)
+			return nil, wrapAt(err, "data.synthetic_gauss")
 		}
 	case dc.SyntheticBanana != nil:
 		b, ok := m.(mechanisms.Banana)
 		if !ok {
-			return nil, fmt.Errorf("data.synthetic_banana: needs model.banana")
+			return nil, errAt("data.synthetic_banana", "needs model.banana")
 		}
 		s := dc.SyntheticBanana
 		if len(s.ThetaStar) != 2 {
-			return nil, fmt.Errorf("data.synthetic_banana.theta_star: must have 2 values, got %d", len(s.ThetaStar))
+			return nil, errAt("data.synthetic_banana.theta_star", "must have 2 values, got %d", len(s.ThetaStar))
 		}
 		d, err = mechanisms.SyntheticBanana(s.N, [2]float64{s.ThetaStar[0], s.ThetaStar[1]}, b, s.Seed)
 		if err != nil {
-			return nil, fmt.Errorf("data.synthetic_banana.%s", err)
+			return nil, wrapAt(err, "data.synthetic_banana")
 		}
 	case dc.SyntheticMixture != nil:
 		mx, ok := m.(mechanisms.Mixture)
 		if !ok {
-			return nil, fmt.Errorf("data.synthetic_mixture: needs model.mixture")
+			return nil, errAt("data.synthetic_mixture", "needs model.mixture")
 		}
 		s := dc.SyntheticMixture
 		d, err = mechanisms.SyntheticMixture(s.N, s.ThetaStar, mx, s.Seed)
 		if err != nil {
-			return nil, fmt.Errorf("data.synthetic_mixture.%s", err)
+			return nil, wrapAt(err, "data.synthetic_mixture")
 		}
 	case dc.CSV != nil:
 		if d, p.TestSet, err = loadCSV(c, m); err != nil {
@@ -445,16 +451,16 @@ func neighbourOf(nb *NeighbourConfig, d *dataset.Dataset, m mechanisms.Model) (d
 	var rec dataset.Record
 	if nb.Adjacency != dataset.RemoveOne {
 		if nb.Record == nil {
-			return dataset.Pair{}, fmt.Errorf("neighbour.record: required for %s adjacency", nb.Adjacency)
+			return dataset.Pair{}, errAt("neighbour.record", "required for %s adjacency", nb.Adjacency)
 		}
 		rec = *nb.Record
 		if len(rec.X) != m.DataDim() {
-			return dataset.Pair{}, fmt.Errorf("neighbour.record.x: must have %d values, got %d", m.DataDim(), len(rec.X))
+			return dataset.Pair{}, errAt("neighbour.record.x", "must have %d values, got %d", m.DataDim(), len(rec.X))
 		}
 	}
 	pair, err := dataset.Neighbour(d, nb.Adjacency, nb.Index, rec)
 	if err != nil {
-		return dataset.Pair{}, fmt.Errorf("neighbour.%s", err)
+		return dataset.Pair{}, wrapAt(err, "neighbour")
 	}
 	return pair, nil
 }
@@ -472,13 +478,13 @@ func buildFeatures(names []string, p *Plan, dim int) (attacks.FeatureMap, error)
 		case strings.HasPrefix(name, "coord:"):
 			k, err := strconv.Atoi(strings.TrimPrefix(name, "coord:"))
 			if err != nil || k < 0 || k >= dim {
-				return nil, fmt.Errorf("audit.features: coord:K needs K in [0, %d], got %s", dim-1, clip.Quote(name))
+				return nil, errAt("audit.features", "coord:K needs K in [0, %d], got %s", dim-1, clip.Quote(name))
 			}
 			maps = append(maps, attacks.Coords{Idx: []int{k}})
 		case name == "probs" || name == "logprobs":
 			cl, ok := p.Model.(mechanisms.Classifier)
 			if !ok || p.Canary == nil {
-				return nil, fmt.Errorf("audit.features: %s needs a classification model and a DeepFool canary (neighbour.deepfool)", name)
+				return nil, errAt("audit.features", "%s needs a classification model and a DeepFool canary (neighbour.deepfool)", name)
 			}
 			maps = append(maps, canaryFeatures{cl, *p.Canary, name == "logprobs"})
 		case name == "loglik":
@@ -497,7 +503,7 @@ func buildFeatures(names []string, p *Plan, dim int) (attacks.FeatureMap, error)
 			}
 			maps = append(maps, ll)
 		default:
-			return nil, fmt.Errorf("audit.features: must be theta, norm, coord:K, loglik, probs or logprobs, got %s", clip.Quote(name))
+			return nil, errAt("audit.features", "must be theta, norm, coord:K, loglik, probs or logprobs, got %s", clip.Quote(name))
 		}
 	}
 	if len(maps) == 1 {
@@ -540,7 +546,7 @@ func programFeatures(names []string, m mechanisms.Model, dim int) error {
 			if m != nil {
 				have = fmt.Sprintf("model %s has %d", m.Name(), m.Dim())
 			}
-			return fmt.Errorf("audit.features: %s reads a release as the model's parameters, but the program releases %d values (%s); use theta, norm or coord:K", f, dim, have)
+			return errAt("audit.features", "%s reads a release as the model's parameters, but the program releases %d values (%s); use theta, norm or coord:K", f, dim, have)
 		}
 	}
 	return nil

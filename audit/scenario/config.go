@@ -383,7 +383,7 @@ func exactlyOne(section string, v any) (string, error) {
 		}
 	}
 	if len(set) != 1 {
-		return "", fmt.Errorf("%s: must set exactly one of %s, got %d", section, strings.Join(names, ", "), len(set))
+		return "", errAt(section, "must set exactly one of %s, got %d", strings.Join(names, ", "), len(set))
 	}
 	return set[0], nil
 }
@@ -417,7 +417,7 @@ func (c *Config) validateSections() error {
 			return err
 		}
 	} else if c.Neighbour != nil {
-		return fmt.Errorf("neighbour: needs a data section (D) to build D′ from")
+		return errAt("neighbour", "needs a data section (D) to build D′ from")
 	}
 	if _, err := exactlyOne("sampler", &c.Sampler); err != nil {
 		return err
@@ -446,9 +446,9 @@ func (c *Config) validateData() error {
 		switch {
 		case s == nil:
 		case s.Beta != 0:
-			return fmt.Errorf("data.%s.beta: not used by %s (only synthetic_linreg draws noisy labels); remove it", kind, kind)
+			return errAt("data."+kind+".beta", "not used by %s (only synthetic_linreg draws noisy labels); remove it", kind)
 		case s.XScale != 0 && kind != "synthetic_logistic":
-			return fmt.Errorf("data.%s.x_scale: not used by %s (only synthetic_linreg and synthetic_logistic scale their features); remove it", kind, kind)
+			return errAt("data."+kind+".x_scale", "not used by %s (only synthetic_linreg and synthetic_logistic scale their features); remove it", kind)
 		}
 	}
 	n, dim := 0, 1
@@ -466,13 +466,13 @@ func (c *Config) validateData() error {
 	case c.Data.SyntheticMixture != nil:
 		n = c.Data.SyntheticMixture.N
 	case c.Data.CSV != nil && c.Data.CSV.Path == "":
-		return fmt.Errorf("data.csv.path: required")
+		return errAt("data.csv.path", "required")
 	}
 	if n > MaxRecords && c.Sampler.ExactCyclicSGLD == nil {
-		return fmt.Errorf("data.%s.n: must be ≤ %d records (larger counterexamples: sampler.exact_cyclic_sgld), got %d", data, MaxRecords, n)
+		return errAt("data."+data+".n", "must be ≤ %d records (larger counterexamples: sampler.exact_cyclic_sgld), got %d", MaxRecords, n)
 	}
 	if float64(n)*float64(dim) > MaxDataValues {
-		return fmt.Errorf("data.%s: %d records × %d features exceed the limit of %d values", data, n, dim, MaxDataValues)
+		return errAt("data."+data, "%d records × %d features exceed the limit of %d values", n, dim, MaxDataValues)
 	}
 	return nil
 }
@@ -486,16 +486,16 @@ func (c *Config) validateNeighbour() error {
 	nb := c.Neighbour
 	switch {
 	case data == "counterexample" && nb != nil:
-		return fmt.Errorf("neighbour: the counterexample data defines D′ itself; remove the neighbour section")
+		return errAt("neighbour", "the counterexample data defines D′ itself; remove the neighbour section")
 	case data != "counterexample" && nb == nil:
-		return fmt.Errorf("neighbour: required to build D′ from D (adjacency, index, record)")
+		return errAt("neighbour", "required to build D′ from D (adjacency, index, record)")
 	case nb == nil:
 		return nil
 	}
 	switch nb.Adjacency {
 	case dataset.ReplaceOne, dataset.RemoveOne, dataset.AddOne:
 	default:
-		return fmt.Errorf("neighbour.adjacency: must be one of replace-one, remove-one, add-one, got %s", clip.Quote(string(nb.Adjacency)))
+		return errAt("neighbour.adjacency", "must be one of replace-one, remove-one, add-one, got %s", clip.Quote(string(nb.Adjacency)))
 	}
 	if nb.DeepFool != nil {
 		if s := nb.DeepFool.Sampler; s != nil {
@@ -504,16 +504,16 @@ func (c *Config) validateNeighbour() error {
 				return err
 			}
 			if s.sampler() == nil {
-				return fmt.Errorf("neighbour.deepfool.sampler: must be a built-in step-by-step sampler, got %s", name)
+				return errAt("neighbour.deepfool.sampler", "must be a built-in step-by-step sampler, got %s", name)
 			}
 		} else if c.Sampler.sampler() == nil {
-			return fmt.Errorf("neighbour.deepfool.sampler: required: the audited sampler cannot train the crafting models, give a built-in one (e.g. sgld)")
+			return errAt("neighbour.deepfool.sampler", "required: the audited sampler cannot train the crafting models, give a built-in one (e.g. sgld)")
 		}
 		if nb.DeepFool.Models < 1 || nb.DeepFool.Models > 10000 {
-			return fmt.Errorf("neighbour.deepfool.models: must be in [1, 10000], got %d", nb.DeepFool.Models)
+			return errAt("neighbour.deepfool.models", "must be in [1, 10000], got %d", nb.DeepFool.Models)
 		}
 		if nb.Adjacency != dataset.ReplaceOne {
-			return fmt.Errorf("neighbour.adjacency: a DeepFool canary replaces a record (replace-one), got %s", clip.Quote(string(nb.Adjacency)))
+			return errAt("neighbour.adjacency", "a DeepFool canary replaces a record (replace-one), got %s", clip.Quote(string(nb.Adjacency)))
 		}
 	}
 	return nil
@@ -523,17 +523,17 @@ func (c *Config) validateNeighbour() error {
 var auditFields = map[string]string{
 	"Trials": "audit.trials", "Split": "audit.split", "Split.Train": "audit.split.train",
 	"Split.Select": "audit.split.select", "Split.Eval": "audit.split.eval", "Delta": "audit.delta",
-	"Confidence": "audit.confidence", "Workers": "audit.workers",
+	"Confidence": "audit.confidence", "Workers": "audit.workers", "Theorems": "claim.theorems",
 }
 
 // validateAudit checks the statistics by building the engine's options.
 func (c *Config) validateAudit() error {
 	a := c.Audit
 	if a.Split == (audit.Split{}) {
-		return fmt.Errorf("audit.split: required, e.g. {train: 0.5, eval: 0.5} (train and eval > 0, summing to 1 with an optional select)")
+		return errAt("audit.split", "required, e.g. {train: 0.5, eval: 0.5} (train and eval > 0, summing to 1 with an optional select)")
 	}
 	if !(a.Confidence > 0 && a.Confidence < 1) {
-		return fmt.Errorf("audit.confidence: must be in (0, 1), got %g", a.Confidence)
+		return errAt("audit.confidence", "must be in (0, 1), got %g", a.Confidence)
 	}
 	_, err := c.options()
 	return err
@@ -547,19 +547,19 @@ func (c *Config) options() (audit.Options, error) {
 	o := audit.Options{Trials: a.Trials, Seed: c.Seed, Split: a.Split, Delta: a.Delta, Confidence: a.Confidence, Workers: a.Workers}
 	var err error
 	if o.Assignment, err = audit.ParseAssignment(a.Assignment); err != nil {
-		return o, fmt.Errorf("audit.assignment: %v", err)
+		return o, wrapAt(err, "audit.assignment")
 	}
 	if o.AttackSelection, err = audit.ParseSelection(a.AttackSelection); err != nil {
-		return o, fmt.Errorf("audit.attack_selection: %v", err)
+		return o, wrapAt(err, "audit.attack_selection")
 	}
 	if o.PointSelection, err = audit.ParseSelection(a.PointSelection); err != nil {
-		return o, fmt.Errorf("audit.point_selection: %v", err)
+		return o, wrapAt(err, "audit.point_selection")
 	}
 	if err := o.Validate(); err != nil {
 		var fe *audit.FieldError
 		if errors.As(err, &fe) {
-			if name, ok := auditFields[fe.Field]; ok {
-				return o, fmt.Errorf("%s: %s", name, strings.ReplaceAll(fe.Msg, "the number of trials", "audit.trials"))
+			if name, ok := auditFields[fe.Path.Go()]; ok {
+				return o, errAt(name, "%s", strings.ReplaceAll(fe.Msg, "the number of trials", "audit.trials"))
 			}
 		}
 		return o, err
@@ -574,21 +574,21 @@ func (c *Config) validateClaim() error {
 		return nil
 	}
 	if (cl.Epsilon == nil) != (cl.Delta == nil) {
-		return fmt.Errorf("claim: epsilon and delta go together")
+		return errAt("claim", "epsilon and delta go together")
 	}
 	if cl.Epsilon == nil && cl.GDP == nil && !cl.Theorems {
-		return fmt.Errorf("claim: set epsilon and delta, gdp, or theorems: true")
+		return errAt("claim", "set epsilon and delta, gdp, or theorems: true")
 	}
 	if cl.Epsilon != nil {
 		if !(*cl.Epsilon >= 0) || math.IsInf(*cl.Epsilon, 0) {
-			return fmt.Errorf("claim.epsilon: must be finite and ≥ 0, got %g", *cl.Epsilon)
+			return errAt("claim.epsilon", "must be finite and ≥ 0, got %g", *cl.Epsilon)
 		}
 		if !(*cl.Delta >= 0 && *cl.Delta < 1) {
-			return fmt.Errorf("claim.delta: must be in [0, 1), got %g", *cl.Delta)
+			return errAt("claim.delta", "must be in [0, 1), got %g", *cl.Delta)
 		}
 	}
 	if cl.GDP != nil && (!(*cl.GDP >= 0) || math.IsInf(*cl.GDP, 0)) {
-		return fmt.Errorf("claim.gdp: must be finite and ≥ 0, got %g", *cl.GDP)
+		return errAt("claim.gdp", "must be finite and ≥ 0, got %g", *cl.GDP)
 	}
 	return nil
 }

@@ -37,7 +37,7 @@ func loadCSV(c *Config, m mechanisms.Model) (d, test *dataset.Dataset, err error
 	raw, ok := c.files[strings.ToLower(dc.SHA256)]
 	if !ok {
 		if raw, err = readDataFile(path); err != nil {
-			return nil, nil, fmt.Errorf("data.csv.path: %v", err)
+			return nil, nil, wrapAt(err, "data.csv.path")
 		}
 	}
 	sum := sha256.Sum256(raw)
@@ -46,7 +46,7 @@ func loadCSV(c *Config, m mechanisms.Model) (d, test *dataset.Dataset, err error
 	case dc.SHA256 == "":
 		dc.SHA256 = digest
 	case !strings.EqualFold(dc.SHA256, digest):
-		return nil, nil, fmt.Errorf("data.csv.sha256: %s has digest %s, the scenario pins %s", path, digest, dc.SHA256)
+		return nil, nil, errAt("data.csv.sha256", "%s has digest %s, the scenario pins %s", path, digest, dc.SHA256)
 	}
 	if c.files == nil {
 		c.files = map[string][]byte{}
@@ -60,7 +60,7 @@ func loadCSV(c *Config, m mechanisms.Model) (d, test *dataset.Dataset, err error
 	case "breast_cancer":
 		opts = dataset.BreastCancerOptions()
 	default:
-		return nil, nil, fmt.Errorf("data.csv.preset: must be digits or breast_cancer, got %s", clip.Quote(dc.Preset))
+		return nil, nil, errAt("data.csv.preset", "must be digits or breast_cancer, got %s", clip.Quote(dc.Preset))
 	}
 	if dc.Options != nil {
 		opts = *dc.Options
@@ -70,13 +70,13 @@ func loadCSV(c *Config, m mechanisms.Model) (d, test *dataset.Dataset, err error
 	}
 	all, err := dataset.ReadCSVFrom(bytes.NewReader(raw), opts)
 	if err != nil {
-		return nil, nil, fmt.Errorf("data.csv: %s", err)
+		return nil, nil, wrapAt(err, "data.csv")
 	}
 	if dc.TestFraction == 0 {
 		return all, nil, nil
 	}
 	if !(dc.TestFraction > 0 && dc.TestFraction < 1) || math.IsNaN(dc.TestFraction) {
-		return nil, nil, fmt.Errorf("data.csv.test_fraction: must be in [0, 1), got %g", dc.TestFraction)
+		return nil, nil, errAt("data.csv.test_fraction", "must be in [0, 1), got %g", dc.TestFraction)
 	}
 	if cl, ok := m.(mechanisms.Classifier); ok {
 		d, test, err = dataset.StratifiedSplit(all, cl.NumClasses(), dc.TestFraction, dc.Seed)
@@ -84,7 +84,7 @@ func loadCSV(c *Config, m mechanisms.Model) (d, test *dataset.Dataset, err error
 		d, test, err = dataset.Split(all, dc.TestFraction, dc.Seed)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("data.csv.%s", err)
+		return nil, nil, wrapAt(err, "data.csv")
 	}
 	return d, test, nil
 }
@@ -128,7 +128,7 @@ func craftCanary(c *Config, p *Plan, d *dataset.Dataset) (dataset.Pair, error) {
 		if p.Model != nil {
 			name = p.Model.Name()
 		}
-		return dataset.Pair{}, fmt.Errorf("neighbour.deepfool: needs a classification model (softmax or mlp), got %s", name)
+		return dataset.Pair{}, errAt("neighbour.deepfool", "needs a classification model (softmax or mlp), got %s", name)
 	}
 	df := c.Neighbour.DeepFool
 	trainer := p.Sampler
@@ -136,7 +136,7 @@ func craftCanary(c *Config, p *Plan, d *dataset.Dataset) (dataset.Pair, error) {
 		trainer = df.Sampler.sampler()
 	}
 	if trainer == nil {
-		return dataset.Pair{}, fmt.Errorf("neighbour.deepfool.sampler: required to train the models (a built-in sampler such as sgld)")
+		return dataset.Pair{}, errAt("neighbour.deepfool.sampler", "required to train the models (a built-in sampler such as sgld)")
 	}
 	ch := &mechanisms.Chain{Model: p.Model, Sampler: trainer, Init: c.Init, Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseFinal}}
 	if err := ch.Check(d); err != nil {
@@ -155,7 +155,7 @@ func craftCanary(c *Config, p *Plan, d *dataset.Dataset) (dataset.Pair, error) {
 				thetas[i] = append([]float64(nil), th...)
 				return nil
 			}); err != nil {
-				return fmt.Errorf("neighbour.deepfool: training model %d: %w", i, err)
+				return errAt("neighbour.deepfool", "training model %d: %w", i, err)
 			}
 			return nil
 		})
@@ -165,10 +165,10 @@ func craftCanary(c *Config, p *Plan, d *dataset.Dataset) (dataset.Pair, error) {
 	}
 	agreed, err := canary.AgreedRecords(cl, thetas, d, true)
 	if err != nil {
-		return dataset.Pair{}, fmt.Errorf("neighbour.deepfool: %w", err)
+		return dataset.Pair{}, errAt("neighbour.deepfool", "%w", err)
 	}
 	if len(agreed) == 0 {
-		return dataset.Pair{}, fmt.Errorf("neighbour.deepfool: the %d models agree on no record (train them longer)", df.Models)
+		return dataset.Pair{}, errAt("neighbour.deepfool", "the %d models agree on no record (train them longer)", df.Models)
 	}
 	var lastErr error
 	for _, idx := range agreed {
@@ -180,7 +180,7 @@ func craftCanary(c *Config, p *Plan, d *dataset.Dataset) (dataset.Pair, error) {
 		p.Canary = &can
 		return can.Pair(d)
 	}
-	return dataset.Pair{}, fmt.Errorf("neighbour.deepfool.canary: no agreed record could be crafted: %v", lastErr)
+	return dataset.Pair{}, errAt("neighbour.deepfool.canary", "no agreed record could be crafted: %v", lastErr)
 }
 
 // canaryFeatures are the four features of Heller & Fetaya §V:

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/internal/suggest"
 	"go.yaml.in/yaml/v3"
 )
@@ -707,10 +708,13 @@ func withArticle(s string) string {
 	return "a " + s
 }
 
-// locate attaches the line (and, for a sampler's own messages, the
-// sampler's key) to an error whose message starts with a field path, as
-// Validate's and Build's do. A value changed after decoding (a command-line
-// override) is not attributed to the file.
+// locate attaches the line (and, for a sampler's own checks, the sampler's
+// key) to an error about a scenario field: a *field.Error whose path,
+// read in YAML names, starts at the top of the scenario, as Validate's and
+// Build's errors do. The path comes from the error, never from its text.
+// Other errors (an engine option's, named in Go terms) are returned as they
+// are. A value changed after decoding (a command-line override) is not
+// attributed to the file.
 func (c *Config) locate(err error) error {
 	if err == nil {
 		return nil
@@ -719,43 +723,60 @@ func (c *Config) locate(err error) error {
 	if errors.As(err, &located) {
 		return err
 	}
-	msg := err.Error()
-	path, rest, ok := leadingPath(msg)
-	if !ok {
+	var fe *field.Error
+	if !errors.As(err, &fe) || !scenarioPath(fe.Path) {
 		return err
 	}
-	if key := c.samplerKey(); key != "" && (path == "sampler" || strings.HasPrefix(path, "sampler.")) &&
-		path != "sampler."+key && !strings.HasPrefix(path, "sampler."+key+".") {
-		path = strings.Replace(path, "sampler", "sampler."+key, 1)
-	}
-	e := &Error{Path: path, Msg: rest}
+	path := c.fullPath(fe.Path)
+	e := &Error{Path: path.YAML(), Msg: fe.Msg}
 	if c.src != nil {
 		e.Line = c.lineOf(path)
 	}
 	return e
 }
 
-var rePath = regexp.MustCompile(`^([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*|\[\d+\](?:\[\d+\])*)*): `)
+// fullPath returns p, a path in the scenario's terms or in a mechanism's
+// (which holds the sampler as "sampler" without the scenario's key), in
+// the scenario's terms.
+func (c *Config) fullPath(p field.Path) field.Path {
+	if len(p) > 0 && p[0].YAML == "sampler" {
+		if key := c.samplerKey(); key != "" && (len(p) == 1 || p[1].YAML != key) {
+			sf := reflect.TypeOf(SamplerConfig{}).Field(yamlFields(reflect.TypeOf(SamplerConfig{})).index[key])
+			p = append(field.Path{p[0], {Go: sf.Name, YAML: key}}, p[1:]...)
+		}
+	}
+	return p
+}
 
-// leadingPath splits "sampler.step.eta: must be …" into the path and the
-// rest, when the message starts with a field path.
-func leadingPath(msg string) (path, rest string, ok bool) {
-	m := rePath.FindStringSubmatch(msg)
-	if m == nil {
-		return "", "", false
+// named writes an error about a scenario field with its YAML path, as
+// locate does, but without its line.
+func (c *Config) named(err error) error {
+	var fe *field.Error
+	if err == nil || !errors.As(err, &fe) || !scenarioPath(fe.Path) {
+		return err
 	}
-	first, _, _ := strings.Cut(m[1], ".")
-	first, _, _ = strings.Cut(first, "[")
-	if _, known := yamlFields(reflect.TypeOf(Config{})).index[first]; !known {
-		return "", "", false
+	return &Error{Path: c.fullPath(fe.Path).YAML(), Msg: fe.Msg}
+}
+
+// scenarioPath reports whether p names a scenario field: every step has
+// a YAML name and the first is a top-level key of the scenario.
+func scenarioPath(p field.Path) bool {
+	if len(p) == 0 || p[0].IsIndex() {
+		return false
 	}
-	return m[1], msg[len(m[0]):], true
+	for _, s := range p {
+		if !s.IsIndex() && s.YAML == "" {
+			return false
+		}
+	}
+	_, known := yamlFields(reflect.TypeOf(Config{})).index[p[0].YAML]
+	return known
 }
 
 // lineOf returns the line of the deepest field on path written in the
 // YAML text (the key's line for a mapping entry), or 0 when the value at
 // path is no longer the one decoded from the text.
-func (c *Config) lineOf(path string) int {
+func (c *Config) lineOf(path field.Path) int {
 	n, line, full := lookupNode(c.src.root, path)
 	if n == nil {
 		return 0
@@ -767,36 +788,33 @@ func (c *Config) lineOf(path string) int {
 		}
 		was := reflect.New(reflect.TypeOf(cur)).Elem()
 		// Compared as text, so that NaN equals NaN.
-		if err := (&decoder{}).value(n, was, path); err != nil || fmt.Sprint(was.Interface()) != fmt.Sprint(cur) {
+		if err := (&decoder{}).value(n, was, path.YAML()); err != nil || fmt.Sprint(was.Interface()) != fmt.Sprint(cur) {
 			return 0
 		}
 	}
 	return line
 }
 
-var reSegment = regexp.MustCompile(`[^.\[\]]+|\[\d+\]`)
-
-// lookupNode follows path ("a.b[2].c") down the YAML nodes, through
+// lookupNode follows path down the YAML nodes, through
 // aliases and merge keys. It returns the deepest node reached, its line
 // (the key's line for a mapping entry) and whether the whole path was.
-func lookupNode(root *yaml.Node, path string) (*yaml.Node, int, bool) {
+func lookupNode(root *yaml.Node, path field.Path) (*yaml.Node, int, bool) {
 	// A field missing from the top level is blamed on the document's
 	// first line.
 	n, line := root, root.Line
-	for _, seg := range reSegment.FindAllString(path, -1) {
+	for _, seg := range path {
 		for n.Kind == yaml.AliasNode && n.Alias != nil {
 			n = n.Alias
 		}
 		var next *yaml.Node
 		nextLine := 0
-		if strings.HasPrefix(seg, "[") {
-			i, _ := strconv.Atoi(strings.Trim(seg, "[]"))
-			if n.Kind == yaml.SequenceNode && i < len(n.Content) {
+		if seg.IsIndex() {
+			if i := seg.Index; n.Kind == yaml.SequenceNode && i >= 0 && i < len(n.Content) {
 				next = n.Content[i]
 				nextLine = next.Line
 			}
 		} else if n.Kind == yaml.MappingNode {
-			if k, v := mappingValue(n, seg, 0); v != nil {
+			if k, v := mappingValue(n, seg.YAML, 0); v != nil {
 				next, nextLine = v, k.Line
 			}
 		}
@@ -842,18 +860,18 @@ func mappingValue(m *yaml.Node, key string, depth int) (k, v *yaml.Node) {
 }
 
 // valueAt returns the current value of the field at path.
-func valueAt(c *Config, path string) (any, bool) {
+func valueAt(c *Config, path field.Path) (any, bool) {
 	v := reflect.ValueOf(c).Elem()
-	for _, seg := range reSegment.FindAllString(path, -1) {
+	for _, seg := range path {
 		for v.Kind() == reflect.Pointer {
 			if v.IsNil() {
 				return nil, false
 			}
 			v = v.Elem()
 		}
-		if strings.HasPrefix(seg, "[") {
-			i, err := strconv.Atoi(strings.Trim(seg, "[]"))
-			if err != nil || v.Kind() != reflect.Slice || i >= v.Len() {
+		if seg.IsIndex() {
+			i := seg.Index
+			if v.Kind() != reflect.Slice || i < 0 || i >= v.Len() {
 				return nil, false
 			}
 			v = v.Index(i)
@@ -862,7 +880,7 @@ func valueAt(c *Config, path string) (any, bool) {
 		if v.Kind() != reflect.Struct {
 			return nil, false
 		}
-		idx, ok := yamlFields(v.Type()).index[seg]
+		idx, ok := yamlFields(v.Type()).index[seg.YAML]
 		if !ok {
 			return nil, false
 		}

@@ -11,7 +11,10 @@
 // limits on bytes and nodes), then walked field by field, so that every
 // error says the line and the field's path in YAML terms (see Error):
 // unknown fields with the nearest name, types in user terms, integers that
-// are exactly integers. The reference of every field (Reference, Lookup,
+// are exactly integers. Checks after decoding (Validate, Build, and the
+// samplers' and models' own checks) return a *field.Error carrying the
+// field's path; the scenario places it in the YAML text from the path
+// alone, never from the message. The reference of every field (Reference, Lookup,
 // Explain) is a table checked against the Go types by the tests;
 // docs/scenario.md is generated from it (go generate), and ExampleScenario
 // writes a scenario for any sampler and model from it alone.

@@ -53,10 +53,10 @@ func checkModelFreeData(c *Config) error {
 	}
 	if recs := c.Data.Records; len(recs) > 0 {
 		if len(recs) > MaxRecords {
-			return fmt.Errorf("data.records: must be ≤ %d records, got %d", MaxRecords, len(recs))
+			return errAt("data.records", "must be ≤ %d records, got %d", MaxRecords, len(recs))
 		}
 		if v := float64(len(recs)) * float64(len(recs[0].X)); v > MaxDataValues {
-			return fmt.Errorf("data.records: %d records × %d features exceed the limit of %d values", len(recs), len(recs[0].X), MaxDataValues)
+			return errAt("data.records", "%d records × %d features exceed the limit of %d values", len(recs), len(recs[0].X), MaxDataValues)
 		}
 	}
 	return nil
@@ -73,10 +73,10 @@ func dataRecords(c *Config, m mechanisms.Model) (int, error) {
 	case len(dc.Records) > 0:
 		n := len(dc.Records)
 		if n > MaxRecords {
-			return 0, fmt.Errorf("data.records: must be ≤ %d records, got %d", MaxRecords, n)
+			return 0, errAt("data.records", "must be ≤ %d records, got %d", MaxRecords, n)
 		}
 		if v := float64(n) * float64(m.DataDim()); v > MaxDataValues {
-			return 0, fmt.Errorf("data.records: %d records × %d features exceed the limit of %d values", n, m.DataDim(), MaxDataValues)
+			return 0, errAt("data.records", "%d records × %d features exceed the limit of %d values", n, m.DataDim(), MaxDataValues)
 		}
 		return n, nil
 	case dc.SyntheticLinReg != nil:
@@ -112,7 +112,7 @@ func scanCSV(c *Config, m mechanisms.Model) (int, error) {
 		}
 		f, err := openDataFile(path)
 		if err != nil {
-			return 0, fmt.Errorf("data.csv.path: %v", err)
+			return 0, wrapAt(err, "data.csv.path")
 		}
 		defer f.Close()
 		in = f
@@ -125,7 +125,7 @@ func scanCSV(c *Config, m mechanisms.Model) (int, error) {
 	case "breast_cancer":
 		opts = dataset.BreastCancerOptions()
 	default:
-		return 0, fmt.Errorf("data.csv.preset: must be digits or breast_cancer, got %s", clip.Quote(dc.Preset))
+		return 0, errAt("data.csv.preset", "must be digits or breast_cancer, got %s", clip.Quote(dc.Preset))
 	}
 	if dc.Options != nil {
 		opts = *dc.Options
@@ -141,9 +141,9 @@ func scanCSV(c *Config, m mechanisms.Model) (int, error) {
 	var we *dataset.CSVWidthError
 	switch {
 	case errors.As(err, &we):
-		return 0, fmt.Errorf("data.csv: line %d has %d columns; the model (%s) needs %d: %d features and a label", we.Line, we.Have, m.Name(), want, m.DataDim())
+		return 0, errAt("data.csv", "line %d has %d columns; the model (%s) needs %d: %d features and a label", we.Line, we.Have, m.Name(), want, m.DataDim())
 	case err != nil:
-		return 0, fmt.Errorf("data.csv: %v", err)
+		return 0, wrapAt(err, "data.csv")
 	}
 	return shape.Rows, nil
 }
@@ -216,7 +216,7 @@ func checkAttackSizes(c *Config, m mechanisms.Model) error {
 			continue // Build names the unknown attack
 		}
 		if err := attacks.CheckSize(a, nTr, f); err != nil {
-			return fmt.Errorf("audit.attacks: %v with audit.features %v on a model of dimension %d", err, c.Audit.Features, m.Dim())
+			return errAt("audit.attacks", "%v with audit.features %v on a model of dimension %d", err, c.Audit.Features, m.Dim())
 		}
 	}
 	return nil
@@ -237,8 +237,7 @@ func checkCanaryWork(c *Config, m mechanisms.Model, n int) error {
 	ch := &mechanisms.Chain{Model: m, Sampler: s, Init: c.Init, Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseFinal}}
 	per := ch.RunCost(&dataset.Dataset{Virtual: n})
 	if w := float64(nb.DeepFool.Models) * per; w > audit.DefaultMaxWork {
-		return fmt.Errorf("neighbour.deepfool.models: %d training runs × %.3g work units each = %.3g exceed the work limit of %.3g (a unit takes a few nanoseconds): train fewer or shorter models",
-			nb.DeepFool.Models, per, w, audit.DefaultMaxWork)
+		return errAt("neighbour.deepfool.models", "%d training runs × %.3g work units each = %.3g exceed the work limit of %.3g (a unit takes a few nanoseconds): train fewer or shorter models", nb.DeepFool.Models, per, w, audit.DefaultMaxWork)
 	}
 	return nil
 }

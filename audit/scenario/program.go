@@ -55,20 +55,20 @@ const MaxProgramTimeout = 24 * time.Hour
 
 func (s *ProgramSampler) validate() error {
 	if len(s.Command) == 0 || s.Command[0] == "" {
-		return fmt.Errorf("sampler.program.command: required, e.g. [python3, my_sampler.py]")
+		return errAt("sampler.program.command", "required, e.g. [python3, my_sampler.py]")
 	}
 	if _, err := s.timeout(); err != nil {
 		return err
 	}
 	if s.Retries < -1 || s.Retries > 100 {
-		return fmt.Errorf("sampler.program.retries: must be in [-1, 100] (0: the default %d), got %d", program.DefaultRetries, s.Retries)
+		return errAt("sampler.program.retries", "must be in [-1, 100] (0: the default %d), got %d", program.DefaultRetries, s.Retries)
 	}
 	if d := s.DeterminismChecks; d != nil && (*d < 0 || *d > 1000) {
-		return fmt.Errorf("sampler.program.determinism_checks: must be in [0, 1000], got %d", *d)
+		return errAt("sampler.program.determinism_checks", "must be in [0, 1000], got %d", *d)
 	}
 	for k := range s.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.HasPrefix(k, "MCMCAUDIT_") {
-			return fmt.Errorf("sampler.program.env: %s is not a variable the scenario may set (no '=', not MCMCAUDIT_*)", clip.Quote(k))
+			return errAt("sampler.program.env", "%s is not a variable the scenario may set (no '=', not MCMCAUDIT_*)", clip.Quote(k))
 		}
 	}
 	return nil
@@ -80,7 +80,7 @@ func (s *ProgramSampler) timeout() (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s.Timeout)
 	if err != nil || d <= 0 || d > MaxProgramTimeout {
-		return 0, fmt.Errorf("sampler.program.timeout: must be a duration in (0, 24h] such as \"60s\", got %s", clip.Quote(s.Timeout))
+		return 0, errAt("sampler.program.timeout", "must be a duration in (0, 24h] such as \"60s\", got %s", clip.Quote(s.Timeout))
 	}
 	return d, nil
 }
@@ -116,7 +116,7 @@ func buildProgram(c *Config, p *Plan, o BuildOptions) (*program.Mechanism, error
 	if dir != "" {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
-			return nil, fmt.Errorf("sampler.program.dir: %v", err)
+			return nil, wrapAt(err, "sampler.program.dir")
 		}
 		dir = abs
 	}
@@ -147,7 +147,7 @@ func buildProgram(c *Config, p *Plan, o BuildOptions) (*program.Mechanism, error
 	}
 	m, err := program.NewMechanism(ctx, mc)
 	if err != nil {
-		return nil, fmt.Errorf("sampler.program: %v", err)
+		return nil, wrapAt(err, "sampler.program")
 	}
 	hs := m.Handshake()
 	p.handshake = &hs
@@ -172,7 +172,7 @@ func (p *Plan) writeDataFiles() ([]string, error) {
 	}
 	dir, err := os.MkdirTemp("", "mcmcaudit-data-*")
 	if err != nil {
-		return nil, fmt.Errorf("sampler.program: cannot create a directory for the data files: %v", err)
+		return nil, errAt("sampler.program", "cannot create a directory for the data files: %v", err)
 	}
 	p.tempDir = dir
 	var env []string
@@ -185,7 +185,7 @@ func (p *Plan) writeDataFiles() ([]string, error) {
 		}
 		path := filepath.Join(dir, f.name)
 		if err := os.WriteFile(path, datasetCSV(f.d), 0o644); err != nil {
-			return nil, fmt.Errorf("sampler.program: cannot write %s: %v", path, err)
+			return nil, errAt("sampler.program", "cannot write %s: %v", path, err)
 		}
 		env = append(env, f.key+"="+path)
 	}

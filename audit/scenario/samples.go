@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
@@ -15,13 +14,18 @@ import (
 // used; features are limited to those computed from a release alone
 // (theta, norm, coord:K), and theorems are refused (they need the sampler).
 func SamplesOptions(c *Config, dim int) (audit.Options, error) {
+	o, err := samplesOptions(c, dim)
+	return o, c.named(err)
+}
+
+func samplesOptions(c *Config, dim int) (audit.Options, error) {
 	o, err := c.options()
 	if err != nil {
 		return o, err
 	}
 	for _, f := range c.Audit.Features {
 		if f != "theta" && f != "norm" && !strings.HasPrefix(f, "coord:") {
-			return o, fmt.Errorf("audit.features: precomputed samples support theta, norm and coord:K only (%s needs the model), got %s", clip.Value(f), clip.Quote(f))
+			return o, errAt("audit.features", "precomputed samples support theta, norm and coord:K only (%s needs the model), got %s", clip.Value(f), clip.Quote(f))
 		}
 	}
 	if o.Features, err = buildFeatures(c.Audit.Features, &Plan{}, dim); err != nil {
@@ -30,16 +34,16 @@ func SamplesOptions(c *Config, dim int) (audit.Options, error) {
 	for _, name := range c.Audit.Attacks {
 		a, err := attacks.ByName(name)
 		if err != nil {
-			return o, fmt.Errorf("audit.attacks: %s", strings.TrimPrefix(err.Error(), "attacks: "))
+			return o, errAt("audit.attacks", "%s", strings.TrimPrefix(err.Error(), "attacks: "))
 		}
 		o.Attacks = append(o.Attacks, a)
 	}
 	if len(c.Audit.Metrics) > 0 {
-		return o, fmt.Errorf("audit.metrics: precomputed samples carry no model to measure")
+		return o, errAt("audit.metrics", "precomputed samples carry no model to measure")
 	}
 	if cl := c.Claim; cl != nil {
 		if cl.Theorems {
-			return o, fmt.Errorf("claim.theorems: the theorems need the sampler, which precomputed samples do not carry; give claim.epsilon/delta or claim.gdp")
+			return o, errAt("claim.theorems", "the theorems need the sampler, which precomputed samples do not carry; give claim.epsilon/delta or claim.gdp")
 		}
 		if cl.Epsilon != nil {
 			o.Claims = append(o.Claims, audit.PureClaim(*cl.Epsilon, *cl.Delta))

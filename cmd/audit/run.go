@@ -314,7 +314,7 @@ func parseShard(s string) (i, n int, err error) {
 // workError names the flag that raises the work limit.
 func workError(err error) error {
 	var fe *audit.FieldError
-	if errors.As(err, &fe) && fe.Field == "MaxWork" {
+	if errors.As(err, &fe) && fe.Path.Go() == "MaxWork" {
 		return usagef("--max-work: %s", strings.Replace(fe.Msg, "raise the limit", "raise --max-work", 1))
 	}
 	return err

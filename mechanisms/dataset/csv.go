@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 )
 
 // FeatureScaling names the per-feature transformation ReadCSV applies after
@@ -621,11 +622,11 @@ func ClassIndex(y float64, k int) (int, bool) {
 func Split(d *Dataset, testFraction float64, seed uint64) (train, test *Dataset, err error) {
 	n := d.Len()
 	if !(testFraction > 0 && testFraction < 1) {
-		return nil, nil, fmt.Errorf("test_fraction: must be in (0, 1), got %g", testFraction)
+		return nil, nil, field.Errorf(field.At("testFraction", "test_fraction"), "must be in (0, 1), got %g", testFraction)
 	}
 	nt := int(math.Round(testFraction * float64(n)))
 	if nt < 1 || nt > n-1 {
-		return nil, nil, fmt.Errorf("test_fraction: %g of %d records leaves an empty part", testFraction, n)
+		return nil, nil, field.Errorf(field.At("testFraction", "test_fraction"), "%g of %d records leaves an empty part", testFraction, n)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5b17))
 	inTest := make([]bool, n)
@@ -641,7 +642,7 @@ func Split(d *Dataset, testFraction float64, seed uint64) (train, test *Dataset,
 // proportions (up to rounding). Labels must be class indices in [0, k).
 func StratifiedSplit(d *Dataset, k int, testFraction float64, seed uint64) (train, test *Dataset, err error) {
 	if !(testFraction > 0 && testFraction < 1) {
-		return nil, nil, fmt.Errorf("test_fraction: must be in (0, 1), got %g", testFraction)
+		return nil, nil, field.Errorf(field.At("testFraction", "test_fraction"), "must be in (0, 1), got %g", testFraction)
 	}
 	if _, err := ClassCounts(d, k); err != nil {
 		return nil, nil, err
@@ -662,7 +663,7 @@ func StratifiedSplit(d *Dataset, k int, testFraction float64, seed uint64) (trai
 		nt += m
 	}
 	if nt < 1 || nt > d.Len()-1 {
-		return nil, nil, fmt.Errorf("test_fraction: %g of %d records leaves an empty part", testFraction, d.Len())
+		return nil, nil, field.Errorf(field.At("testFraction", "test_fraction"), "%g of %d records leaves an empty part", testFraction, d.Len())
 	}
 	train, test = splitBy(d, inTest)
 	return train, test, nil

@@ -3,6 +3,8 @@ package dataset
 import (
 	"fmt"
 	"math"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
 )
 
 // Record is one data point: a feature vector X and, for supervised models,
@@ -95,22 +97,22 @@ func Neighbour(d *Dataset, adj Adjacency, i int, r Record) (Pair, error) {
 	switch adj {
 	case ReplaceOne:
 		if i < 0 || i >= d.Len() {
-			return Pair{}, fmt.Errorf("index: must be in [0, %d], got %d", d.Len()-1, i)
+			return Pair{}, field.Errorf(field.At("i", "index"), "must be in [0, %d], got %d", d.Len()-1, i)
 		}
 		out.Records[i] = Record{X: append([]float64(nil), r.X...), Y: r.Y}
 	case RemoveOne:
 		if i < 0 || i >= d.Len() {
-			return Pair{}, fmt.Errorf("index: must be in [0, %d], got %d", d.Len()-1, i)
+			return Pair{}, field.Errorf(field.At("i", "index"), "must be in [0, %d], got %d", d.Len()-1, i)
 		}
 		if d.Len() < 2 {
-			return Pair{}, fmt.Errorf("dataset: remove-one needs at least 2 records, got %d", d.Len())
+			return Pair{}, field.Errorf(field.At("d", "dataset"), "remove-one needs at least 2 records, got %d", d.Len())
 		}
 		out.Records = append(out.Records[:i], out.Records[i+1:]...)
 	case AddOne:
 		out.Records = append(out.Records, Record{X: append([]float64(nil), r.X...), Y: r.Y})
 		i = out.Len() - 1
 	default:
-		return Pair{}, fmt.Errorf("adjacency: must be one of replace-one, remove-one, add-one, got %q", adj)
+		return Pair{}, field.Errorf(field.At("adj", "adjacency"), "must be one of replace-one, remove-one, add-one, got %q", adj)
 	}
 	return Pair{D: d, DPrime: out, Adjacency: adj, Index: i}, nil
 }
@@ -132,13 +134,13 @@ func Canary(d *Dataset, i int, canary Record) (Pair, error) {
 // (x_h/2, c·x_h/2).
 func CounterexamplePair(n int, xh, c float64) (Pair, error) {
 	if n < 1 {
-		return Pair{}, fmt.Errorf("n: must be ≥ 1, got %d", n)
+		return Pair{}, field.Errorf(field.At("n", "n"), "must be ≥ 1, got %d", n)
 	}
 	if !(xh > 0) || math.IsInf(xh, 0) {
-		return Pair{}, fmt.Errorf("xh: must be finite and > 0, got %g", xh)
+		return Pair{}, field.Errorf(field.At("xh", "xh"), "must be finite and > 0, got %g", xh)
 	}
 	if math.IsNaN(c) || math.IsInf(c, 0) {
-		return Pair{}, fmt.Errorf("c: must be finite, got %g", c)
+		return Pair{}, field.Errorf(field.At("c", "c"), "must be finite, got %g", c)
 	}
 	d := &Dataset{Name: "D1", Records: make([]Record, n)}
 	for i := range d.Records {
@@ -158,13 +160,13 @@ func CounterexamplePair(n int, xh, c float64) (Pair, error) {
 // records (for features and model constants).
 func VirtualCounterexamplePair(n int, xh, c float64) (Pair, error) {
 	if n < 2 {
-		return Pair{}, fmt.Errorf("n: must be ≥ 2, got %d", n)
+		return Pair{}, field.Errorf(field.At("n", "n"), "must be ≥ 2, got %d", n)
 	}
 	if !(xh > 0) || math.IsInf(xh, 0) {
-		return Pair{}, fmt.Errorf("xh: must be finite and > 0, got %g", xh)
+		return Pair{}, field.Errorf(field.At("xh", "xh"), "must be finite and > 0, got %g", xh)
 	}
 	if math.IsNaN(c) || math.IsInf(c, 0) {
-		return Pair{}, fmt.Errorf("c: must be finite, got %g", c)
+		return Pair{}, field.Errorf(field.At("c", "c"), "must be finite, got %g", c)
 	}
 	d1 := &Dataset{Name: "D1", Virtual: n, Records: []Record{{X: []float64{xh}, Y: c * xh}}}
 	d2 := &Dataset{Name: "D2", Virtual: n, Records: []Record{{X: []float64{xh}, Y: c * xh}, {X: []float64{xh / 2}, Y: c * xh / 2}}}
