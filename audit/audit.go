@@ -61,6 +61,8 @@ type Audit struct {
 	points   []mechanisms.ReleasePoint
 	features []string
 	claims   []Claim
+	// primary indexes the region bound in opts.Estimators.
+	primary int
 }
 
 // New checks the target and the options (errors about the options are
@@ -94,7 +96,7 @@ func New(t Target, o Options) (*Audit, error) {
 	if len(pd) == 0 {
 		return nil, fmt.Errorf("release: the mechanism has no release point")
 	}
-	a := &Audit{target: t, opts: o, points: pd, features: o.Features.Names()}
+	a := &Audit{target: t, opts: o, points: pd, features: o.Features.Names(), primary: primaryEstimator(o.Estimators)}
 	if len(a.features) == 0 {
 		return nil, fieldErr("Features", "the feature map has no column")
 	}
@@ -193,9 +195,13 @@ func (a *Audit) defaultID() string {
 		Claims              []string
 		Theorems, HasExact  bool
 		Accuracy            bool
+		// Estimators is absent for the default, so that IDs stay as they
+		// were before estimators could be chosen.
+		Estimators []string `json:",omitempty"`
 	}{a.target.Name, mechanisms.NameOf(a.target.Mechanism), describe(a.target.Pair.D), describe(a.target.Pair.DPrime),
 		o.Trials, o.Seed, o.Assignment, o.Sides, o.Split, o.Delta, o.Confidence, o.AttackSelection, o.PointSelection,
-		a.points, a.features, attackNames, claimNames, o.Theorems, a.target.Exact != nil, a.target.Accuracy != nil}
+		a.points, a.features, attackNames, claimNames, o.Theorems, a.target.Exact != nil, a.target.Accuracy != nil,
+		estimatorNames(o.Estimators)}
 	b, _ := json.Marshal(desc)
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])

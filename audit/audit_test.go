@@ -133,7 +133,7 @@ func TestNullAuditsReportZero(t *testing.T) {
 			positive++
 		}
 		for _, pr := range r.Points {
-			if pr.GDP.Mu > 0 && pr.Region.Epsilon == 0 && pr.GDP.Epsilon < 0 {
+			if pr.GDP().Mu > 0 && pr.Region().Epsilon == 0 && pr.GDP().Epsilon < 0 {
 				t.Fatal("negative ε")
 			}
 		}
@@ -159,7 +159,7 @@ func TestKnownMuNeverOverstated(t *testing.T) {
 		if r.Epsilon.Epsilon > trueEps {
 			overEps++
 		}
-		if r.Points[0].GDP.Mu > 1 {
+		if r.Points[0].GDP().Mu > 1 {
 			overMu++
 		}
 	}
@@ -182,15 +182,15 @@ func TestKnownMuPower(t *testing.T) {
 	r := runGauss(t, 1, o)
 	pr := r.Points[0]
 	t.Logf("μ_lb = %.4f → ε = %.4f (true %.4f); region bound %.4f; eval %d/%d",
-		pr.GDP.Mu, pr.GDP.Epsilon, trueEps, pr.Region.Epsilon, pr.Region.Counts.Negatives, pr.Region.Counts.Positives)
-	if pr.Region.Counts.Negatives < 99000 || pr.Region.Counts.Positives < 99000 {
-		t.Fatalf("evaluation runs per side: %d, %d", pr.Region.Counts.Negatives, pr.Region.Counts.Positives)
+		pr.GDP().Mu, pr.GDP().Epsilon, trueEps, pr.Region().Epsilon, pr.Region().Counts.Negatives, pr.Region().Counts.Positives)
+	if pr.Region().Counts.Negatives < 99000 || pr.Region().Counts.Positives < 99000 {
+		t.Fatalf("evaluation runs per side: %d, %d", pr.Region().Counts.Negatives, pr.Region().Counts.Positives)
 	}
-	if pr.GDP.Epsilon < 0.8*trueEps || pr.GDP.Epsilon > trueEps {
-		t.Errorf("GDP ε = %.4f, want in [%.4f, %.4f]", pr.GDP.Epsilon, 0.8*trueEps, trueEps)
+	if pr.GDP().Epsilon < 0.8*trueEps || pr.GDP().Epsilon > trueEps {
+		t.Errorf("GDP ε = %.4f, want in [%.4f, %.4f]", pr.GDP().Epsilon, 0.8*trueEps, trueEps)
 	}
-	if !(pr.Region.Epsilon > 0 && pr.Region.Epsilon <= trueEps) {
-		t.Errorf("region bound %.4f not in (0, %.4f]", pr.Region.Epsilon, trueEps)
+	if !(pr.Region().Epsilon > 0 && pr.Region().Epsilon <= trueEps) {
+		t.Errorf("region bound %.4f not in (0, %.4f]", pr.Region().Epsilon, trueEps)
 	}
 }
 
@@ -300,7 +300,7 @@ func TestWorkersDoNotChangeResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k := range r1.Points {
-		if r1.Points[k].Region != r2.Points[k].Region || r1.Points[k].GDP != r2.Points[k].GDP {
+		if r1.Points[k].Region() != r2.Points[k].Region() || r1.Points[k].GDP() != r2.Points[k].GDP() {
 			t.Fatalf("point %d differs between analyses with 3 and 1 workers", k)
 		}
 	}

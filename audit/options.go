@@ -159,6 +159,12 @@ type Options struct {
 	// release points (zero: SelectOnTraining, one chosen on training runs).
 	AttackSelection Selection
 	PointSelection  Selection
+	// Estimators turn the attacks' errors into bounds, each choosing its
+	// own rules on the selection runs (nil: every registered estimator,
+	// Estimators()). The region bound must be among them: the headline ε,
+	// the ceiling and the verdict's ranking rest on it, the one bound that
+	// assumes nothing about the mechanism's trade-off curve.
+	Estimators []Estimator
 	// Delta is the δ of the (ε, δ) lower bounds, in [0, 1); the zero value
 	// means δ = 0 (pure ε).
 	Delta float64
@@ -254,6 +260,9 @@ func (o Options) Validate() error {
 			return fieldErr("Attacks", "attack %d is nil", i)
 		}
 	}
+	if err := checkEstimators(o.Estimators); err != nil {
+		return err
+	}
 	for i, c := range o.Claims {
 		if c.At == nil {
 			return fieldErr("Claims", "claim %d (%q) has no profile (At is nil)", i, c.Name)
@@ -296,6 +305,9 @@ func (o Options) withDefaults(dim int) Options {
 	}
 	if len(o.Attacks) == 0 {
 		o.Attacks = []attacks.Classifier{attacks.BestCoordinate{}}
+	}
+	if len(o.Estimators) == 0 {
+		o.Estimators = Estimators()
 	}
 	if o.MaxWork == 0 {
 		o.MaxWork = DefaultMaxWork

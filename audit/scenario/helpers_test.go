@@ -96,8 +96,8 @@ func TestScenarioEqualsLibraryAudit(t *testing.T) {
 	}
 	for k := range lib.Points {
 		a, b := lib.Points[k], fromYAML.Points[k]
-		if a.Region != b.Region || a.GDP != b.GDP || a.Best != b.Best {
-			t.Fatalf("point %d: library %+v, scenario %+v", k, a.Region, b.Region)
+		if a.Region() != b.Region() || a.GDP() != b.GDP() || a.Estimates[0].Best != b.Estimates[0].Best {
+			t.Fatalf("point %d: library %+v, scenario %+v", k, a.Region(), b.Region())
 		}
 	}
 }

@@ -404,7 +404,7 @@ func outcome(t *testing.T, y string) string {
 		return b.String() + "analysis error: " + err.Error()
 	}
 	for _, pr := range rep.Points {
-		fmt.Fprintf(&b, "%+v %+v %v\n", pr.Region, pr.GDP, pr.Attacks[pr.Best].Attack)
+		fmt.Fprintf(&b, "%+v %+v %v\n", pr.Region(), pr.GDP(), pr.Attacks[pr.Estimates[0].Best].Attack)
 	}
 	return b.String()
 }

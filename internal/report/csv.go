@@ -34,13 +34,13 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	for k, pr := range r.Points {
-		c := pr.Region.Counts
-		row := []string{strconv.Itoa(k), strconv.Itoa(pr.Point.Iteration), pr.Point.Label, pr.Attacks[pr.Best].Attack,
+		c := pr.Region().Counts
+		row := []string{strconv.Itoa(k), strconv.Itoa(pr.Point.Iteration), pr.Point.Label, pr.Attacks[bestAttack(pr, "region")].Attack,
 			strconv.Itoa(c.FP), strconv.Itoa(c.Negatives), strconv.Itoa(c.FN), strconv.Itoa(c.Positives),
-			g(pr.Region.FPR), g(pr.Region.FNR), g(pr.Region.Epsilon),
-			pr.Attacks[pr.BestGDP].Attack, strconv.Itoa(pr.GDP.Counts.FP), strconv.Itoa(pr.GDP.Counts.FN),
-			g(pr.GDP.Mu), g(pr.GDP.Epsilon), g(pr.Ceiling.Epsilon),
-			g(pr.Region.Confidence), g(pr.Region.Delta), strconv.FormatBool(k == r.Headline), "", ""}
+			g(pr.Region().FPR), g(pr.Region().FNR), g(pr.Region().Epsilon),
+			pr.Attacks[bestAttack(pr, "gdp")].Attack, strconv.Itoa(pr.GDP().Counts.FP), strconv.Itoa(pr.GDP().Counts.FN),
+			g(pr.GDP().Mu), g(pr.GDP().Epsilon), g(pr.Ceiling.Epsilon),
+			g(pr.Region().Confidence), g(pr.Region().Delta), strconv.FormatBool(k == r.Headline), "", ""}
 		if pr.Exact != nil {
 			row[len(row)-2] = g(float64(*pr.Exact))
 		}

@@ -152,9 +152,9 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	var rows, gauss [][]string
 	f := stats.FormatFloat
 	for _, pr := range r.Points {
-		c := pr.Region.Counts
-		row := []string{pr.Point.Label, pr.Attacks[pr.Best].Attack, fmt.Sprintf("%d/%d", c.FP, c.Negatives),
-			fmt.Sprintf("%d/%d", c.FN, c.Positives), f(pr.Region.Epsilon), f(pr.GDP.Mu), f(pr.Ceiling.Epsilon)}
+		c := pr.Region().Counts
+		row := []string{pr.Point.Label, pr.Attacks[bestAttack(pr, "region")].Attack, fmt.Sprintf("%d/%d", c.FP, c.Negatives),
+			fmt.Sprintf("%d/%d", c.FN, c.Positives), f(pr.Region().Epsilon), f(pr.GDP().Mu), f(pr.Ceiling.Epsilon)}
 		if exact {
 			row = append(row, f(float64(*pr.Exact)))
 		}
@@ -173,7 +173,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 			row = append(row, f(float64(cr.EpsilonAtDelta)), verdict)
 		}
 		rows = append(rows, row)
-		gauss = append(gauss, []string{pr.Point.Label, f(pr.GDP.Mu), f(pr.GDP.Epsilon)})
+		gauss = append(gauss, []string{pr.Point.Label, f(pr.GDP().Mu), f(pr.GDP().Epsilon)})
 	}
 	verdict := "Verdict: " + r.Verdict.String()
 	switch r.Verdict {

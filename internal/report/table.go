@@ -105,9 +105,9 @@ func pointRows(r *audit.Report) ([]any, [][]any) {
 		if k == r.Headline {
 			label += " *"
 		}
-		row := []any{label, pr.Attacks[pr.Best].Attack,
-			counts(pr.Region.Counts.FP, pr.Region.Counts.Negatives), counts(pr.Region.Counts.FN, pr.Region.Counts.Positives),
-			f4(pr.Region.Epsilon), f4(pr.GDP.Mu), f4(pr.Ceiling.Epsilon)}
+		row := []any{label, pr.Attacks[bestAttack(pr, "region")].Attack,
+			counts(pr.Region().Counts.FP, pr.Region().Counts.Negatives), counts(pr.Region().Counts.FN, pr.Region().Counts.Positives),
+			f4(pr.Region().Epsilon), f4(pr.GDP().Mu), f4(pr.Ceiling.Epsilon)}
 		if r.HasExact() {
 			row = append(row, f4(float64(*pr.Exact)))
 		}
@@ -176,7 +176,7 @@ func writeGaussianEpsilon(w io.Writer, r *audit.Report) error {
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNone))
 	t.Header("release", "μ_lb", "ε(μ_lb) if Gaussian")
 	for _, pr := range r.Points {
-		if err := t.Append(pr.Point.Label, f4(pr.GDP.Mu), f4(pr.GDP.Epsilon)); err != nil {
+		if err := t.Append(pr.Point.Label, f4(pr.GDP().Mu), f4(pr.GDP().Epsilon)); err != nil {
 			return err
 		}
 	}
@@ -220,4 +220,11 @@ func writeHeadline(w io.Writer, r *audit.Report) {
 	if l := r.ClaimLevel(); l != "" {
 		fmt.Fprintf(w, "  level: %s\n", l)
 	}
+}
+
+// bestAttack returns the index of the attack the named estimator reports
+// at pr.
+func bestAttack(pr audit.PointResult, estimator string) int {
+	e, _ := pr.Estimate(estimator)
+	return e.Best
 }
