@@ -89,7 +89,7 @@ func scoreAll(s attacks.Scorer, d *attacks.Data, buf []float64) []float64 {
 // are trained on the first Split.Train fraction of trials (A1), thresholds
 // chosen there (or on the Split.Select fraction), attack and release point
 // chosen there too, and errors counted on the rest (A2) only. Release
-// points are analysed in parallel (Options.Workers); the report does not
+// points are analysed in parallel (Execution.Workers); the report does not
 // depend on the worker count. It is AnalyzeContext without cancellation.
 func (a *Audit) Analyze(t *Trials) (*Report, error) {
 	return a.AnalyzeContext(context.Background(), t)
@@ -99,7 +99,7 @@ func (a *Audit) Analyze(t *Trials) (*Report, error) {
 // checked before every release point and every attack, and the error then
 // wraps ctx.Err() (no partial report is returned). Before anything is
 // fitted, the attack stage's estimated work is checked against
-// Options.MaxWork.
+// Execution.MaxWork.
 func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("audit: analysis not started: %w", err)
@@ -198,13 +198,13 @@ func (a *Audit) newReport(t *Trials) *Report {
 func (a *Audit) analyzePoints(ctx context.Context, t *Trials, r *Report) error {
 	r.Points = make([]PointResult, len(a.points))
 	var g errgroup.Group
-	g.SetLimit(Workers(a.opts.Workers))
+	g.SetLimit(Workers(a.exec.Workers))
 	work := make(chan int, len(a.points))
 	for k := range a.points {
 		work <- k
 	}
 	close(work)
-	for w := 0; w < min(Workers(a.opts.Workers), len(a.points)); w++ {
+	for w := 0; w < min(Workers(a.exec.Workers), len(a.points)); w++ {
 		g.Go(func() error {
 			var bufs buffers
 			for k := range work {

@@ -58,6 +58,7 @@ type Accuracy struct {
 type Audit struct {
 	target   Target
 	opts     Options
+	exec     Execution
 	points   []mechanisms.ReleasePoint
 	features []string
 	claims   []Claim
@@ -66,7 +67,8 @@ type Audit struct {
 }
 
 // New checks the target and the options (errors about the options are
-// *FieldError) and prepares the audit.
+// *FieldError) and prepares the audit, with the default Execution
+// (WithExecution changes it).
 func New(t Target, o Options) (*Audit, error) {
 	if t.Mechanism == nil {
 		return nil, fmt.Errorf("audit: no mechanism to audit")
@@ -96,7 +98,7 @@ func New(t Target, o Options) (*Audit, error) {
 	if len(pd) == 0 {
 		return nil, fmt.Errorf("release: the mechanism has no release point")
 	}
-	a := &Audit{target: t, opts: o, points: pd, features: o.Features.Names(), primary: primaryEstimator(o.Estimators)}
+	a := &Audit{target: t, opts: o, exec: Execution{}.withDefaults(), points: pd, features: o.Features.Names(), primary: primaryEstimator(o.Estimators)}
 	if len(a.features) == 0 {
 		return nil, fieldErr("Features", "the feature map has no column")
 	}
@@ -135,9 +137,12 @@ func New(t Target, o Options) (*Audit, error) {
 
 // Run prepares an audit, runs every trial and analyses them: the whole
 // audit in one call.
-func Run(ctx context.Context, t Target, o Options) (*Report, error) {
+func Run(ctx context.Context, t Target, o Options, x Execution) (*Report, error) {
 	a, err := New(t, o)
 	if err != nil {
+		return nil, err
+	}
+	if a, err = a.WithExecution(x); err != nil {
 		return nil, err
 	}
 	if err := a.CheckWork(0, a.opts.Trials, true); err != nil {
@@ -214,17 +219,24 @@ func describe(d *dataset.Dataset) string {
 	return fmt.Sprintf("%s (%d records)", d.Name, d.Len())
 }
 
-// WithProgress returns a copy of the audit that reports progress to p.
-func (a *Audit) WithProgress(p Progress) *Audit {
+// Execution returns the execution settings, defaults resolved.
+func (a *Audit) Execution() Execution { return a.exec }
+
+// WithExecution returns a copy of the audit carried out as x says, after
+// checking x (errors are *FieldError); results never depend on it.
+func (a *Audit) WithExecution(x Execution) (*Audit, error) {
+	if err := x.Validate(); err != nil {
+		return nil, err
+	}
 	b := *a
-	b.opts.Progress = p
-	return &b
+	b.exec = x.withDefaults()
+	return &b, nil
 }
 
-// WithWorkers returns a copy of the audit that runs w trials at a time (0:
-// one per CPU); results never depend on it.
-func (a *Audit) WithWorkers(w int) *Audit {
+// WithProgress returns a copy of the audit that reports progress to p
+// (any p is valid: nil reports nothing).
+func (a *Audit) WithProgress(p Progress) *Audit {
 	b := *a
-	b.opts.Workers = w
+	b.exec.Progress = p
 	return &b
 }

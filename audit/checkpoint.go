@@ -306,7 +306,7 @@ func (a *Audit) SimulateCheckpointedWith(ctx context.Context, dir string, o Chec
 		saved += hi - lo
 	}
 	done, writing := saved, true
-	progress := a.opts.Progress
+	progress := a.exec.Progress
 	if progress != nil && saved > 0 {
 		progress(saved)
 	}

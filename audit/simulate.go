@@ -110,7 +110,7 @@ type Progress func(done int)
 // wraps ctx.Err().
 //
 // Before any run, the estimated work of the range is checked against
-// Options.MaxWork (a *FieldError naming MaxWork beyond it).
+// Execution.MaxWork (a *FieldError naming MaxWork beyond it).
 func (a *Audit) Simulate(ctx context.Context, lo, hi int) (*Trials, error) {
 	if lo < 0 || hi > a.opts.Trials || lo > hi {
 		return nil, fmt.Errorf("audit: trial range [%d, %d) outside [0, %d)", lo, hi, a.opts.Trials)
@@ -118,7 +118,7 @@ func (a *Audit) Simulate(ctx context.Context, lo, hi int) (*Trials, error) {
 	if err := a.CheckWork(lo, hi, false); err != nil {
 		return nil, err
 	}
-	return a.simulate(ctx, lo, hi, a.opts.Progress)
+	return a.simulate(ctx, lo, hi, a.exec.Progress)
 }
 
 func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*Trials, error) {
@@ -159,7 +159,7 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 	var mu sync.Mutex
 	g, ctx := errgroup.WithContext(ctx)
 	const chunk = 16
-	for w := 0; w < Workers(a.opts.Workers); w++ {
+	for w := 0; w < Workers(a.exec.Workers); w++ {
 		g.Go(func() error {
 			var info mechanisms.Info
 			correct := make([]int64, len(t.Correct))

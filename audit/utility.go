@@ -271,7 +271,7 @@ func (a *Audit) utility(t *Trials, r *Report) error {
 	}
 	// Release points in parallel: point k writes only r.Points[k].
 	var g errgroup.Group
-	g.SetLimit(Workers(a.opts.Workers))
+	g.SetLimit(Workers(a.exec.Workers))
 	for k := range r.Points {
 		g.Go(func() error {
 			u := &Utility{Iterations: a.points[k].Iteration}

@@ -153,7 +153,11 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 	if pts, err := p.Mechanism.Points(p.Pair.D); err == nil {
 		t.Exact = exactEpsilons(c, p, pts)
 	}
-	if p.Audit, err = audit.New(t, o); err != nil {
+	p.Audit, err = audit.New(t, o)
+	if err == nil {
+		p.Audit, err = p.Audit.WithExecution(c.execution())
+	}
+	if err != nil {
 		var fe *audit.FieldError
 		if errors.As(err, &fe) {
 			if name, ok := auditFields[fe.Field]; ok {

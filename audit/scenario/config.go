@@ -544,7 +544,7 @@ func (c *Config) validateAudit() error {
 // scenario's fields.
 func (c *Config) options() (audit.Options, error) {
 	a := c.Audit
-	o := audit.Options{Trials: a.Trials, Seed: c.Seed, Split: a.Split, Delta: a.Delta, Confidence: a.Confidence, Workers: a.Workers}
+	o := audit.Options{Trials: a.Trials, Seed: c.Seed, Split: a.Split, Delta: a.Delta, Confidence: a.Confidence}
 	var err error
 	if o.Assignment, err = audit.ParseAssignment(a.Assignment); err != nil {
 		return o, fmt.Errorf("audit.assignment: %v", err)
@@ -555,7 +555,11 @@ func (c *Config) options() (audit.Options, error) {
 	if o.PointSelection, err = audit.ParseSelection(a.PointSelection); err != nil {
 		return o, fmt.Errorf("audit.point_selection: %v", err)
 	}
-	if err := o.Validate(); err != nil {
+	err = o.Validate()
+	if err == nil {
+		err = c.execution().Validate()
+	}
+	if err != nil {
 		var fe *audit.FieldError
 		if errors.As(err, &fe) {
 			if name, ok := auditFields[fe.Field]; ok {
@@ -565,6 +569,11 @@ func (c *Config) options() (audit.Options, error) {
 		return o, err
 	}
 	return o, nil
+}
+
+// execution returns how the scenario's runs are made (audit.workers).
+func (c *Config) execution() audit.Execution {
+	return audit.Execution{Workers: c.Audit.Workers}
 }
 
 // validateClaim checks the claim section.

@@ -176,6 +176,9 @@ func runAnalyze(args []string, e *env) error {
 		Notes: []string{"The bounds are valid only if every row is an independent run of the same mechanism (on D in the first file, on D′ in the second).",
 			"Order: " + order + "."}}
 	a, err := audit.New(t, s.Options(o))
+	if err == nil {
+		a, err = a.WithExecution(audit.Execution{Workers: max(f.workers, 0)})
+	}
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -325,9 +328,6 @@ func analyzeOptions(f *analyzeFlags, s *audit.Samples) (audit.Options, *scenario
 		if hasGDP {
 			o.Claims = append(o.Claims, audit.GDPClaim(f.claimGDP))
 		}
-	}
-	if f.workers > 0 {
-		o.Workers = f.workers
 	}
 	return o, cfg, nil
 }
@@ -702,6 +702,9 @@ func recordReleases(plan *scenario.Plan) (*recorder, error) {
 	rec := &recorder{Mechanism: t.Mechanism, points: a.Points(), rows: make([][]float64, n), sides: make([]dataset.Side, n)}
 	t.Mechanism = rec
 	b, err := audit.New(t, a.Options())
+	if err == nil {
+		b, err = b.WithExecution(a.Execution())
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,10 @@ func runMerge(args []string, e *env) error {
 	if err != nil {
 		return err
 	}
-	a := m.plan.Audit.WithMaxWork(maxWork)
+	a, err := withRunExecution(m.plan.Audit, nil, maxWork)
+	if err != nil {
+		return err
+	}
 	if err := workError(a.CheckWork(0, 0, true)); err != nil {
 		return err
 	}
