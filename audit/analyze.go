@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
-	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 	"golang.org/x/sync/errgroup"
@@ -152,7 +151,7 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 			r.Points[k].TestAccuracy = &acc
 		}
 	}
-	for k, e := range a.target.Exact {
+	for k, e := range a.design.Exact {
 		v := stats.JSONFloat(e)
 		r.Points[k].Exact = &v
 	}
@@ -167,23 +166,17 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 
 // newReport fills in what the report says about the audit itself.
 func (a *Audit) newReport(t *Trials) *Report {
-	o, tg := a.opts, a.target
+	o, dg := a.opts, a.design
 	nTr, nSe, nEv := o.Split.Sizes(o.Trials)
 	r := &Report{
-		Name: tg.Name, ConfigHash: o.ID, Seed: o.Seed, Trials: o.Trials,
-		Mechanism: mechanisms.NameOf(tg.Mechanism), Features: a.features,
+		Name: dg.Name, ConfigHash: o.ID, Seed: o.Seed, Trials: o.Trials,
+		Mechanism: dg.Mechanism, Features: a.features,
 		TrainRuns: nTr, SelectRuns: nSe, EvalRuns: nEv,
 		Delta: o.Delta, Confidence: o.Confidence,
 		AttackSelection: o.AttackSelection, PointSelection: o.PointSelection,
-		Info: t.Info.Totals(), Headline: -1, TestSize: t.TestSize, Notes: tg.Notes,
+		Info: t.Info.Totals(), Headline: -1, TestSize: t.TestSize, Notes: dg.Notes,
+		D: dg.D, DPrime: dg.DPrime, Adjacency: dg.Adjacency, PairNote: dg.PairNote,
 	}
-	if d := tg.Pair.D; d != nil {
-		r.D = &DatasetInfo{d.Name, d.Len()}
-	}
-	if d := tg.Pair.DPrime; d != nil {
-		r.DPrime = &DatasetInfo{d.Name, d.Len()}
-	}
-	r.Adjacency, r.PairNote = string(tg.Pair.Adjacency), tg.Pair.Note
 	for _, c := range o.Attacks {
 		r.Attacks = append(r.Attacks, c.Name())
 	}

@@ -64,6 +64,9 @@ type Audit struct {
 	claims   []Claim
 	// primary indexes the region bound in opts.Estimators.
 	primary int
+	// design is what the analysis reads (Design); opts, points, features
+	// and claims are its fields too.
+	design Design
 }
 
 // New checks the target and the options (errors about the options are
@@ -98,6 +101,14 @@ func New(t Target, o Options) (*Audit, error) {
 	if len(pd) == 0 {
 		return nil, fmt.Errorf("release: the mechanism has no release point")
 	}
+	return prepare(t, mechanisms.NameOf(t.Mechanism), t.Mechanism.Dim(), o, pd)
+}
+
+// prepare checks what the options and the release points imply for the
+// audit of a mechanism called mech releasing points pd of dimension dim (o
+// has its defaults resolved; t.Mechanism is nil for samples) and prepares
+// it.
+func prepare(t Target, mech string, dim int, o Options, pd []mechanisms.ReleasePoint) (*Audit, error) {
 	a := &Audit{target: t, opts: o, exec: Execution{}.withDefaults(), points: pd, features: o.Features.Names(), primary: primaryEstimator(o.Estimators)}
 	if len(a.features) == 0 {
 		return nil, fieldErr("Features", "the feature map has no column")
@@ -105,7 +116,7 @@ func New(t Target, o Options) (*Audit, error) {
 	if t.Accuracy != nil && t.ReportedTestSize > 0 {
 		return nil, fmt.Errorf("audit: Target.Accuracy and Target.ReportedTestSize exclude each other")
 	}
-	if err := a.checkPosterior(); err != nil {
+	if err := checkPosterior(t.Posterior, dim); err != nil {
 		return nil, err
 	}
 	if t.Exact != nil && len(t.Exact) != len(pd) {
@@ -123,6 +134,9 @@ func New(t Target, o Options) (*Audit, error) {
 	}
 	a.claims = append(a.claims, o.Claims...)
 	if o.Theorems {
+		if t.Mechanism == nil {
+			return nil, fieldErr("Theorems", "the theorems need the sampler, which precomputed samples do not carry")
+		}
 		th, err := TheoremClaims(t.Mechanism, t.Pair, pd, o.Delta)
 		if err != nil {
 			return nil, err
@@ -130,9 +144,24 @@ func New(t Target, o Options) (*Audit, error) {
 		a.claims = append(a.claims, th...)
 	}
 	if a.opts.ID == "" {
-		a.opts.ID = a.defaultID()
+		a.opts.ID = a.defaultID(mech)
 	}
+	a.design = a.designOf(t, mech, dim)
 	return a, nil
+}
+
+// designOf gathers what the analysis needs to know about the target.
+func (a *Audit) designOf(t Target, mech string, dim int) Design {
+	d := Design{Options: a.opts, Name: t.Name, Mechanism: mech, Dim: dim,
+		Adjacency: string(t.Pair.Adjacency), PairNote: t.Pair.Note, Notes: t.Notes, Exact: t.Exact, Posterior: t.Posterior,
+		Points: a.points, Features: a.features, ThetaColumns: thetaColumns(a.opts.Features), Claims: a.claims}
+	if p := t.Pair.D; p != nil {
+		d.D = &DatasetInfo{p.Name, p.Len()}
+	}
+	if p := t.Pair.DPrime; p != nil {
+		d.DPrime = &DatasetInfo{p.Name, p.Len()}
+	}
+	return d
 }
 
 // Run prepares an audit, runs every trial and analyses them: the whole
@@ -176,7 +205,7 @@ func (a *Audit) ID() string { return a.opts.ID }
 // defaultID digests what determines the trials and their analysis that
 // can be named: the options, the mechanism's name, the datasets' names and
 // sizes, the release points, the features, attacks and claims.
-func (a *Audit) defaultID() string {
+func (a *Audit) defaultID(mech string) string {
 	o := a.opts
 	var attackNames, claimNames []string
 	for _, c := range o.Attacks {
@@ -203,7 +232,7 @@ func (a *Audit) defaultID() string {
 		// Estimators is absent for the default, so that IDs stay as they
 		// were before estimators could be chosen.
 		Estimators []string `json:",omitempty"`
-	}{a.target.Name, mechanisms.NameOf(a.target.Mechanism), describe(a.target.Pair.D), describe(a.target.Pair.DPrime),
+	}{a.target.Name, mech, describe(a.target.Pair.D), describe(a.target.Pair.DPrime),
 		o.Trials, o.Seed, o.Assignment, o.Sides, o.Split, o.Delta, o.Confidence, o.AttackSelection, o.PointSelection,
 		a.points, a.features, attackNames, claimNames, o.Theorems, a.target.Exact != nil, a.target.Accuracy != nil,
 		estimatorNames(o.Estimators)}

@@ -39,14 +39,14 @@ func samplesOf(d, dp [][]float64, points, dim int) *Samples {
 	return s
 }
 
-// simulateSamples replays the samples as an audit and returns its trials.
+// simulateSamples prepares the samples' audit and returns its trials.
 func simulateSamples(t testing.TB, s *Samples, o Options) (*Audit, *Trials) {
 	t.Helper()
-	a, err := New(Target{Name: "rows", Mechanism: s.Mechanism()}, s.Options(o))
+	a, err := NewSamples(Target{Name: "rows"}, s, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := a.Simulate(context.Background(), 0, len(s.Rows))
+	tr, err := s.Trials(context.Background(), a)
 	if err != nil {
 		t.Fatal(err)
 	}

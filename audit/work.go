@@ -39,6 +39,9 @@ const trialOverhead = 300
 
 func (a *Audit) perRunWork() float64 {
 	t := a.target
+	if t.Mechanism == nil { // an audit of a design makes no run
+		return 0
+	}
 	run := 0.0
 	for _, d := range []*dataset.Dataset{t.Pair.D, t.Pair.DPrime} {
 		if d == nil {
