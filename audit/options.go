@@ -333,3 +333,25 @@ func (x Execution) withDefaults() Execution {
 	}
 	return x
 }
+
+// UnmarshalText implements encoding.TextUnmarshaler, accepting every name
+// String returns.
+func (a *Assignment) UnmarshalText(b []byte) error {
+	for i, n := range assignmentNames {
+		if string(b) == n {
+			*a = Assignment(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("assignment: must be random, balanced or given, got %q", b)
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *Selection) UnmarshalText(b []byte) error {
+	v, err := ParseSelection(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}

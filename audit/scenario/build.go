@@ -35,10 +35,8 @@ type Plan struct {
 	// Audit is the engine's prepared audit.
 	Audit *audit.Audit
 
-	// handshake is a program sampler's; tempDir holds the data files
-	// written for it.
-	handshake *program.Handshake
-	tempDir   string
+	// tempDir holds the data files written for a program sampler.
+	tempDir string
 }
 
 // Points returns the release points.

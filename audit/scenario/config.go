@@ -19,7 +19,6 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
-	"github.com/mcmcaudit/mcmcaudit/mechanisms/program"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -49,9 +48,6 @@ type Config struct {
 	// files holds the contents of the data files, by lower-case SHA-256:
 	// filled when Build reads them, or from a trials file's spec.
 	files map[string][]byte
-	// handshake is a program sampler's, restored from a trials file's
-	// spec (the program is then not started).
-	handshake *program.Handshake
 	// src locates the fields in the YAML text (nil when the config was
 	// not decoded from YAML).
 	src *source
