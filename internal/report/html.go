@@ -138,7 +138,9 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	if err := WritePlot(&plot, "svg", r); err != nil {
 		return err
 	}
-	header := []string{"<release", "<attack", "FP/neg", "FN/pos", "ε_lb", "μ_lb", "ceiling"}
+	header := []string{"<release", "<attack", "FP/neg", "FN/pos", "ε_lb", "μ_lb"}
+	extra := extraEstimators(r)
+	header = append(append(header, extra...), "ceiling")
 	exact, acc := r.HasExact(), r.HasAccuracy()
 	if exact {
 		header = append(header, "exact ε")
@@ -154,7 +156,12 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	for _, pr := range r.Points {
 		c := pr.Region().Counts
 		row := []string{pr.Point.Label, pr.Attacks[bestAttack(pr, "region")].Attack, fmt.Sprintf("%d/%d", c.FP, c.Negatives),
-			fmt.Sprintf("%d/%d", c.FN, c.Positives), f(pr.Region().Epsilon), f(pr.GDP().Mu), f(pr.Ceiling.Epsilon)}
+			fmt.Sprintf("%d/%d", c.FN, c.Positives), f(pr.Region().Epsilon), f(pr.GDP().Mu)}
+		for _, name := range extra {
+			v, _ := estimatorValue(pr, name)
+			row = append(row, f(v))
+		}
+		row = append(row, f(pr.Ceiling.Epsilon))
 		if exact {
 			row = append(row, f(float64(*pr.Exact)))
 		}
