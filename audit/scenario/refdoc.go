@@ -55,48 +55,7 @@ The examples below are written from the reference alone (the required fields
 with their example values); a test builds every one of them.
 
 `)
-	combos := Combinations()
-	var samplers, models []string
-	seen := map[string]bool{}
-	for _, c := range combos {
-		if !seen["s"+c.Sampler] {
-			seen["s"+c.Sampler] = true
-			samplers = append(samplers, c.Sampler)
-		}
-		if !seen["m"+c.Model] {
-			seen["m"+c.Model] = true
-			models = append(models, c.Model)
-		}
-	}
-	b.WriteString("| sampler \\ model | " + strings.Join(models, " | ") + " |\n")
-	b.WriteString("|---" + strings.Repeat("|:-:", len(models)) + "|\n")
-	notes := map[string]int{}
-	var noteText []string
-	for _, s := range samplers {
-		b.WriteString("| `" + s + "` |")
-		for _, c := range combos {
-			if c.Sampler != s {
-				continue
-			}
-			if c.Allowed {
-				b.WriteString(" ✓ |")
-				continue
-			}
-			k, ok := notes[c.Reason]
-			if !ok {
-				noteText = append(noteText, c.Reason)
-				k = len(noteText)
-				notes[c.Reason] = k
-			}
-			fmt.Fprintf(&b, " no (%d) |", k)
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString("\n")
-	for i, n := range noteText {
-		fmt.Fprintf(&b, "(%d) %s.  \n", i+1, strings.ToUpper(n[:1])+n[1:])
-	}
-	b.WriteString("\n")
+	models := writeCombinations(&b)
 	for _, m := range models {
 		s := "sgld"
 		ex, err := ExampleScenario(s, m)
@@ -366,3 +325,51 @@ func wrap(s string, width int) string {
 
 // editDistance is the edit distance of two paths.
 func editDistance(a, b string) int { return suggest.Distance(a, b) }
+
+// writeCombinations writes the table of which sampler works with which
+// model, with the reasons of the exclusions, and returns the models.
+func writeCombinations(b *strings.Builder) []string {
+	combos := Combinations()
+	var samplers, models []string
+	seen := map[string]bool{}
+	for _, c := range combos {
+		if !seen["s"+c.Sampler] {
+			seen["s"+c.Sampler] = true
+			samplers = append(samplers, c.Sampler)
+		}
+		if !seen["m"+c.Model] {
+			seen["m"+c.Model] = true
+			models = append(models, c.Model)
+		}
+	}
+	b.WriteString("| sampler \\ model | " + strings.Join(models, " | ") + " |\n")
+	b.WriteString("|---" + strings.Repeat("|:-:", len(models)) + "|\n")
+	notes := map[string]int{}
+	var noteText []string
+	for _, s := range samplers {
+		b.WriteString("| `" + s + "` |")
+		for _, c := range combos {
+			if c.Sampler != s {
+				continue
+			}
+			if c.Allowed {
+				b.WriteString(" ✓ |")
+				continue
+			}
+			k, ok := notes[c.Reason]
+			if !ok {
+				noteText = append(noteText, c.Reason)
+				k = len(noteText)
+				notes[c.Reason] = k
+			}
+			fmt.Fprintf(b, " no (%d) |", k)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	for i, n := range noteText {
+		fmt.Fprintf(b, "(%d) %s.  \n", i+1, strings.ToUpper(n[:1])+n[1:])
+	}
+	b.WriteString("\n")
+	return models
+}

@@ -101,23 +101,29 @@ func schemaFor(t reflect.Type, path string) map[string]any {
 		s["minimum"] = 0
 	}
 	if documented {
-		desc := f.Meaning
-		if f.Range != "" {
-			desc += " Allowed: " + f.Range + "."
-		}
-		if f.Required != "" && f.Required != "yes" {
-			desc += " Required " + f.Required + "."
-		}
-		if f.DefaultNote != "" {
-			desc += " Default: " + f.DefaultNote + "."
-		}
-		s["description"] = desc
-		if f.Default != "" {
-			var v any
-			if yaml.Unmarshal([]byte(f.Default), &v) == nil {
-				s["default"] = v
-			}
-		}
+		describeSchema(s, f)
 	}
 	return s
+}
+
+// describeSchema adds a documented field's description and default to its
+// schema s.
+func describeSchema(s map[string]any, f Field) {
+	desc := f.Meaning
+	if f.Range != "" {
+		desc += " Allowed: " + f.Range + "."
+	}
+	if f.Required != "" && f.Required != "yes" {
+		desc += " Required " + f.Required + "."
+	}
+	if f.DefaultNote != "" {
+		desc += " Default: " + f.DefaultNote + "."
+	}
+	s["description"] = desc
+	if f.Default != "" {
+		var v any
+		if yaml.Unmarshal([]byte(f.Default), &v) == nil {
+			s["default"] = v
+		}
+	}
 }
