@@ -66,10 +66,10 @@ func (BestCoordinate) Fit(d *Data, delta, confidence float64) (Scorer, error) {
 		for i := 0; i < d.N; i++ {
 			col[i] = d.X[i*d.F+j]
 		}
-		sel, _, err := ch.ChooseRules(col, d.Label, delta, confidence)
-		if err != nil {
+		if err := ch.Prepare(col, d.Label, delta, confidence); err != nil {
 			return nil, err
 		}
+		sel := ch.Best(RegionObjective)
 		if sel.Epsilon > bestEps {
 			best, bestEps = j, sel.Epsilon
 		}

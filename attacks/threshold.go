@@ -56,13 +56,27 @@ type Selection struct {
 	Epsilon float64
 }
 
-// objective is the criterion a rule is chosen to maximise, as a function of
-// the two error rates (a for false positives, b for false negatives). At
-// the Clopper–Pearson upper bounds of the rates it is the confidence
-// bound; at the observed rates it is the plug-in value, which is never
-// smaller because both objectives are non-increasing in each rate and the
-// upper bounds are at least the observed rates.
-type objective func(a, b, delta float64) float64
+// Objective is the criterion a rule is chosen to maximise, as a function of
+// the two error rates (a for false positives, b for false negatives) and δ.
+// At the Clopper–Pearson upper bounds of the rates it is the confidence
+// bound; at the observed rates it is the plug-in value. The threshold
+// search (docs/derivations/threshold-search.md) relies on an objective
+// being non-increasing in each rate, so that the plug-in value is never
+// smaller than the bound and the optimum lies on the Pareto front of the
+// error counts; an objective that is not gives a rule that is valid (it is
+// still chosen on selection runs only) but not optimal.
+type Objective func(a, b, delta float64) float64
+
+type objective = Objective
+
+// RegionObjective is the region bound's criterion, Heller & Fetaya (2023)
+// eq. 11 (eq. 12 at the Clopper–Pearson upper bounds).
+func RegionObjective(a, b, delta float64) float64 { return regionObjective(a, b, delta) }
+
+// GDPObjective is the GDP estimator's criterion, the μ of the Gaussian
+// trade-off curve through (a, b) (Dong, Roth & Su 2019, Def. 2.7); δ plays
+// no part.
+func GDPObjective(a, b, delta float64) float64 { return gdpObjective(a, b, delta) }
 
 // regionObjective is Heller & Fetaya (2023) eq. 11; at the Clopper–Pearson
 // upper bounds it is their eq. 12 (stats.RegionBound).
@@ -168,14 +182,37 @@ func ChooseRules(scores []float64, labels []bool, delta, confidence float64) (re
 // callers that choose rules for many release points in turn: sort buffers
 // and the tabulated Clopper–Pearson bounds are reused (the latter as long
 // as the numbers of runs per side and the confidence stay the same).
-type Chooser struct{ sp splits }
+type Chooser struct {
+	sp    splits
+	ready bool // a set is prepared
+}
 
 // ChooseRules is the package-level ChooseRules, reusing c's memory.
 func (c *Chooser) ChooseRules(scores []float64, labels []bool, delta, confidence float64) (region, gdp Selection, err error) {
-	if err := c.sp.reset(scores, labels, delta, confidence); err != nil {
+	if err := c.Prepare(scores, labels, delta, confidence); err != nil {
 		return Selection{}, Selection{}, err
 	}
-	return c.sp.best(regionObjective), c.sp.best(gdpObjective), nil
+	return c.Best(RegionObjective), c.Best(GDPObjective), nil
+}
+
+// Prepare sorts a scored selection set once, so that Best can then choose
+// a rule for any number of objectives on it (the confidence sets the tail
+// level α/2 of the Clopper–Pearson bounds each objective is evaluated at).
+func (c *Chooser) Prepare(scores []float64, labels []bool, delta, confidence float64) error {
+	err := c.sp.reset(scores, labels, delta, confidence)
+	c.ready = err == nil
+	return err
+}
+
+// Best returns the rule that maximises obj on the set last prepared, by the
+// exact search ChooseRule describes; its Selection.Epsilon is obj at the
+// Clopper–Pearson upper bounds of the rule's error rates. Calling it before
+// a successful Prepare panics.
+func (c *Chooser) Best(obj Objective) Selection {
+	if !c.ready {
+		panic("attacks: Chooser.Best before Prepare")
+	}
+	return c.sp.best(obj)
 }
 
 // splits holds the candidate thresholds of a scored training set: after

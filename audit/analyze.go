@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
-	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 	"golang.org/x/sync/errgroup"
@@ -35,6 +34,8 @@ type buffers struct {
 	selScores  []float64
 	row        []float64
 	chooser    attacks.Chooser
+	rules      []attacks.Rule
+	counts     []stats.Counts
 }
 
 // labelsOf returns the labels (true: D′) of trials [lo, hi).
@@ -50,18 +51,25 @@ func labelsOf(t *Trials, lo, hi int, buf []bool) []bool {
 }
 
 // countStore scores trials [lo, hi) at point p directly from the store
-// and counts the errors of two rules on them in the same pass (labels[i−lo]
-// is trial i's), so that no score is kept.
-func countStore(s attacks.Scorer, t *Trials, p, lo, hi int, labels []bool, r1, r2 attacks.Rule, row *[]float64) (c1, c2 stats.Counts) {
+// and counts the errors of every rule on them in the same pass
+// (labels[i−lo] is trial i's), so that no score is kept; counts[j] is
+// rules[j]'s (counts is reused when long enough).
+func countStore(s attacks.Scorer, t *Trials, p, lo, hi int, labels []bool, rules []attacks.Rule, counts []stats.Counts, row *[]float64) []stats.Counts {
 	if len(*row) < t.F {
 		*row = make([]float64, t.F)
 	}
+	if cap(counts) < len(rules) {
+		counts = make([]stats.Counts, len(rules))
+	}
+	counts = counts[:len(rules)]
+	clear(counts)
 	for i := lo; i < hi; i++ {
 		v := s(t.Row(i, p, *row))
-		attacks.Tally(&c1, r1.Positive(v), labels[i-lo])
-		attacks.Tally(&c2, r2.Positive(v), labels[i-lo])
+		for j, r := range rules {
+			attacks.Tally(&counts[j], r.Positive(v), labels[i-lo])
+		}
 	}
-	return c1, c2
+	return counts
 }
 
 func scoreAll(s attacks.Scorer, d *attacks.Data, buf []float64) []float64 {
@@ -80,7 +88,7 @@ func scoreAll(s attacks.Scorer, d *attacks.Data, buf []float64) []float64 {
 // are trained on the first Split.Train fraction of trials (A1), thresholds
 // chosen there (or on the Split.Select fraction), attack and release point
 // chosen there too, and errors counted on the rest (A2) only. Release
-// points are analysed in parallel (Options.Workers); the report does not
+// points are analysed in parallel (Execution.Workers); the report does not
 // depend on the worker count. It is AnalyzeContext without cancellation.
 func (a *Audit) Analyze(t *Trials) (*Report, error) {
 	return a.AnalyzeContext(context.Background(), t)
@@ -90,7 +98,7 @@ func (a *Audit) Analyze(t *Trials) (*Report, error) {
 // checked before every release point and every attack, and the error then
 // wraps ctx.Err() (no partial report is returned). Before anything is
 // fitted, the attack stage's estimated work is checked against
-// Options.MaxWork.
+// Execution.MaxWork.
 func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("audit: analysis not started: %w", err)
@@ -143,12 +151,12 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 			r.Points[k].TestAccuracy = &acc
 		}
 	}
-	for k, e := range a.target.Exact {
+	for k, e := range a.design.Exact {
 		v := stats.JSONFloat(e)
 		r.Points[k].Exact = &v
 	}
-	r.EvalNegatives = r.Points[0].Region.Counts.Negatives
-	r.EvalPositives = r.Points[0].Region.Counts.Positives
+	c := r.Points[0].Region().Counts
+	r.EvalNegatives, r.EvalPositives = c.Negatives, c.Positives
 	r.headline(mP)
 	if err := a.utility(t, r); err != nil {
 		return nil, err
@@ -158,23 +166,17 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 
 // newReport fills in what the report says about the audit itself.
 func (a *Audit) newReport(t *Trials) *Report {
-	o, tg := a.opts, a.target
+	o, dg := a.opts, a.design
 	nTr, nSe, nEv := o.Split.Sizes(o.Trials)
 	r := &Report{
-		Name: tg.Name, ConfigHash: o.ID, Seed: o.Seed, Trials: o.Trials,
-		Mechanism: mechanisms.NameOf(tg.Mechanism), Features: a.features,
+		Name: dg.Name, ConfigHash: o.ID, Seed: o.Seed, Trials: o.Trials,
+		Mechanism: dg.Mechanism, Features: a.features,
 		TrainRuns: nTr, SelectRuns: nSe, EvalRuns: nEv,
 		Delta: o.Delta, Confidence: o.Confidence,
 		AttackSelection: o.AttackSelection, PointSelection: o.PointSelection,
-		Info: t.Info.Totals(), Headline: -1, TestSize: t.TestSize, Notes: tg.Notes,
+		Info: t.Info.Totals(), Headline: -1, TestSize: t.TestSize, Notes: dg.Notes,
+		D: dg.D, DPrime: dg.DPrime, Adjacency: dg.Adjacency, PairNote: dg.PairNote,
 	}
-	if d := tg.Pair.D; d != nil {
-		r.D = &DatasetInfo{d.Name, d.Len()}
-	}
-	if d := tg.Pair.DPrime; d != nil {
-		r.DPrime = &DatasetInfo{d.Name, d.Len()}
-	}
-	r.Adjacency, r.PairNote = string(tg.Pair.Adjacency), tg.Pair.Note
 	for _, c := range o.Attacks {
 		r.Attacks = append(r.Attacks, c.Name())
 	}
@@ -189,13 +191,13 @@ func (a *Audit) newReport(t *Trials) *Report {
 func (a *Audit) analyzePoints(ctx context.Context, t *Trials, r *Report) error {
 	r.Points = make([]PointResult, len(a.points))
 	var g errgroup.Group
-	g.SetLimit(Workers(a.opts.Workers))
+	g.SetLimit(Workers(a.exec.Workers))
 	work := make(chan int, len(a.points))
 	for k := range a.points {
 		work <- k
 	}
 	close(work)
-	for w := 0; w < min(Workers(a.opts.Workers), len(a.points)); w++ {
+	for w := 0; w < min(Workers(a.exec.Workers), len(a.points)); w++ {
 		g.Go(func() error {
 			var bufs buffers
 			for k := range work {
@@ -229,17 +231,17 @@ func (r *Report) headline(mP int) {
 			}
 		}
 		r.Headline = best
-		r.Epsilon = r.Points[best].Region
+		r.Epsilon = r.Points[best].Region()
 		r.judge([]int{best})
 		return
 	}
 	best := 0
-	for k, pr := range r.Points {
-		if pr.Region.Epsilon > r.Points[best].Region.Epsilon {
+	for k := range r.Points {
+		if r.Points[k].Region().Epsilon > r.Points[best].Region().Epsilon {
 			best = k
 		}
 	}
-	r.Epsilon = r.Points[best].Region
+	r.Epsilon = r.Points[best].Region()
 	all := make([]int, len(r.Points))
 	for k := range all {
 		all[k] = k
@@ -338,40 +340,46 @@ func (a *Audit) runSets(t *Trials, k int, bufs *buffers) (runSets, error) {
 }
 
 // analyzePoint audits release point k: fit every attack on the training
-// runs, choose its rules on the selection runs, count on the evaluation
-// runs, bound ε, and test the claims.
+// runs, let every estimator choose its rule on the selection runs, count
+// on the evaluation runs, bound ε, and test the claims.
 func (a *Audit) analyzePoint(ctx context.Context, t *Trials, k int, conf, claimConf float64, bufs *buffers) (PointResult, error) {
 	pr := PointResult{Point: a.points[k]}
 	rs, err := a.runSets(t, k, bufs)
 	if err != nil {
 		return pr, err
 	}
-	best, bestGDP, err := a.fitAttacks(ctx, t, k, rs, bufs, &pr)
+	best, err := a.fitAttacks(ctx, t, k, rs, bufs, &pr)
 	if err != nil {
 		return pr, err
 	}
-	pr.selectionScore = a.selectionScore(&pr, best)
-	if best, bestGDP, err = a.evaluateAttacks(&pr, best, bestGDP, conf); err != nil {
+	pr.selectionScore = a.selectionScore(&pr, best[a.primary])
+	if err = a.evaluateAttacks(&pr, best, conf); err != nil {
 		return pr, err
 	}
-	pr.Best, pr.BestGDP = best, bestGDP
-	pr.Region, pr.GDP = *pr.Attacks[best].Region, *pr.Attacks[bestGDP].GDP
-	if pr.Ceiling, err = stats.Ceiling(pr.Region.Counts.Negatives, pr.Region.Counts.Positives, a.opts.Delta, conf); err != nil {
+	pr.Estimates = make([]PointEstimate, len(a.opts.Estimators))
+	for j, e := range a.opts.Estimators {
+		pr.Estimates[j] = PointEstimate{Estimator: e.Name(), Best: best[j], Bound: *pr.Attacks[best[j]].Estimates[j].Bound}
+	}
+	c := pr.Estimates[a.primary].Bound.Counts
+	if pr.Ceiling, err = stats.Ceiling(c.Negatives, c.Positives, a.opts.Delta, conf); err != nil {
 		return pr, err
 	}
 	a.testClaims(&pr, k, claimConf)
 	return pr, nil
 }
 
-// fitAttacks trains every attack, chooses its region and GDP rules on the
-// selection runs and counts both on the evaluation runs; it returns the
-// attacks the selection runs prefer for each estimator.
-func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bufs *buffers, pr *PointResult) (best, bestGDP int, err error) {
+// fitAttacks trains every attack, lets every estimator choose its rule on
+// the selection runs and counts every rule on the evaluation runs; best[j]
+// is the attack the selection runs prefer for estimator j.
+func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bufs *buffers, pr *PointResult) (best []int, err error) {
 	o := a.opts
-	best, bestGDP = -1, -1
+	best = make([]int, len(o.Estimators))
+	for j := range best {
+		best[j] = -1
+	}
 	for _, atk := range o.Attacks {
 		if err := ctx.Err(); err != nil {
-			return 0, 0, err
+			return nil, err
 		}
 		score, err := atk.Fit(rs.train, o.Delta, o.Confidence)
 		note := ""
@@ -382,22 +390,45 @@ func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bu
 			score = func([]float64) float64 { return 0 }
 		}
 		bufs.selScores = scoreAll(score, rs.sel, bufs.selScores)
-		s, sg, err := bufs.chooser.ChooseRules(bufs.selScores, rs.sel.Label, o.Delta, o.Confidence)
+		ar, err := a.chooseRules(bufs, rs.sel.Label)
 		if err != nil {
-			return 0, 0, fmt.Errorf("attack %s: %w", atk.Name(), err)
+			return nil, fmt.Errorf("attack %s: %w", atk.Name(), err)
 		}
-		selEst, _ := stats.RegionBound(s.Counts, o.Delta, o.Confidence)
-		ar := AttackResult{Attack: atk.Name(), Note: note, Rule: s.Rule, Selection: selEst, GDPRule: sg.Rule, GDPSelection: sg.Epsilon, GDPSelCounts: sg.Counts}
-		ar.Counts, ar.GDPCounts = countStore(score, t, k, rs.evalLo, o.Trials, rs.eval.Label, s.Rule, sg.Rule, &bufs.row)
+		ar.Attack, ar.Note = atk.Name(), note
+		bufs.counts = countStore(score, t, k, rs.evalLo, o.Trials, rs.eval.Label, bufs.rules, bufs.counts, &bufs.row)
+		for j, c := range bufs.counts {
+			ar.Estimates[j].Counts = c
+		}
 		pr.Attacks = append(pr.Attacks, ar)
-		if best < 0 || s.Epsilon > pr.Attacks[best].Selection.Epsilon {
-			best = len(pr.Attacks) - 1
-		}
-		if bestGDP < 0 || sg.Epsilon > pr.Attacks[bestGDP].GDPSelection {
-			bestGDP = len(pr.Attacks) - 1
+		i := len(pr.Attacks) - 1
+		for j, e := range o.Estimators {
+			if best[j] < 0 || e.Value(ar.Estimates[j].Selection) > e.Value(pr.Attacks[best[j]].Estimates[j].Selection) {
+				best[j] = i
+			}
 		}
 	}
-	return best, bestGDP, nil
+	return best, nil
+}
+
+// chooseRules lets every estimator choose its rule on the selection runs'
+// scores (bufs.selScores, sorted once), leaving the rules in bufs.rules.
+func (a *Audit) chooseRules(bufs *buffers, labels []bool) (AttackResult, error) {
+	o := a.opts
+	if err := bufs.chooser.Prepare(bufs.selScores, labels, o.Delta, o.Confidence); err != nil {
+		return AttackResult{}, err
+	}
+	ar := AttackResult{Estimates: make([]AttackEstimate, len(o.Estimators))}
+	bufs.rules = bufs.rules[:0]
+	for j, e := range o.Estimators {
+		s := bufs.chooser.Best(e.Objective())
+		sel, err := e.Bound(s.Counts, o.Delta, o.Confidence)
+		if err != nil {
+			return ar, err
+		}
+		ar.Estimates[j] = AttackEstimate{Estimator: e.Name(), Rule: s.Rule, Selection: sel}
+		bufs.rules = append(bufs.rules, s.Rule)
+	}
+	return ar, nil
 }
 
 // selectionScore ranks release point pr for the verdict when no claim
@@ -407,63 +438,65 @@ func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bu
 // must not enter: the attack reported under Bonferroni is re-picked on
 // them, and ranking by its score would choose the release on them too.
 func (a *Audit) selectionScore(pr *PointResult, best int) float64 {
-	s := pr.Attacks[best].Selection.Epsilon
+	s := pr.Attacks[best].Estimates[a.primary].Selection.Epsilon
 	if a.opts.AttackSelection == SelectBonferroni {
 		for _, ar := range pr.Attacks {
-			s = math.Max(s, ar.Selection.Epsilon)
+			s = math.Max(s, ar.Estimates[a.primary].Selection.Epsilon)
 		}
 	}
 	return s
 }
 
 // evaluateAttacks bounds ε on the evaluation counts: of the attacks chosen
-// on training runs, or of every attack under Bonferroni (then the best on
-// the evaluation runs is reported: all share the divided α).
-func (a *Audit) evaluateAttacks(pr *PointResult, best, bestGDP int, conf float64) (int, int, error) {
-	delta := a.opts.Delta
+// on training runs, or of every attack under Bonferroni (then, for each
+// estimator, the best on the evaluation runs is reported: all share the
+// divided α). Without Bonferroni the attack the region bound chose is
+// evaluated for every estimator, and each other estimator's own choice,
+// when it differs, for that estimator.
+func (a *Audit) evaluateAttacks(pr *PointResult, best []int, conf float64) error {
+	delta, est := a.opts.Delta, a.opts.Estimators
+	bound := func(ar *AttackResult, j int) error {
+		b, err := est[j].Bound(ar.Estimates[j].Counts, delta, conf)
+		if err != nil {
+			return err
+		}
+		ar.Estimates[j].Bound = &b
+		return nil
+	}
 	bonferroni := a.opts.AttackSelection == SelectBonferroni
 	for i := range pr.Attacks {
 		ar := &pr.Attacks[i]
-		if !bonferroni && i != best {
+		if !bonferroni && i != best[a.primary] {
 			continue
 		}
-		reg, err := stats.RegionBound(ar.Counts, delta, conf)
-		if err != nil {
-			return 0, 0, err
-		}
-		gdp, err := stats.GDPBound(ar.GDPCounts, delta, conf)
-		if err != nil {
-			return 0, 0, err
-		}
-		ar.Evaluated, ar.Region, ar.GDP = true, &reg, &gdp
-	}
-	if bonferroni {
-		for i := range pr.Attacks {
-			if pr.Attacks[i].Region.Epsilon > pr.Attacks[best].Region.Epsilon {
-				best = i
-			}
-			if pr.Attacks[i].GDP.Mu > pr.Attacks[bestGDP].GDP.Mu {
-				bestGDP = i
+		for j := range est {
+			if err := bound(ar, j); err != nil {
+				return err
 			}
 		}
-	} else if !pr.Attacks[bestGDP].Evaluated {
-		// One attack per estimator is chosen on training runs; the GDP
-		// estimator's may differ from the region bound's.
-		ar := &pr.Attacks[bestGDP]
-		gdp, err := stats.GDPBound(ar.GDPCounts, delta, conf)
-		if err != nil {
-			return 0, 0, err
-		}
-		ar.GDP = &gdp
+		ar.Evaluated = true
 	}
-	return best, bestGDP, nil
+	for j, e := range est {
+		if bonferroni {
+			for i := range pr.Attacks {
+				if e.Value(*pr.Attacks[i].Estimates[j].Bound) > e.Value(*pr.Attacks[best[j]].Estimates[j].Bound) {
+					best[j] = i
+				}
+			}
+		} else if ar := &pr.Attacks[best[j]]; ar.Estimates[j].Bound == nil {
+			if err := bound(ar, j); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // testClaims tests every claim at point k, on the evaluation runs at
 // confidence conf (α divided among the claims, the attacks and the points
 // as the report states). Every evaluated attack's rules
-// are candidates (they share α); each claim is tested with the rule — the
-// region-bound rule or the GDP rule — whose selection-run counts refute it
+// are candidates (they share α); each claim is tested with the rule — one
+// estimator's rule or another's — whose selection-run counts refute it
 // most clearly, a choice made on selection runs only. Points are ranked
 // for the verdict on training runs only: by the selection-run evidence
 // against the claims when there are claims (the largest refutation
@@ -478,7 +511,9 @@ func (a *Audit) testClaims(pr *PointResult, k int, conf float64) {
 	var cands []cand
 	for _, ar := range pr.Attacks {
 		if ar.Evaluated {
-			cands = append(cands, cand{ar.Selection.Counts, ar.Counts}, cand{ar.GDPSelCounts, ar.GDPCounts})
+			for _, e := range ar.Estimates {
+				cands = append(cands, cand{e.Selection.Counts, e.Counts})
+			}
 		}
 	}
 	selConf := a.opts.Confidence

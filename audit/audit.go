@@ -58,13 +58,20 @@ type Accuracy struct {
 type Audit struct {
 	target   Target
 	opts     Options
+	exec     Execution
 	points   []mechanisms.ReleasePoint
 	features []string
 	claims   []Claim
+	// primary indexes the region bound in opts.Estimators.
+	primary int
+	// design is what the analysis reads (Design); opts, points, features
+	// and claims are its fields too.
+	design Design
 }
 
 // New checks the target and the options (errors about the options are
-// *FieldError) and prepares the audit.
+// *FieldError) and prepares the audit, with the default Execution
+// (WithExecution changes it).
 func New(t Target, o Options) (*Audit, error) {
 	if t.Mechanism == nil {
 		return nil, fmt.Errorf("audit: no mechanism to audit")
@@ -94,14 +101,22 @@ func New(t Target, o Options) (*Audit, error) {
 	if len(pd) == 0 {
 		return nil, fmt.Errorf("release: the mechanism has no release point")
 	}
-	a := &Audit{target: t, opts: o, points: pd, features: o.Features.Names()}
+	return prepare(t, mechanisms.NameOf(t.Mechanism), t.Mechanism.Dim(), o, pd)
+}
+
+// prepare checks what the options and the release points imply for the
+// audit of a mechanism called mech releasing points pd of dimension dim (o
+// has its defaults resolved; t.Mechanism is nil for samples) and prepares
+// it.
+func prepare(t Target, mech string, dim int, o Options, pd []mechanisms.ReleasePoint) (*Audit, error) {
+	a := &Audit{target: t, opts: o, exec: Execution{}.withDefaults(), points: pd, features: o.Features.Names(), primary: primaryEstimator(o.Estimators)}
 	if len(a.features) == 0 {
 		return nil, fieldErr("Features", "the feature map has no column")
 	}
 	if t.Accuracy != nil && t.ReportedTestSize > 0 {
 		return nil, fmt.Errorf("audit: Target.Accuracy and Target.ReportedTestSize exclude each other")
 	}
-	if err := a.checkPosterior(); err != nil {
+	if err := checkPosterior(t.Posterior, dim); err != nil {
 		return nil, err
 	}
 	if t.Exact != nil && len(t.Exact) != len(pd) {
@@ -119,6 +134,9 @@ func New(t Target, o Options) (*Audit, error) {
 	}
 	a.claims = append(a.claims, o.Claims...)
 	if o.Theorems {
+		if t.Mechanism == nil {
+			return nil, fieldErr("Theorems", "the theorems need the sampler, which precomputed samples do not carry")
+		}
 		th, err := TheoremClaims(t.Mechanism, t.Pair, pd, o.Delta)
 		if err != nil {
 			return nil, err
@@ -126,16 +144,34 @@ func New(t Target, o Options) (*Audit, error) {
 		a.claims = append(a.claims, th...)
 	}
 	if a.opts.ID == "" {
-		a.opts.ID = a.defaultID()
+		a.opts.ID = a.defaultID(mech)
 	}
+	a.design = a.designOf(t, mech, dim)
 	return a, nil
+}
+
+// designOf gathers what the analysis needs to know about the target.
+func (a *Audit) designOf(t Target, mech string, dim int) Design {
+	d := Design{Options: a.opts, Name: t.Name, Mechanism: mech, Dim: dim,
+		Adjacency: string(t.Pair.Adjacency), PairNote: t.Pair.Note, Notes: t.Notes, Exact: t.Exact, Posterior: t.Posterior,
+		Points: a.points, Features: a.features, ThetaColumns: thetaColumns(a.opts.Features), Claims: a.claims}
+	if p := t.Pair.D; p != nil {
+		d.D = &DatasetInfo{p.Name, p.Len()}
+	}
+	if p := t.Pair.DPrime; p != nil {
+		d.DPrime = &DatasetInfo{p.Name, p.Len()}
+	}
+	return d
 }
 
 // Run prepares an audit, runs every trial and analyses them: the whole
 // audit in one call.
-func Run(ctx context.Context, t Target, o Options) (*Report, error) {
+func Run(ctx context.Context, t Target, o Options, x Execution) (*Report, error) {
 	a, err := New(t, o)
 	if err != nil {
+		return nil, err
+	}
+	if a, err = a.WithExecution(x); err != nil {
 		return nil, err
 	}
 	if err := a.CheckWork(0, a.opts.Trials, true); err != nil {
@@ -169,7 +205,7 @@ func (a *Audit) ID() string { return a.opts.ID }
 // defaultID digests what determines the trials and their analysis that
 // can be named: the options, the mechanism's name, the datasets' names and
 // sizes, the release points, the features, attacks and claims.
-func (a *Audit) defaultID() string {
+func (a *Audit) defaultID(mech string) string {
 	o := a.opts
 	var attackNames, claimNames []string
 	for _, c := range o.Attacks {
@@ -193,9 +229,13 @@ func (a *Audit) defaultID() string {
 		Claims              []string
 		Theorems, HasExact  bool
 		Accuracy            bool
-	}{a.target.Name, mechanisms.NameOf(a.target.Mechanism), describe(a.target.Pair.D), describe(a.target.Pair.DPrime),
+		// Estimators is absent for the default, so that IDs stay as they
+		// were before estimators could be chosen.
+		Estimators []string `json:",omitempty"`
+	}{a.target.Name, mech, describe(a.target.Pair.D), describe(a.target.Pair.DPrime),
 		o.Trials, o.Seed, o.Assignment, o.Sides, o.Split, o.Delta, o.Confidence, o.AttackSelection, o.PointSelection,
-		a.points, a.features, attackNames, claimNames, o.Theorems, a.target.Exact != nil, a.target.Accuracy != nil}
+		a.points, a.features, attackNames, claimNames, o.Theorems, a.target.Exact != nil, a.target.Accuracy != nil,
+		estimatorNames(o.Estimators)}
 	b, _ := json.Marshal(desc)
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
@@ -208,17 +248,24 @@ func describe(d *dataset.Dataset) string {
 	return fmt.Sprintf("%s (%d records)", d.Name, d.Len())
 }
 
-// WithProgress returns a copy of the audit that reports progress to p.
-func (a *Audit) WithProgress(p Progress) *Audit {
+// Execution returns the execution settings, defaults resolved.
+func (a *Audit) Execution() Execution { return a.exec }
+
+// WithExecution returns a copy of the audit carried out as x says, after
+// checking x (errors are *FieldError); results never depend on it.
+func (a *Audit) WithExecution(x Execution) (*Audit, error) {
+	if err := x.Validate(); err != nil {
+		return nil, err
+	}
 	b := *a
-	b.opts.Progress = p
-	return &b
+	b.exec = x.withDefaults()
+	return &b, nil
 }
 
-// WithWorkers returns a copy of the audit that runs w trials at a time (0:
-// one per CPU); results never depend on it.
-func (a *Audit) WithWorkers(w int) *Audit {
+// WithProgress returns a copy of the audit that reports progress to p
+// (any p is valid: nil reports nothing).
+func (a *Audit) WithProgress(p Progress) *Audit {
 	b := *a
-	b.opts.Workers = w
+	b.exec.Progress = p
 	return &b
 }

@@ -30,7 +30,7 @@ func gaussTarget(t testing.TB, shift float64) Target {
 
 // gaussOptions audits with the named attacks at δ = 1e-5 and 95%.
 func gaussOptions(seed uint64, trials int, names ...string) Options {
-	o := Options{Trials: trials, Seed: seed, Delta: 1e-5, Confidence: 0.95, Workers: 2}
+	o := Options{Trials: trials, Seed: seed, Delta: 1e-5, Confidence: 0.95}
 	for _, n := range names {
 		a, err := attacks.ByName(n)
 		if err != nil {
@@ -43,7 +43,7 @@ func gaussOptions(seed uint64, trials int, names ...string) Options {
 
 func runGauss(t testing.TB, shift float64, o Options) *Report {
 	t.Helper()
-	r, err := Run(context.Background(), gaussTarget(t, shift), o)
+	r, err := Run(context.Background(), gaussTarget(t, shift), o, Execution{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,13 +69,13 @@ func cyclicTarget(t testing.TB) Target {
 // a weaker procedure (the bug this guards against: a zero PointSelection
 // took the Bonferroni branch, a maximum over points, at the undivided α).
 func TestZeroValueOptionsAreTheDocumentedDefaults(t *testing.T) {
-	zero, err := Run(context.Background(), cyclicTarget(t), Options{Trials: 2000, Seed: 7, Delta: 1e-5})
+	zero, err := Run(context.Background(), cyclicTarget(t), Options{Trials: 2000, Seed: 7, Delta: 1e-5}, Execution{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	explicit, err := Run(context.Background(), cyclicTarget(t), Options{Trials: 2000, Seed: 7, Delta: 1e-5,
 		Split: Split{Train: 0.5, Eval: 0.5}, Confidence: 0.95, AttackSelection: SelectOnTraining, PointSelection: SelectOnTraining,
-		Attacks: []attacks.Classifier{attacks.BestCoordinate{}}})
+		Attacks: []attacks.Classifier{attacks.BestCoordinate{}}}, Execution{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestZeroValueOptionsAreTheDocumentedDefaults(t *testing.T) {
 	}
 	// Bonferroni, asked for explicitly, is a different procedure: every
 	// point tested at α/P and no headline point.
-	bonf, err := Run(context.Background(), cyclicTarget(t), Options{Trials: 2000, Seed: 7, Delta: 1e-5, PointSelection: SelectBonferroni})
+	bonf, err := Run(context.Background(), cyclicTarget(t), Options{Trials: 2000, Seed: 7, Delta: 1e-5, PointSelection: SelectBonferroni}, Execution{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,6 @@ func TestOptionsErrors(t *testing.T) {
 		{Options{Trials: 100, PointSelection: 7}, "PointSelection: must be"},
 		{Options{Trials: 100, Assignment: AssignGiven}, "Sides: must list every trial's side"},
 		{Options{Trials: 100, Sides: make([]dataset.Side, 100)}, "Sides: must list every trial's side with AssignGiven, and only then"},
-		{Options{Trials: 100, Workers: -1}, "Workers: must be in [0,"},
 	}
 	for _, c := range cases {
 		_, err := New(gaussTarget(t, 1), c.o)
@@ -133,7 +132,7 @@ func TestNullAuditsReportZero(t *testing.T) {
 			positive++
 		}
 		for _, pr := range r.Points {
-			if pr.GDP.Mu > 0 && pr.Region.Epsilon == 0 && pr.GDP.Epsilon < 0 {
+			if pr.GDP().Mu > 0 && pr.Region().Epsilon == 0 && pr.GDP().Epsilon < 0 {
 				t.Fatal("negative ε")
 			}
 		}
@@ -159,7 +158,7 @@ func TestKnownMuNeverOverstated(t *testing.T) {
 		if r.Epsilon.Epsilon > trueEps {
 			overEps++
 		}
-		if r.Points[0].GDP.Mu > 1 {
+		if r.Points[0].GDP().Mu > 1 {
 			overMu++
 		}
 	}
@@ -178,19 +177,18 @@ func TestKnownMuPower(t *testing.T) {
 	}
 	trueEps, _ := stats.GDPEpsilon(1, 1e-5)
 	o := gaussOptions(77, 400000, "threshold")
-	o.Workers = 0
 	r := runGauss(t, 1, o)
 	pr := r.Points[0]
 	t.Logf("μ_lb = %.4f → ε = %.4f (true %.4f); region bound %.4f; eval %d/%d",
-		pr.GDP.Mu, pr.GDP.Epsilon, trueEps, pr.Region.Epsilon, pr.Region.Counts.Negatives, pr.Region.Counts.Positives)
-	if pr.Region.Counts.Negatives < 99000 || pr.Region.Counts.Positives < 99000 {
-		t.Fatalf("evaluation runs per side: %d, %d", pr.Region.Counts.Negatives, pr.Region.Counts.Positives)
+		pr.GDP().Mu, pr.GDP().Epsilon, trueEps, pr.Region().Epsilon, pr.Region().Counts.Negatives, pr.Region().Counts.Positives)
+	if pr.Region().Counts.Negatives < 99000 || pr.Region().Counts.Positives < 99000 {
+		t.Fatalf("evaluation runs per side: %d, %d", pr.Region().Counts.Negatives, pr.Region().Counts.Positives)
 	}
-	if pr.GDP.Epsilon < 0.8*trueEps || pr.GDP.Epsilon > trueEps {
-		t.Errorf("GDP ε = %.4f, want in [%.4f, %.4f]", pr.GDP.Epsilon, 0.8*trueEps, trueEps)
+	if pr.GDP().Epsilon < 0.8*trueEps || pr.GDP().Epsilon > trueEps {
+		t.Errorf("GDP ε = %.4f, want in [%.4f, %.4f]", pr.GDP().Epsilon, 0.8*trueEps, trueEps)
 	}
-	if !(pr.Region.Epsilon > 0 && pr.Region.Epsilon <= trueEps) {
-		t.Errorf("region bound %.4f not in (0, %.4f]", pr.Region.Epsilon, trueEps)
+	if !(pr.Region().Epsilon > 0 && pr.Region().Epsilon <= trueEps) {
+		t.Errorf("region bound %.4f not in (0, %.4f]", pr.Region().Epsilon, trueEps)
 	}
 }
 
@@ -258,11 +256,11 @@ func TestWorkersDoNotChangeResults(t *testing.T) {
 	o := Options{Trials: 600, Seed: 3, Delta: 1e-5}
 	var ts []*Trials
 	for _, w := range []int{1, 3} {
-		o.Workers = w
 		a, err := New(cyclicTarget(t), o)
 		if err != nil {
 			t.Fatal(err)
 		}
+		a = withWorkers(t, a, w)
 		tr, err := a.Simulate(context.Background(), 0, 600)
 		if err != nil {
 			t.Fatal(err)
@@ -293,15 +291,56 @@ func TestWorkersDoNotChangeResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Workers = 1
 	b, _ := New(cyclicTarget(t), o)
+	b = withWorkers(t, b, 1)
 	r2, err := b.Analyze(t1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for k := range r1.Points {
-		if r1.Points[k].Region != r2.Points[k].Region || r1.Points[k].GDP != r2.Points[k].GDP {
+		if r1.Points[k].Region() != r2.Points[k].Region() || r1.Points[k].GDP() != r2.Points[k].GDP() {
 			t.Fatalf("point %d differs between analyses with 3 and 1 workers", k)
 		}
+	}
+}
+
+// withWorkers returns a with w workers.
+func withWorkers(t testing.TB, a *Audit, w int) *Audit {
+	t.Helper()
+	x := a.Execution()
+	x.Workers = w
+	b, err := a.WithExecution(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Execution settings are checked where they are set: no setter skips the
+// check (a worker count out of [0, MaxWorkers], a negative or NaN work
+// limit are *FieldErrors naming the field).
+func TestExecutionChecked(t *testing.T) {
+	a, err := New(gaussTarget(t, 1), Options{Trials: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		x    Execution
+		want string
+	}{
+		{Execution{Workers: -1}, "Workers: must be in [0, 4096], got -1"},
+		{Execution{Workers: MaxWorkers + 1}, "Workers: must be in [0, 4096], got 4097"},
+		{Execution{MaxWork: -1}, "MaxWork: must be ≥ 0"},
+		{Execution{MaxWork: math.NaN()}, "MaxWork: must be ≥ 0"},
+	} {
+		b, err := a.WithExecution(c.x)
+		var fe *FieldError
+		if b != nil || err == nil || !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: audit %v, error %v, want a *FieldError containing %q", c.x, b != nil, err, c.want)
+		}
+	}
+	b, err := a.WithExecution(Execution{Workers: MaxWorkers})
+	if err != nil || b.Execution().Workers != MaxWorkers || b.Execution().MaxWork != DefaultMaxWork || a.Execution().Workers != 0 {
+		t.Errorf("valid execution: %v, %+v (original %+v)", err, b.Execution(), a.Execution())
 	}
 }

@@ -291,22 +291,12 @@ func (a *Audit) SimulateCheckpointedWith(ctx context.Context, dir string, o Chec
 		return nil, err
 	}
 	defer lock.Close()
-	onDisk := map[int]string{}
-	if o.Resume {
-		if onDisk, err = blocksIn(dir); err != nil {
-			return nil, err
-		}
-	}
-	saved := 0
-	for lo, name := range onDisk {
-		hi := min(lo+man.Block, n)
-		if lo%man.Block != 0 || name != blockName(lo, hi) {
-			return nil, ckErr(dir, "block %s does not match the block size %d", name, man.Block)
-		}
-		saved += hi - lo
+	onDisk, saved, err := savedBlocks(dir, man.Block, n, o.Resume)
+	if err != nil {
+		return nil, err
 	}
 	done, writing := saved, true
-	progress := a.opts.Progress
+	progress := a.exec.Progress
 	if progress != nil && saved > 0 {
 		progress(saved)
 	}
@@ -317,15 +307,8 @@ func (a *Audit) SimulateCheckpointedWith(ctx context.Context, dir string, o Chec
 		}
 		hi := min(lo+man.Block, n)
 		if name, ok := onDisk[lo]; ok {
-			t, _, err := ReadPartFile(filepath.Join(dir, name))
-			if err != nil {
-				return nil, ckErr(dir, "%v", err)
-			}
-			if t.ConfigHash != a.opts.ID || t.Lo != lo || t.Hi != hi {
-				return nil, ckErr(dir, "%s belongs to another configuration or range", name)
-			}
-			if err := m.Add(t, name); err != nil {
-				return nil, ckErr(dir, "%v", err)
+			if err := a.loadBlock(dir, name, lo, hi, &m); err != nil {
+				return nil, err
 			}
 			continue
 		}
@@ -342,16 +325,14 @@ func (a *Audit) SimulateCheckpointedWith(ctx context.Context, dir string, o Chec
 			return nil, err
 		}
 		if writing {
-			err := writeCk(dir, filepath.Join(dir, blockName(lo, hi)), func(w io.Writer) error { return WritePart(w, t, nil) })
-			switch {
-			case err == nil:
-				saved += hi - lo
-			case o.BestEffort:
-				o.note("%v; the rest of this run is not checkpointed", err)
-				writing = false
-			default:
+			ok, err := saveBlock(dir, t, o)
+			if err != nil {
 				return nil, err
 			}
+			if ok {
+				saved += hi - lo
+			}
+			writing = ok
 		}
 		if err := m.Add(t, blockName(lo, hi)); err != nil {
 			return nil, err
@@ -359,6 +340,58 @@ func (a *Audit) SimulateCheckpointedWith(ctx context.Context, dir string, o Chec
 		done += hi - lo
 	}
 	return m.Trials()
+}
+
+// savedBlocks lists the blocks of a checkpoint being resumed (none
+// otherwise), by first trial, after checking their names against the block
+// size, and counts the trials they hold.
+func savedBlocks(dir string, block, n int, resume bool) (map[int]string, int, error) {
+	if !resume {
+		return map[int]string{}, 0, nil
+	}
+	onDisk, err := blocksIn(dir)
+	if err != nil {
+		return nil, 0, err
+	}
+	saved := 0
+	for lo, name := range onDisk {
+		hi := min(lo+block, n)
+		if lo%block != 0 || name != blockName(lo, hi) {
+			return nil, 0, ckErr(dir, "block %s does not match the block size %d", name, block)
+		}
+		saved += hi - lo
+	}
+	return onDisk, saved, nil
+}
+
+// loadBlock reads the saved block of trials [lo, hi) into m.
+func (a *Audit) loadBlock(dir, name string, lo, hi int, m *Merger) error {
+	t, _, err := ReadPartFile(filepath.Join(dir, name))
+	if err != nil {
+		return ckErr(dir, "%v", err)
+	}
+	if t.ConfigHash != a.opts.ID || t.Lo != lo || t.Hi != hi {
+		return ckErr(dir, "%s belongs to another configuration or range", name)
+	}
+	if err := m.Add(t, name); err != nil {
+		return ckErr(dir, "%v", err)
+	}
+	return nil
+}
+
+// saveBlock writes a block of trials to the checkpoint; it reports whether
+// the block was saved. A best-effort checkpoint that cannot write notes it
+// and stops checkpointing (false, nil); any other failure is an error.
+func saveBlock(dir string, t *Trials, o CheckpointOptions) (bool, error) {
+	err := writeCk(dir, filepath.Join(dir, blockName(t.Lo, t.Hi)), func(w io.Writer) error { return WritePart(w, t, nil) })
+	switch {
+	case err == nil:
+		return true, nil
+	case o.BestEffort:
+		o.note("%v; the rest of this run is not checkpointed", err)
+		return false, nil
+	}
+	return false, err
 }
 
 // setupCheckpoint creates (unless resuming) and locks dir, and opens its

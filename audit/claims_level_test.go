@@ -37,7 +37,7 @@ func TestClaimsShareAlpha(t *testing.T) {
 	check := func(r *Report, conf, fpr, fnr float64, refuted bool) {
 		t.Helper()
 		pr := r.Points[0]
-		if c := pr.Attacks[0].GDPCounts; c.FP != 346 || c.Negatives != 493 || c.FN != 34 || c.Positives != 507 {
+		if c := pr.Attacks[0].Estimates[1].Counts; c.FP != 346 || c.Negatives != 493 || c.FN != 34 || c.Positives != 507 {
 			t.Fatalf("GDP rule's evaluation counts %+v: the references below are for FP 346/493, FN 34/507", c)
 		}
 		if math.Abs(r.ClaimConfidence-conf) > 1e-15 {
@@ -115,7 +115,7 @@ func TestClaimsShareAlphaWithAttacks(t *testing.T) {
 		}
 		found := false
 		for _, ar := range r.Points[0].Attacks {
-			for _, c := range []stats.Counts{ar.Counts, ar.GDPCounts} {
+			for _, c := range []stats.Counts{ar.Estimates[0].Counts, ar.Estimates[1].Counts} {
 				if f, g := rateBounds(c, 1-0.05/4); f == ref.FPR && g == ref.FNR {
 					found = true
 				}

@@ -4,16 +4,32 @@
 // counts into ε lower bounds that hold with a stated confidence (package
 // stats), and tests claimed upper bounds against them.
 //
-// Run audits any mechanism in one call: a built-in sampler
-// (mechanisms.Chain), the exact counterexample sampler, a user's own Go type
-// implementing mechanisms.Mechanism, or a program speaking the line
-// protocol. Target says what is audited, Options how (every zero value is
-// a documented default or an error). For long or distributed audits, New
+// The engine is design + trials → report. The design (Options: release
+// points' features, attacks, split, estimators, claims, δ, confidence,
+// seed, trials, assignment, selection modes, repeats policy; gathered with
+// what the report says about the target into a Design) is apart from the
+// execution (Execution: workers, progress, work limit; checkpointing per
+// call), which never changes a result. Analysis reads the design and the
+// trials and nothing else: every source only produces trials — a
+// simulation of a built-in sampler (mechanisms.Chain), the exact
+// counterexample sampler, a user's Go mechanisms.Mechanism or a program
+// speaking the line protocol (Simulate), precomputed samples (NewSamples,
+// Samples.Trials), shard parts (ReadPart, Merger) and checkpoints
+// (SimulateCheckpointed). FromDesign prepares the analysis of a design
+// alone, as a merge does from the design its parts carry.
+//
+// Estimators are values behind one interface (Estimator): each chooses its
+// own rule on the selection runs and turns the evaluation counts into a
+// bound carrying its confidence, assumptions and label. The region bound
+// (RegionEstimator, Heller & Fetaya eq. 12) and the GDP μ bound
+// (GDPEstimator) are registered; reports give one entry per estimator.
+//
+// Run audits a mechanism in one call. For long or distributed audits, New
 // prepares an Audit whose Simulate runs a range of trials (a shard),
 // SimulateCheckpointed persists blocks of trials as it goes, and Analyze
-// turns complete trials — merged from parts with Merger — into a Report.
-// The report is the same for any worker count, shard layout or
-// resumption: trial i draws its randomness from (seed, side, i) only.
+// turns complete trials into a Report. The report is the same for any
+// worker count, shard layout or resumption: trial i draws its randomness
+// from (seed, side, i) only.
 //
 // Scenarios written in YAML are parsed by package audit/scenario, which
 // builds a Target and Options; reports are printed by the command audit.

@@ -3,8 +3,6 @@ package audit
 import (
 	"fmt"
 	"math"
-
-	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 )
 
 // Duplicates counts runs that repeat an earlier run exactly: the same
@@ -246,7 +244,7 @@ func (a *Audit) checkRepeats(t *Trials) (*Duplicates, error) {
 		return nil, nil
 	}
 	if a.opts.Repeats == RepeatsRefused {
-		return nil, &RepeatedRunsError{Duplicates: d, Mechanism: mechanisms.NameOf(a.target.Mechanism)}
+		return nil, &RepeatedRunsError{Duplicates: d, Mechanism: a.design.Mechanism}
 	}
 	return &d, nil
 }

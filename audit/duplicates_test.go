@@ -39,14 +39,14 @@ func samplesOf(d, dp [][]float64, points, dim int) *Samples {
 	return s
 }
 
-// simulateSamples replays the samples as an audit and returns its trials.
+// simulateSamples prepares the samples' audit and returns its trials.
 func simulateSamples(t testing.TB, s *Samples, o Options) (*Audit, *Trials) {
 	t.Helper()
-	a, err := New(Target{Name: "rows", Mechanism: s.Mechanism()}, s.Options(o))
+	a, err := NewSamples(Target{Name: "rows"}, s, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := a.Simulate(context.Background(), 0, len(s.Rows))
+	tr, err := s.Trials(context.Background(), a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestDuplicateRowsStudy(t *testing.T) {
 			t.Errorf("seed %d (%d copies, case %d): counted %+v, want %+v", seed, copies, seed%3, got, want)
 			continue
 		}
-		_, tr := simulateSamples(t, samplesOf(d, dp, points, dim), Options{Seed: seed, Workers: 2, Repeats: RepeatsNoted})
+		_, tr := simulateSamples(t, samplesOf(d, dp, points, dim), Options{Seed: seed, Repeats: RepeatsNoted})
 		rr, ok := tr.RepeatedRuns()
 		if within := (Duplicates{WithinD: want.WithinD, WithinDPrime: want.WithinDPrime}); !ok || rr != within {
 			t.Errorf("seed %d: the trials count %+v (hashes %v), want %+v", seed, rr, ok, within)
@@ -212,10 +212,10 @@ func (m constMech) Run(_ context.Context, t mechanisms.Trial, _ *dataset.Dataset
 // with a continuous output gives a report with neither under any policy.
 func TestRepeatedTrialsRefusedOrNoted(t *testing.T) {
 	const n = 60
-	o := Options{Trials: n, Seed: 3, Assignment: AssignBalanced, Workers: 2}
+	o := Options{Trials: n, Seed: 3, Assignment: AssignBalanced}
 	fixed := Target{Name: "fixed", Mechanism: constMech{fixed: true}}
 	o.Repeats = RepeatsRefused
-	_, err := Run(context.Background(), fixed, o)
+	_, err := Run(context.Background(), fixed, o, Execution{Workers: 2})
 	var re *RepeatedRunsError
 	if !errors.As(err, &re) || re.Duplicates != (Duplicates{WithinD: n/2 - 1, WithinDPrime: n/2 - 1}) {
 		t.Fatalf("refused with %v", err)
@@ -226,19 +226,19 @@ func TestRepeatedTrialsRefusedOrNoted(t *testing.T) {
 		}
 	}
 	o.Repeats = RepeatsNoted
-	r, err := Run(context.Background(), fixed, o)
+	r, err := Run(context.Background(), fixed, o, Execution{Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.Repeats = RepeatsIgnored
-	if ri, err := Run(context.Background(), fixed, o); err != nil || ri.Duplicates != nil || len(ri.Notes) != 0 {
+	if ri, err := Run(context.Background(), fixed, o, Execution{Workers: 2}); err != nil || ri.Duplicates != nil || len(ri.Notes) != 0 {
 		t.Errorf("ignored: %v %+v %q", err, ri.Duplicates, ri.Notes)
 	}
 	if r.Duplicates == nil || *r.Duplicates != re.Duplicates || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "29 runs on D and 29 on D′") {
 		t.Errorf("noted: %+v %q", r.Duplicates, r.Notes)
 	}
 	o.Repeats = RepeatsRefused
-	r, err = Run(context.Background(), Target{Name: "draws", Mechanism: constMech{}}, o)
+	r, err = Run(context.Background(), Target{Name: "draws", Mechanism: constMech{}}, o, Execution{Workers: 2})
 	if err != nil || r.Duplicates != nil || len(r.Notes) != 0 {
 		t.Errorf("continuous: %v %+v %q", err, r.Duplicates, r.Notes)
 	}
@@ -281,7 +281,7 @@ func TestRepeatsJudgedOnRawReleases(t *testing.T) {
 // (written before they existed) merges into trials that carry none.
 func TestRepeatHashesSurviveShardsAndCheckpoints(t *testing.T) {
 	const n = 50
-	o := Options{Trials: n, Seed: 9, Assignment: AssignBalanced, Workers: 2, Repeats: RepeatsRefused}
+	o := Options{Trials: n, Seed: 9, Assignment: AssignBalanced, Repeats: RepeatsRefused}
 	a, err := New(Target{Name: "fixed", Mechanism: constMech{fixed: true}}, o)
 	if err != nil {
 		t.Fatal(err)

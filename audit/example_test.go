@@ -36,7 +36,7 @@ func Example() {
 	pair, _ := dataset.Neighbour(d, dataset.ReplaceOne, 0, dataset.Record{X: []float64{1.5}})
 	for _, mu := range []float64{1, 0.5} {
 		r, err := audit.Run(context.Background(), audit.Target{Name: "noisy sum", Mechanism: noisySum{}, Pair: pair},
-			audit.Options{Trials: 20000, Seed: 1, Delta: 1e-5, Claims: []audit.Claim{audit.GDPClaim(mu)}})
+			audit.Options{Trials: 20000, Seed: 1, Delta: 1e-5, Claims: []audit.Claim{audit.GDPClaim(mu)}}, audit.Execution{})
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -248,10 +248,11 @@ func FuzzReadPart(f *testing.F) {
 // The analysis stops between release points when its context is
 // cancelled, returning an error that wraps the cause and no report.
 func TestAnalyzeContextCancelled(t *testing.T) {
-	a, err := New(cyclicTarget(t), Options{Trials: 200, Seed: 1, Workers: 2})
+	a, err := New(cyclicTarget(t), Options{Trials: 200, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
+	a = withWorkers(t, a, 2)
 	tr, err := a.Simulate(context.Background(), 0, 200)
 	if err != nil {
 		t.Fatal(err)
@@ -271,10 +272,11 @@ func TestAnalyzeContextCancelled(t *testing.T) {
 	defer cancel()
 	var fits atomic.Int32
 	spy := cancelOnFit{Classifier: attacks.Logistic{}, cancel: cancel, fits: &fits}
-	b, err := New(cyclicTarget(t), Options{Trials: 200, Seed: 1, Workers: 2, Attacks: []attacks.Classifier{spy, attacks.QDA{}}})
+	b, err := New(cyclicTarget(t), Options{Trials: 200, Seed: 1, Attacks: []attacks.Classifier{spy, attacks.QDA{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	b = withWorkers(t, b, 2)
 	tr, err = b.Simulate(context.Background(), 0, 200)
 	if err != nil {
 		t.Fatal(err)
@@ -306,8 +308,11 @@ func (c cancelOnFit) Fit(d *attacks.Data, delta, conf float64) (attacks.Scorer, 
 // attacks beyond their dimension limit are refused by New, naming the
 // attack and the limit.
 func TestWorkAndDimensionLimits(t *testing.T) {
-	a, err := New(cyclicTarget(t), Options{Trials: 200, Seed: 1, MaxWork: 1000})
+	a, err := New(cyclicTarget(t), Options{Trials: 200, Seed: 1})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err = a.WithExecution(Execution{MaxWork: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	w := a.Work()
@@ -322,10 +327,10 @@ func TestWorkAndDimensionLimits(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Path.Go() != "MaxWork" || !strings.Contains(fe.Msg, "beyond the limit of 1e+03") {
 		t.Fatalf("Simulate: %v", err)
 	}
-	if _, err := a.WithMaxWork(1e9).Simulate(context.Background(), 0, 200); err != nil {
+	if _, err := withMaxWork(t, a, 1e9).Simulate(context.Background(), 0, 200); err != nil {
 		t.Fatalf("raised limit: %v", err)
 	}
-	if _, err := Run(context.Background(), cyclicTarget(t), Options{Trials: 200, MaxWork: math.NaN()}); err == nil {
+	if _, err := Run(context.Background(), cyclicTarget(t), Options{Trials: 200}, Execution{MaxWork: math.NaN()}); err == nil {
 		t.Error("a NaN work limit was accepted")
 	}
 	// A 2000-dimensional release: qda is limited to 1000 features.
@@ -341,4 +346,16 @@ func TestWorkAndDimensionLimits(t *testing.T) {
 	if _, err := New(big, Options{Trials: 100, Attacks: []attacks.Classifier{attacks.BestCoordinate{}}}); err != nil {
 		t.Errorf("threshold on 2000 features: %v", err)
 	}
+}
+
+// withMaxWork returns a with the work limit w.
+func withMaxWork(t testing.TB, a *Audit, w float64) *Audit {
+	t.Helper()
+	x := a.Execution()
+	x.MaxWork = w
+	b, err := a.WithExecution(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -118,12 +118,12 @@ func (s Split) Sizes(n int) (train, sel, eval int) {
 const (
 	MinTrials = 20
 	MaxTrials = 100_000_000
-	// MaxWorkers bounds Options.Workers.
+	// MaxWorkers bounds Execution.Workers.
 	MaxWorkers = 4096
 	// MaxFeatureBytes bounds the feature store of an audit in memory
 	// (trials × release points × features × 4 bytes).
 	MaxFeatureBytes = 16 << 30
-	// DefaultMaxWork is the work limit of a zero Options.MaxWork, in the
+	// DefaultMaxWork is the work limit of a zero Execution.MaxWork, in the
 	// units of mechanisms.RunCost (2 to 10 ns of CPU each on the bundled
 	// scenarios): half an hour to three hours of CPU, forty times the
 	// heaviest bundled audit, so that a typo in a run length or a trial
@@ -134,9 +134,12 @@ const (
 // DefaultConfidence is the confidence of a zero Options.Confidence.
 const DefaultConfidence = 0.95
 
-// Options are the statistics of an audit. Every zero value is either the
-// documented default or an error: a forgotten field never silently
-// weakens the procedure.
+// Options are the design of an audit: everything its analysis depends on
+// (release points and features, attacks, split, estimators, claims, δ,
+// confidence, seed, trials, assignment, selection modes, repeats policy)
+// and nothing about how the runs are made (Execution). Every zero value
+// is either the documented default or an error: a forgotten field never
+// silently weakens the procedure.
 type Options struct {
 	// Trials is the total number of runs on both datasets; required, in
 	// [MinTrials, MaxTrials].
@@ -161,6 +164,12 @@ type Options struct {
 	// release points (zero: SelectOnTraining, one chosen on training runs).
 	AttackSelection Selection
 	PointSelection  Selection
+	// Estimators turn the attacks' errors into bounds, each choosing its
+	// own rules on the selection runs (nil: every registered estimator,
+	// Estimators()). The region bound must be among them: the headline ε,
+	// the ceiling and the verdict's ranking rest on it, the one bound that
+	// assumes nothing about the mechanism's trade-off curve.
+	Estimators []Estimator
 	// Delta is the δ of the (ε, δ) lower bounds, in [0, 1); the zero value
 	// means δ = 0 (pure ε).
 	Delta float64
@@ -172,20 +181,10 @@ type Options struct {
 	// Theorems adds, as claims, the theoretical guarantees the mechanism
 	// declares (mechanisms.Guarantor); it is an error when none applies.
 	Theorems bool
-	// Workers is the number of concurrent runs (zero: one per CPU); it
-	// never changes the result.
-	Workers int
-	// Progress, when set, receives the number of trials completed.
-	Progress Progress
 	// ID identifies the configuration in trials files and checkpoints, so
 	// that shards and checkpoints of different audits are never mixed
 	// (empty: a digest of the options and the target's names).
 	ID string
-	// MaxWork bounds the estimated work (Audit.Work) of what one call
-	// computes: Simulate's runs, or Analyze's attacks; beyond it they
-	// refuse to start with a *FieldError naming MaxWork (zero:
-	// DefaultMaxWork; +Inf: no limit). It never changes a result.
-	MaxWork float64
 	// Repeats says what Analyze does with trials that repeat an earlier
 	// trial on the same dataset bit for bit (zero: RepeatsIgnored).
 	Repeats RepeatPolicy
@@ -245,16 +244,13 @@ func (o Options) Validate() error {
 	if o.Repeats > RepeatsRefused {
 		return fieldErr("Repeats", "must be RepeatsIgnored, RepeatsNoted or RepeatsRefused, got %d", o.Repeats)
 	}
-	if o.Workers < 0 || o.Workers > MaxWorkers {
-		return fieldErr("Workers", "must be in [0, %d], got %d", MaxWorkers, o.Workers)
-	}
-	if !(o.MaxWork >= 0) {
-		return fieldErr("MaxWork", "must be ≥ 0 (0: the default %g, +Inf: no limit), got %g", DefaultMaxWork, o.MaxWork)
-	}
 	for i, a := range o.Attacks {
 		if a == nil {
 			return fieldErr("Attacks", "attack %d is nil", i)
 		}
+	}
+	if err := checkEstimators(o.Estimators); err != nil {
+		return err
 	}
 	for i, c := range o.Claims {
 		if c.At == nil {
@@ -299,8 +295,65 @@ func (o Options) withDefaults(dim int) Options {
 	if len(o.Attacks) == 0 {
 		o.Attacks = []attacks.Classifier{attacks.BestCoordinate{}}
 	}
-	if o.MaxWork == 0 {
-		o.MaxWork = DefaultMaxWork
+	if len(o.Estimators) == 0 {
+		o.Estimators = Estimators()
 	}
 	return o
+}
+
+// Execution says how an audit's runs and analysis are carried out; no
+// field of it ever changes a result (checkpointing, also execution, is
+// configured per call: CheckpointOptions). The zero value is the default.
+type Execution struct {
+	// Workers is the number of concurrent runs and of release points
+	// analysed at once, in [0, MaxWorkers] (zero: one per CPU).
+	Workers int
+	// Progress, when set, receives the number of trials completed.
+	Progress Progress
+	// MaxWork bounds the estimated work (Audit.Work) of what one call
+	// computes: Simulate's runs, or Analyze's attacks; beyond it they
+	// refuse to start with a *FieldError naming MaxWork (zero:
+	// DefaultMaxWork; +Inf: no limit).
+	MaxWork float64
+}
+
+// Validate checks the execution settings; errors are *FieldError.
+func (x Execution) Validate() error {
+	if x.Workers < 0 || x.Workers > MaxWorkers {
+		return fieldErr("Workers", "must be in [0, %d], got %d", MaxWorkers, x.Workers)
+	}
+	if !(x.MaxWork >= 0) {
+		return fieldErr("MaxWork", "must be ≥ 0 (0: the default %g, +Inf: no limit), got %g", DefaultMaxWork, x.MaxWork)
+	}
+	return nil
+}
+
+// withDefaults returns the settings with every zero default filled in.
+func (x Execution) withDefaults() Execution {
+	if x.MaxWork == 0 {
+		x.MaxWork = DefaultMaxWork
+	}
+	return x
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler, accepting every name
+// String returns.
+func (a *Assignment) UnmarshalText(b []byte) error {
+	for i, n := range assignmentNames {
+		if string(b) == n {
+			*a = Assignment(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("assignment: must be random, balanced or given, got %q", b)
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *Selection) UnmarshalText(b []byte) error {
+	v, err := ParseSelection(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
 }

@@ -49,52 +49,103 @@ type ClaimResult struct {
 	Refutation     *Refutation     `json:"refutation,omitempty"`
 }
 
+// AttackEstimate is one estimator's outcome for one attack at one release
+// point.
+type AttackEstimate struct {
+	// Estimator is the estimator's name (Estimator.Name).
+	Estimator string
+	// Rule is the rule the estimator chose on the threshold-selection
+	// runs, and Selection the bound their counts give under it (it
+	// decides, never reports).
+	Rule      attacks.Rule
+	Selection stats.Estimate
+	// Counts are the rule's errors on the evaluation runs, and Bound
+	// their bound (nil when the attack was not evaluated for this
+	// estimator).
+	Counts stats.Counts
+	Bound  *stats.Estimate
+}
+
 // AttackResult is one attack's outcome at one release point.
 type AttackResult struct {
-	Attack string `json:"attack"`
+	Attack string
 	// Note reports an attack that could not be fitted.
-	Note string       `json:"note,omitempty"`
-	Rule attacks.Rule `json:"rule"`
-	// Selection is the criterion on the threshold-selection runs: the
-	// region bound their counts give (it decides, never reports).
-	Selection stats.Estimate `json:"selection"`
-	// Evaluated is true when the attack was counted on the evaluation runs.
-	Evaluated bool `json:"evaluated"`
-	// Counts and Region come from the evaluation runs.
-	Counts stats.Counts    `json:"counts"`
-	Region *stats.Estimate `json:"region,omitempty"`
-	// The GDP estimator has its own rule, chosen on the same selection
-	// runs to maximise μ_lb, and its own evaluation counts.
-	GDPRule      attacks.Rule    `json:"gdp_rule"`
-	GDPSelection float64         `json:"gdp_selection_mu"`
-	GDPSelCounts stats.Counts    `json:"gdp_selection_counts"`
-	GDPCounts    stats.Counts    `json:"gdp_counts"`
-	GDP          *stats.Estimate `json:"gdp,omitempty"`
+	Note string
+	// Evaluated is true when the attack was counted on the evaluation
+	// runs for the estimators' verdicts.
+	Evaluated bool
+	// Estimates holds one entry per estimator of the audit
+	// (Options.Estimators), in that order: each estimator chooses its own
+	// rule on the same selection runs.
+	Estimates []AttackEstimate
+}
+
+// PointEstimate is one estimator's bound at one release point.
+type PointEstimate struct {
+	// Estimator is the estimator's name (Estimator.Name).
+	Estimator string
+	// Best indexes the attack reported, and Bound is its bound.
+	Best  int
+	Bound stats.Estimate
 }
 
 // PointResult is the audit of one release point.
 type PointResult struct {
-	Point   mechanisms.ReleasePoint `json:"point"`
-	Attacks []AttackResult          `json:"attacks"`
-	// Best and BestGDP index the attacks reported for the region bound
-	// and for the GDP estimator.
-	Best    int            `json:"best"`
-	BestGDP int            `json:"best_gdp"`
-	Region  stats.Estimate `json:"region"`
-	GDP     stats.Estimate `json:"gdp"`
-	Ceiling stats.Estimate `json:"ceiling"`
+	Point   mechanisms.ReleasePoint
+	Attacks []AttackResult
+	// Estimates holds one entry per estimator, in the order of
+	// AttackResult.Estimates.
+	Estimates []PointEstimate
+	// Ceiling is the largest region bound the evaluation runs could give.
+	Ceiling stats.Estimate
 	// Exact is the true ε at δ of this release when it is known in closed
 	// form (Target.Exact).
-	Exact *stats.JSONFloat `json:"exact_epsilon,omitempty"`
+	Exact *stats.JSONFloat
 	// TestAccuracy is the mean accuracy of the released models on the
 	// held-out test set, over every trial (when measured).
-	TestAccuracy *float64      `json:"test_accuracy,omitempty"`
-	Claims       []ClaimResult `json:"claims,omitempty"`
+	TestAccuracy *float64
+	Claims       []ClaimResult
 	// Utility says how much the sampler moved before this release and how
 	// far the releases are from the posterior (see Utility).
-	Utility *Utility `json:"utility,omitempty"`
+	Utility *Utility
 	// selectionScore ranks points for the verdict (training runs only).
 	selectionScore float64
+}
+
+// Estimate returns the point's entry for the estimator of this name, and
+// whether there is one.
+func (pr *PointResult) Estimate(name string) (PointEstimate, bool) {
+	for _, e := range pr.Estimates {
+		if e.Estimator == name {
+			return e, true
+		}
+	}
+	return PointEstimate{}, false
+}
+
+// Region returns the region bound at the point (Heller & Fetaya eq. 12),
+// the estimator every audit runs.
+func (pr *PointResult) Region() stats.Estimate {
+	e, _ := pr.Estimate(RegionEstimator{}.Name())
+	return e.Bound
+}
+
+// GDP returns the GDP estimator's bound at the point (zero when the audit
+// does not run it).
+func (pr *PointResult) GDP() stats.Estimate {
+	e, _ := pr.Estimate(GDPEstimator{}.Name())
+	return e.Bound
+}
+
+// Estimate returns the attack's entry for the estimator of this name, and
+// whether there is one.
+func (ar *AttackResult) Estimate(name string) (AttackEstimate, bool) {
+	for _, e := range ar.Estimates {
+		if e.Estimator == name {
+			return e, true
+		}
+	}
+	return AttackEstimate{}, false
 }
 
 // DatasetInfo describes a dataset of the audited pair.

@@ -12,9 +12,9 @@ import (
 // Samples are precomputed releases of independent runs — outputs of a
 // sampler the engine never ran. Rows[i] holds run i's releases, release
 // point after release point (len(Points)·Dim values), and Sides[i] the
-// dataset it ran on. As a Mechanism, trial i replays Rows[i]; an audit of
-// samples therefore uses AssignGiven with Sides and Trials = len(Rows)
-// (Options sets them).
+// dataset it ran on. They are trials, not a mechanism: NewSamples prepares
+// their audit (AssignGiven with Sides and Trials = len(Rows), which
+// Options sets) and Trials stores their features.
 //
 // The bounds are valid only if the rows are independent runs of the same
 // mechanism: the engine cannot check that, only count the rows that
@@ -58,29 +58,62 @@ func (s *Samples) Options(o Options) Options {
 	return o
 }
 
-// samplesMechanism replays the rows.
-type samplesMechanism struct{ s *Samples }
-
-func (m samplesMechanism) Name() string { return m.s.Name }
-func (m samplesMechanism) Dim() int     { return m.s.Dim }
-
-func (m samplesMechanism) Points(*dataset.Dataset) ([]mechanisms.ReleasePoint, error) {
-	return m.s.Points, nil
+// NewSamples prepares the audit of precomputed samples: its design comes
+// from the samples (release points, dimension, sides: Options sets the
+// trial count, the assignment and the sides) and from o, and its trials
+// from the rows (Samples.Trials). t names the audit and states its notes;
+// its Mechanism and Pair must be empty (the samples' own name stands for
+// the mechanism), and theorems cannot be claimed (they need the sampler).
+func NewSamples(t Target, s *Samples, o Options) (*Audit, error) {
+	if t.Mechanism != nil || t.Pair.D != nil || t.Pair.DPrime != nil || t.Accuracy != nil || t.ReportedTestSize > 0 {
+		return nil, fmt.Errorf("audit: samples carry their releases: the target may only name the audit and state notes")
+	}
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	o = s.Options(o)
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	return prepare(t, s.Name, s.Dim, o.withDefaults(s.Dim), s.Points)
 }
 
-func (m samplesMechanism) Run(_ context.Context, t mechanisms.Trial, _ *dataset.Dataset, emit mechanisms.Emit) (mechanisms.Info, error) {
-	if t.Index < 0 || t.Index >= len(m.s.Rows) {
-		return mechanisms.Info{}, fmt.Errorf("samples: no run %d", t.Index)
+// Trials returns the samples' trials for a, an audit NewSamples prepared
+// from them: row i is trial i, its releases mapped to features as a
+// simulation stores them.
+func (s *Samples) Trials(ctx context.Context, a *Audit) (*Trials, error) {
+	n := len(s.Rows)
+	if a.target.Mechanism != nil || a.opts.Trials != n || len(a.points) != len(s.Points) || a.design.Dim != s.Dim {
+		return nil, fmt.Errorf("audit: the audit was not prepared from these samples (NewSamples)")
 	}
-	row := m.s.Rows[t.Index]
-	for k := range m.s.Points {
-		if err := emit(k, row[k*m.s.Dim:(k+1)*m.s.Dim]); err != nil {
-			return mechanisms.Info{}, err
+	t := a.newTrials(0, n)
+	var i int
+	var serr error
+	ref := a.newTrialWorker(nil, func(k int, feat []float64, _ int) { copy(t.Ref[k*t.F:], feat) })
+	tw := a.newTrialWorker(nil, func(k int, feat []float64, _ int) {
+		if e := t.set(i, k, feat); e != nil && serr == nil {
+			serr = e
+		}
+	})
+	if err := ref.replay(s.Rows[0], s.Dim); err != nil {
+		return nil, fmt.Errorf("samples: run 0: %w", err)
+	}
+	for i = 0; i < n; i++ {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if err := tw.replay(s.Rows[i], s.Dim); err != nil {
+			return nil, fmt.Errorf("samples: run %d: %w", i, err)
+		}
+		if serr != nil {
+			return nil, serr
+		}
+		t.Side[i] = s.Sides[i]
+		if t.Hash != nil {
+			t.Hash[i] = tw.hash
 		}
 	}
-	return mechanisms.Info{}, nil
+	return t, nil
 }
-
-// Mechanism returns the samples as a mechanism that replays run i as
-// trial i.
-func (s *Samples) Mechanism() mechanisms.Mechanism { return samplesMechanism{s} }

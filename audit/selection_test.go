@@ -73,8 +73,8 @@ func TestBonferroniReleaseRankedOnTrainingRunsOnly(t *testing.T) {
 			// Preconditions that make the test able to fail: at A the
 			// linear attack wins on the selection runs, at B the
 			// selection-run score lies between the two attacks' at A.
-			thrA, linA := pa.Attacks[0].Selection.Epsilon, pa.Attacks[1].Selection.Epsilon
-			selB := max(pb.Attacks[0].Selection.Epsilon, pb.Attacks[1].Selection.Epsilon)
+			thrA, linA := pa.Attacks[0].Estimates[0].Selection.Epsilon, pa.Attacks[1].Estimates[0].Selection.Epsilon
+			selB := max(pb.Attacks[0].Estimates[0].Selection.Epsilon, pb.Attacks[1].Estimates[0].Selection.Epsilon)
 			t.Logf("selection-run region bounds: A threshold %.4f, A linear %.4f, B best %.4f", thrA, linA, selB)
 			if !(thrA < selB && selB < linA) {
 				t.Fatalf("the setting does not separate the rankings: A threshold %.4f, B %.4f, A linear %.4f", thrA, selB, linA)
@@ -83,7 +83,7 @@ func TestBonferroniReleaseRankedOnTrainingRunsOnly(t *testing.T) {
 				t.Fatalf("headline %d before the evaluation runs were touched, want 0 (A)", before.Headline)
 			}
 		}
-		if pa.Best != 1 {
+		if pa.Estimates[0].Best != 1 {
 			t.Fatalf("claims %d: the linear attack does not win A on the untouched evaluation runs", len(claims))
 		}
 
@@ -102,13 +102,13 @@ func TestBonferroniReleaseRankedOnTrainingRunsOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 		pa = after.Points[0]
-		if pa.Best != 0 {
+		if pa.Estimates[0].Best != 0 {
 			t.Fatalf("after corrupting A's evaluation runs the %s attack still wins there (ε_lb: threshold %.4f, linear %.4f): the test shows nothing",
-				pa.Attacks[pa.Best].Attack, pa.Attacks[0].Region.Epsilon, pa.Attacks[1].Region.Epsilon)
+				pa.Attacks[pa.Estimates[0].Best].Attack, pa.Attacks[0].Estimates[0].Bound.Epsilon, pa.Attacks[1].Estimates[0].Bound.Epsilon)
 		}
 		for k := range before.Points {
-			if a, b := before.Points[k].Attacks, after.Points[k].Attacks; a[0].Selection != b[0].Selection || a[1].Selection != b[1].Selection {
-				t.Fatalf("release %d: selection-run results changed with the evaluation runs: %+v %+v → %+v %+v", k, a[0].Selection, a[1].Selection, b[0].Selection, b[1].Selection)
+			if a, b := before.Points[k].Attacks, after.Points[k].Attacks; a[0].Estimates[0].Selection != b[0].Estimates[0].Selection || a[1].Estimates[0].Selection != b[1].Estimates[0].Selection {
+				t.Fatalf("release %d: selection-run results changed with the evaluation runs: %+v %+v → %+v %+v", k, a[0].Estimates[0].Selection, a[1].Estimates[0].Selection, b[0].Estimates[0].Selection, b[1].Estimates[0].Selection)
 			}
 		}
 		if after.Headline != before.Headline {

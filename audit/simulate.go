@@ -91,6 +91,9 @@ func (a *Audit) side(i int) dataset.Side {
 	return SideOf(a.opts.Seed, i, a.opts.Assignment)
 }
 
+// errNoMechanism refuses to make trials for an audit of a design.
+var errNoMechanism = fmt.Errorf("audit: an audit made from a design analyses trials; it cannot make them")
+
 // Workers resolves a worker count: 0 means one per CPU.
 func Workers(w int) int {
 	if w <= 0 {
@@ -110,7 +113,7 @@ type Progress func(done int)
 // wraps ctx.Err().
 //
 // Before any run, the estimated work of the range is checked against
-// Options.MaxWork (a *FieldError naming MaxWork beyond it).
+// Execution.MaxWork (a *FieldError naming MaxWork beyond it).
 func (a *Audit) Simulate(ctx context.Context, lo, hi int) (*Trials, error) {
 	if lo < 0 || hi > a.opts.Trials || lo > hi {
 		return nil, fmt.Errorf("audit: trial range [%d, %d) outside [0, %d)", lo, hi, a.opts.Trials)
@@ -118,20 +121,18 @@ func (a *Audit) Simulate(ctx context.Context, lo, hi int) (*Trials, error) {
 	if err := a.CheckWork(lo, hi, false); err != nil {
 		return nil, err
 	}
-	return a.simulate(ctx, lo, hi, a.opts.Progress)
+	return a.simulate(ctx, lo, hi, a.exec.Progress)
 }
 
 func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*Trials, error) {
+	if a.target.Mechanism == nil {
+		return nil, errNoMechanism
+	}
 	n := a.opts.Trials
 	if lo < 0 || hi > n || lo > hi {
 		return nil, fmt.Errorf("audit: trial range [%d, %d) outside [0, %d)", lo, hi, n)
 	}
-	t := &Trials{ConfigHash: a.opts.ID, N: n, Lo: lo, Hi: hi, P: len(a.points), F: len(a.features)}
-	t.Side = make([]dataset.Side, hi-lo)
-	t.X = make([]float32, (hi-lo)*t.P*t.F)
-	if a.opts.Repeats != RepeatsIgnored {
-		t.Hash = make([]uint64, hi-lo)
-	}
+	t := a.newTrials(lo, hi)
 	var test *mechanisms.TestSet
 	if acc := a.target.Accuracy; acc != nil {
 		t.Correct, t.TestSize = make([]int64, t.P), acc.Test.Len()
@@ -146,7 +147,6 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 		t.Correct, t.TestSize = make([]int64, t.P), n
 	}
 	// The reference: trial 0's features, recomputed by every shard.
-	t.Ref = make([]float64, t.P*t.F)
 	ref := a.newTrialWorker(test, func(k int, feat []float64, _ int) {
 		copy(t.Ref[k*t.F:], feat)
 	})
@@ -159,7 +159,7 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 	var mu sync.Mutex
 	g, ctx := errgroup.WithContext(ctx)
 	const chunk = 16
-	for w := 0; w < Workers(a.opts.Workers); w++ {
+	for w := 0; w < Workers(a.exec.Workers); w++ {
 		g.Go(func() error {
 			var info mechanisms.Info
 			correct := make([]int64, len(t.Correct))
@@ -220,6 +220,30 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 		return nil, err
 	}
 	return t, nil
+}
+
+// newTrials allocates the store of trials [lo, hi).
+func (a *Audit) newTrials(lo, hi int) *Trials {
+	t := &Trials{ConfigHash: a.opts.ID, N: a.opts.Trials, Lo: lo, Hi: hi, P: len(a.points), F: len(a.features)}
+	t.Side = make([]dataset.Side, hi-lo)
+	t.X = make([]float32, (hi-lo)*t.P*t.F)
+	t.Ref = make([]float64, t.P*t.F)
+	if a.opts.Repeats != RepeatsIgnored {
+		t.Hash = make([]uint64, hi-lo)
+	}
+	return t
+}
+
+// replay feeds one precomputed run's releases (row, release point after
+// release point, dim values each) to the worker, as a trial would emit them.
+func (w *trialWorker) replay(row []float64, dim int) error {
+	w.released, w.hash = 0, fnvOffset
+	for k := range w.a.points {
+		if err := w.emit(k, row[k*dim:(k+1)*dim]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // trialWorker runs trials one after another on one goroutine, reusing its

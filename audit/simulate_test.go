@@ -31,10 +31,11 @@ func TestAccuracyCountsMatchPredictClass(t *testing.T) {
 			Sampler: &mechanisms.SGLD{Step: mechanisms.StepSchedule{Eta: 0.01}, Batch: 16, Scheme: mechanisms.Reshuffle, Epochs: 3},
 			Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseEpochs}}}
 	const trials = 40
-	a, err := New(target, Options{Trials: trials, Seed: 3, Delta: 1e-5, Workers: 2})
+	a, err := New(target, Options{Trials: trials, Seed: 3, Delta: 1e-5})
 	if err != nil {
 		t.Fatal(err)
 	}
+	a = withWorkers(t, a, 2)
 	tr, err := a.Simulate(context.Background(), 0, trials)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +87,7 @@ func simulateAllocs(t *testing.T, n int) float64 {
 		Model:   mechanisms.NewLinReg1D(2, 1),
 		Sampler: &mechanisms.SGLD{Step: mechanisms.StepSchedule{Eta: 0.0017}, Batch: 1, Scheme: mechanisms.Cyclic, Epochs: 20},
 		Init:    mechanisms.Init{FromPrior: true}, Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseEpochs}}},
-		Options{Trials: n, Seed: 1, Delta: 1e-5, Workers: 1})
+		Options{Trials: n, Seed: 1, Delta: 1e-5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -235,13 +235,12 @@ func (r *Report) HasUtility() bool {
 	return false
 }
 
-// checkPosterior validates Target.Posterior against the mechanism.
-func (a *Audit) checkPosterior() error {
-	p := a.target.Posterior
+// checkPosterior validates Target.Posterior against the releases'
+// dimension d.
+func checkPosterior(p *Posterior, d int) error {
 	if p == nil {
 		return nil
 	}
-	d := a.target.Mechanism.Dim()
 	if err := p.D.check(d, "D"); err != nil {
 		return err
 	}
@@ -251,18 +250,18 @@ func (a *Audit) checkPosterior() error {
 // utility computes the utility figures of every release point and the
 // report's warnings; it runs after the headline is chosen.
 func (a *Audit) utility(t *Trials, r *Report) error {
-	cols := thetaColumns(a.opts.Features)
+	cols := a.design.ThetaColumns
 	var coords []int
 	for j := range cols {
 		coords = append(coords, j)
 	}
 	sort.Ints(coords)
-	post := a.target.Posterior
+	post := a.design.Posterior
 	switch {
 	case post == nil:
 	case len(coords) == 0:
 		r.UtilityNote = "the distance to the posterior needs the raw release among the features (theta or coord:K); none is stored"
-	case len(coords) < a.target.Mechanism.Dim():
+	case len(coords) < a.design.Dim:
 		r.UtilityNote = fmt.Sprintf("the distance to the posterior is computed on the stored coordinates %v of θ only (their marginal law)", coords)
 	}
 	per := t.Info.PerRelease
@@ -271,7 +270,7 @@ func (a *Audit) utility(t *Trials, r *Report) error {
 	}
 	// Release points in parallel: point k writes only r.Points[k].
 	var g errgroup.Group
-	g.SetLimit(Workers(a.opts.Workers))
+	g.SetLimit(Workers(a.exec.Workers))
 	for k := range r.Points {
 		g.Go(func() error {
 			u := &Utility{Iterations: a.points[k].Iteration}

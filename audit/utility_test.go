@@ -88,7 +88,7 @@ func TestUtilityAgainstExactReleaseLaw(t *testing.T) {
 	run := func(post *Posterior) *Report {
 		tg := gaussTarget(t, shift)
 		tg.Posterior = post
-		r, err := Run(context.Background(), tg, gaussOptions(5, 4000))
+		r, err := Run(context.Background(), tg, gaussOptions(5, 4000), Execution{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +175,7 @@ func TestUtilityCountersAndWarning(t *testing.T) {
 			t.Fatalf("exact posterior: %v %v", post, err)
 		}
 		tg := Target{Name: "penalty", Mechanism: ch, Pair: pair, Posterior: post}
-		r, err := Run(context.Background(), tg, Options{Trials: 200, Seed: 9, Delta: 1e-5, Workers: 2})
+		r, err := Run(context.Background(), tg, Options{Trials: 200, Seed: 9, Delta: 1e-5}, Execution{Workers: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,10 +208,11 @@ func TestPerReleaseCountersInParts(t *testing.T) {
 	pair, _ := dataset.Neighbour(d, dataset.ReplaceOne, 0, dataset.Record{X: []float64{3, 3}})
 	ch := &mechanisms.Chain{Model: g, Sampler: &mechanisms.DPPenalty{Iters: 30, ProposalSD: []float64{0.2}, ClipLLR: 3, Tau: 0.5},
 		Init: mechanisms.Init{Theta: []float64{0, 0}}, Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseTrajectory, Every: 10}}
-	a, err := New(Target{Name: "parts", Mechanism: ch, Pair: pair}, Options{Trials: 60, Seed: 4, Delta: 1e-5, Workers: 3})
+	a, err := New(Target{Name: "parts", Mechanism: ch, Pair: pair}, Options{Trials: 60, Seed: 4, Delta: 1e-5})
 	if err != nil {
 		t.Fatal(err)
 	}
+	a = withWorkers(t, a, 3)
 	whole, err := a.Simulate(context.Background(), 0, 60)
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +222,7 @@ func TestPerReleaseCountersInParts(t *testing.T) {
 	}
 	var parts []*Trials
 	for _, r := range [][2]int{{40, 60}, {0, 25}, {25, 40}} {
-		tr, err := a.WithWorkers(1).Simulate(context.Background(), r[0], r[1])
+		tr, err := withWorkers(t, a, 1).Simulate(context.Background(), r[0], r[1])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,6 +23,30 @@ type Claim struct {
 	// values where the profile jumps (knots); ok is false when the claim
 	// says nothing about that release.
 	At func(k int) (profile func(eps float64) float64, knots []float64, ok bool)
+	// Spec describes the claim as data (nil for a claim only Go code can
+	// express, such as a theorem's): a design whose claims all have one can
+	// be serialized (Design.MarshalJSON).
+	Spec *ClaimSpec
+}
+
+// ClaimSpec is a claim as data: Kind "pure" is PureClaim(Epsilon, Delta),
+// Kind "gdp" is GDPClaim(Mu).
+type ClaimSpec struct {
+	Kind    string  `json:"kind"`
+	Epsilon float64 `json:"epsilon,omitempty"`
+	Delta   float64 `json:"delta,omitempty"`
+	Mu      float64 `json:"mu,omitempty"`
+}
+
+// Claim returns the claim the spec describes.
+func (s ClaimSpec) Claim() (Claim, error) {
+	switch s.Kind {
+	case "pure":
+		return PureClaim(s.Epsilon, s.Delta), nil
+	case "gdp":
+		return GDPClaim(s.Mu), nil
+	}
+	return Claim{}, fmt.Errorf("claim kind: must be pure or gdp, got %q", s.Kind)
 }
 
 // PureClaim is the claim "(ε₀, δ₀)-DP" for every release. Its profile is
@@ -40,6 +64,7 @@ func PureClaim(eps0, delta0 float64) Claim {
 		At: func(int) (func(float64) float64, []float64, bool) {
 			return prof, []float64{eps0}, true
 		},
+		Spec: &ClaimSpec{Kind: "pure", Epsilon: eps0, Delta: delta0},
 	}
 }
 
@@ -52,6 +77,7 @@ func GDPClaim(mu float64) Claim {
 		At: func(int) (func(float64) float64, []float64, bool) {
 			return prof, nil, true
 		},
+		Spec: &ClaimSpec{Kind: "gdp", Mu: mu},
 	}
 }
 

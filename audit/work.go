@@ -39,6 +39,9 @@ const trialOverhead = 300
 
 func (a *Audit) perRunWork() float64 {
 	t := a.target
+	if t.Mechanism == nil { // an audit of a design makes no run
+		return 0
+	}
 	run := 0.0
 	for _, d := range []*dataset.Dataset{t.Pair.D, t.Pair.DPrime} {
 		if d == nil {
@@ -71,14 +74,14 @@ func (a *Audit) analysisWork() float64 {
 	return float64(len(a.points)) * per
 }
 
-// limitError is the *FieldError of a work estimate beyond Options.MaxWork.
+// limitError is the *FieldError of a work estimate beyond Execution.MaxWork.
 func (a *Audit) limitError(what string, work float64) error {
-	return fieldErr("MaxWork", "%s is estimated at %.3g work units, beyond the limit of %.3g (a unit takes a few nanoseconds; raise the limit to run it on purpose)", what, work, a.opts.MaxWork)
+	return fieldErr("MaxWork", "%s is estimated at %.3g work units, beyond the limit of %.3g (a unit takes a few nanoseconds; raise the limit to run it on purpose)", what, work, a.exec.MaxWork)
 }
 
 // CheckWork returns a *FieldError naming MaxWork when simulating trials
 // [lo, hi) — and, with analyze, the attack stage after them — is estimated
-// beyond Options.MaxWork. Simulate and Analyze check their own part; a
+// beyond Execution.MaxWork. Simulate and Analyze check their own part; a
 // caller about to do both checks the sum first.
 func (a *Audit) CheckWork(lo, hi int, analyze bool) error {
 	w := a.Work()
@@ -95,19 +98,8 @@ func (a *Audit) CheckWork(lo, hi int, analyze bool) error {
 		}
 		what += fmt.Sprintf("the attacks' %.3g units", w.Analysis)
 	}
-	if what == "" || total <= a.opts.MaxWork {
+	if what == "" || total <= a.exec.MaxWork {
 		return nil
 	}
 	return a.limitError("the audit's work ("+what+")", total)
-}
-
-// WithMaxWork returns a copy of the audit whose work limit is w (+Inf:
-// none; zero, negative or NaN: DefaultMaxWork); it never changes a result.
-func (a *Audit) WithMaxWork(w float64) *Audit {
-	b := *a
-	if !(w > 0) {
-		w = DefaultMaxWork
-	}
-	b.opts.MaxWork = w
-	return &b
 }

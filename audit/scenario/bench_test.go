@@ -22,7 +22,7 @@ func BenchmarkExactCounterexample1e6(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := p.Audit.WithWorkers(0).Simulate(context.Background(), 0, 1_000_000); err != nil {
+		if _, err := withWorkers(b, p.Audit, 0).Simulate(context.Background(), 0, 1_000_000); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -62,7 +62,7 @@ func BenchmarkSGLDStepWorkers(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		for _, w := range []int{1, 2} {
 			start := time.Now()
-			if _, err := p.Audit.WithWorkers(w).Simulate(context.Background(), 0, trials); err != nil {
+			if _, err := withWorkers(b, p.Audit, w).Simulate(context.Background(), 0, trials); err != nil {
 				b.Fatal(err)
 			}
 			if w == 1 {
@@ -92,7 +92,7 @@ func BenchmarkDigitsSGLD(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := p.Audit.WithWorkers(0).Simulate(context.Background(), 0, c.Audit.Trials); err != nil {
+		if _, err := withWorkers(b, p.Audit, 0).Simulate(context.Background(), 0, c.Audit.Trials); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -120,7 +120,7 @@ func BenchmarkInterimWorkers(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			a := p.Audit.WithWorkers(w)
+			a := withWorkers(b, p.Audit, w)
 			tr, err := a.Simulate(context.Background(), 0, trials)
 			if err != nil {
 				b.Fatal(err)

@@ -36,10 +36,8 @@ type Plan struct {
 	// Audit is the engine's prepared audit.
 	Audit *audit.Audit
 
-	// handshake is a program sampler's; tempDir holds the data files
-	// written for it.
-	handshake *program.Handshake
-	tempDir   string
+	// tempDir holds the data files written for a program sampler.
+	tempDir string
 }
 
 // Points returns the release points.
@@ -123,7 +121,11 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 	if pts, err := p.Mechanism.Points(p.Pair.D); err == nil {
 		t.Exact = exactEpsilons(c, p, pts)
 	}
-	if p.Audit, err = audit.New(t, o); err != nil {
+	p.Audit, err = audit.New(t, o)
+	if err == nil {
+		p.Audit, err = p.Audit.WithExecution(c.execution())
+	}
+	if err != nil {
 		var fe *audit.FieldError
 		if errors.As(err, &fe) {
 			if name, ok := auditFields[fe.Path.Go()]; ok {

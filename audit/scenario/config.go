@@ -19,7 +19,6 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
-	"github.com/mcmcaudit/mcmcaudit/mechanisms/program"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -49,9 +48,6 @@ type Config struct {
 	// files holds the contents of the data files, by lower-case SHA-256:
 	// filled when Build reads them, or from a trials file's spec.
 	files map[string][]byte
-	// handshake is a program sampler's, restored from a trials file's
-	// spec (the program is then not started).
-	handshake *program.Handshake
 	// src locates the fields in the YAML text (nil when the config was
 	// not decoded from YAML).
 	src *source
@@ -544,7 +540,7 @@ func (c *Config) validateAudit() error {
 // scenario's fields.
 func (c *Config) options() (audit.Options, error) {
 	a := c.Audit
-	o := audit.Options{Trials: a.Trials, Seed: c.Seed, Split: a.Split, Delta: a.Delta, Confidence: a.Confidence, Workers: a.Workers}
+	o := audit.Options{Trials: a.Trials, Seed: c.Seed, Split: a.Split, Delta: a.Delta, Confidence: a.Confidence}
 	var err error
 	if o.Assignment, err = audit.ParseAssignment(a.Assignment); err != nil {
 		return o, wrapAt(err, "audit.assignment")
@@ -555,7 +551,11 @@ func (c *Config) options() (audit.Options, error) {
 	if o.PointSelection, err = audit.ParseSelection(a.PointSelection); err != nil {
 		return o, wrapAt(err, "audit.point_selection")
 	}
-	if err := o.Validate(); err != nil {
+	err = o.Validate()
+	if err == nil {
+		err = c.execution().Validate()
+	}
+	if err != nil {
 		var fe *audit.FieldError
 		if errors.As(err, &fe) {
 			if name, ok := auditFields[fe.Path.Go()]; ok {
@@ -565,6 +565,11 @@ func (c *Config) options() (audit.Options, error) {
 		return o, err
 	}
 	return o, nil
+}
+
+// execution returns how the scenario's runs are made (audit.workers).
+func (c *Config) execution() audit.Execution {
+	return audit.Execution{Workers: c.Audit.Workers}
 }
 
 // validateClaim checks the claim section.

@@ -15,8 +15,8 @@ func TestDigitsAudits(t *testing.T) {
 	}
 	best := 0.0
 	for _, pr := range plain.Points {
-		if pr.Region.Epsilon > best {
-			best = pr.Region.Epsilon
+		if pr.Region().Epsilon > best {
+			best = pr.Region().Epsilon
 		}
 	}
 	t.Logf("plain SGLD: largest per-epoch ε_lb %.3f, final accuracy %.3f", best, *plain.Points[len(plain.Points)-1].TestAccuracy)
@@ -28,8 +28,8 @@ func TestDigitsAudits(t *testing.T) {
 		if len(pr.Claims) == 0 || !pr.Claims[0].Covered {
 			t.Fatalf("%s: no accountant", pr.Point.Label)
 		}
-		if ub := float64(pr.Claims[0].EpsilonAtDelta); pr.Region.Epsilon > ub {
-			t.Errorf("%s: clipped ε_lb %.3f above the accountant's %.3f", pr.Point.Label, pr.Region.Epsilon, ub)
+		if ub := float64(pr.Claims[0].EpsilonAtDelta); pr.Region().Epsilon > ub {
+			t.Errorf("%s: clipped ε_lb %.3f above the accountant's %.3f", pr.Point.Label, pr.Region().Epsilon, ub)
 		}
 	}
 	if clipped.Violated() {

@@ -4,8 +4,9 @@
 // the engine's audit.Target and audit.Options from them (loading CSV data,
 // crafting DeepFool canaries, attaching the exact ε of the counterexample).
 // It is a thin layer: everything it does can be done through package audit
-// directly. A scenario's trials files carry the scenario and its data
-// (Plan.Spec, ParseSpec), so that a merge needs nothing else.
+// directly. A scenario's trials files carry the scenario and the audit's
+// design (Plan.Spec, ParsePartSpec), so that a merge needs nothing else;
+// a design that is code (theorem claims) ships the data files instead.
 //
 // Decoding is strict and located: the YAML text is parsed into nodes (with
 // limits on bytes and nodes), then walked field by field, so that every

@@ -60,7 +60,7 @@ func TestEmpiricalCurveBelowExact(t *testing.T) {
 		if pr.Exact == nil {
 			t.Fatal("the scenario should have an exact curve")
 		}
-		lb[k], ex[k] = pr.Region.Epsilon, float64(*pr.Exact)
+		lb[k], ex[k] = pr.Region().Epsilon, float64(*pr.Exact)
 		if lb[k] > ex[k] {
 			t.Errorf("%s: ε_lb %.4f above the exact ε %.4f", pr.Point.Label, lb[k], ex[k])
 		}

@@ -20,7 +20,7 @@ func runConfig(t testing.TB, c *Config, workers int) *audit.Report {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	a := p.Audit.WithWorkers(workers)
+	a := withWorkers(t, p.Audit, workers)
 	tr, err := a.Simulate(context.Background(), 0, c.Audit.Trials)
 	if err != nil {
 		t.Fatal(err)
@@ -90,14 +90,26 @@ func TestScenarioEqualsLibraryAudit(t *testing.T) {
 	pair, _ := dataset.Neighbour(d, dataset.ReplaceOne, 2, dataset.Record{X: []float64{1}})
 	lib, err := audit.Run(context.Background(), audit.Target{Name: "gauss-known-mu", Pair: pair, Mechanism: &mechanisms.Chain{
 		Model: mechanisms.NewLinReg1D(1, 1), Sampler: &mechanisms.GaussianQuery{Sigma: 1}, Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseFinal}}},
-		audit.Options{Trials: 600, Seed: 11, Delta: 1e-5, Attacks: []attacks.Classifier{attacks.BestCoordinate{}, attacks.LinearLS{}}})
+		audit.Options{Trials: 600, Seed: 11, Delta: 1e-5, Attacks: []attacks.Classifier{attacks.BestCoordinate{}, attacks.LinearLS{}}}, audit.Execution{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for k := range lib.Points {
 		a, b := lib.Points[k], fromYAML.Points[k]
-		if a.Region != b.Region || a.GDP != b.GDP || a.Best != b.Best {
-			t.Fatalf("point %d: library %+v, scenario %+v", k, a.Region, b.Region)
+		if a.Region() != b.Region() || a.GDP() != b.GDP() || a.Estimates[0].Best != b.Estimates[0].Best {
+			t.Fatalf("point %d: library %+v, scenario %+v", k, a.Region(), b.Region())
 		}
 	}
+}
+
+// withWorkers returns a with w workers.
+func withWorkers(t testing.TB, a *audit.Audit, w int) *audit.Audit {
+	t.Helper()
+	x := a.Execution()
+	x.Workers = w
+	b, err := a.WithExecution(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -24,7 +24,7 @@ import (
 // scanned without keeping its values, and its width checked against the
 // model at the first row), the attacks' dimension limits for the features
 // the config asks for, and the work of training a DeepFool ensemble. The
-// audit's own runs are bounded by the engine (audit.Options.MaxWork)
+// audit's own runs are bounded by the engine (audit.Execution.MaxWork)
 // before they start. Errors name the field and the limit.
 func checkLimits(c *Config, m mechanisms.Model) error {
 	if m == nil {

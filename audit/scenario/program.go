@@ -133,9 +133,6 @@ func buildProgram(c *Config, p *Plan, o BuildOptions) (*program.Mechanism, error
 	if p.TestSet != nil && hasMetric(c, "accuracy") {
 		mc.TestSize = p.TestSet.Len()
 	}
-	if c.handshake != nil {
-		return program.FromHandshake(*c.handshake, mc), nil
-	}
 	files, err := p.writeDataFiles()
 	if err != nil {
 		return nil, err
@@ -149,8 +146,6 @@ func buildProgram(c *Config, p *Plan, o BuildOptions) (*program.Mechanism, error
 	if err != nil {
 		return nil, wrapAt(err, "sampler.program")
 	}
-	hs := m.Handshake()
-	p.handshake = &hs
 	return m, nil
 }
 

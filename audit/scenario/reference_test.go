@@ -394,7 +394,7 @@ func outcome(t *testing.T, y string) string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "D %v\nD′ %v\npoints %v\nfeatures %v\n", p.Pair.D.Records, p.Pair.DPrime.Records, p.Points(), p.Audit.FeatureNames())
 	o := p.Audit.Options()
-	fmt.Fprintf(&b, "options %v %+v %v %v δ=%v conf=%v workers=%v\n", o.Assignment, o.Split, o.AttackSelection, o.PointSelection, o.Delta, o.Confidence, o.Workers)
+	fmt.Fprintf(&b, "options %v %+v %v %v δ=%v conf=%v workers=%v\n", o.Assignment, o.Split, o.AttackSelection, o.PointSelection, o.Delta, o.Confidence, p.Audit.Execution().Workers)
 	for _, cl := range p.Audit.Claims() {
 		fmt.Fprintf(&b, "claim %s\n", cl.Name)
 	}
@@ -404,7 +404,7 @@ func outcome(t *testing.T, y string) string {
 		return b.String() + "analysis error: " + err.Error()
 	}
 	for _, pr := range rep.Points {
-		fmt.Fprintf(&b, "%+v %+v %v\n", pr.Region, pr.GDP, pr.Attacks[pr.Best].Attack)
+		fmt.Fprintf(&b, "%+v %+v %v\n", pr.Region(), pr.GDP(), pr.Attacks[pr.Estimates[0].Best].Attack)
 	}
 	return b.String()
 }

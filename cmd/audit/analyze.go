@@ -127,17 +127,20 @@ func runAnalyze(args []string, e *env) error {
 		order = fmt.Sprintf("the %d rows were put in a random order drawn from seed %d (PCG), then split: the first %g train", len(s.Rows), o.Seed, splitOf(o).Train)
 	}
 	// The rows were checked above; with --allow-duplicate-rows the
-	// audit counts the repeats on each side again, from the runs it
-	// replays, and noteDuplicateRows checks that the counts agree.
+	// audit counts the repeats on each side again, from the trials the
+	// rows become, and noteDuplicateRows checks that the counts agree.
 	o.Repeats = audit.RepeatsNoted
-	t := audit.Target{Name: "samples: " + filepath.Base(files[0].path) + " vs " + filepath.Base(files[1].path), Mechanism: s.Mechanism(),
+	t := audit.Target{Name: "samples: " + filepath.Base(files[0].path) + " vs " + filepath.Base(files[1].path),
 		Notes: []string{"The bounds are valid only if every row is an independent run of the same mechanism (on D in the first file, on D′ in the second).",
 			"Order: " + order + "."}}
-	a, err := audit.New(t, s.Options(o))
+	a, err := audit.NewSamples(t, s, o)
+	if err == nil {
+		a, err = a.WithExecution(audit.Execution{Workers: max(f.workers, 0)})
+	}
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	trials, err := a.Simulate(ctx, 0, len(s.Rows))
+	trials, err := s.Trials(ctx, a)
 	if err != nil {
 		if ctx.Err() != nil {
 			return interruptedError{"interrupted; nothing was written"}
@@ -350,9 +353,6 @@ func analyzeOptions(f *analyzeFlags, s *audit.Samples) (audit.Options, *scenario
 		if hasGDP {
 			o.Claims = append(o.Claims, audit.GDPClaim(f.claimGDP))
 		}
-	}
-	if f.workers > 0 {
-		o.Workers = f.workers
 	}
 	return o, cfg, nil
 }
@@ -753,6 +753,9 @@ func recordReleases(plan *scenario.Plan) (*recorder, error) {
 	rec := &recorder{Mechanism: t.Mechanism, points: a.Points(), rows: make([][]float64, n), sides: make([]dataset.Side, n)}
 	t.Mechanism = rec
 	b, err := audit.New(t, a.Options())
+	if err == nil {
+		b, err = b.WithExecution(a.Execution())
+	}
 	if err != nil {
 		return nil, err
 	}

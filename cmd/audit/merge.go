@@ -45,74 +45,100 @@ func runMerge(args []string, e *env) error {
 	if err := outs.check(e, inputs); err != nil {
 		return err
 	}
-	type merged struct {
-		plan   *scenario.Plan
-		trials *audit.Trials
-	}
-	m, err := untilInterrupted(ctx, func() (merged, error) {
-		plan, t, err := mergeParts(ctx, paths)
-		return merged{plan, t}, err
-	})
+	m, err := untilInterrupted(ctx, func() (merged, error) { return mergeParts(ctx, paths) })
 	if ctx.Err() != nil {
 		return interruptedError{"interrupted while reading the trials files; no report was written"}
 	}
 	if err != nil {
 		return err
 	}
-	a := m.plan.Audit.WithMaxWork(maxWork)
+	a, err := withRunExecution(m.audit, nil, maxWork)
+	if err != nil {
+		return err
+	}
 	if err := workError(a.CheckWork(0, 0, true)); err != nil {
 		return err
 	}
-	return writeReport(ctx, e, m.plan, a, m.trials, outs, outs.stdoutTaken())
+	return writeReport(ctx, e, &scenario.Plan{Config: m.config}, a, m.trials, outs, outs.stdoutTaken())
+}
+
+// merged is what the parts hold together: the scenario (for the report's
+// document), the audit that analyses the trials, and the trials.
+type merged struct {
+	config *scenario.Config
+	audit  *audit.Audit
+	trials *audit.Trials
 }
 
 // mergeParts checks the parts' headers first — one configuration, one
 // shape, every trial covered exactly once — so that the merged trials are
 // allocated only for parts that fill them; then it reads the parts one at
-// a time into the result and rebuilds the scenario from the first part's
-// spec (its data come with it, so the merge works from any directory).
-func mergeParts(ctx context.Context, paths []string) (*scenario.Plan, *audit.Trials, error) {
+// a time into the result and takes the audit's design from the first
+// part's spec: nothing else is needed (no data, no sampler, no program),
+// so the merge works from any directory. Parts whose design is not data
+// (theorem claims) carry the scenario's data instead, and the scenario is
+// rebuilt from them.
+func mergeParts(ctx context.Context, paths []string) (merged, error) {
+	var out merged
+	fail := func(err error) (merged, error) { return merged{}, err }
 	infos := make([]audit.PartInfo, len(paths))
 	for i, path := range paths {
 		info, err := audit.ReadPartHeader(path)
 		if err != nil {
-			return nil, nil, usageError{err.Error()}
+			return fail(usageError{err.Error()})
 		}
 		infos[i] = info
 	}
 	if err := audit.CheckPartInfos(infos, paths); err != nil {
-		return nil, nil, usagef("merge: %v", err)
+		return fail(usagef("merge: %v", err))
 	}
 	var m audit.Merger
-	var plan *scenario.Plan
 	for _, path := range paths {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			return fail(err)
 		}
 		t, spec, err := audit.ReadPartFile(path)
 		if err != nil {
-			return nil, nil, usageError{err.Error()}
+			return fail(usageError{err.Error()})
 		}
-		if plan == nil {
-			cfg, err := scenario.ParseSpec(spec)
-			if err != nil {
-				return nil, nil, usagef("%s: %v", path, err)
+		if out.audit == nil {
+			if out.config, out.audit, err = partAudit(path, spec); err != nil {
+				return fail(err)
 			}
-			if plan, err = scenario.Build(cfg); err != nil {
-				return nil, nil, usagef("%s: the scenario it carries cannot be rebuilt here: %v", path, err)
-			}
-			defer plan.Close()
-			if plan.Hash != t.ConfigHash {
-				return nil, nil, usagef("%s: the scenario it carries has hash %.12s…, its trials %.12s… (a trials file of an older version?)", path, plan.Hash, t.ConfigHash)
+			if id := out.audit.ID(); id != t.ConfigHash {
+				return fail(usagef("%s: the design it carries has hash %.12s…, its trials %.12s… (a trials file of an older version?)", path, id, t.ConfigHash))
 			}
 		}
 		if err := m.Add(t, path); err != nil {
-			return nil, nil, usagef("merge: %v", err)
+			return fail(usagef("merge: %v", err))
 		}
 	}
-	merged, err := m.Trials()
-	if err != nil {
-		return nil, nil, usagef("merge: %v", err)
+	var err error
+	if out.trials, err = m.Trials(); err != nil {
+		return fail(usagef("merge: %v", err))
 	}
-	return plan, merged, nil
+	return out, nil
+}
+
+// partAudit returns the scenario and the audit a part's spec describes:
+// from its design when it carries one, else by rebuilding the scenario
+// from the data it carries.
+func partAudit(path string, spec []byte) (*scenario.Config, *audit.Audit, error) {
+	cfg, design, err := scenario.ParsePartSpec(spec)
+	if err != nil {
+		return nil, nil, usagef("%s: %v", path, err)
+	}
+	if design != nil {
+		a, err := audit.FromDesign(*design)
+		if err != nil {
+			return nil, nil, usagef("%s: %v", path, err)
+		}
+		return cfg, a, nil
+	}
+	plan, err := scenario.Build(cfg)
+	if err != nil {
+		return nil, nil, usagef("%s: the scenario it carries cannot be rebuilt here: %v", path, err)
+	}
+	plan.Close()
+	return plan.Config, plan.Audit, nil
 }

@@ -13,8 +13,9 @@ import (
 // Parts are self-contained: shards of a CSV scenario with a DeepFool
 // canary (digits-sgld, few trials) run in one directory and merged from
 // another that holds neither the scenario nor its data give the report of
-// a single run, byte for byte; a part whose embedded data were tampered
-// with is refused, naming what is wrong.
+// a single run, byte for byte (the canary is not crafted again: the parts
+// carry the audit's design); a part that was tampered with is refused,
+// naming what is wrong.
 func TestMergeAnywhere(t *testing.T) {
 	scen, err := filepath.Abs("../../testdata/digits-sgld.yaml")
 	if err != nil {
@@ -43,12 +44,12 @@ func TestMergeAnywhere(t *testing.T) {
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Fatal("the merged report differs from the single run's")
 	}
-	// Flip one byte of the embedded CSV (gzip data) in part-0: its checksum
-	// catches it.
+	// Flip one byte of the design part-0 carries (in place of the data,
+	// which a merge no longer needs): its checksum catches it.
 	raw, _ := os.ReadFile(parts[0])
-	i := bytes.Index(raw, []byte(`"files":{`))
-	if i < 0 {
-		t.Fatal("part-0 carries no data files")
+	i := bytes.Index(raw, []byte(`"design":{`))
+	if i < 0 || bytes.Contains(raw, []byte(`"files":{`)) {
+		t.Fatal("part-0 carries no design, or carries the data files")
 	}
 	raw[i+200] ^= 1
 	bad := filepath.Join(elsewhere, "bad")

@@ -94,7 +94,10 @@ func runRun(args []string, e *env) error {
 	}
 
 	prog := newProgress(e.stderr, cfg.Audit.Trials, f.quiet)
-	a := plan.Audit.WithProgress(prog.update).WithMaxWork(f.maxWork)
+	a, err := withRunExecution(plan.Audit, prog.update, f.maxWork)
+	if err != nil {
+		return err
+	}
 	if err := workError(a.CheckWork(0, cfg.Audit.Trials, true)); err != nil {
 		return err
 	}
@@ -475,6 +478,18 @@ func shellQuoteAll(ss []string) []string {
 	return out
 }
 
+// withRunExecution returns a reporting progress to p under the work limit
+// maxWork (--max-work; 0: the default).
+func withRunExecution(a *audit.Audit, p audit.Progress, maxWork float64) (*audit.Audit, error) {
+	x := a.Execution()
+	x.Progress, x.MaxWork = p, maxWork
+	a, err := a.WithExecution(x)
+	if err != nil {
+		return nil, usageError{"--max-work: " + err.Error()}
+	}
+	return a, nil
+}
+
 // runShard runs one shard and writes its trials file.
 func runShard(ctx context.Context, f *runFlags, plan *scenario.Plan, i, n int, e *env) error {
 	if n > plan.Config.Audit.Trials {
@@ -482,7 +497,10 @@ func runShard(ctx context.Context, f *runFlags, plan *scenario.Plan, i, n int, e
 	}
 	lo, hi := audit.ShardRange(plan.Config.Audit.Trials, i, n)
 	prog := newProgress(e.stderr, hi-lo, f.quiet)
-	a := plan.Audit.WithProgress(prog.update).WithMaxWork(f.maxWork)
+	a, err := withRunExecution(plan.Audit, prog.update, f.maxWork)
+	if err != nil {
+		return err
+	}
 	if err := workError(a.CheckWork(lo, hi, false)); err != nil {
 		return err
 	}

@@ -21,6 +21,10 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 		head = append(head, "claim_eps_at_delta:"+name, "claim_refuted:"+name)
 	}
 	head = append(head, utilityCSVHead()...)
+	extra := extraEstimators(r)
+	for _, name := range extra {
+		head = append(head, name+"_attack", name+"_fp", name+"_fn", name+"_value", name+"_eps")
+	}
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -34,13 +38,13 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	for k, pr := range r.Points {
-		c := pr.Region.Counts
-		row := []string{strconv.Itoa(k), strconv.Itoa(pr.Point.Iteration), pr.Point.Label, pr.Attacks[pr.Best].Attack,
+		c := pr.Region().Counts
+		row := []string{strconv.Itoa(k), strconv.Itoa(pr.Point.Iteration), pr.Point.Label, pr.Attacks[bestAttack(pr, "region")].Attack,
 			strconv.Itoa(c.FP), strconv.Itoa(c.Negatives), strconv.Itoa(c.FN), strconv.Itoa(c.Positives),
-			g(pr.Region.FPR), g(pr.Region.FNR), g(pr.Region.Epsilon),
-			pr.Attacks[pr.BestGDP].Attack, strconv.Itoa(pr.GDP.Counts.FP), strconv.Itoa(pr.GDP.Counts.FN),
-			g(pr.GDP.Mu), g(pr.GDP.Epsilon), g(pr.Ceiling.Epsilon),
-			g(pr.Region.Confidence), g(pr.Region.Delta), strconv.FormatBool(k == r.Headline), "", ""}
+			g(pr.Region().FPR), g(pr.Region().FNR), g(pr.Region().Epsilon),
+			pr.Attacks[bestAttack(pr, "gdp")].Attack, strconv.Itoa(pr.GDP().Counts.FP), strconv.Itoa(pr.GDP().Counts.FN),
+			g(pr.GDP().Mu), g(pr.GDP().Epsilon), g(pr.Ceiling.Epsilon),
+			g(pr.Region().Confidence), g(pr.Region().Delta), strconv.FormatBool(k == r.Headline), "", ""}
 		if pr.Exact != nil {
 			row[len(row)-2] = g(float64(*pr.Exact))
 		}
@@ -55,6 +59,10 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 			row = append(row, g(float64(cr.EpsilonAtDelta)), strconv.FormatBool(cr.Refutation != nil && cr.Refutation.Refuted))
 		}
 		row = append(row, utilityCSVRow(pr, g)...)
+		for _, name := range extra {
+			v, b := estimatorValue(pr, name)
+			row = append(row, pr.Attacks[bestAttack(pr, name)].Attack, strconv.Itoa(b.Counts.FP), strconv.Itoa(b.Counts.FN), g(v), g(b.Epsilon))
+		}
 		if err := cw.Write(row); err != nil {
 			return err
 		}

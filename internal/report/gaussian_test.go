@@ -18,8 +18,8 @@ import (
 func TestGaussianEpsilonSetApart(t *testing.T) {
 	r := fakeReport("gauss-apart", 3, true, 2, map[string]float64{"claimed 9-GDP": 30})
 	for k := range r.Points {
-		r.Points[k].GDP.Mu = 1.25 + float64(k)
-		r.Points[k].GDP.Epsilon = 31.5 + float64(k) // marks the column: no other cell holds these
+		r.Points[k].Estimates[1].Bound.Mu = 1.25 + float64(k)
+		r.Points[k].Estimates[1].Bound.Epsilon = 31.5 + float64(k) // marks the column: no other cell holds these
 	}
 	var b bytes.Buffer
 	if err := WriteTable(&b, r); err != nil {

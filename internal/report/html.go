@@ -138,7 +138,9 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	if err := WritePlot(&plot, "svg", r); err != nil {
 		return err
 	}
-	header := []string{"<release", "<attack", "FP/neg", "FN/pos", "ε_lb", "μ_lb", "ceiling"}
+	header := []string{"<release", "<attack", "FP/neg", "FN/pos", "ε_lb", "μ_lb"}
+	extra := extraEstimators(r)
+	header = append(append(header, extra...), "ceiling")
 	exact, acc := r.HasExact(), r.HasAccuracy()
 	if exact {
 		header = append(header, "exact ε")
@@ -152,9 +154,14 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	var rows, gauss [][]string
 	f := stats.FormatFloat
 	for _, pr := range r.Points {
-		c := pr.Region.Counts
-		row := []string{pr.Point.Label, pr.Attacks[pr.Best].Attack, fmt.Sprintf("%d/%d", c.FP, c.Negatives),
-			fmt.Sprintf("%d/%d", c.FN, c.Positives), f(pr.Region.Epsilon), f(pr.GDP.Mu), f(pr.Ceiling.Epsilon)}
+		c := pr.Region().Counts
+		row := []string{pr.Point.Label, pr.Attacks[bestAttack(pr, "region")].Attack, fmt.Sprintf("%d/%d", c.FP, c.Negatives),
+			fmt.Sprintf("%d/%d", c.FN, c.Positives), f(pr.Region().Epsilon), f(pr.GDP().Mu)}
+		for _, name := range extra {
+			v, _ := estimatorValue(pr, name)
+			row = append(row, f(v))
+		}
+		row = append(row, f(pr.Ceiling.Epsilon))
 		if exact {
 			row = append(row, f(float64(*pr.Exact)))
 		}
@@ -173,7 +180,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 			row = append(row, f(float64(cr.EpsilonAtDelta)), verdict)
 		}
 		rows = append(rows, row)
-		gauss = append(gauss, []string{pr.Point.Label, f(pr.GDP.Mu), f(pr.GDP.Epsilon)})
+		gauss = append(gauss, []string{pr.Point.Label, f(pr.GDP().Mu), f(pr.GDP().Epsilon)})
 	}
 	verdict := "Verdict: " + r.Verdict.String()
 	switch r.Verdict {

@@ -69,7 +69,7 @@ func plotSeries(r *audit.Report, xs []float64, extra []Curve) []series {
 		return x, y
 	}
 	var out []series
-	x, y := get(func(pr audit.PointResult) float64 { return pr.Region.Epsilon })
+	x, y := get(func(pr audit.PointResult) float64 { return pr.Region().Epsilon })
 	out = append(out, series{name: fmt.Sprintf("ε_lb: the audit's lower bound (region bound, Heller & Fetaya eq. 12) at confidence %.4g", r.TestConfidence), x: x, y: y, lower: true})
 	x, y = get(func(pr audit.PointResult) float64 { return pr.Ceiling.Epsilon })
 	out = append(out, series{name: "ceiling: the largest ε_lb these numbers of runs can show", x: x, y: y, color: 1, dashed: true})

@@ -35,7 +35,8 @@ func fakeReport(name string, n int, epochs bool, lb float64, claims map[string]f
 			pt.Label = "final"
 		}
 		pr := audit.PointResult{Point: pt, Attacks: []audit.AttackResult{{Attack: "threshold"}}}
-		pr.Region.Epsilon = lb * float64(k+1) / float64(n)
+		pr.Estimates = []audit.PointEstimate{{Estimator: "region"}, {Estimator: "gdp"}}
+		pr.Estimates[0].Bound.Epsilon = lb * float64(k+1) / float64(n)
 		pr.Ceiling.Epsilon = 5.65
 		for _, c := range names {
 			pr.Claims = append(pr.Claims, audit.ClaimResult{Covered: true, EpsilonAtDelta: stats.JSONFloat(claims[c])})

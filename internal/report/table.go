@@ -89,7 +89,12 @@ func writeSetting(w io.Writer, r *audit.Report) {
 
 // pointRows returns the header and rows of the per-point table.
 func pointRows(r *audit.Report) ([]any, [][]any) {
-	header := []any{"release", "attack", "FP/neg", "FN/pos", "ε_lb", "μ_lb", "ceiling"}
+	header := []any{"release", "attack", "FP/neg", "FN/pos", "ε_lb", "μ_lb"}
+	extra := extraEstimators(r)
+	for _, name := range extra {
+		header = append(header, name)
+	}
+	header = append(header, "ceiling")
 	if r.HasExact() {
 		header = append(header, "exact ε")
 	}
@@ -105,9 +110,14 @@ func pointRows(r *audit.Report) ([]any, [][]any) {
 		if k == r.Headline {
 			label += " *"
 		}
-		row := []any{label, pr.Attacks[pr.Best].Attack,
-			counts(pr.Region.Counts.FP, pr.Region.Counts.Negatives), counts(pr.Region.Counts.FN, pr.Region.Counts.Positives),
-			f4(pr.Region.Epsilon), f4(pr.GDP.Mu), f4(pr.Ceiling.Epsilon)}
+		row := []any{label, pr.Attacks[bestAttack(pr, "region")].Attack,
+			counts(pr.Region().Counts.FP, pr.Region().Counts.Negatives), counts(pr.Region().Counts.FN, pr.Region().Counts.Positives),
+			f4(pr.Region().Epsilon), f4(pr.GDP().Mu)}
+		for _, name := range extra {
+			v, _ := estimatorValue(pr, name)
+			row = append(row, f4(v))
+		}
+		row = append(row, f4(pr.Ceiling.Epsilon))
 		if r.HasExact() {
 			row = append(row, f4(float64(*pr.Exact)))
 		}
@@ -141,6 +151,14 @@ func writeLegend(w io.Writer, r *audit.Report) {
 	fmt.Fprintln(w, "ε_lb: Clopper-Pearson region bound (Heller-Fetaya eq. 12) on the evaluation runs, at the test confidence;")
 	fmt.Fprintln(w, "μ_lb: GDP lower bound on μ (rigorous, no shape assumed), with its own threshold chosen on training runs;")
 	fmt.Fprintln(w, "the ε it would imply is shown apart below. ceiling: the largest ε_lb these run counts allow.")
+	for _, name := range extraEstimators(r) {
+		_, b := estimatorValue(r.Points[0], name)
+		fmt.Fprintf(w, "%s: %s on the evaluation runs, at the test confidence", name, b.Estimator)
+		if b.Assumption != "" {
+			fmt.Fprintf(w, "; assumes %s", b.Assumption)
+		}
+		fmt.Fprintln(w, ".")
+	}
 	if r.HasAccuracy() {
 		fmt.Fprintf(w, "test acc.: mean accuracy of the released models on %d held-out records, over all %d runs.\n", r.TestSize, r.Trials)
 	}
@@ -176,7 +194,7 @@ func writeGaussianEpsilon(w io.Writer, r *audit.Report) error {
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNone))
 	t.Header("release", "μ_lb", "ε(μ_lb) if Gaussian")
 	for _, pr := range r.Points {
-		if err := t.Append(pr.Point.Label, f4(pr.GDP.Mu), f4(pr.GDP.Epsilon)); err != nil {
+		if err := t.Append(pr.Point.Label, f4(pr.GDP().Mu), f4(pr.GDP().Epsilon)); err != nil {
 			return err
 		}
 	}
