@@ -62,7 +62,7 @@ const (
 // is TrialRNG(seed, s, i, StreamSampler) and its Seed the first draw of
 // TrialRNG(seed, s, i, StreamSeed).
 func NewTrial(seed uint64, s dataset.Side, i int) Trial {
-	return Trial{Index: i, Side: s, Seed: TrialRNG(seed, s, i, StreamSeed).Uint64(), RNG: TrialRNG(seed, s, i, StreamSampler)}
+	return Trial{Index: i, Side: s, Seed: TrialDraw(seed, s, i, StreamSeed), RNG: TrialRNG(seed, s, i, StreamSampler)}
 }
 
 // Checker is implemented by mechanisms that can validate a dataset before
