@@ -130,6 +130,7 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 	t := &Trials{ConfigHash: a.opts.ID, N: n, Lo: lo, Hi: hi, P: len(a.points), F: len(a.features)}
 	t.Side = make([]dataset.Side, hi-lo)
 	t.X = make([]float32, (hi-lo)*t.P*t.F)
+	adviseHugePages(t.X)
 	if a.opts.Repeats != RepeatsIgnored {
 		t.Hash = make([]uint64, hi-lo)
 	}

@@ -200,6 +200,25 @@ type releaser struct {
 	snaps []Snapshot
 }
 
+// newReleaser returns the releaser of a run releasing at at; its snapshots
+// go into buf when it is long enough (cleared first), else into a slice
+// of their own.
+func newReleaser(at []int, emit Emit, buf []Snapshot) releaser {
+	r := releaser{at: at, emit: emit}
+	if len(buf) >= len(at) && len(at) > 0 {
+		r.snaps = buf[:len(at)]
+		clear(r.snaps)
+	}
+	return r
+}
+
+// bufferedSampler is implemented by the samplers of this package that can
+// record a run's per-release snapshots into a buffer the caller reuses
+// (Chain.Run, for the trials of a TrialSource).
+type bufferedSampler interface {
+	runInto(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, snaps []Snapshot) (Info, error)
+}
+
 // due reports whether iteration it must be released.
 func (r *releaser) due(it int) bool { return r.next < len(r.at) && r.at[r.next] == it }
 

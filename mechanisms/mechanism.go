@@ -47,6 +47,10 @@ type Trial struct {
 	// RNG is the trial's random source, seeded from the same tuple; Go
 	// mechanisms draw every random number from it.
 	RNG *rand.Rand
+
+	// source, when the trial comes from a TrialSource, lends the run
+	// buffers that the source's next trial reuses.
+	source *TrialSource
 }
 
 // Random streams of a trial: the sampler's, the engine's side coin, the
@@ -203,6 +207,9 @@ func (c *Chain) Run(_ context.Context, t Trial, d *dataset.Dataset, emit Emit) (
 		c.Model.(PriorSampler).SamplePrior(t.RNG, theta)
 	} else {
 		copy(theta, c.Init.Theta)
+	}
+	if b, ok := c.Sampler.(bufferedSampler); ok && t.source != nil {
+		return b.runInto(c.Model, d, theta, t.RNG, at, emit, t.source.snapshots(len(at)))
 	}
 	return c.Sampler.Run(c.Model, d, theta, t.RNG, at, emit)
 }

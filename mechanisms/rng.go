@@ -45,12 +45,36 @@ func TrialDraw(seed uint64, side dataset.Side, trial int, stream uint64) uint64 
 
 // TrialSource makes the trials of one goroutine without allocating: each
 // Trial reseeds the source's one PCG generator in place, so the trial's
-// RNG draws exactly the numbers NewTrial's would. The RNG of a trial is
-// valid until the next call of Trial; a TrialSource is not safe for
+// RNG draws exactly the numbers NewTrial's would, and lends the run
+// buffers of its own (a Chain's per-release snapshots, say). The RNG of a
+// trial, and the Info.PerRelease of a run of it, are valid until the next
+// call of Trial: add or copy them first. A TrialSource is not safe for
 // concurrent use.
 type TrialSource struct {
-	pcg rand.PCG
-	rng *rand.Rand
+	pcg   rand.PCG
+	rng   *rand.Rand
+	snaps []Snapshot
+	theta []float64
+}
+
+// snapshots returns a buffer of n snapshots owned by the source.
+func (s *TrialSource) snapshots(n int) []Snapshot {
+	if cap(s.snaps) < n {
+		s.snaps = make([]Snapshot, n)
+	}
+	return s.snaps[:n]
+}
+
+// state returns a buffer of n floats owned by the source, or a fresh
+// slice for a trial without a source.
+func (t Trial) state(n int) []float64 {
+	if t.source == nil {
+		return make([]float64, n)
+	}
+	if cap(t.source.theta) < n {
+		t.source.theta = make([]float64, n)
+	}
+	return t.source.theta[:n]
 }
 
 // NewTrialSource returns a TrialSource.
@@ -65,5 +89,5 @@ func NewTrialSource() *TrialSource {
 // generator reseeded with the same seeds.
 func (s *TrialSource) Trial(seed uint64, side dataset.Side, i int) Trial {
 	s.pcg.Seed(trialSeeds(seed, side, i, StreamSampler))
-	return Trial{Index: i, Side: side, Seed: TrialDraw(seed, side, i, StreamSeed), RNG: s.rng}
+	return Trial{Index: i, Side: side, Seed: TrialDraw(seed, side, i, StreamSeed), RNG: s.rng, source: s}
 }
