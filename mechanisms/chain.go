@@ -67,6 +67,25 @@ type Snapshot struct {
 
 // Add accumulates another snapshot, saturating like Info.Add.
 func (s *Snapshot) Add(o Snapshot) {
+	// The common case, every count of both below 2⁶² (none negative), has
+	// no sum that can overflow: add without the per-field checks (the
+	// engine adds one snapshot per release of every trial).
+	if uint(s.Iterations|o.Iterations|s.Proposals|o.Proposals|s.Accepted|o.Accepted|
+		s.ClippedGrads|o.ClippedGrads|s.GradEvals|o.GradEvals|s.ClippedLLRs|o.ClippedLLRs|
+		s.LLREvals|o.LLREvals|s.Projections|o.Projections|
+		s.VarianceCheckFailures|o.VarianceCheckFailures|s.Runs|o.Runs) < 1<<62 {
+		s.Iterations += o.Iterations
+		s.Proposals += o.Proposals
+		s.Accepted += o.Accepted
+		s.ClippedGrads += o.ClippedGrads
+		s.GradEvals += o.GradEvals
+		s.ClippedLLRs += o.ClippedLLRs
+		s.LLREvals += o.LLREvals
+		s.Projections += o.Projections
+		s.VarianceCheckFailures += o.VarianceCheckFailures
+		s.Runs += o.Runs
+		return
+	}
 	s.Iterations = satAdd(s.Iterations, o.Iterations)
 	s.Proposals = satAdd(s.Proposals, o.Proposals)
 	s.Accepted = satAdd(s.Accepted, o.Accepted)
