@@ -80,7 +80,7 @@ func SideOf(seed uint64, i int, a Assignment) dataset.Side {
 	if a == AssignBalanced {
 		return dataset.Side(i & 1)
 	}
-	return dataset.Side(mechanisms.TrialRNG(seed, dataset.SideD, i, mechanisms.StreamSide).Uint64() >> 63)
+	return dataset.Side(mechanisms.TrialDraw(seed, dataset.SideD, i, mechanisms.StreamSide) >> 63)
 }
 
 // side returns the dataset of trial i of this audit.
@@ -108,8 +108,9 @@ type Progress func(done int)
 
 // Simulate runs trials [lo, hi) on a bounded pool of workers. The result
 // depends only on the target and the options, never on the worker count:
-// trial i always gets mechanisms.NewTrial(seed, side, i) and writes only
-// its own slots. Cancelling ctx stops the workers promptly; the error then
+// trial i always gets the random streams of mechanisms.NewTrial(seed,
+// side, i) (from its worker's TrialSource, reseeded in place) and writes
+// only its own slots. Cancelling ctx stops the workers promptly; the error then
 // wraps ctx.Err().
 //
 // Before any run, the estimated work of the range is checked against
@@ -227,6 +228,7 @@ func (a *Audit) newTrials(lo, hi int) *Trials {
 	t := &Trials{ConfigHash: a.opts.ID, N: a.opts.Trials, Lo: lo, Hi: hi, P: len(a.points), F: len(a.features)}
 	t.Side = make([]dataset.Side, hi-lo)
 	t.X = make([]float32, (hi-lo)*t.P*t.F)
+	adviseHugePages(t.X)
 	t.Ref = make([]float64, t.P*t.F)
 	if a.opts.Repeats != RepeatsIgnored {
 		t.Hash = make([]uint64, hi-lo)
@@ -253,6 +255,8 @@ type trialWorker struct {
 	a      *Audit
 	feat   []float64
 	scorer *mechanisms.Scorer
+	// src makes the worker's trials without allocating a generator.
+	src *mechanisms.TrialSource
 	// sink receives the features of each release (feat is reused: copy
 	// it), with the number of test records the release classifies
 	// correctly when the audit measures accuracy.
@@ -265,7 +269,7 @@ type trialWorker struct {
 }
 
 func (a *Audit) newTrialWorker(test *mechanisms.TestSet, sink func(k int, feat []float64, correct int)) *trialWorker {
-	w := &trialWorker{a: a, feat: make([]float64, len(a.features)), sink: sink}
+	w := &trialWorker{a: a, feat: make([]float64, len(a.features)), sink: sink, src: mechanisms.NewTrialSource()}
 	if test != nil {
 		w.scorer = test.NewScorer()
 	}
@@ -305,7 +309,7 @@ func (w *trialWorker) run(ctx context.Context, i int, side dataset.Side) (mechan
 		d = a.target.Pair.DPrime
 	}
 	w.released, w.hash = 0, fnvOffset
-	info, err := a.target.Mechanism.Run(ctx, mechanisms.NewTrial(a.opts.Seed, side, i), d, w.emit)
+	info, err := a.target.Mechanism.Run(ctx, w.src.Trial(a.opts.Seed, side, i), d, w.emit)
 	if err != nil {
 		return info, fmt.Errorf("trial %d (on %s): %w", i, side, err)
 	}

@@ -170,9 +170,7 @@ def main():
     lt, le = lab[:ntr], lab[ntr:]
     a = (1 - CONF) / 2
     fig1_peer.DELTA = DELTA
-    cp = fig1_peer.cp_upper_table
-    un, up = cp(int((~lt).sum()), a), cp(int(lt.sum()), a)
-    une, upe = cp(int((~le).sum()), a), cp(int(le.sum()), a)
+    T = fig1_peer.ScanTables(int((~lt).sum()), int(lt.sum()), a)
     rows = []
     for e in range(EPOCHS):
         F = feats[e]
@@ -181,9 +179,10 @@ def main():
         Z = np.c_[np.ones(R), (F - mu) / sd]
         coef, *_ = np.linalg.lstsq(Z[:ntr], np.where(lt, 1.0, -1.0), rcond=None)
         s = Z @ coef
-        (thr, o, vsel), _ = fig1_peer.choose(s[:ntr], lt, un, up, int((~lt).sum()), int(lt.sum()))
+        (thr, o, vsel), _ = fig1_peer.choose(s[:ntr], lt, T)
         fp, fn = fig1_peer.counts(s[ntr:], le, thr, o)
-        rows.append((e + 1, vsel, float(fig1_peer.region(une[fp], upe[fn])), correct[e] / (R * len(yt))))
+        eps, _ = fig1_peer.eval_bounds(fp, fn, int((~le).sum()), int(le.sum()), a)
+        rows.append((e + 1, vsel, eps, correct[e] / (R * len(yt))))
     elapsed = time.perf_counter() - t0
     print(f"digits peer: {R} runs x {EPOCHS} epochs ({n} training records, batches of {BATCH}), "
           f"{elapsed:.2f} s (canary {t_canary:.2f} s, runs {t_runs - t_canary:.2f} s)")

@@ -77,11 +77,11 @@ def main():
     ntr = R // 2
     lt, le = side[:ntr], side[ntr:]
     a = 0.025
-    un, up = fig1_peer.cp_upper_table(int((~lt).sum()), a), fig1_peer.cp_upper_table(int(lt.sum()), a)
-    (thr, o, _), _ = fig1_peer.choose(theta[:ntr], lt, un, up, int((~lt).sum()), int(lt.sum()))
+    T = fig1_peer.ScanTables(int((~lt).sum()), int(lt.sum()), a)
+    (thr, o, _), _ = fig1_peer.choose(theta[:ntr], lt, T)
     fp, fn = fig1_peer.counts(theta[ntr:], le, thr, o)
-    une, upe = fig1_peer.cp_upper_table(int((~le).sum()), a), fig1_peer.cp_upper_table(int(le.sum()), a)
-    line = f"  eps_lb peer {float(fig1_peer.region(une[fp], upe[fn])):.4f}"
+    eps, _ = fig1_peer.eval_bounds(fp, fn, int((~le).sum()), int(le.sum()), a)
+    line = f"  eps_lb peer {eps:.4f}"
     if args.tool_json:
         rep = json.load(open(args.tool_json))["report"]
         info = rep.get("sampler_info", {})

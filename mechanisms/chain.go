@@ -67,6 +67,25 @@ type Snapshot struct {
 
 // Add accumulates another snapshot, saturating like Info.Add.
 func (s *Snapshot) Add(o Snapshot) {
+	// The common case, every count of both below 2⁶² (none negative), has
+	// no sum that can overflow: add without the per-field checks (the
+	// engine adds one snapshot per release of every trial).
+	if uint(s.Iterations|o.Iterations|s.Proposals|o.Proposals|s.Accepted|o.Accepted|
+		s.ClippedGrads|o.ClippedGrads|s.GradEvals|o.GradEvals|s.ClippedLLRs|o.ClippedLLRs|
+		s.LLREvals|o.LLREvals|s.Projections|o.Projections|
+		s.VarianceCheckFailures|o.VarianceCheckFailures|s.Runs|o.Runs) < 1<<62 {
+		s.Iterations += o.Iterations
+		s.Proposals += o.Proposals
+		s.Accepted += o.Accepted
+		s.ClippedGrads += o.ClippedGrads
+		s.GradEvals += o.GradEvals
+		s.ClippedLLRs += o.ClippedLLRs
+		s.LLREvals += o.LLREvals
+		s.Projections += o.Projections
+		s.VarianceCheckFailures += o.VarianceCheckFailures
+		s.Runs += o.Runs
+		return
+	}
 	s.Iterations = satAdd(s.Iterations, o.Iterations)
 	s.Proposals = satAdd(s.Proposals, o.Proposals)
 	s.Accepted = satAdd(s.Accepted, o.Accepted)
@@ -198,6 +217,25 @@ type releaser struct {
 	next  int
 	emit  Emit
 	snaps []Snapshot
+}
+
+// newReleaser returns the releaser of a run releasing at at; its snapshots
+// go into buf when it is long enough (cleared first), else into a slice
+// of their own.
+func newReleaser(at []int, emit Emit, buf []Snapshot) releaser {
+	r := releaser{at: at, emit: emit}
+	if len(buf) >= len(at) && len(at) > 0 {
+		r.snaps = buf[:len(at)]
+		clear(r.snaps)
+	}
+	return r
+}
+
+// bufferedSampler is implemented by the samplers of this package that can
+// record a run's per-release snapshots into a buffer the caller reuses
+// (Chain.Run, for the trials of a TrialSource).
+type bufferedSampler interface {
+	runInto(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, snaps []Snapshot) (Info, error)
 }
 
 // due reports whether iteration it must be released.

@@ -125,7 +125,7 @@ func (e *ExactCounterexample) Run(_ context.Context, t Trial, _ *dataset.Dataset
 		u = e.moments[0].U(r)
 	}
 	fluct := e.priorStd * rng.NormFloat64()
-	theta := []float64{0}
+	theta := t.state(1)
 	for k, m := range e.moments {
 		tr := e.trans[k]
 		if onD2 {

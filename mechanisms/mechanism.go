@@ -49,6 +49,10 @@ type Trial struct {
 	// RNG is the trial's random source, seeded from the same tuple; Go
 	// mechanisms draw every random number from it.
 	RNG *rand.Rand
+
+	// source, when the trial comes from a TrialSource, lends the run
+	// buffers that the source's next trial reuses.
+	source *TrialSource
 }
 
 // Random streams of a trial: the sampler's, the engine's side coin, the
@@ -64,7 +68,7 @@ const (
 // is TrialRNG(seed, s, i, StreamSampler) and its Seed the first draw of
 // TrialRNG(seed, s, i, StreamSeed).
 func NewTrial(seed uint64, s dataset.Side, i int) Trial {
-	return Trial{Index: i, Side: s, Seed: TrialRNG(seed, s, i, StreamSeed).Uint64(), RNG: TrialRNG(seed, s, i, StreamSampler)}
+	return Trial{Index: i, Side: s, Seed: TrialDraw(seed, s, i, StreamSeed), RNG: TrialRNG(seed, s, i, StreamSampler)}
 }
 
 // Checker is implemented by mechanisms that can validate a dataset before
@@ -222,6 +226,9 @@ func (c *Chain) Run(_ context.Context, t Trial, d *dataset.Dataset, emit Emit) (
 		c.Model.(PriorSampler).SamplePrior(t.RNG, theta)
 	} else {
 		copy(theta, c.Init.Theta)
+	}
+	if b, ok := c.Sampler.(bufferedSampler); ok && t.source != nil {
+		return b.runInto(c.Model, d, theta, t.RNG, at, emit, t.source.snapshots(len(at)))
 	}
 	return c.Sampler.Run(c.Model, d, theta, t.RNG, at, emit)
 }

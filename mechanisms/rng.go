@@ -15,14 +15,79 @@ func splitmix64(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
+// trialSeeds returns the two PCG seeds of (audit seed, side, trial index,
+// stream), mixed through SplitMix64.
+func trialSeeds(seed uint64, side dataset.Side, trial int, stream uint64) (uint64, uint64) {
+	a := splitmix64(seed ^ splitmix64(uint64(side)+1))
+	b := splitmix64(a ^ splitmix64(uint64(trial)+0x632be59bd9b4e019))
+	c := splitmix64(b ^ splitmix64(stream+0x85157af5))
+	return b, c
+}
+
 // TrialRNG returns the random source of one trial, a PCG generator seeded
 // from (audit seed, side, trial index, stream) through SplitMix64, so that a
 // trial's output depends only on these numbers — never on worker count,
 // shard layout or resumption. Stream separates independent uses within a
 // trial (0 for the sampler).
 func TrialRNG(seed uint64, side dataset.Side, trial int, stream uint64) *rand.Rand {
-	a := splitmix64(seed ^ splitmix64(uint64(side)+1))
-	b := splitmix64(a ^ splitmix64(uint64(trial)+0x632be59bd9b4e019))
-	c := splitmix64(b ^ splitmix64(stream+0x85157af5))
-	return rand.New(rand.NewPCG(b, c))
+	return rand.New(rand.NewPCG(trialSeeds(seed, side, trial, stream)))
+}
+
+// TrialDraw returns the first Uint64 of TrialRNG(seed, side, trial,
+// stream) — a pure function of the tuple — without allocating a
+// generator, for the streams that are read once (a trial's side coin, the
+// seed handed to a foreign mechanism).
+func TrialDraw(seed uint64, side dataset.Side, trial int, stream uint64) uint64 {
+	var p rand.PCG
+	p.Seed(trialSeeds(seed, side, trial, stream))
+	return p.Uint64()
+}
+
+// TrialSource makes the trials of one goroutine without allocating: each
+// Trial reseeds the source's one PCG generator in place, so the trial's
+// RNG draws exactly the numbers NewTrial's would, and lends the run
+// buffers of its own (a Chain's per-release snapshots, say). The RNG of a
+// trial, and the Info.PerRelease of a run of it, are valid until the next
+// call of Trial: add or copy them first. A TrialSource is not safe for
+// concurrent use.
+type TrialSource struct {
+	pcg   rand.PCG
+	rng   *rand.Rand
+	snaps []Snapshot
+	theta []float64
+}
+
+// snapshots returns a buffer of n snapshots owned by the source.
+func (s *TrialSource) snapshots(n int) []Snapshot {
+	if cap(s.snaps) < n {
+		s.snaps = make([]Snapshot, n)
+	}
+	return s.snaps[:n]
+}
+
+// state returns a buffer of n floats owned by the source, or a fresh
+// slice for a trial without a source.
+func (t Trial) state(n int) []float64 {
+	if t.source == nil {
+		return make([]float64, n)
+	}
+	if cap(t.source.theta) < n {
+		t.source.theta = make([]float64, n)
+	}
+	return t.source.theta[:n]
+}
+
+// NewTrialSource returns a TrialSource.
+func NewTrialSource() *TrialSource {
+	s := &TrialSource{}
+	s.rng = rand.New(&s.pcg)
+	return s
+}
+
+// Trial returns trial i on side side of an audit seeded with seed, equal
+// to NewTrial(seed, side, i) but for its RNG, which is this source's
+// generator reseeded with the same seeds.
+func (s *TrialSource) Trial(seed uint64, side dataset.Side, i int) Trial {
+	s.pcg.Seed(trialSeeds(seed, side, i, StreamSampler))
+	return Trial{Index: i, Side: side, Seed: TrialDraw(seed, side, i, StreamSeed), RNG: s.rng, source: s}
 }

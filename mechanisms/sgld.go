@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
@@ -91,6 +92,9 @@ type SGLD struct {
 	// coefs caches the per-record coefficients of the affine fast path by
 	// (model, dataset, η), so that the runs of an audit share them.
 	coefs sync.Map
+	// recent holds the two entries of coefs found last (an audit's runs
+	// alternate between D and D′).
+	recent [2]atomic.Pointer[affineEntry]
 }
 
 // affineKey identifies cached fast-path coefficients.
@@ -109,7 +113,15 @@ type affineCoefs struct {
 
 func (s *SGLD) affineCoefs(m Affine1D, d *dataset.Dataset) *affineCoefs {
 	key := affineKey{m, d, s.Step.Eta}
+	// Every run of an audit asks for one of two keys (D and D′): compare
+	// with the last two found before hashing an interface into the map.
+	for r := range s.recent {
+		if e := s.recent[r].Load(); e != nil && e.key == key {
+			return e.coefs
+		}
+	}
 	if v, ok := s.coefs.Load(key); ok {
+		s.remember(key, v.(*affineCoefs))
 		return v.(*affineCoefs)
 	}
 	n := d.Len()
@@ -124,7 +136,20 @@ func (s *SGLD) affineCoefs(m Affine1D, d *dataset.Dataset) *affineCoefs {
 		k.c[i] = half * (k.shift + nf*k.h[i])
 	}
 	v, _ := s.coefs.LoadOrStore(key, k)
+	s.remember(key, v.(*affineCoefs))
 	return v.(*affineCoefs)
+}
+
+// remember makes an entry of coefs the most recent one.
+func (s *SGLD) remember(key affineKey, k *affineCoefs) {
+	s.recent[1].Store(s.recent[0].Load())
+	s.recent[0].Store(&affineEntry{key, k})
+}
+
+// affineEntry is an entry of SGLD.coefs.
+type affineEntry struct {
+	key   affineKey
+	coefs *affineCoefs
 }
 
 // maxGradRows bounds the block of records a BatchGradModel's workspace
@@ -276,13 +301,19 @@ func (bt *batcher) scale(batchLen int) float64 {
 
 // Run implements Sampler.
 func (s *SGLD) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
+	return s.runInto(m, d, theta, rng, at, emit, nil)
+}
+
+// runInto implements bufferedSampler: Run, recording the per-release
+// snapshots into snaps when it is long enough.
+func (s *SGLD) runInto(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, snaps []Snapshot) (Info, error) {
 	if a, ok := m.(Affine1D); ok && m.Dim() == 1 && s.Clip == 0 {
-		return s.runAffine1D(a, d, theta, rng, at, emit)
+		return s.runAffine1D(a, d, theta, rng, at, emit, snaps)
 	}
 	total := s.Iterations(d)
 	bt := newBatcher(s.Scheme, d.Len(), s.Batch, rng)
 	fn := newFastNormal(rng)
-	rel := releaser{at: at, emit: emit}
+	rel := newReleaser(at, emit, snaps)
 	dim := len(theta)
 	grad := make([]float64, dim)
 	gi := make([]float64, dim)
@@ -347,12 +378,12 @@ func (s *SGLD) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand,
 // no clipping: the same update, with h_i and j_i of every record
 // precomputed, so that an iteration costs a few flops and one normal draw.
 // Both paths draw their noise from a fastNormal seeded from rng.
-func (s *SGLD) runAffine1D(a Affine1D, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
+func (s *SGLD) runAffine1D(a Affine1D, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, snaps []Snapshot) (Info, error) {
 	n := d.Len()
 	k := s.affineCoefs(a, d)
 	h, j, shift, prec := k.h, k.j, k.shift, k.prec
 	total := s.Iterations(d)
-	rel := releaser{at: at, emit: emit}
+	rel := newReleaser(at, emit, snaps)
 	info := Info{Iterations: total}
 	constant := s.Step.Gamma == 0
 	if s.Batch == 1 && constant && s.Scheme != Poisson {

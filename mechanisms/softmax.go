@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+	"gonum.org/v1/gonum/blas"
 )
 
 // Classifier is a model whose likelihood is a categorical distribution over
@@ -179,7 +180,7 @@ func (m Softmax) GradLogLik(theta []float64, r dataset.Record, grad []float64) {
 // NewGradBatch implements BatchGradModel.
 func (m Softmax) NewGradBatch(rows int) GradBatch {
 	rows = max(rows, 1)
-	return &softmaxGrad{m: m, rows: rows, x: make([]float64, rows*m.Features), g: make([]float64, rows*m.Classes)}
+	return &softmaxGrad{m: m, rows: rows, g: make([]float64, rows*m.Classes)}
 }
 
 // softmaxGrad is Softmax's minibatch workspace: a block of gathered
@@ -187,7 +188,7 @@ func (m Softmax) NewGradBatch(rows int) GradBatch {
 type softmaxGrad struct {
 	m    Softmax
 	rows int
-	x, g []float64
+	g    []float64
 }
 
 // SumGradLogLik implements GradBatch. For a block X (b×D) of records with
@@ -203,18 +204,24 @@ func (w *softmaxGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batc
 	wts, bias := theta[:k*d], theta[k*d:k*d+k]
 	sw, sb := sum[:k*d], sum[k*d:k*d+k]
 	clear(sum[:k*d+k])
+	// The products run row by row on the records' own feature slices —
+	// the kernels gemm picks for these shapes (one Dgemv per row of logits,
+	// one Dger per record of the outer-product sum), on the same vectors
+	// in the same order, so with the bits of a product over a gathered
+	// block and without copying the block.
 	for r0 := 0; r0 < len(batch); r0 += w.rows {
 		idx := batch[r0:min(r0+w.rows, len(batch))]
 		nb := len(idx)
-		x, g := w.x[:nb*d], w.g[:nb*k]
-		gather(x, recs, idx, d)
-		gemm(false, true, nb, k, d, x, d, wts, d, 0, g, k)
+		g := w.g[:nb*k]
+		for r, i := range idx {
+			blasImpl.Dgemv(blas.NoTrans, k, d, 1, wts, d, recs[i].X[:d], 1, 0, g[r*k:(r+1)*k], 1)
+		}
 		addRow(g, nb, bias)
 		for r, i := range idx {
 			gr := g[r*k : (r+1)*k]
 			softmaxResidual(gr, classOf(recs[i].Y, k))
 			if clip > 0 {
-				xr := x[r*d : (r+1)*d]
+				xr := recs[i].X[:d]
 				if nn := math.Sqrt(dot(gr, gr) * (dot(xr, xr) + 1)); nn > clip {
 					f := clip / nn
 					for c := range gr {
@@ -227,7 +234,9 @@ func (w *softmaxGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batc
 				sb[c] += v
 			}
 		}
-		gemm(true, false, k, d, nb, g, k, x, d, 1, sw, d)
+		for r, i := range idx {
+			blasImpl.Dger(k, d, 1, g[r*k:(r+1)*k], 1, recs[i].X[:d], 1, sw, d)
+		}
 	}
 	return clipped
 }
