@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 )
 
 // Log-likelihood and gradient of eq. 25 against mpmath (30 digits): the
@@ -187,6 +189,7 @@ func gridPosterior2D(logp func(th []float64) float64, lo, hi float64, n int) (w 
 // targeting it drifts away by far more than 10 SE within 100 iterations,
 // which the test checks with the sampler run on a model without prior.
 func TestBarkerMixturePosterior(t *testing.T) {
+	testutil.Slow(t)
 	if testing.Short() {
 		t.Skip("over a second of CPU: skipped by -short")
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 )
 
 // finalStates runs N independent chains (trial seeds 0..N−1) and returns
@@ -103,6 +105,7 @@ func epochMap(m LinReg, d *dataset.Dataset, perm []int, b int, eta float64) (A, 
 // large enough that the discretisation bias is ≥ 20 SE away from the
 // posterior, so the test sees the O(η) bias rather than waving it away.
 func TestSGLDStationaryExact(t *testing.T) {
+	testutil.Slow(t)
 	if testing.Short() {
 		t.Skip("over a second of CPU: skipped by -short")
 	}
