@@ -213,7 +213,7 @@ func TestBarkerFullDataLinReg1D(t *testing.T) {
 		t.Skip("over a second of CPU: skipped by -short")
 	}
 	m := NewLinReg1D(1, 1)
-	d, err := SyntheticLinReg(20, []float64{0.8}, 1, 1, 4)
+	d, err := syntheticLinReg(20, []float64{0.8}, 1, 1, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestBarkerFullDataLinReg2D(t *testing.T) {
 		t.Skip("over a second of CPU: skipped by -short")
 	}
 	m := LinReg{D: 2, Alpha: 1, Beta: 1}
-	d, err := SyntheticLinReg(20, []float64{0.7, -0.4}, 1, 1, 3)
+	d, err := syntheticLinReg(20, []float64{0.7, -0.4}, 1, 1, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -721,7 +721,7 @@ func (m nanModel) LogLik(theta []float64, r dataset.Record) float64 {
 }
 
 func TestBarkerErrors(t *testing.T) {
-	d, _ := SyntheticLinReg(10, []float64{1}, 1, 1, 1)
+	d, _ := syntheticLinReg(10, []float64{1}, 1, 1, 1)
 	m := NewLinReg1D(1, 1)
 	bad := []struct {
 		s    *DPBarker

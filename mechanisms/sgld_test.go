@@ -216,7 +216,7 @@ func TestULAStationaryLinReg(t *testing.T) {
 		t.Skip("over a second of CPU: skipped by -short")
 	}
 	m := LinReg{D: 2, Alpha: 1, Beta: 1}
-	d, err := SyntheticLinReg(10, []float64{0.7, -0.4}, 1, 0.6, 3)
+	d, err := syntheticLinReg(10, []float64{0.7, -0.4}, 1, 0.6, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
