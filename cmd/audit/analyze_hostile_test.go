@@ -75,6 +75,9 @@ func TestAnalyzeGzipBombs(t *testing.T) {
 // error line); a 3 MB field under the limit is echoed cut to 80
 // characters. Both errors are one line under 1 KB.
 func TestAnalyzeLongFields(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 50 MB of samples: skipped by -short")
+	}
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.csv")
 	os.WriteFile(good, []byte("1,2\n3,4\n"), 0o644)

@@ -76,6 +76,9 @@ func chromium() string {
 // Each browser start costs seconds: the default suite renders the curve
 // report's DOM once, the slow suite both reports and their screenshots.
 func TestHTMLReportInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser: skipped by -short")
+	}
 	bin := chromium()
 	if bin == "" {
 		if os.Getenv("MCMCAUDIT_REQUIRE_CHROMIUM") == "1" {
