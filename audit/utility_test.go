@@ -11,6 +11,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/attacks"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/synthetic"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -159,7 +160,7 @@ func TestUtilityCountersAndWarning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _ := mechanisms.SyntheticGauss(40, []float64{0.5, -0.5}, []float64{1, 0.3, 0.3, 1}, 3)
+	d, _ := synthetic.Gauss(40, []float64{0.5, -0.5}, []float64{1, 0.3, 0.3, 1}, 3)
 	pair, err := dataset.Neighbour(d, dataset.ReplaceOne, 0, dataset.Record{X: []float64{3, 3}})
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +205,7 @@ func TestUtilityCountersAndWarning(t *testing.T) {
 // layout).
 func TestPerReleaseCountersInParts(t *testing.T) {
 	g, _ := mechanisms.NewGauss([]float64{0, 0}, 3, []float64{1, 0.3, 0.3, 1})
-	d, _ := mechanisms.SyntheticGauss(20, []float64{0.5, -0.5}, []float64{1, 0.3, 0.3, 1}, 3)
+	d, _ := synthetic.Gauss(20, []float64{0.5, -0.5}, []float64{1, 0.3, 0.3, 1}, 3)
 	pair, _ := dataset.Neighbour(d, dataset.ReplaceOne, 0, dataset.Record{X: []float64{3, 3}})
 	ch := &mechanisms.Chain{Model: g, Sampler: &mechanisms.DPPenalty{Iters: 30, ProposalSD: []float64{0.2}, ClipLLR: 3, Tau: 0.5},
 		Init: mechanisms.Init{Theta: []float64{0, 0}}, Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseTrajectory, Every: 10}}

@@ -490,6 +490,9 @@ func TestGaussianPairProfileEqualCov(t *testing.T) {
 // 2-D case both must bracket a Monte Carlo estimate of
 // δ(ε) = E_P[(1 − e^ε q/p)₊] (200,000 draws, 5 standard errors).
 func TestGaussianPairProfileUnequalCov(t *testing.T) {
+	if testing.Short() {
+		t.Skip("over a second of CPU: skipped by -short")
+	}
 	p, err := NewGaussianPairProfile([]float64{0.8, 0}, []float64{1, 0, 0, 1}, []float64{1.7, 0, 0, 1})
 	if err != nil {
 		t.Fatal(err)

@@ -35,11 +35,6 @@ type Banana struct {
 	Var2 float64 `yaml:"var2" json:"var2"`
 }
 
-// RaisaBanana returns the banana model with the hyperparameters stated in
-// Räisä et al. §4.1: a = 20, σ₀ = 1000 (PriorVar = 10⁶), σ₁² = 2000,
-// σ₂² = 2500.
-func RaisaBanana() Banana { return Banana{A: 20, PriorVar: 1e6, Var1: 2000, Var2: 2500} }
-
 // Check validates the parameters.
 func (b Banana) Check() error {
 	if math.IsNaN(b.A) || math.IsInf(b.A, 0) {
@@ -189,31 +184,4 @@ func (l BananaLaw) LogDensity(theta []float64) float64 {
 	e1 := theta[0] - l.Mu[0]
 	e2 := theta[1] + l.A*theta[0]*theta[0] - l.Mu[1]
 	return -0.5*(e1*e1/l.Var[0]+e2*e2/l.Var[1]) - 0.5*math.Log(4*math.Pi*math.Pi*l.Var[0]*l.Var[1])
-}
-
-// SyntheticBanana draws n records from the banana model's likelihood at
-// θ = theta: x₁ ~ N(θ₁, σ₁²), x₂ ~ N(θ₂ + aθ₁², σ₂²) (Räisä et al. §4.1
-// use θ = (0, 3)). The same seed gives the same dataset.
-func SyntheticBanana(n int, theta [2]float64, b Banana, seed uint64) (*dataset.Dataset, error) {
-	if n < 1 {
-		return nil, field.Errorf(field.At("n", "n"), "must be ≥ 1, got %d", n)
-	}
-	if err := b.Check(); err != nil {
-		return nil, err
-	}
-	for i, t := range theta {
-		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil, field.Errorf(field.At("theta", "theta_star").Index(i), "must be finite, got %g", t)
-		}
-	}
-	rng := rand.New(rand.NewPCG(seed, 0x5eed15))
-	s1, s2 := math.Sqrt(b.Var1), math.Sqrt(b.Var2)
-	p1, u := b.Unbend(theta[:])
-	d := &dataset.Dataset{Name: fmt.Sprintf("synthetic-banana(n=%d, seed=%d)", n, seed), Records: make([]dataset.Record, n)}
-	for k := range d.Records {
-		x1 := p1 + s1*rng.NormFloat64()
-		x2 := u + s2*rng.NormFloat64()
-		d.Records[k] = dataset.Record{X: []float64{x1, x2}}
-	}
-	return d, nil
 }

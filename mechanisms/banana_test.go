@@ -52,7 +52,7 @@ func TestBananaDensities(t *testing.T) {
 // 30 points spread over the posterior, to 1e-9 of the log-density scale.
 func TestBananaPosteriorIsBayes(t *testing.T) {
 	b := Banana{A: 2, PriorVar: 9, Var1: 2, Var2: 3}
-	d, err := SyntheticBanana(30, [2]float64{0.5, 1}, b, 2)
+	d, err := syntheticBanana(30, [2]float64{0.5, 1}, b, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,8 +137,8 @@ func TestBananaLawMoments(t *testing.T) {
 // 1/(n/2500 + 10⁻⁶)) ≈ diag(0.02, 0.025); the data mean of x₁ is within
 // 4.5·sqrt(2000/n) of 0 and that of x₂ within 4.5·sqrt(2500/n) of 3.
 func TestRaisaBananaSetting(t *testing.T) {
-	b := RaisaBanana()
-	d, err := SyntheticBanana(100000, [2]float64{0, 3}, b, 1)
+	b := raisaBanana()
+	d, err := syntheticBanana(100000, [2]float64{0, 3}, b, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

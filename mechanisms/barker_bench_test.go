@@ -27,20 +27,20 @@ func benchBarker(b *testing.B, m Model, d *dataset.Dataset, s *DPBarker, init []
 // BenchmarkDPBarkerFullData: the full-data test (eq. 9) on 1-D linear
 // regression with n = 1000 records (n log-likelihoods per iteration).
 func BenchmarkDPBarkerFullData(b *testing.B) {
-	d, _ := SyntheticLinReg(1000, []float64{0.5}, 1, 1, 1)
+	d, _ := syntheticLinReg(1000, []float64{0.5}, 1, 1, 1)
 	benchBarker(b, NewLinReg1D(1, 1), d, &DPBarker{Step: 0.02, Clip: 10}, []float64{0.5})
 }
 
 // BenchmarkDPBarkerExact: the non-private exact test (eq. 5), same setting.
 func BenchmarkDPBarkerExact(b *testing.B) {
-	d, _ := SyntheticLinReg(1000, []float64{0.5}, 1, 1, 1)
+	d, _ := syntheticLinReg(1000, []float64{0.5}, 1, 1, 1)
 	benchBarker(b, NewLinReg1D(1, 1), d, &DPBarker{Step: 0.02, Exact: true}, []float64{0.5})
 }
 
 // BenchmarkDPBarkerSubsampledLinReg: the subsampled test (eq. 18), b = 100
 // of n = 10,000 records, N0 = 10.
 func BenchmarkDPBarkerSubsampledLinReg(b *testing.B) {
-	d, _ := SyntheticLinReg(10000, []float64{0.5}, 1, 1, 1)
+	d, _ := syntheticLinReg(10000, []float64{0.5}, 1, 1, 1)
 	benchBarker(b, NewLinReg1D(1, 1), d, &DPBarker{Step: 0.3, Batch: 100, N0: 10}, []float64{0.5})
 }
 
@@ -54,9 +54,9 @@ var (
 // clip √b/N0, proposal variance 0.01; 2b log-likelihoods per iteration.
 func BenchmarkDPBarkerSubsampledPaper(b *testing.B) {
 	paperDataOnce.Do(func() {
-		paperData, _ = SyntheticMixture(heikkilaN, heikkilaTheta(), NewHeikkilaMixture(), 1)
+		paperData, _ = syntheticMixture(heikkilaN, heikkilaTheta(), heikkilaMixture(), 1)
 	})
-	benchBarker(b, NewHeikkilaMixture(), paperData, &DPBarker{Step: 0.1, Batch: 1000, N0: 100}, []float64{0, 1})
+	benchBarker(b, heikkilaMixture(), paperData, &DPBarker{Step: 0.1, Batch: 1000, N0: 100}, []float64{0, 1})
 }
 
 // BenchmarkVCorSample: one draw of N(0, C) + V_cor at C = 2.

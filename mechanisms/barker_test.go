@@ -11,6 +11,8 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"gonum.org/v1/gonum/integrate/quad"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 )
 
 // runFinal runs n independent chains (trial k uses TrialRNG(seed, SideD,
@@ -206,11 +208,12 @@ func refBarkerAccept(v *VCor, c float64, l func(float64) float64) func(a, b floa
 // Φ(Δ/√C)), the log-likelihood ratio counted twice (target π²), the prior
 // ratio left out.
 func TestBarkerFullDataLinReg1D(t *testing.T) {
+	testutil.Slow(t)
 	if testing.Short() {
 		t.Skip("over a second of CPU: skipped by -short")
 	}
 	m := NewLinReg1D(1, 1)
-	d, err := SyntheticLinReg(20, []float64{0.8}, 1, 1, 4)
+	d, err := syntheticLinReg(20, []float64{0.8}, 1, 1, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,11 +297,12 @@ func TestBarkerFullDataLinReg1D(t *testing.T) {
 // Power: the likelihood-only target (prior left out) and the target π²
 // (llr counted twice) are ≥ 10 SE away in some moment.
 func TestBarkerFullDataLinReg2D(t *testing.T) {
+	testutil.Slow(t)
 	if testing.Short() {
 		t.Skip("over a second of CPU: skipped by -short")
 	}
 	m := LinReg{D: 2, Alpha: 1, Beta: 1}
-	d, err := SyntheticLinReg(20, []float64{0.7, -0.4}, 1, 1, 3)
+	d, err := syntheticLinReg(20, []float64{0.7, -0.4}, 1, 1, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -581,6 +585,7 @@ func TestBarkerOneStepAcceptance(t *testing.T) {
 // TestBarkerOneStepAcceptance catches it at 60 SE, and sampling with
 // replacement at 22 SE).
 func TestBarkerSubsampledExactKernel(t *testing.T) {
+	testutil.Slow(t)
 	if testing.Short() {
 		t.Skip("over a second of CPU: skipped by -short")
 	}
@@ -673,6 +678,7 @@ func boundedRegression(n int) *dataset.Dataset {
 // Power: the untempered posterior (scale N/b) and the likelihood-only one
 // (no prior) are ≥ 10 SE away.
 func TestBarkerSubsampledTemperedPosterior(t *testing.T) {
+	testutil.Slow(t)
 	if testing.Short() {
 		t.Skip("over a second of CPU: skipped by -short")
 	}
@@ -715,7 +721,7 @@ func (m nanModel) LogLik(theta []float64, r dataset.Record) float64 {
 }
 
 func TestBarkerErrors(t *testing.T) {
-	d, _ := SyntheticLinReg(10, []float64{1}, 1, 1, 1)
+	d, _ := syntheticLinReg(10, []float64{1}, 1, 1, 1)
 	m := NewLinReg1D(1, 1)
 	bad := []struct {
 		s    *DPBarker

@@ -11,7 +11,7 @@ import (
 // benchSGLD runs one chain of b.N iterations of batch-1 SGLD on 1-D linear
 // regression with n = 1000 records and reports the cost per iteration.
 func benchSGLD(b *testing.B, m Model, scheme IndexScheme) {
-	d, _ := SyntheticLinReg(1000, []float64{0.5}, 1, 1, 1)
+	d, _ := syntheticLinReg(1000, []float64{0.5}, 1, 1, 1)
 	c := &Chain{Model: m, Init: Init{Theta: []float64{0}},
 		Sampler: &SGLD{Step: StepSchedule{Eta: 1e-4}, Batch: 1, Scheme: scheme, Iters: max(b.N, 1)},
 		Release: ReleaseSpec{Mode: ReleaseFinal}}
@@ -43,7 +43,7 @@ func BenchmarkSGLDStepGeneric(b *testing.B) { benchSGLD(b, hideAffine{NewLinReg1
 // each and their ratio; the with-replacement loop is meant to cost what
 // the cyclic one does (ratio ≈ 1).
 func BenchmarkSGLDStepSchemes(b *testing.B) {
-	d, _ := SyntheticLinReg(1000, []float64{0.5}, 1, 1, 1)
+	d, _ := syntheticLinReg(1000, []float64{0.5}, 1, 1, 1)
 	const chunk = 1 << 20
 	chains := map[IndexScheme]*Chain{}
 	for _, s := range []IndexScheme{Cyclic, WithReplacement} {

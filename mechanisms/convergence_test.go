@@ -24,7 +24,7 @@ func transferPairAt(t *testing.T, x []float64) (*Gauss, dataset.Pair) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := SyntheticGauss(20, []float64{1, 2}, cov, 5)
+	d, err := syntheticGauss(20, []float64{1, 2}, cov, 5)
 	if err != nil {
 		t.Fatal(err)
 	}

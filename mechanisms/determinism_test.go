@@ -16,9 +16,9 @@ import (
 // trials in another order, gives bit-identical releases (every coordinate
 // of every release) and counters; different trials differ.
 func TestTrialDeterminism(t *testing.T) {
-	lin, _ := SyntheticLinReg(50, []float64{1.5}, 2, 1, 1)
-	mix := NewHeikkilaMixture()
-	mixData, _ := SyntheticMixture(400, heikkilaTheta(), mix, 1)
+	lin, _ := syntheticLinReg(50, []float64{1.5}, 2, 1, 1)
+	mix := heikkilaMixture()
+	mixData, _ := syntheticMixture(400, heikkilaTheta(), mix, 1)
 	gm, gd, _, _ := gaussTarget(t)
 	digits, err := dataset.ReadCSVFile(digitsPath, dataset.DigitsOptions())
 	if err != nil {
@@ -97,7 +97,7 @@ func TestTrialDeterminism(t *testing.T) {
 }
 
 func TestSGLDDivergence(t *testing.T) {
-	d, _ := SyntheticLinReg(20, []float64{1}, 1, 3, 1)
+	d, _ := syntheticLinReg(20, []float64{1}, 1, 3, 1)
 	for _, m := range []Model{NewLinReg1D(1, 1), hideAffine{NewLinReg1D(1, 1)}} {
 		c := &Chain{Model: m, Sampler: &SGLD{Step: StepSchedule{Eta: 5}, Batch: 1, Scheme: Cyclic, Epochs: 200},
 			Init: Init{Theta: []float64{1}}, Release: ReleaseSpec{Mode: ReleaseFinal}}
@@ -110,7 +110,7 @@ func TestSGLDDivergence(t *testing.T) {
 }
 
 func TestCheckErrors(t *testing.T) {
-	d, _ := SyntheticLinReg(10, []float64{1}, 1, 1, 1)
+	d, _ := syntheticLinReg(10, []float64{1}, 1, 1, 1)
 	m := NewLinReg1D(1, 1)
 	bad := []struct {
 		s    Sampler

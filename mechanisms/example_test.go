@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/synthetic"
 )
 
 // Running a sampler: SGLD (Heller & Fetaya eq. 3, batch 5, reshuffled every
@@ -14,7 +15,7 @@ import (
 // function of its trial's seed: an audit runs thousands of these on D
 // and D′.
 func Example() {
-	d, err := mechanisms.SyntheticLinReg(200, []float64{0.5}, 1, 1, 7)
+	d, err := synthetic.LinReg(200, []float64{0.5}, 1, 1, 7)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -11,7 +11,7 @@ import (
 // A Go caller that builds a chain with a bad field gets an error naming it
 // by its Go path, as a *field.Error.
 func TestCheckNamesGoFields(t *testing.T) {
-	d, _ := SyntheticLinReg(10, []float64{1}, 1, 1, 1)
+	d, _ := syntheticLinReg(10, []float64{1}, 1, 1, 1)
 	c := &Chain{
 		Model:   NewLinReg1D(1, 1),
 		Sampler: &SGLD{Step: StepSchedule{Eta: -1}, Batch: 1, Scheme: Cyclic, Epochs: 1},
@@ -69,7 +69,7 @@ func TestCheckNamesModelAndRelease(t *testing.T) {
 		t.Errorf("model mismatch: error %v, want a *field.Error about Model", err)
 	}
 	c = &Chain{Model: NewLinReg1D(1, 1), Sampler: &ULA{Gamma: 0.1, Iters: 10}, Release: ReleaseSpec{Mode: ReleaseTrajectory, Every: 11}}
-	d1, _ := SyntheticLinReg(10, []float64{1}, 1, 1, 1)
+	d1, _ := syntheticLinReg(10, []float64{1}, 1, 1, 1)
 	err = c.Check(d1)
 	if !errors.As(err, &fe) || fe.Path.Go() != "Release.Every" || fe.Path.YAML() != "release.every" {
 		t.Errorf("release: error %v, want a *field.Error about Release.Every", err)

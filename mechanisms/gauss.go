@@ -8,7 +8,6 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Gauss is the Gaussian model of Räisä et al. (2021), §4.1: the mean θ ∈ ℝᵈ
@@ -23,7 +22,7 @@ import (
 // the reference [12] Räisä et al. give for it).
 //
 // The paper's setting is d = 10, n = 100000, μ₀ = 0, σ₀ = 100, and Σ drawn
-// by RaisaCovariance. Build a Gauss with NewGauss; it is immutable and safe
+// by presets.RaisaCovariance. Build a Gauss with NewGauss; it is immutable and safe
 // for concurrent use.
 type Gauss struct {
 	d       int
@@ -231,91 +230,6 @@ func (g *Gauss) Posterior(ds *dataset.Dataset) (mean, cov []float64, err error) 
 		}
 	}
 	return mv.RawVector().Data, cov, nil
-}
-
-// RaisaCovariance draws a random d×d covariance the way Räisä et al. §4.1
-// chose Σ for the Gauss model (after Hoffman et al.): eigenvalues i.i.d.
-// Gamma(shape, scale 1) — the paper uses shape 0.5 — and eigenvectors from
-// orthonormalising (QR) the columns of a matrix with i.i.d. U[0, 1]
-// entries; Σ = Q·diag(λ)·Qᵀ. The same seed gives the same matrix.
-// Small shapes give ill-conditioned matrices (shape 0.5 puts eigenvalues
-// below 1e-4 with probability ≈ 1%), exactly as in the paper.
-func RaisaCovariance(d int, shape float64, seed uint64) ([]float64, error) {
-	if d < 1 || d > 1000 {
-		return nil, field.Errorf(field.At("d", "dim"), "must be in [1, 1000], got %d", d)
-	}
-	if !(shape > 0) || math.IsInf(shape, 0) {
-		return nil, field.Errorf(field.At("shape", "shape"), "must be finite and > 0, got %g", shape)
-	}
-	rng := rand.New(rand.NewPCG(seed, 0x5eed13))
-	gam := distuv.Gamma{Alpha: shape, Beta: 1, Src: rng}
-	lam := make([]float64, d)
-	for i := range lam {
-		lam[i] = gam.Rand()
-		if !(lam[i] > 0) {
-			return nil, fmt.Errorf("seed %d: eigenvalue %d underflowed to %g; choose another seed", seed, i, lam[i])
-		}
-	}
-	u := mat.NewDense(d, d, nil)
-	for i := 0; i < d; i++ {
-		for j := 0; j < d; j++ {
-			u.Set(i, j, rng.Float64())
-		}
-	}
-	var qr mat.QR
-	qr.Factorize(u)
-	var q mat.Dense
-	qr.QTo(&q)
-	cov := make([]float64, d*d)
-	for i := 0; i < d; i++ {
-		for j := 0; j <= i; j++ {
-			var s float64
-			for k := 0; k < d; k++ {
-				s += q.At(i, k) * lam[k] * q.At(j, k)
-			}
-			cov[i*d+j], cov[j*d+i] = s, s
-		}
-	}
-	return cov, nil
-}
-
-// SyntheticGauss draws n records x ~ N(theta, cov) for the Gauss model
-// (cov row-major, symmetric positive definite). The same seed gives the
-// same dataset.
-func SyntheticGauss(n int, theta, cov []float64, seed uint64) (*dataset.Dataset, error) {
-	if n < 1 {
-		return nil, field.Errorf(field.At("n", "n"), "must be ≥ 1, got %d", n)
-	}
-	g, err := NewGauss(nil, 1, cov)
-	if err != nil {
-		return nil, err
-	}
-	if len(theta) != g.d {
-		return nil, field.Errorf(field.At("theta", "theta_star"), "must have %d values, got %d", g.d, len(theta))
-	}
-	for i, t := range theta {
-		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil, field.Errorf(field.At("theta", "theta_star").Index(i), "must be finite, got %g", t)
-		}
-	}
-	rng := rand.New(rand.NewPCG(seed, 0x5eed14))
-	d := &dataset.Dataset{Name: fmt.Sprintf("synthetic-gauss(n=%d, seed=%d)", n, seed), Records: make([]dataset.Record, n)}
-	z := make([]float64, g.d)
-	for k := range d.Records {
-		for i := range z {
-			z[i] = rng.NormFloat64()
-		}
-		x := make([]float64, g.d)
-		for i := range x {
-			s := theta[i]
-			for j := 0; j <= i; j++ {
-				s += g.chol[i*g.d+j] * z[j]
-			}
-			x[i] = s
-		}
-		d.Records[k] = dataset.Record{X: x}
-	}
-	return d, nil
 }
 
 // linearGrad implements linearGradModel: ∇ ln p(xᵢ | θ) = Σ⁻¹xᵢ − Σ⁻¹θ.

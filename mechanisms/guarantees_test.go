@@ -135,7 +135,7 @@ func isoGauss(t *testing.T) (*Gauss, dataset.Pair) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _ := SyntheticGauss(30, []float64{0.5, -0.5}, []float64{1, 0, 0, 1}, 5)
+	d, _ := syntheticGauss(30, []float64{0.5, -0.5}, []float64{1, 0, 0, 1}, 5)
 	p, err := dataset.Neighbour(d, dataset.ReplaceOne, 0, dataset.Record{X: []float64{4, 4}})
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +236,7 @@ func TestBalleThm5OnSGLD(t *testing.T) {
 }
 
 func linPair(t *testing.T) dataset.Pair {
-	d, _ := SyntheticLinReg(30, []float64{0.8, -0.5}, 1, 1, 3)
+	d, _ := syntheticLinReg(30, []float64{0.8, -0.5}, 1, 1, 3)
 	p, err := dataset.Neighbour(d, dataset.ReplaceOne, 0, dataset.Record{X: []float64{2, 2}, Y: -3})
 	if err != nil {
 		t.Fatal(err)
@@ -353,7 +353,7 @@ func TestBalleOnULAAndOthers(t *testing.T) {
 	} {
 		pr := p
 		if _, ok := c.Model.(LinReg); ok {
-			d, _ := SyntheticLinReg(30, []float64{1}, 1, 1, 1)
+			d, _ := syntheticLinReg(30, []float64{1}, 1, 1, 1)
 			pr, _ = dataset.Neighbour(d, dataset.ReplaceOne, 0, dataset.Record{X: []float64{2}, Y: 1})
 		}
 		gs := guaranteesAt(c, pr, 10)

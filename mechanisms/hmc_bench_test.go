@@ -10,7 +10,7 @@ import (
 // benchGauss returns the Gauss model of dimension dim (Räisä covariance,
 // seed 1, prior N(0, 100² I)) and n records drawn at θ = (0, 3, 0, …).
 func benchGauss(b *testing.B, dim, n int) (*Gauss, *dataset.Dataset) {
-	cov, err := RaisaCovariance(dim, 0.5, 1)
+	cov, err := raisaCovariance(dim, 0.5, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func benchGauss(b *testing.B, dim, n int) (*Gauss, *dataset.Dataset) {
 	if dim > 1 {
 		theta[1] = 3
 	}
-	d, err := SyntheticGauss(n, theta, cov, 2)
+	d, err := syntheticGauss(n, theta, cov, 2)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,8 +66,8 @@ func BenchmarkDPHMC(b *testing.B) {
 		})
 	}
 	b.Run("banana-n1000-L10", func(b *testing.B) {
-		bn := RaisaBanana()
-		d, _ := SyntheticBanana(1000, [2]float64{0, 3}, bn, 1)
+		bn := raisaBanana()
+		d, _ := syntheticBanana(1000, [2]float64{0, 3}, bn, 1)
 		h := &DPHMC{Iters: max(b.N, 1), Step: 0.006, LeapfrogSteps: 10, ClipLLR: 0.1, ClipGrad: 0.05, TauL: 0.1, TauG: 0.55, StepJitter: JitterHalton}
 		benchRun(b, bn, d, h, 12*d.Len())
 	})

@@ -17,14 +17,14 @@ func TestSlowDPPenaltyTargetsPosterior(t *testing.T) { testDPPenaltyTargetsPoste
 // records; DP-HMC and DP-penalty with noise on and nothing clipped keep
 // the posterior, all 10 means, variances and 45 covariances within 4.5 SE.
 func TestSlowRaisaGauss10(t *testing.T) {
-	cov, err := RaisaCovariance(10, 0.5, 0)
+	cov, err := raisaCovariance(10, 0.5, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := mustGauss(t, nil, 100, cov)
 	theta := make([]float64, 10)
 	theta[1] = 3
-	d, err := SyntheticGauss(200, theta, cov, 1)
+	d, err := syntheticGauss(200, theta, cov, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,7 +126,7 @@ func (r *refHMC) trajectory(th0, p0 []float64, rng *rand.Rand) (th, p []float64)
 // correlation 0.82).
 func gaussTarget(t testing.TB) (Model, *dataset.Dataset, []float64, []float64) {
 	g := mustGauss(t, []float64{1, -1}, 0.5, testCov2)
-	d, err := SyntheticGauss(20, []float64{0.3, 0.8}, testCov2, 4)
+	d, err := syntheticGauss(20, []float64{0.3, 0.8}, testCov2, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func gaussTarget(t testing.TB) (Model, *dataset.Dataset, []float64, []float64) {
 // linregTarget is 2-D Bayesian linear regression with 20 records.
 func linregTarget(t testing.TB) (Model, *dataset.Dataset, []float64, []float64) {
 	m := LinReg{D: 2, Alpha: 2, Beta: 1}
-	d, err := SyntheticLinReg(20, []float64{0.7, -0.4}, 1, 1, 6)
+	d, err := syntheticLinReg(20, []float64{0.7, -0.4}, 1, 1, 6)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,7 +483,7 @@ func TestDPHMCTargetsBanana(t *testing.T) {
 
 func testDPHMCTargetsBanana(t *testing.T, chains int) {
 	b := Banana{A: 2, PriorVar: 4, Var1: 1, Var2: 1}
-	d, err := SyntheticBanana(10, [2]float64{0.5, 1}, b, 3)
+	d, err := syntheticBanana(10, [2]float64{0.5, 1}, b, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -653,7 +653,7 @@ func TestHMCCheckErrors(t *testing.T) {
 // of DP-HMC and DP-penalty, and PaperTau(s) report the paper's values.
 func TestTauScale(t *testing.T) {
 	g := mustGauss(t, nil, 2, testCov2)
-	d, _ := SyntheticGauss(16, []float64{0.2, -0.1}, testCov2, 8)
+	d, _ := syntheticGauss(16, []float64{0.2, -0.1}, testCov2, 8)
 	pairs := [][2]Sampler{
 		{&DPHMC{Iters: 40, Step: 0.05, LeapfrogSteps: 4, ClipLLR: 2, ClipGrad: 2, TauL: 0.4, TauG: 0.2},
 			&DPHMC{Iters: 40, Step: 0.05, LeapfrogSteps: 4, ClipLLR: 2, ClipGrad: 2, TauL: 0.1, TauG: 0.05, TauScale: TauSqrtN}},

@@ -18,8 +18,8 @@ import (
 //
 // with one-dimensional records (X[0] = x_i; Y unused). The posterior is
 // bimodal and has no closed form. The paper uses σ₁² = 10, σ₂² = 1,
-// σ_x² = 2 (NewHeikkilaMixture) and N = 10⁶ records drawn at θ = (0, 1)
-// (SyntheticMixture).
+// σ_x² = 2 (presets.HeikkilaMixture) and N = 10⁶ records drawn at θ = (0, 1)
+// (synthetic.Mixture).
 type Mixture struct {
 	// Var1 and Var2 are the prior variances σ₁² and σ₂².
 	Var1 float64 `yaml:"var1" json:"var1"`
@@ -27,10 +27,6 @@ type Mixture struct {
 	// VarX is the component variance σ_x².
 	VarX float64 `yaml:"var_x" json:"var_x"`
 }
-
-// NewHeikkilaMixture returns the model with the paper's settings
-// σ₁² = 10, σ₂² = 1, σ_x² = 2 (§4).
-func NewHeikkilaMixture() Mixture { return Mixture{Var1: 10, Var2: 1, VarX: 2} }
 
 // Check validates the parameters.
 func (m Mixture) Check() error {
@@ -101,36 +97,4 @@ func (m Mixture) GradLogLik(theta []float64, r dataset.Record, grad []float64) {
 func (m Mixture) SamplePrior(rng *rand.Rand, theta []float64) {
 	theta[0] = math.Sqrt(m.Var1) * rng.NormFloat64()
 	theta[1] = math.Sqrt(m.Var2) * rng.NormFloat64()
-}
-
-// SyntheticMixture draws n records from eq. 25 at the given θ: with
-// probability ½ from N(θ₁, σ_x²), else from N(θ₁ + θ₂, σ_x²). The same seed
-// gives the same dataset. The paper's data (§4) are
-// SyntheticMixture(1_000_000, []float64{0, 1}, NewHeikkilaMixture(), seed).
-func SyntheticMixture(n int, theta []float64, m Mixture, seed uint64) (*dataset.Dataset, error) {
-	if n < 1 {
-		return nil, field.Errorf(field.At("n", "n"), "must be ≥ 1, got %d", n)
-	}
-	if len(theta) != 2 {
-		return nil, field.Errorf(field.At("theta", "theta"), "must have 2 values, got %d", len(theta))
-	}
-	for i, t := range theta {
-		if math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil, field.Errorf(field.At("theta", "theta").Index(i), "must be finite, got %g", t)
-		}
-	}
-	if err := m.Check(); err != nil {
-		return nil, err
-	}
-	rng := rand.New(rand.NewPCG(seed, 0x5eed13))
-	sd := math.Sqrt(m.VarX)
-	d := &dataset.Dataset{Name: fmt.Sprintf("synthetic-mixture(n=%d, seed=%d)", n, seed), Records: make([]dataset.Record, n)}
-	for i := range d.Records {
-		mu := theta[0]
-		if rng.Float64() < 0.5 {
-			mu += theta[1]
-		}
-		d.Records[i] = dataset.Record{X: []float64{mu + sd*rng.NormFloat64()}}
-	}
-	return d, nil
 }

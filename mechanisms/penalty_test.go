@@ -228,7 +228,7 @@ func TestClipSensitivityProperty(t *testing.T) {
 // expectation moves by ≥ 10 SE (asserted).
 func TestPenaltyAcceptanceEndToEnd(t *testing.T) {
 	g := mustGauss(t, []float64{1, -1}, 0.5, testCov2)
-	d, _ := SyntheticGauss(20, []float64{0.3, 0.8}, testCov2, 4)
+	d, _ := syntheticGauss(20, []float64{0.3, 0.8}, testCov2, 4)
 	mean, cov, _ := g.Posterior(d)
 	logPost := gaussLogDensity(mean, cov)
 	s := &DPPenalty{Iters: 1, ProposalSD: []float64{0.15}, ClipLLR: 15, Tau: 0.3}
@@ -294,7 +294,7 @@ func gaussLogDensity(mean, cov []float64) func([]float64) float64 {
 
 func TestPenaltyCheckErrors(t *testing.T) {
 	g := mustGauss(t, nil, 1, testCov2)
-	d, _ := SyntheticGauss(5, []float64{0, 0}, testCov2, 1)
+	d, _ := syntheticGauss(5, []float64{0, 0}, testCov2, 1)
 	ok := DPPenalty{Iters: 10, ProposalSD: []float64{0.1}, ClipLLR: 1, Tau: 0.5}
 	if err := ok.Check(g, d); err != nil {
 		t.Fatal(err)
@@ -343,12 +343,12 @@ func (h hideLinear) LogLikRatio(theta, thetaNew []float64, r dataset.Record) flo
 // sum of absolute terms, with identical clip counts, over random states
 // and clip bounds that clip some records and not others.
 func TestLinearFastPathAgrees(t *testing.T) {
-	cov, _ := RaisaCovariance(5, 0.5, 2)
+	cov, _ := raisaCovariance(5, 0.5, 2)
 	for i := 0; i < 5; i++ {
 		cov[i*5+i] += 0.1
 	}
 	g := mustGauss(t, nil, 3, cov)
-	d, _ := SyntheticGauss(40, []float64{0, 3, 0, -1, 0}, cov, 3)
+	d, _ := syntheticGauss(40, []float64{0, 3, 0, -1, 0}, cov, 3)
 	if newLinearCache(g, d) == nil || newLinearCache(hideLinear{g}, d) != nil {
 		t.Fatal("fast path not selected as intended")
 	}

@@ -17,9 +17,9 @@ import (
 // rejected proposal leaves θ bit-identical and an accepted one moves it
 // with probability 1).
 func TestPerReleaseCounters(t *testing.T) {
-	lin, _ := SyntheticLinReg(30, []float64{1.5}, 2, 1, 1)
-	mix := NewHeikkilaMixture()
-	mixData, _ := SyntheticMixture(200, heikkilaTheta(), mix, 1)
+	lin, _ := syntheticLinReg(30, []float64{1.5}, 2, 1, 1)
+	mix := heikkilaMixture()
+	mixData, _ := syntheticMixture(200, heikkilaTheta(), mix, 1)
 	gm, gd, _, _ := gaussTarget(t)
 	every1 := ReleaseSpec{Mode: ReleaseTrajectory, Every: 1}
 	start := Init{Theta: []float64{0.4, 0.7}}

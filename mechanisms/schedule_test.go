@@ -31,7 +31,7 @@ func releaseCount(t *testing.T, c *Chain, d *dataset.Dataset, seed int) int {
 // and run length, and each side's runs must get their own iterations,
 // also when the two sides' runs interleave on several goroutines.
 func TestChainScheduleCachePerDataset(t *testing.T) {
-	d, _ := SyntheticLinReg(9, []float64{0.5}, 1, 1, 1)
+	d, _ := syntheticLinReg(9, []float64{0.5}, 1, 1, 1)
 	pair, err := dataset.Neighbour(d, dataset.AddOne, 0, dataset.Record{X: []float64{3}, Y: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestChainScheduleCachePerDataset(t *testing.T) {
 // A change of the release spec between runs (snapshots edited in place,
 // another mode) is seen by the next run, never served stale.
 func TestChainScheduleFollowsSpec(t *testing.T) {
-	d, _ := SyntheticLinReg(10, []float64{0.5}, 1, 1, 1)
+	d, _ := syntheticLinReg(10, []float64{0.5}, 1, 1, 1)
 	c := &Chain{Model: NewLinReg1D(1, 1), Init: Init{Theta: []float64{0}},
 		Sampler: &SGLD{Step: StepSchedule{Eta: 1e-3}, Batch: 1, Scheme: Cyclic, Epochs: 4},
 		Release: ReleaseSpec{Mode: ReleaseSnapshots, At: []int{5, 17, 30}}}
@@ -125,7 +125,7 @@ func TestChainScheduleFollowsSpec(t *testing.T) {
 // releases, not one label per release as resolving ReleaseSpec.Points on
 // every run did (558 allocations).
 func TestChainRunAllocations(t *testing.T) {
-	d, _ := SyntheticLinReg(5, []float64{0.5}, 1, 1, 1)
+	d, _ := syntheticLinReg(5, []float64{0.5}, 1, 1, 1)
 	c := &Chain{Model: NewLinReg1D(1, 1), Init: Init{FromPrior: true},
 		Sampler: &SGLD{Step: StepSchedule{Eta: 1e-3}, Batch: 1, Scheme: Cyclic, Epochs: 400},
 		Release: ReleaseSpec{Mode: ReleaseEpochs}}

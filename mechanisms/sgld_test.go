@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 )
 
 // finalStates runs N independent chains (trial seeds 0..N−1) and returns
@@ -103,6 +105,7 @@ func epochMap(m LinReg, d *dataset.Dataset, perm []int, b int, eta float64) (A, 
 // large enough that the discretisation bias is ≥ 20 SE away from the
 // posterior, so the test sees the O(η) bias rather than waving it away.
 func TestSGLDStationaryExact(t *testing.T) {
+	testutil.Slow(t)
 	if testing.Short() {
 		t.Skip("over a second of CPU: skipped by -short")
 	}
@@ -213,7 +216,7 @@ func TestULAStationaryLinReg(t *testing.T) {
 		t.Skip("over a second of CPU: skipped by -short")
 	}
 	m := LinReg{D: 2, Alpha: 1, Beta: 1}
-	d, err := SyntheticLinReg(10, []float64{0.7, -0.4}, 1, 0.6, 3)
+	d, err := syntheticLinReg(10, []float64{0.7, -0.4}, 1, 0.6, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

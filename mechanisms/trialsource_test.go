@@ -65,7 +65,7 @@ func TestTrialSourceAllocatesNothing(t *testing.T) {
 // per-release snapshots included, are identical: the source's snapshot
 // buffer is reused, never carried from one trial into the next.
 func TestTrialSourceChainRunsMatch(t *testing.T) {
-	d, _ := SyntheticLinReg(50, []float64{0.5}, 1, 1, 1)
+	d, _ := syntheticLinReg(50, []float64{0.5}, 1, 1, 1)
 	dp := d.Clone()
 	dp.Records[0].X[0] = 3
 	for _, batch := range []int{1, 5} {

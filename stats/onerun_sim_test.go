@@ -215,6 +215,9 @@ func runOneRunValidity(t *testing.T, cfgs []oneRunSimConfig) {
 // through the response), so the exact exceedance rate is also known; see
 // TestOneRunExactRates.
 func TestOneRunValidity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds of CPU: skipped by -short")
+	}
 	const seeds = 500
 	runOneRunValidity(t, []oneRunSimConfig{
 		{1000, 50, 50, seeds, nullMech(), 1e-5, 0.95},

@@ -14,7 +14,9 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/presets"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/program"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/synthetic"
 )
 
 // Plan is a validated, built scenario: the engine's audit and what the
@@ -298,7 +300,7 @@ func buildModel(mc ModelConfig) (mechanisms.Model, error) {
 		}
 		if g.RaisaCov != nil {
 			var err error
-			if cov, err = mechanisms.RaisaCovariance(g.RaisaCov.Dim, g.RaisaCov.Shape, g.RaisaCov.Seed); err != nil {
+			if cov, err = presets.RaisaCovariance(g.RaisaCov.Dim, g.RaisaCov.Shape, g.RaisaCov.Seed); err != nil {
 				return nil, wrapAt(err, "model.gauss.raisa_cov")
 			}
 		}
@@ -392,7 +394,7 @@ func buildDataset(c *Config, p *Plan, m mechanisms.Model) (*dataset.Dataset, err
 				s.Beta = lr.Beta
 			}
 		}
-		d, err = mechanisms.SyntheticLinReg(s.N, s.ThetaStar, s.Beta, s.XScale, s.Seed)
+		d, err = synthetic.LinReg(s.N, s.ThetaStar, s.Beta, s.XScale, s.Seed)
 		if err != nil {
 			return nil, wrapAt(err, "data.synthetic_linreg")
 		}
@@ -401,7 +403,7 @@ func buildDataset(c *Config, p *Plan, m mechanisms.Model) (*dataset.Dataset, err
 		if s.XScale == 0 {
 			s.XScale = 1
 		}
-		d, err = mechanisms.SyntheticLogistic(s.N, s.ThetaStar, s.XScale, s.Seed)
+		d, err = synthetic.Logistic(s.N, s.ThetaStar, s.XScale, s.Seed)
 		if err != nil {
 			return nil, wrapAt(err, "data.synthetic_logistic")
 		}
@@ -411,7 +413,7 @@ func buildDataset(c *Config, p *Plan, m mechanisms.Model) (*dataset.Dataset, err
 			return nil, errAt("data.synthetic_gauss", "needs model.gauss")
 		}
 		s := dc.SyntheticGauss
-		d, err = mechanisms.SyntheticGauss(s.N, s.ThetaStar, g.Cov(), s.Seed)
+		d, err = synthetic.Gauss(s.N, s.ThetaStar, g.Cov(), s.Seed)
 		if err != nil {
 			return nil, wrapAt(err, "data.synthetic_gauss")
 		}
@@ -424,7 +426,7 @@ func buildDataset(c *Config, p *Plan, m mechanisms.Model) (*dataset.Dataset, err
 		if len(s.ThetaStar) != 2 {
 			return nil, errAt("data.synthetic_banana.theta_star", "must have 2 values, got %d", len(s.ThetaStar))
 		}
-		d, err = mechanisms.SyntheticBanana(s.N, [2]float64{s.ThetaStar[0], s.ThetaStar[1]}, b, s.Seed)
+		d, err = synthetic.Banana(s.N, [2]float64{s.ThetaStar[0], s.ThetaStar[1]}, b, s.Seed)
 		if err != nil {
 			return nil, wrapAt(err, "data.synthetic_banana")
 		}
@@ -434,7 +436,7 @@ func buildDataset(c *Config, p *Plan, m mechanisms.Model) (*dataset.Dataset, err
 			return nil, errAt("data.synthetic_mixture", "needs model.mixture")
 		}
 		s := dc.SyntheticMixture
-		d, err = mechanisms.SyntheticMixture(s.N, s.ThetaStar, mx, s.Seed)
+		d, err = synthetic.Mixture(s.N, s.ThetaStar, mx, s.Seed)
 		if err != nil {
 			return nil, wrapAt(err, "data.synthetic_mixture")
 		}

@@ -74,7 +74,7 @@ type GaussModel struct {
 	RaisaCov  *RaisaCovConfig `yaml:"raisa_cov,omitempty" json:"raisa_cov,omitempty"`
 }
 
-// RaisaCovConfig draws Σ by mechanisms.RaisaCovariance.
+// RaisaCovConfig draws Σ by presets.RaisaCovariance.
 type RaisaCovConfig struct {
 	Dim   int     `yaml:"dim" json:"dim"`
 	Shape float64 `yaml:"shape" json:"shape"`

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 )
 
 // gzipBomb writes a multi-member gzip file whose members each expand to 1
@@ -36,6 +38,9 @@ const refusedInputAlloc = 200 << 20
 // line naming the file and the limit, within 200 MB of allocations: the
 // bounds apply to the decompressed text, as it is decompressed.
 func TestAnalyzeGzipBombs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("decompresses tens of MB: skipped by -short")
+	}
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.csv")
 	os.WriteFile(good, []byte("1,2\n3,4\n"), 0o644)
@@ -47,6 +52,9 @@ func TestAnalyzeGzipBombs(t *testing.T) {
 		{"one 8 GiB line", '0', ": line 1: longer than 16777216 bytes (the limit on one run of a CSV file; save wider runs as .npy)"},
 		{"8 GiB of newlines", '\n', ": more than 200001024 lines"},
 	} {
+		if c.b == '\n' && !testutil.SlowSuite {
+			continue // 200 MB of lines scanned before the refusal: the slow suite's
+		}
 		bomb := filepath.Join(dir, "bomb.csv.gz")
 		size := gzipBomb(t, bomb, c.b, 8192)
 		var errs string
@@ -67,6 +75,9 @@ func TestAnalyzeGzipBombs(t *testing.T) {
 // error line); a 3 MB field under the limit is echoed cut to 80
 // characters. Both errors are one line under 1 KB.
 func TestAnalyzeLongFields(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 50 MB of samples: skipped by -short")
+	}
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.csv")
 	os.WriteFile(good, []byte("1,2\n3,4\n"), 0o644)

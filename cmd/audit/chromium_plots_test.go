@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 )
 
 // requireChromium returns the headless browser, skipping the test when
@@ -165,6 +167,7 @@ func galleryPlots(t *testing.T) map[string][]byte {
 // a screenshot of them all is written ($AUDIT_SCREENSHOT_DIR/plots.png
 // when set, for a person to look at).
 func TestGalleryPlotsInChromium(t *testing.T) {
+	testutil.Slow(t)
 	bin := requireChromium(t)
 	plots := galleryPlots(t)
 	var page strings.Builder
@@ -242,6 +245,7 @@ func TestGalleryPlotsInChromium(t *testing.T) {
 // The HTML report does not scroll sideways: at 800 px the page and its
 // printed report fit the window (long lines wrap).
 func TestHTMLReportFitsTheWindow(t *testing.T) {
+	testutil.Slow(t)
 	bin := requireChromium(t)
 	dir := t.TempDir()
 	for _, args := range [][]string{

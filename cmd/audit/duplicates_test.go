@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 )
 
 // writeRowsCSV writes rows as a plain CSV file (no header) and returns
@@ -143,6 +145,7 @@ mp.serve(run, dim=1, releases=["final"])
 // sampler.program.allow_repeated_releases the run gives a report that
 // counts them.
 func TestProgramIgnoringSeedRefused(t *testing.T) {
+	testutil.Slow(t)
 	requirePython(t)
 	dir := t.TempDir()
 	examples, err := filepath.Abs("../../examples/python")

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 )
 
 // galleryCommand is one command of the README's gallery, with the numbers
@@ -143,6 +145,7 @@ func runGallery(t *testing.T, slow bool) {
 }
 
 func TestGalleryCommands(t *testing.T) {
+	testutil.Slow(t)
 	if testing.Short() {
 		t.Skip("over a second of CPU: skipped by -short")
 	}

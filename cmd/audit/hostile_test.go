@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 )
 
 const hostileDir = "../../testdata/hostile"
@@ -459,7 +461,9 @@ const oversizedRSS = 200 << 20
 // The sizes corpus: oversized data, wide releases for the attacks, work
 // beyond the limit. Each case runs as a real process (its memory and CPU
 // measured) and must exit 2 with one line naming the field or flag and
-// the limit, within 200 MB, writing nothing.
+// the limit, within 200 MB, writing nothing. The default suite runs the
+// first case (a child process each, seconds of CPU in all); the slow
+// suite runs them all.
 func TestHostileSizes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns child processes")
@@ -467,6 +471,9 @@ func TestHostileSizes(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(hostileDir, "sizes", "*.yaml"))
 	if len(files) < 12 {
 		t.Fatalf("only %d size cases", len(files))
+	}
+	if !testutil.SlowSuite {
+		files = files[:1]
 	}
 	for _, f := range files {
 		want, data, extra := directives(t, f)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 )
 
 // reExternal matches any attribute that would make a browser fetch
@@ -71,7 +73,12 @@ func chromium() string {
 // The reports open in headless Chromium: the rendered DOM has the plot's
 // SVG with its drawn paths and the verdict banner, and a screenshot is
 // taken (kept in $AUDIT_SCREENSHOT_DIR when set, for a person to look at).
+// Each browser start costs seconds: the default suite renders the curve
+// report's DOM once, the slow suite both reports and their screenshots.
 func TestHTMLReportInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser: skipped by -short")
+	}
 	bin := chromium()
 	if bin == "" {
 		if os.Getenv("MCMCAUDIT_REQUIRE_CHROMIUM") == "1" {
@@ -79,7 +86,11 @@ func TestHTMLReportInChromium(t *testing.T) {
 		}
 		t.Skip("no Chromium on this machine (Debian package chromium); the HTML is still checked by TestHTMLReportSelfContained")
 	}
-	for name, path := range htmlReports(t) {
+	reports := htmlReports(t)
+	if !testutil.SlowSuite {
+		delete(reports, "run")
+	}
+	for name, path := range reports {
 		flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 			"--disable-background-networking", "--disable-component-update", "--disable-sync",
 			"--user-data-dir=" + t.TempDir()}
@@ -95,6 +106,9 @@ func TestHTMLReportInChromium(t *testing.T) {
 		}
 		if !regexp.MustCompile(`id="verdict"[^>]*>[^<]*\S`).MatchString(d) {
 			t.Errorf("%s: rendered DOM has no verdict text", name)
+		}
+		if !testutil.SlowSuite {
+			continue
 		}
 		shotDir := os.Getenv("AUDIT_SCREENSHOT_DIR")
 		if shotDir == "" {

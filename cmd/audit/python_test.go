@@ -11,6 +11,8 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
 	"github.com/mcmcaudit/mcmcaudit/stats"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 )
 
 // requirePython skips unless Debian's python3 with NumPy is installed (and
@@ -77,6 +79,7 @@ func within(t *testing.T, k, n, k0, n0 int) bool {
 // that error; neither exceeds the truth (ε(1e-5) = 4.3772, μ = 1). With
 // μ = 0 the program's audit reports ε_lb = 0.
 func TestNumPyGaussianMatchesBuiltin(t *testing.T) {
+	testutil.Slow(t)
 	if testing.Short() {
 		t.Skip("over a second of CPU: skipped by -short")
 	}

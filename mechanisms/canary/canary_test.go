@@ -468,6 +468,7 @@ func trainEnsemble(t testing.TB, m mechanisms.Model, d *dataset.Dataset, n, epoc
 // 359 held-out digits), so only a broken model, sampler or loader fails it
 // (a model that ignored its features would score ≈ 0.1).
 func TestDigitsCanaryEndToEnd(t *testing.T) {
+	testutil.Slow(t)
 	if testing.Short() {
 		t.Skip("over a second of CPU: skipped by -short")
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 )
 
 // The longest finite float64 of a JSON answer, as encoders write it with
@@ -89,6 +91,9 @@ func TestHandshakeDimFitsLine(t *testing.T) {
 		{MaxValues, 1, ""},
 		{2, MaxValues / 2, ""},
 	} {
+		if c.nrel > 1 && !testutil.SlowSuite {
+			continue // millions of labels to encode and parse: the slow suite's
+		}
 		labels, _ := json.Marshal(make([]string, c.nrel))
 		line := fmt.Sprintf(`{"mcmcaudit": 1, "dim": %d, "releases": %s}`, c.dim, labels)
 		hs, f := parseHandshake([]byte(line))

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 )
 
 // debianPython is the interpreter with NumPy (and PyTorch) the examples are
@@ -442,6 +444,7 @@ func readDigits(t *testing.T) [][]float64 {
 }
 
 func TestPyTorchDigitsExample(t *testing.T) {
+	testutil.Slow(t)
 	needPython(t, "numpy", "torch")
 	all := readDigits(t)
 	if len(all) != 1797 || len(all[0]) != 65 {
