@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -12,22 +13,33 @@ import (
 // with "required" rather than the range check its zero value would fail
 // ("must be in (0, 1), got 0" for a missing audit.confidence). It reads
 // the YAML text, so a field written as 0 is told apart from a missing one.
-// The top-level sections (whose need depends on the sampler) and the
-// conditionally required fields are left to validation.
+// A field required on a condition ("with release.mode = snapshots",
+// "unless sampler.sgld.step.gamma = 0") is checked where the condition
+// holds in the text, unwritten fields taking their documented defaults.
+// The top-level sections (whose need depends on the sampler) are left to
+// validation.
 func (c *Config) checkRequired() error {
 	if c.src == nil {
 		return nil
 	}
 	for _, f := range Reference() {
-		if f.Required != "yes" || f.IsChoice() || !strings.Contains(f.Path, ".") {
+		if f.Required == "" || f.IsChoice() || !strings.Contains(f.Path, ".") {
 			continue
 		}
 		parent, key := splitPath(f.Path)
+		if p, ok := strings.CutPrefix(f.Required, "with "); ok && !strings.Contains(p, " ") {
+			if pp, _ := splitPath(p); pp == parent {
+				continue // two fields that go together (claim.epsilon and claim.delta): validation says so
+			}
+		}
 		for _, m := range mappingsAt(c.src.root, parent, "", c.src.root.Line) {
-			if _, v := mappingValue(m.node, key, 0); v != nil {
+			if _, v := mappingValue(m.node, key, 0); v != nil || !c.requiredHere(f.Required) {
 				continue
 			}
 			msg := "required"
+			if f.Required != "yes" {
+				msg += " " + f.Required
+			}
 			if f.Range != "" {
 				msg += " (allowed: " + f.Range + ")"
 			}
@@ -87,4 +99,65 @@ func mappingsAt(n *yaml.Node, path, prefix string, line int) []writtenMapping {
 		out = append(out, mappingsAt(e, rest, fmt.Sprintf("%s[%d]", name, i), e.Line)...)
 	}
 	return out
+}
+
+// requiredHere evaluates a Required condition against the YAML text: "yes",
+// or "with C" / "unless C" where C is "P", "P = V" or "P ≠ V" joined by
+// " or " (P a field path, present or equal to V; a field not written has
+// its documented default; numbers compare as numbers).
+func (c *Config) requiredHere(cond string) bool {
+	switch {
+	case cond == "yes":
+		return true
+	case strings.HasPrefix(cond, "with "):
+		return c.holds(strings.TrimPrefix(cond, "with "))
+	case strings.HasPrefix(cond, "unless "):
+		return !c.holds(strings.TrimPrefix(cond, "unless "))
+	}
+	return false
+}
+
+func (c *Config) holds(cond string) bool {
+	for _, term := range strings.Split(cond, " or ") {
+		if p, v, ok := strings.Cut(term, " ≠ "); ok {
+			if !sameScalar(c.writtenValue(p), v) {
+				return true
+			}
+		} else if p, v, ok := strings.Cut(term, " = "); ok {
+			if sameScalar(c.writtenValue(p), v) {
+				return true
+			}
+		} else if parent, key := splitPath(term); len(mappingsAt(c.src.root, parent, "", 0)) > 0 {
+			if _, n := mappingValue(mappingsAt(c.src.root, parent, "", 0)[0].node, key, 0); n != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writtenValue is the text of the scalar at path in the YAML, or the
+// field's documented default where it is not written.
+func (c *Config) writtenValue(path string) string {
+	parent, key := splitPath(path)
+	if ms := mappingsAt(c.src.root, parent, "", 0); len(ms) > 0 {
+		if _, n := mappingValue(ms[0].node, key, 0); n != nil {
+			for n.Kind == yaml.AliasNode && n.Alias != nil {
+				n = n.Alias
+			}
+			return n.Value
+		}
+	}
+	f, _ := Lookup(path)
+	return f.Default
+}
+
+// sameScalar compares two scalars' texts, as numbers where both are.
+func sameScalar(a, b string) bool {
+	x, errA := strconv.ParseFloat(a, 64)
+	y, errB := strconv.ParseFloat(b, 64)
+	if errA == nil && errB == nil {
+		return x == y
+	}
+	return a == b
 }

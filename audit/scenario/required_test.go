@@ -86,3 +86,39 @@ func TestRequiredFieldWrittenAsZeroGetsItsRange(t *testing.T) {
 }
 
 var yamlZero = yaml.Node{Kind: yaml.ScalarNode, Value: "0"}
+
+// A field required on a condition says "required" where the condition
+// holds in the text, and is not asked for where it does not (numbers
+// compare as numbers: gamma written 0.0 needs no b).
+func TestConditionallyRequiredFields(t *testing.T) {
+	base := string(defaultScenario)
+	set := func(y, path, val string) string {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(val), &n); err != nil {
+			t.Fatal(err)
+		}
+		out, ok := edit(t, y, path, n.Content[0], true)
+		if !ok {
+			t.Fatalf("cannot set %s", path)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name, yaml, want string
+	}{
+		{"decaying step without b", set(base, "sampler.sgld.step.gamma", "0.5"), "sampler.sgld.step.b: required unless sampler.sgld.step.gamma = 0"},
+		{"gamma written 0.0", set(base, "sampler.sgld.step.gamma", "0.0"), ""},
+		{"snapshots without at", set(base, "release.mode", "snapshots"), "release.at: required with release.mode = snapshots"},
+		{"claim with delta only", set(base, "claim.delta", "1e-5"), "claim: epsilon and delta go together"},
+		{"claim with epsilon only", set(base, "claim.epsilon", "1"), "claim: epsilon and delta go together"},
+		{"claim with gdp only", set(base, "claim.gdp", "1"), ""},
+	} {
+		_, err := ParseConfig([]byte(c.yaml))
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v, want no error", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
