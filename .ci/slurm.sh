@@ -6,7 +6,8 @@
 # shard rebuilt by the documented resubmission. Needs root on Debian 12.
 #
 #   (a) testdata/sgld-interim.yaml, 4 shards, --trials 480 and a claim the
-#       audit refutes: submitted from the repository root, as in the README;
+#       audit refutes: submitted from the repository root, as in
+#       docs/scale-out.md;
 #       the merge job's exit code must be the single run's (1). Then part-1 is
 #       deleted and blocked by a directory: its rerun fails and the merge must
 #       be cancelled, not left pending; once unblocked, the rerun rebuilds
@@ -15,7 +16,7 @@
 #       submitted from a directory that holds neither the scenario nor its
 #       data, so the merge job needs parts that carry their data; part-0 is
 #       deleted and rebuilt by a rerun.
-#   (c) the README's raw sbatch lines for testdata/sgld-interim.yaml (16
+#   (c) docs/scale-out.md's raw sbatch lines for testdata/sgld-interim.yaml (16
 #       shards, --trials 4000) and its rerun of shard 5, run as written.
 #
 # Timeouts: AUDIT_SLURM_TIMEOUT seconds per wait (default 300).
@@ -239,7 +240,7 @@ check_merge() {
   echo "$label: $parts/report.json is byte-identical to the single run's ($(wc -c <"$want") bytes)"
 }
 
-phase "build the binary as the README does"
+phase "build the binary as docs/scale-out.md does"
 go build -o bin/audit ./cmd/audit
 
 # (a) The built-in counterexample scenario with a claim it refutes.
@@ -279,41 +280,41 @@ check_merge "(a) rerun" "$tmp/a/parts" "$tmp/a-single/single.json" "$a_code"
 cmp "$tmp/a/parts/part-1" "$tmp/a/part-1.first" || fail "(a) the rerun part-1 differs from the first one"
 echo "(a) part-1 rebuilt byte for byte"
 
-# (c) The README's raw sbatch lines, as written, in a directory laid out like
+# (c) docs/scale-out.md's raw sbatch lines, as written, in a directory laid out like
 # the repository (bin/, examples/, testdata/), so that parts/ lands there.
-# readme_block TEXT: the first sh code block after the README line that ends
+# readme_block TEXT: the first sh code block after the docs/scale-out.md line that ends
 # with TEXT.
 readme_block() {
   awk -v m="$1" 'substr($0, length($0) - length(m) + 1) == m { f = 1; next }
     f && /^```sh/ { c = 1; next }
     c && /^```/ { exit }
-    c { print }' "$repo/README.md"
+    c { print }' "$repo/docs/scale-out.md"
 }
 # run_block TEXT: runs that block in $raw and records the job ids it makes.
 run_block() {
   local block out
   block=$(readme_block "$1")
-  [ -n "$block" ] || fail "no sh block after '$1' in README.md"
+  [ -n "$block" ] || fail "no sh block after '$1' in docs/scale-out.md"
   echo "$block" | sed 's/^/$ /'
-  out=$(cd "$raw" && bash -euo pipefail -c "$block"$'\n''echo "shard job $jid"') || fail "the README block failed"
+  out=$(cd "$raw" && bash -euo pipefail -c "$block"$'\n''echo "shard job $jid"') || fail "the docs/scale-out.md block failed"
   echo "$out"
   merge_job=$(echo "$out" | sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p')
   shard_job=$(echo "$out" | sed -n 's/^shard job \([0-9]*\).*/\1/p')
-  [ -n "$shard_job" ] && [ -n "$merge_job" ] || fail "no job ids from the README block"
+  [ -n "$shard_job" ] && [ -n "$merge_job" ] || fail "no job ids from the docs/scale-out.md block"
   jobs+=("$shard_job" "$merge_job")
 }
-phase "(c) single-process run for the README's sbatch lines"
+phase "(c) single-process run for docs/scale-out.md's sbatch lines"
 raw=$tmp/raw
 mkdir -p "$raw" "$tmp/c-single"
 ln -s "$repo/bin" "$repo/examples" "$repo/testdata" "$raw/"
 (cd "$tmp/c-single" && "$repo/bin/audit" run "$repo/testdata/sgld-interim.yaml" --trials 4000 --json single.json --quiet >/dev/null) ||
   fail "(c) the single run failed"
 
-phase "(c) the README's sbatch lines: 16 shards and the merge"
+phase "(c) docs/scale-out.md's sbatch lines: 16 shards and the merge"
 run_block "same submissions by hand:"
 check_merge "(c)" "$raw/parts" "$tmp/c-single/single.json" 0
 
-phase "(c) the README's sbatch lines: rerun shard 5"
+phase "(c) docs/scale-out.md's sbatch lines: rerun shard 5"
 cp "$raw/parts/part-5" "$tmp/c-part-5.first"
 rm "$raw/parts/part-5"
 run_block "to rerun shard 5 alone and merge again:"

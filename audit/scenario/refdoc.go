@@ -222,7 +222,7 @@ func requiredText(f Field) string {
 		parts = append(parts, "required "+f.Required)
 	}
 	if f.Group != "" {
-		parts = append(parts, "exactly one of "+groupMembers(f.Group))
+		parts = append(parts, "exactly one of "+groupMembers(f))
 	}
 	if f.Default != "" {
 		d := "default `" + f.Default + "`"
@@ -239,12 +239,15 @@ func requiredText(f Field) string {
 	return strings.Join(parts, "; ")
 }
 
-// groupMembers lists the fields of an "exactly one of" group.
-func groupMembers(group string) string {
+// groupMembers lists the fields of f's "exactly one of" group in f's own
+// section: a group's name recurs where a section is copied (the crafting
+// sampler of a DeepFool canary repeats sampler.sgld's fields), and those
+// copies are another group.
+func groupMembers(f Field) string {
+	parent, _ := splitPath(f.Path)
 	var names []string
-	for _, f := range reference() {
-		if f.Group == group {
-			_, key := splitPath(f.Path)
+	for _, g := range reference() {
+		if gp, key := splitPath(g.Path); g.Group == f.Group && gp == parent {
 			names = append(names, key)
 		}
 	}

@@ -334,7 +334,7 @@ var referenceTable = []Field{
 		Meaning: "Environment variables added to the program's."},
 	{Path: "sampler.program.timeout", Default: "60s", Range: "a duration in (0, 24h], e.g. 90s, 5m", UsedBy: "sampler.program", Example: "120s",
 		Meaning: "The longest a trial (or the handshake) may take; a program past it has its process group killed and the trial is retried."},
-	{Path: "sampler.program.retries", Default: "0", DefaultNote: "2 retries; -1 for none", Range: "[-1, 100]", UsedBy: "sampler.program", Example: "1",
+	{Path: "sampler.program.retries", Default: "2", DefaultNote: "omitted or 0 means 2; -1 for none, one attempt only", Range: "[-1, 100]", UsedBy: "sampler.program", Example: "1",
 		Meaning: "Further attempts of a trial after a crash or a timeout, each in another process; then the audit stops with the trial, side, seed and the program's last stderr lines."},
 	{Path: "sampler.program.determinism_checks", Default: "4", DefaultNote: "omitted means 4; 0 disables", Range: "[0, 1000]", UsedBy: "sampler.program", Example: "2",
 		Meaning: "Trials, spread over the audit, also run in a fresh process: their releases must be identical bit for bit, or the program is refused (results must not depend on the worker count or shard layout)."},

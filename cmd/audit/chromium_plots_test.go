@@ -119,7 +119,7 @@ func measure(t *testing.T, bin, page string, windowWidth int) pageResult {
 	return r
 }
 
-// galleryPlots are the committed plots of the README's gallery, plus
+// galleryPlots are the committed plots of the gallery (docs/gallery.md), plus
 // fresh ones of the current code for the kinds the gallery lacks: a bound
 // thousands of times ε_lb (logarithmic ε axis) and a single release (bars).
 func galleryPlots(t *testing.T) map[string][]byte {

@@ -570,9 +570,10 @@ func TestCurveStepAndHTML(t *testing.T) {
 	}
 }
 
-// readmeCurveChecks are the commands of the README's "audit curve" section
+// readmeCurveChecks are the commands of the "audit curve" section of
+// docs/reference.md
 // (the args as written there, then any extra flags the test adds to keep
-// it short) and the outputs the README quotes from each.
+// it short) and the outputs it quotes from each.
 var readmeCurveChecks = []struct {
 	args, extra []string
 	quotes      []string
@@ -596,24 +597,14 @@ var readmeCurveChecks = []struct {
 		strings.Fields("--runs 10"), []string{"n_min = 9.74467e+174"}},
 }
 
-// Every number the README's "audit curve" section quotes (in backticks) is
+// Every number the "audit curve" section of docs/reference.md quotes (in backticks) is
 // printed by the command it names, and every "go run ./cmd/audit curve"
 // command there is one of the commands checked.
 func TestReadmeCurveSection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("over a second of CPU: skipped by -short")
 	}
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	i := strings.Index(s, "### `audit curve`")
-	j := strings.Index(s[i+1:], "\n### ")
-	if i < 0 || j < 0 {
-		t.Fatal("README has no audit curve section")
-	}
-	sec := s[i : i+1+j]
+	sec := docSection(t, "docs/reference.md", "### `audit curve`")
 	known := map[string]bool{}
 	for _, c := range readmeCurveChecks {
 		known[strings.Join(c.args, " ")] = true

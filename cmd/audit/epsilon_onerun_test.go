@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"math"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -112,23 +111,13 @@ func TestEpsilonOneRunBadInput(t *testing.T) {
 	}
 }
 
-// The README's --one-run example: run the command it shows and compare the
+// The reference's --one-run example (docs/reference.md): run the command it shows and compare the
 // numbers it quotes with the output.
 func TestEpsilonOneRunREADME(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	i := strings.Index(s, "### `audit epsilon`")
-	j := strings.Index(s[i+1:], "\n### ")
-	if i < 0 || j < 0 {
-		t.Fatal("README has no `audit epsilon` section")
-	}
-	sec := s[i : i+1+j]
+	sec := docSection(t, "docs/reference.md", "### `audit epsilon`")
 	cmd := regexp.MustCompile("\naudit (epsilon --one-run [^\n]*)\n").FindStringSubmatch(sec)
 	if cmd == nil {
-		t.Fatal("no `audit epsilon --one-run` example in the README")
+		t.Fatal("no `audit epsilon --one-run` example in docs/reference.md")
 	}
 	out, errs, code := runCLI(t, strings.Fields(cmd[1])...)
 	if code != 0 || errs != "" {
@@ -144,7 +133,7 @@ func TestEpsilonOneRunREADME(t *testing.T) {
 		want := regexp.MustCompile(q.quoted).FindStringSubmatch(flat[strings.Index(flat, "--one-run --canaries"):])
 		got := regexp.MustCompile(q.printed).FindStringSubmatch(out)
 		if want == nil || got == nil || strings.TrimSuffix(want[1], ".") != got[1] {
-			t.Errorf("README quotes %v, the command prints %v (pattern %s)", want, got, q.printed)
+			t.Errorf("docs/reference.md quotes %v, the command prints %v (pattern %s)", want, got, q.printed)
 		}
 	}
 }

@@ -213,23 +213,11 @@ func TestBoundsFit120Columns(t *testing.T) {
 	}
 }
 
-// The README's layout table names every Go package of the module (each
+// The layout table of docs/reference.md names every Go package of the module (each
 // directory below the root holding non-test .go files, outside examples/,
 // bench/ and testdata/), and every path it names exists.
 func TestReadmeLayoutMatchesTree(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	i := strings.Index(s, "\n## Layout\n")
-	if i < 0 {
-		t.Fatal("README has no Layout section")
-	}
-	section := s[i+1:]
-	if j := strings.Index(section[3:], "\n## "); j >= 0 {
-		section = section[:j+3]
-	}
+	section := docSection(t, "docs/reference.md", "## Layout")
 	named := map[string]bool{}
 	for _, line := range strings.Split(section, "\n") {
 		if !strings.HasPrefix(line, "| `") {
@@ -258,7 +246,7 @@ func TestReadmeLayoutMatchesTree(t *testing.T) {
 		for _, f := range files {
 			if !strings.HasSuffix(f, "_test.go") {
 				if rel != "." && !named[filepath.ToSlash(rel)] {
-					t.Errorf("package directory %s is not in the README's layout table", rel)
+					t.Errorf("package directory %s is not in the layout table of docs/reference.md", rel)
 				}
 				break
 			}

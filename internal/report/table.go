@@ -81,8 +81,10 @@ func writeSetting(w io.Writer, r *audit.Report) {
 			fmt.Fprintf(w, ", clipped llrs %d, clipped gradients %d", r.Info.ClippedLLRs, r.Info.ClippedGrads)
 		}
 		fmt.Fprintln(w)
-	} else if r.Info.ClippedGrads > 0 {
+	} else if r.Info.ClippedGrads > 0 && r.Info.GradEvals > 0 {
 		fmt.Fprintf(w, "sampler    clipped gradients: %d of %d\n", r.Info.ClippedGrads, r.Info.GradEvals)
+	} else if r.Info.ClippedGrads > 0 { // a program that counts clips but not evaluations
+		fmt.Fprintf(w, "sampler    clipped gradients: %d\n", r.Info.ClippedGrads)
 	}
 	fmt.Fprintln(w)
 }

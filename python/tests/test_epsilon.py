@@ -28,7 +28,7 @@ class TestEpsilon(unittest.TestCase):
                             "--delta", "1e-05", "--json", "-")
         self.assertEqual(got.to_dict(), ref)
         self.assertTrue(got.one_run)
-        # The values README.md quotes for this command, which
+        # The values docs/reference.md quotes for this command, which
         # docs/derivations/one-run.md checks against jax_privacy to 1e-6.
         self.assertAlmostEqual(got.epsilon_lb, 2.1652, delta=5e-5)
         self.assertAlmostEqual(got.mu_lb, 0.7868, delta=5e-5)
