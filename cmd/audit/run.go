@@ -20,7 +20,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/filekind"
-	"github.com/mcmcaudit/mcmcaudit/internal/report"
+	"github.com/mcmcaudit/mcmcaudit/report"
 )
 
 // runFlags are the flags of "audit run".
