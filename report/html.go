@@ -175,7 +175,10 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 			}
 			verdict := "not refuted"
 			if cr.Refutation != nil && cr.Refutation.Refuted {
-				verdict = "REFUTED"
+				verdict = refutedCell(cr.Refutation)
+				if c := cr.Refutation.CountsText(); c != "" {
+					verdict += fmt.Sprintf(": rule errors %s (FPR ≤ %.4g, FNR ≤ %.4g)", c, cr.Refutation.FPR, cr.Refutation.FNR)
+				}
 			}
 			row = append(row, f(float64(cr.EpsilonAtDelta)), verdict)
 		}

@@ -24,12 +24,18 @@ func upperBound(pr audit.PointResult) (string, string) {
 		case !c.Covered:
 			ub, verdict = append(ub, "n/a"), append(verdict, "n/a")
 		case c.Refutation != nil && c.Refutation.Refuted:
-			ub, verdict = append(ub, f4(float64(c.EpsilonAtDelta))), append(verdict, "REFUTED")
+			ub, verdict = append(ub, f4(float64(c.EpsilonAtDelta))), append(verdict, refutedCell(c.Refutation))
 		default:
 			ub, verdict = append(ub, f4(float64(c.EpsilonAtDelta))), append(verdict, "ok")
 		}
 	}
 	return strings.Join(ub, "; "), strings.Join(verdict, "; ")
+}
+
+// refutedCell is a refuted claim's cell: the (ε, δ) pair of its profile
+// that the whole-profile test refuted, which need not be at the report's δ.
+func refutedCell(ref *audit.Refutation) string {
+	return fmt.Sprintf("REFUTED at (%.4g, %.3g)", ref.Epsilon, ref.Delta)
 }
 
 // WriteTable prints the human report: what was audited, the per-point
@@ -171,9 +177,21 @@ func writeLegend(w io.Writer, r *audit.Report) {
 	}
 	if len(r.Claims) > 0 {
 		fmt.Fprintf(w, "upper bound: the claim's ε at δ = %g (%s).\n", r.Delta, strings.Join(r.Claims, "; "))
+		_ = WriteWrapped(w, "", ClaimLegend, textWidth)
 	}
 	fmt.Fprintln(w)
 }
+
+// textWidth is the width of the text report's prose lines.
+const textWidth = 110
+
+// ClaimLegend explains the claim column: the claim is tested over its
+// whole profile, so it can be refuted while ε_lb lies below its ε at δ.
+const ClaimLegend = "claim: \"REFUTED at (ε, δ)\" names the pair of the claimed profile δ(ε) that the whole-profile test " +
+	"refutes: a rule chosen on selection runs has error rates (upper confidence bounds) with FPR + e^ε·FNR < 1 − δ(ε) " +
+	"or its mirror, which no (ε, δ(ε))-DP mechanism allows (Heller & Fetaya eq. 10). The pair can lie at another δ " +
+	"than the upper-bound column's, so a claim can be refuted while ε_lb is below its ε at δ; the rule and its error " +
+	"counts are in the verdict."
 
 // GaussianEpsilonTitle heads the ε that μ_lb implies, which is no lower
 // bound on ε: it holds only if the trade-off curve is Gaussian (Dong, Roth
@@ -224,7 +242,7 @@ func writeHeadline(w io.Writer, r *audit.Report) {
 	case audit.VerdictViolation:
 		fmt.Fprintf(w, "verdict: VIOLATION\n")
 		for _, v := range r.Violations {
-			fmt.Fprintf(w, "  %s\n", v)
+			_ = WriteWrapped(w, "  ", v, textWidth)
 		}
 	case audit.VerdictNotRefuted:
 		if r.ClaimsTested > 1 {
