@@ -206,7 +206,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 		f(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, r.EvalRuns, e.Counts.FP, e.Counts.Negatives, e.Counts.FN, e.Counts.Positives)
 	page := HTMLPage{
 		Title:     "Privacy audit: " + r.Name,
-		Subtitle:  r.Mechanism + "; " + DatasetsLine(r),
+		Subtitle:  DisplayName(r.Mechanism) + "; " + DatasetsLine(r),
 		Verdict:   verdict,
 		Violation: r.Violated(),
 		Sections: []HTMLSection{

@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"html"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -218,6 +218,20 @@ func TestRefutedBelowTheLine(t *testing.T) {
 	for _, want := range []string{"REFUTED by the whole-profile test", pr.Point.Label + " " + pair, counts, rates} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the plot's legend lacks %q:\n%s", want, all)
+		}
+	}
+}
+
+// Display names keep six significant digits; other numbers are untouched.
+func TestDisplayName(t *testing.T) {
+	for in, want := range map[string]string{
+		"SGLD(eta=0.0016899675500270416, batch=1, cyclic) on linreg(d=1, alpha=2, beta=1)": "SGLD(eta=0.00168997, batch=1, cyclic) on linreg(d=1, alpha=2, beta=1)",
+		"ULA(gamma=1.2345678901234e-05)":    "ULA(gamma=1.23457e-05)",
+		"DP-Barker(b=10, C=0.5, step=0.25)": "DP-Barker(b=10, C=0.5, step=0.25)",
+		"x=123456.789012":                   "x=123457",
+	} {
+		if got := report.DisplayName(in); got != want {
+			t.Errorf("DisplayName(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

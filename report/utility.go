@@ -25,6 +25,15 @@ func optFrac(p *float64) string {
 	return fmt.Sprintf("%.4g", *p)
 }
 
+// pValue formats a p-value: two significant digits, and "<1e-4" below
+// 1e-4, where the exact tiny value (often 0 in float64) says no more.
+func pValue(p float64) string {
+	if p < 1e-4 {
+		return "<1e-4"
+	}
+	return fmt.Sprintf("%.2g", p)
+}
+
 // fitSummary returns, for one side's fit, the largest |mean error| in
 // posterior SDs, the range of the SD ratios and the two p-values.
 func fitSummary(f audit.PosteriorFit) (meanErr, sdRatio, pvals string) {
@@ -38,18 +47,38 @@ func fitSummary(f audit.PosteriorFit) (meanErr, sdRatio, pvals string) {
 	if hi-lo > 5e-4*hi {
 		sd = fmt.Sprintf("%.3g–%.3g", lo, hi)
 	}
-	return fmt.Sprintf("%.3g", worst), sd, fmt.Sprintf("%.2g / %.2g", f.MeanPValue, f.KSPValue)
+	return fmt.Sprintf("%.3g", worst), sd, pValue(f.MeanPValue) + " / " + pValue(f.KSPValue)
 }
 
-// utilityRows returns the header and rows of the utility table, with only
-// the columns some release has a value for; nil without utility figures.
-func utilityRows(r *audit.Report) ([]string, [][]string) {
+// utilityColumn is one column of the utility table: its header and its
+// cell at each release point.
+type utilityColumn struct {
+	header string
+	cells  []string
+}
+
+// uniform returns the value every cell of the column shares, if any.
+func (c utilityColumn) uniform() (string, bool) {
+	for _, v := range c.cells {
+		if v != c.cells[0] {
+			return "", false
+		}
+	}
+	return c.cells[0], len(c.cells) > 0
+}
+
+// utilityTables returns the utility table's columns: the release, then
+// the columns shared by both sides (iterations, acceptance, clipped
+// fractions, whether the chain moves) and the posterior fit per side (in
+// the order first met); columns no release has a value for are left
+// out, and columns with one value at every release are folded into notes
+// (said once, above the table). ok is false without utility figures.
+func utilityTables(r *audit.Report) (release utilityColumn, shared []utilityColumn, sides map[string][]utilityColumn, sideOrder, folded []string, ok bool) {
 	if !r.HasUtility() {
-		return nil, nil
+		return
 	}
 	var acc, grad, llr bool
-	sides := map[string]bool{}
-	var sideOrder []string
+	sides = map[string][]utilityColumn{}
 	for _, pr := range r.Points {
 		u := pr.Utility
 		if u == nil {
@@ -59,77 +88,124 @@ func utilityRows(r *audit.Report) ([]string, [][]string) {
 		grad = grad || u.ClippedGradFraction != nil
 		llr = llr || u.ClippedLLRFraction != nil
 		for _, f := range u.Posterior {
-			if !sides[f.Side] {
-				sides[f.Side] = true
+			if _, seen := sides[f.Side]; !seen {
+				sides[f.Side] = nil
 				sideOrder = append(sideOrder, f.Side)
 			}
 		}
 	}
-	header := []string{"release", "iterations"}
-	if acc {
-		header = append(header, "acceptance")
+	release.header = "release"
+	iters := utilityColumn{header: "iterations"}
+	accC := utilityColumn{header: "acceptance"}
+	gradC := utilityColumn{header: "clipped grads"}
+	llrC := utilityColumn{header: "clipped llrs"}
+	moves := utilityColumn{header: "moves"}
+	fits := map[string][]utilityColumn{}
+	for _, sd := range sideOrder {
+		fits[sd] = []utilityColumn{{header: sd + ": |mean err|/sd"}, {header: sd + ": sd ratio"}, {header: sd + ": p mean / KS"}}
 	}
-	if grad {
-		header = append(header, "clipped grads")
-	}
-	if llr {
-		header = append(header, "clipped llrs")
-	}
-	for _, s := range sideOrder {
-		header = append(header, s+": max |mean err|/sd", s+": sd ratio", s+": p mean / KS")
-	}
-	header = append(header, "moves")
-	var rows [][]string
 	for k, pr := range r.Points {
 		label := pr.Point.Label
 		if k == r.Headline {
 			label += " *"
 		}
+		release.cells = append(release.cells, label)
 		u := pr.Utility
 		if u == nil {
 			u = &audit.Utility{}
 		}
-		row := []string{label, strconv.Itoa(u.Iterations)}
-		if acc {
-			row = append(row, optFrac(u.AcceptanceRate))
+		iters.cells = append(iters.cells, strconv.Itoa(u.Iterations))
+		accC.cells = append(accC.cells, optFrac(u.AcceptanceRate))
+		gradC.cells = append(gradC.cells, optFrac(u.ClippedGradFraction))
+		llrC.cells = append(llrC.cells, optFrac(u.ClippedLLRFraction))
+		m := "yes"
+		if u.BarelyMoves {
+			m = "BARELY"
 		}
-		if grad {
-			row = append(row, optFrac(u.ClippedGradFraction))
-		}
-		if llr {
-			row = append(row, optFrac(u.ClippedLLRFraction))
-		}
-		for _, s := range sideOrder {
+		moves.cells = append(moves.cells, m)
+		for _, sd := range sideOrder {
 			cells := []string{"n/a", "n/a", "n/a"}
 			for _, f := range u.Posterior {
-				if f.Side == s {
+				if f.Side == sd {
 					cells[0], cells[1], cells[2] = fitSummary(f)
 				}
 			}
-			row = append(row, cells...)
+			for i := range cells {
+				fits[sd][i].cells = append(fits[sd][i].cells, cells[i])
+			}
 		}
-		moves := "yes"
-		if u.BarelyMoves {
-			moves = "BARELY"
+	}
+	fold := func(c utilityColumn, note string) bool {
+		v, same := c.uniform()
+		if same && len(r.Points) > 1 {
+			text := fmt.Sprintf(note, v)
+			if v == "0" && strings.HasPrefix(note, "clipped ") {
+				text = "no " + strings.TrimSuffix(strings.TrimPrefix(note, "clipped "), " fraction %s at every release") + " clipped"
+			}
+			folded = append(folded, text)
 		}
-		row = append(row, moves)
+		return same && len(r.Points) > 1
+	}
+	if !fold(iters, "%s iterations between releases") {
+		shared = append(shared, iters)
+	}
+	for _, c := range []struct {
+		on   bool
+		col  utilityColumn
+		note string
+	}{{acc, accC, "acceptance rate %s at every release"}, {grad, gradC, "clipped gradient fraction %s at every release"}, {llr, llrC, "clipped llr fraction %s at every release"}} {
+		if c.on && !fold(c.col, c.note) {
+			shared = append(shared, c.col)
+		}
+	}
+	if v, same := moves.uniform(); !(same && v == "yes" && len(r.Points) > 1) {
+		shared = append(shared, moves)
+	} else {
+		folded = append(folded, "the chain moves at every release")
+	}
+	return release, shared, fits, sideOrder, folded, true
+}
+
+// utilityRows returns the header and rows of one table of the given
+// columns; nil without utility figures.
+func tableOf(cols []utilityColumn) ([]string, [][]string) {
+	header := make([]string, len(cols))
+	for i, c := range cols {
+		header[i] = c.header
+	}
+	var rows [][]string
+	for k := range cols[0].cells {
+		row := make([]string, len(cols))
+		for i, c := range cols {
+			row[i] = c.cells[k]
+		}
 		rows = append(rows, row)
 	}
 	return header, rows
 }
 
-// writeUtilityTable prints the utility table and its legend, if the report
-// has utility figures.
-func writeUtilityTable(w io.Writer, r *audit.Report) error {
-	header, rows := utilityRows(r)
-	if header == nil {
-		if r.UtilityNote != "" {
-			fmt.Fprintf(w, "utility: %s.\n\n", r.UtilityNote)
-		}
-		return nil
+// utilityRows returns the header and rows of the utility table in one
+// piece (the HTML page's), its folded notes, and nil without figures.
+func utilityRows(r *audit.Report) ([]string, [][]string, []string) {
+	release, shared, sides, order, folded, ok := utilityTables(r)
+	if !ok {
+		return nil, nil, nil
 	}
-	fmt.Fprintln(w, "Utility per release (counts summed over all runs; distances over up to 20,000 runs on each side):")
-	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNone))
+	cols := append([]utilityColumn{release}, shared...)
+	for _, sd := range order {
+		cols = append(cols, sides[sd]...)
+	}
+	h, rows := tableOf(cols)
+	return h, rows, folded
+}
+
+// maxTextWidth is the widest line the text report prints, in runes.
+const maxTextWidth = 120
+
+// renderBox renders a boxed table into a string.
+func renderBox(header []string, rows [][]string) (string, error) {
+	var b strings.Builder
+	t := tablewriter.NewTable(&b, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNone))
 	hs := make([]any, len(header))
 	for i, h := range header {
 		hs[i] = h
@@ -141,14 +217,69 @@ func writeUtilityTable(w io.Writer, r *audit.Report) error {
 			cells[i] = c
 		}
 		if err := t.Append(cells...); err != nil {
-			return err
+			return "", err
 		}
 	}
-	if err := t.Render(); err != nil {
+	err := t.Render()
+	return b.String(), err
+}
+
+// widest is the number of runes of the longest line of s.
+func widest(s string) int {
+	n := 0
+	for _, l := range strings.Split(s, "\n") {
+		n = max(n, runes(l))
+	}
+	return n
+}
+
+// writeUtilityTable prints the utility table and its legend, if the report
+// has utility figures: one table when it fits maxTextWidth, else one table
+// per side (D, D′), each with the shared columns.
+func writeUtilityTable(w io.Writer, r *audit.Report) error {
+	release, shared, sides, order, folded, ok := utilityTables(r)
+	if !ok {
+		if r.UtilityNote != "" {
+			fmt.Fprintf(w, "utility: %s.\n\n", r.UtilityNote)
+		}
+		return nil
+	}
+	title := "Utility per release (counts summed over all runs; distances over up to 20,000 runs on each side)"
+	if len(folded) > 0 {
+		title += "; " + strings.Join(folded, "; ")
+	}
+	if err := WriteWrapped(w, "", title+":", textWidth); err != nil {
+		return err
+	}
+	cols := append([]utilityColumn{release}, shared...)
+	for _, sd := range order {
+		cols = append(cols, sides[sd]...)
+	}
+	out, err := renderBox(tableOf(cols))
+	if err != nil {
+		return err
+	}
+	if widest(out) > maxTextWidth && len(order) > 1 {
+		out = ""
+		for i, sd := range order {
+			cs := sides[sd]
+			if i == 0 {
+				cs = append(shared, cs...)
+			}
+			t, err := renderBox(tableOf(append([]utilityColumn{release}, cs...)))
+			if err != nil {
+				return err
+			}
+			out += t
+		}
+	}
+	if _, err := io.WriteString(w, out); err != nil {
 		return err
 	}
 	for _, line := range utilityLegend(r) {
-		fmt.Fprintln(w, line)
+		if err := WriteWrapped(w, "", line, textWidth); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintln(w)
 	return nil
@@ -157,11 +288,12 @@ func writeUtilityTable(w io.Writer, r *audit.Report) error {
 // utilityLegend explains the utility columns.
 func utilityLegend(r *audit.Report) []string {
 	out := []string{
-		"iterations: since the previous release; acceptance and clipped fractions are over those iterations.",
-		"max |mean err|/sd: largest error of the releases' mean, per coordinate, in posterior standard deviations;",
-		"sd ratio: the releases' standard deviation over the posterior's; p mean / KS: p-values of the χ² test of the",
-		"whitened mean and of the Kolmogorov-Smirnov test of the whitened squared radii against χ² (exact draws give",
-		fmt.Sprintf("uniform p-values). BARELY: acceptance below %g or released variance below %g of the posterior's.", audit.MinAcceptance, audit.MinVarianceRatio),
+		"iterations: since the previous release; acceptance and clipped fractions are over those iterations. " +
+			"|mean err|/sd: the largest error of the releases' mean, per coordinate, in posterior standard deviations; " +
+			"sd ratio: the releases' standard deviation over the posterior's; p mean / KS: p-values of the χ² test of the " +
+			"whitened mean and of the Kolmogorov-Smirnov test of the whitened squared radii against χ² (exact draws give " +
+			"uniform p-values; <1e-4: below 1e-4). " +
+			fmt.Sprintf("moves: BARELY when the acceptance is below %g or the released variance below %g of the posterior's.", audit.MinAcceptance, audit.MinVarianceRatio),
 	}
 	if r.UtilityNote != "" {
 		out = append(out, "Note: "+r.UtilityNote+".")
@@ -225,19 +357,19 @@ func utilityCSVRow(pr audit.PointResult, g func(float64) string) []string {
 
 // utilityHTML is the utility section's body (empty without figures).
 func utilityHTML(r *audit.Report) template.HTML {
-	header, rows := utilityRows(r)
+	header, rows, folded := utilityRows(r)
 	if header == nil {
 		if r.UtilityNote != "" {
 			return HTMLText("note", r.UtilityNote)
 		}
 		return ""
 	}
-	for i := range header {
-		if i == 0 {
-			header[i] = "<" + header[i]
-		}
+	header[0] = "<" + header[0]
+	var pre template.HTML
+	if len(folded) > 0 {
+		pre = HTMLText("note", "At every release: "+strings.Join(folded, "; ")+".")
 	}
-	return HTMLTable(header, rows, r.Headline) + HTMLText("note", strings.Join(utilityLegend(r), " "))
+	return pre + HTMLTable(header, rows, r.Headline) + HTMLText("note", strings.Join(utilityLegend(r), " "))
 }
 
 // warningsHTML renders the warnings, one paragraph each.

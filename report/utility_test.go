@@ -38,7 +38,7 @@ func TestUtilityTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"acceptance", "clipped grads", "D: max |mean err|/sd", "D′: p mean / KS", "0.002", "7.5", "0.2–0.3", "0.25 / 0.012", "BARELY", "iteration 2 *"} {
+	for _, want := range []string{"acceptance", "clipped grads", "D: |mean err|/sd", "D′: p mean / KS", "0.002", "7.5", "0.2–0.3", "0.25 / 0.012", "BARELY", "iteration 2 *"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("utility table lacks %q:\n%s", want, out)
 		}
