@@ -273,9 +273,12 @@ func addSeries(p *plot.Plot, s series, markers bool) ([]plot.Thumbnailer, error)
 func writeBarPlot(w io.Writer, format string, r *audit.Report, ss []series) error {
 	p := plot.New()
 	pt := r.Points[0].Point
+	// The title names the release by its label: a program sampler's
+	// releases are numbered 1, 2, … whatever iterations they come after,
+	// so an iteration number here could be wrong.
 	where := pt.Label
 	if pt.Label == "final" {
-		where = fmt.Sprintf("the final state (iteration %d)", pt.Iteration)
+		where = "the final state"
 	}
 	title := fmt.Sprintf("%s: ε at %s (δ = %g, confidence %.4g)", r.Name, where, r.Delta, r.TestConfidence)
 	p.Title.Text = wrapStyled(p.Title.TextStyle, title, plotWidth-2*plotMargin)
