@@ -67,6 +67,42 @@ func (c utilityColumn) uniform() (string, bool) {
 	return c.cells[0], len(c.cells) > 0
 }
 
+// utilityPresent says which optional utility figures some release has,
+// and the sides of the posterior fit in the order first met.
+func utilityPresent(r *audit.Report) (acc, grad, llr bool, sides []string) {
+	seen := map[string]bool{}
+	for _, pr := range r.Points {
+		u := pr.Utility
+		if u == nil {
+			continue
+		}
+		acc = acc || u.AcceptanceRate != nil
+		grad = grad || u.ClippedGradFraction != nil
+		llr = llr || u.ClippedLLRFraction != nil
+		for _, f := range u.Posterior {
+			if !seen[f.Side] {
+				seen[f.Side] = true
+				sides = append(sides, f.Side)
+			}
+		}
+	}
+	return acc, grad, llr, sides
+}
+
+// foldNote returns the note that replaces a column whose cells are all
+// one value (note formats it), for a table of n > 1 rows; ok is false
+// when the column must stay. A clipped fraction of 0 reads "no … clipped".
+func foldNote(c utilityColumn, note string, n int) (string, bool) {
+	v, same := c.uniform()
+	if !same || n < 2 {
+		return "", false
+	}
+	if v == "0" && strings.HasPrefix(note, "clipped ") {
+		return "no " + strings.TrimSuffix(strings.TrimPrefix(note, "clipped "), " fraction %s at every release") + " clipped", true
+	}
+	return fmt.Sprintf(note, v), true
+}
+
 // utilityTables returns the utility table's columns: the release, then
 // the columns shared by both sides (iterations, acceptance, clipped
 // fractions, whether the chain moves) and the posterior fit per side (in
@@ -77,30 +113,15 @@ func utilityTables(r *audit.Report) (release utilityColumn, shared []utilityColu
 	if !r.HasUtility() {
 		return
 	}
-	var acc, grad, llr bool
-	sides = map[string][]utilityColumn{}
-	for _, pr := range r.Points {
-		u := pr.Utility
-		if u == nil {
-			continue
-		}
-		acc = acc || u.AcceptanceRate != nil
-		grad = grad || u.ClippedGradFraction != nil
-		llr = llr || u.ClippedLLRFraction != nil
-		for _, f := range u.Posterior {
-			if _, seen := sides[f.Side]; !seen {
-				sides[f.Side] = nil
-				sideOrder = append(sideOrder, f.Side)
-			}
-		}
-	}
+	acc, grad, llr, sideOrder := utilityPresent(r)
 	release.header = "release"
 	iters := utilityColumn{header: "iterations"}
 	accC := utilityColumn{header: "acceptance"}
 	gradC := utilityColumn{header: "clipped grads"}
 	llrC := utilityColumn{header: "clipped llrs"}
 	moves := utilityColumn{header: "moves"}
-	fits := map[string][]utilityColumn{}
+	sides = map[string][]utilityColumn{}
+	fits := sides
 	for _, sd := range sideOrder {
 		fits[sd] = []utilityColumn{{header: sd + ": |mean err|/sd"}, {header: sd + ": sd ratio"}, {header: sd + ": p mean / KS"}}
 	}
@@ -136,15 +157,11 @@ func utilityTables(r *audit.Report) (release utilityColumn, shared []utilityColu
 		}
 	}
 	fold := func(c utilityColumn, note string) bool {
-		v, same := c.uniform()
-		if same && len(r.Points) > 1 {
-			text := fmt.Sprintf(note, v)
-			if v == "0" && strings.HasPrefix(note, "clipped ") {
-				text = "no " + strings.TrimSuffix(strings.TrimPrefix(note, "clipped "), " fraction %s at every release") + " clipped"
-			}
+		text, ok := foldNote(c, note, len(r.Points))
+		if ok {
 			folded = append(folded, text)
 		}
-		return same && len(r.Points) > 1
+		return ok
 	}
 	if !fold(iters, "%s iterations between releases") {
 		shared = append(shared, iters)
@@ -233,9 +250,52 @@ func widest(s string) int {
 	return n
 }
 
+// utilityLayout renders the utility columns in as few tables as fit
+// maxTextWidth: one table; else one per side (D, D′), the shared columns
+// with the first; else the shared columns and each side apart. Every table
+// starts with the release column.
+func utilityLayout(release utilityColumn, shared []utilityColumn, sides map[string][]utilityColumn, order []string) (string, error) {
+	var one []utilityColumn
+	one = append(one, shared...)
+	for _, sd := range order {
+		one = append(one, sides[sd]...)
+	}
+	perSide := make([][]utilityColumn, len(order))
+	for i, sd := range order {
+		perSide[i] = sides[sd]
+	}
+	if len(perSide) > 0 {
+		perSide[0] = append(append([]utilityColumn(nil), shared...), perSide[0]...)
+	}
+	apart := [][]utilityColumn{shared}
+	for _, sd := range order {
+		apart = append(apart, sides[sd])
+	}
+	var out string
+	for _, layout := range [][][]utilityColumn{{one}, perSide, apart} {
+		out = ""
+		fits := true
+		for _, group := range layout {
+			if len(group) == 0 {
+				continue
+			}
+			t, err := renderBox(tableOf(append([]utilityColumn{release}, group...)))
+			if err != nil {
+				return "", err
+			}
+			fits = fits && widest(t) <= maxTextWidth
+			out += t
+		}
+		if fits {
+			break
+		}
+	}
+	return out, nil
+}
+
 // writeUtilityTable prints the utility table and its legend, if the report
-// has utility figures: one table when it fits maxTextWidth, else one table
-// per side (D, D′), each with the shared columns.
+// has utility figures, in as few tables as fit 120 columns
+// (utilityLayout).
 func writeUtilityTable(w io.Writer, r *audit.Report) error {
 	release, shared, sides, order, folded, ok := utilityTables(r)
 	if !ok {
@@ -251,27 +311,9 @@ func writeUtilityTable(w io.Writer, r *audit.Report) error {
 	if err := WriteWrapped(w, "", title+":", textWidth); err != nil {
 		return err
 	}
-	cols := append([]utilityColumn{release}, shared...)
-	for _, sd := range order {
-		cols = append(cols, sides[sd]...)
-	}
-	out, err := renderBox(tableOf(cols))
+	out, err := utilityLayout(release, shared, sides, order)
 	if err != nil {
 		return err
-	}
-	if widest(out) > maxTextWidth && len(order) > 1 {
-		out = ""
-		for i, sd := range order {
-			cs := sides[sd]
-			if i == 0 {
-				cs = append(shared, cs...)
-			}
-			t, err := renderBox(tableOf(append([]utilityColumn{release}, cs...)))
-			if err != nil {
-				return err
-			}
-			out += t
-		}
 	}
 	if _, err := io.WriteString(w, out); err != nil {
 		return err
