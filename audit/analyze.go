@@ -507,12 +507,15 @@ func (a *Audit) testClaims(pr *PointResult, k int, conf float64) {
 	if len(a.claims) > 0 {
 		pr.selectionScore = math.Inf(-1)
 	}
-	type cand struct{ sel, eval stats.Counts }
+	type cand struct {
+		sel, eval         stats.Counts
+		attack, estimator string
+	}
 	var cands []cand
 	for _, ar := range pr.Attacks {
 		if ar.Evaluated {
 			for _, e := range ar.Estimates {
-				cands = append(cands, cand{e.Selection.Counts, e.Counts})
+				cands = append(cands, cand{e.Selection.Counts, e.Counts, ar.Attack, e.Estimator})
 			}
 		}
 	}
@@ -529,8 +532,12 @@ func (a *Audit) testClaims(pr *PointResult, k int, conf float64) {
 					bestSel, bestIdx = m, i
 				}
 			}
-			f, g := rateBounds(cands[bestIdx].eval, conf)
+			cd := cands[bestIdx]
+			f, g := rateBounds(cd.eval, conf)
 			ref := Refute(f, g, prof, knots)
+			ref.Attack, ref.Estimator, ref.Confidence = cd.attack, cd.estimator, conf
+			ref.Counts = &cd.eval
+			ref.Reason = ref.Explain()
 			res.Refutation = &ref
 			pr.selectionScore = math.Max(pr.selectionScore, bestSel)
 		}
@@ -548,6 +555,15 @@ func rateBounds(c stats.Counts, conf float64) (fpr, fnr float64) {
 	return e.FPR, e.FNR
 }
 
+// otherDelta notes when the refuted pair is not at the report's δ, where
+// the table's "upper bound" column reads the claim.
+func (r *Report) otherDelta(ref *Refutation) string {
+	if ref.Delta == r.Delta {
+		return ""
+	}
+	return fmt.Sprintf(", a pair other than the claim's ε at δ = %g", r.Delta)
+}
+
 // judge sets the verdict from the claims at the given points.
 func (r *Report) judge(points []int) {
 	anyCovered := false
@@ -560,10 +576,8 @@ func (r *Report) judge(points []int) {
 			anyCovered = true
 			if cr.Refutation != nil && cr.Refutation.Refuted {
 				ref := cr.Refutation
-				r.Violations = append(r.Violations, fmt.Sprintf(
-					"%s at %s: (ε, δ) = (%.4g, %.3g) refuted — the evaluation runs' error rates (FPR ≤ %.4g, FNR ≤ %.4g at confidence %.4g) admit no (%.4g, %.3g)-DP mechanism",
-					cr.Name, r.Points[k].Point.Label, ref.Epsilon, ref.Delta,
-					ref.FPR, ref.FNR, r.ClaimConfidence, ref.Epsilon, ref.Delta))
+				r.Violations = append(r.Violations, fmt.Sprintf("%s at %s: %s refuted%s — %s",
+					cr.Name, r.Points[k].Point.Label, ref.Pair(), r.otherDelta(ref), ref.Explain()))
 			}
 		}
 	}

@@ -60,7 +60,7 @@ func TestClaimsShareAlpha(t *testing.T) {
 	if alone.Verdict != VerdictViolation || alone.ClaimsTested != 1 {
 		t.Errorf("one claim: verdict %v, %d claims tested", alone.Verdict, alone.ClaimsTested)
 	}
-	if !strings.Contains(alone.Violations[0], "at confidence 0.95)") {
+	if !strings.Contains(alone.Violations[0], "FPR ≤ 0.7419, FNR ≤ 0.09245 at confidence 0.95;") {
 		t.Errorf("violation does not state its confidence: %q", alone.Violations[0])
 	}
 

@@ -113,6 +113,55 @@ type Refutation struct {
 	// FPR and FNR are the upper confidence bounds tested.
 	FPR float64 `json:"fpr_upper"`
 	FNR float64 `json:"fnr_upper"`
+	// Attack and Estimator name the attack and the estimator whose rule
+	// was tested (chosen on selection runs), Counts are that rule's errors
+	// on the evaluation runs and Confidence the confidence of FPR and FNR
+	// (set by an audit; empty for Refute on bare rates).
+	Attack     string        `json:"attack,omitempty"`
+	Estimator  string        `json:"estimator,omitempty"`
+	Counts     *stats.Counts `json:"counts,omitempty"`
+	Confidence float64       `json:"confidence,omitempty"`
+	// Reason says in words why the pair is refuted (the whole-profile
+	// test); empty when not refuted.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Explain returns why the rates refute the claimed pair: the inequality
+// of Heller & Fetaya eq. 10 that the pair (ε, δ(ε)) of the claimed profile
+// cannot meet, with its numbers; empty when not refuted.
+func (r Refutation) Explain() string {
+	if !r.Refuted {
+		return ""
+	}
+	a, b, an, bn := r.FPR, r.FNR, "FPR", "FNR"
+	if r.Direction == stats.DirFPR {
+		a, b, an, bn = r.FNR, r.FPR, "FNR", "FPR"
+	}
+	rates := fmt.Sprintf("FPR ≤ %.4g, FNR ≤ %.4g", r.FPR, r.FNR)
+	if r.Counts != nil {
+		rule := "the " + r.Attack + " attack"
+		if r.Estimator != "" {
+			rule += " under the " + r.Estimator + " estimator's rule"
+		}
+		rates = fmt.Sprintf("%s errs %s on the evaluation runs: %s at confidence %.4g",
+			rule, r.CountsText(), rates, r.Confidence)
+	}
+	return fmt.Sprintf("whole-profile test: the claimed profile gives δ(%.4g) = %.3g, and %s; then %s + e^ε·%s ≤ %.4g < 1 − δ = %.4g, which no (%.4g, %.3g)-DP mechanism allows (Heller & Fetaya eq. 10)",
+		r.Epsilon, r.Delta, rates, an, bn, a+math.Exp(r.Epsilon)*b, 1-r.Delta, r.Epsilon, r.Delta)
+}
+
+// CountsText returns the tested rule's evaluation errors as
+// "FP 1167/5024, FN 1916/4976" (empty without counts).
+func (r Refutation) CountsText() string {
+	if r.Counts == nil {
+		return ""
+	}
+	return fmt.Sprintf("FP %d/%d, FN %d/%d", r.Counts.FP, r.Counts.Negatives, r.Counts.FN, r.Counts.Positives)
+}
+
+// Pair returns the refuted pair as "(ε, δ) = (0.2214, 0.119)".
+func (r Refutation) Pair() string {
+	return fmt.Sprintf("(ε, δ) = (%.4g, %.3g)", r.Epsilon, r.Delta)
 }
 
 // refuteTolerance guards against calling rounding noise a violation.

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/csv"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -165,8 +164,7 @@ func runAnalyze(args []string, e *env) error {
 	for _, p := range s.Points {
 		doc.Samples.Points = append(doc.Samples.Points, p.Label)
 	}
-	scen, _ := json.MarshalIndent(doc.Samples, "", "  ")
-	return writeReportFiles(ctx, e, rep, doc, scen, outs, stdoutTaken)
+	return writeReportFiles(ctx, e, rep, doc, analyzedAsWritten(f.scenario, doc), outs, stdoutTaken)
 }
 
 // register adds the flags of "audit analyze".
@@ -806,4 +804,29 @@ func csvQuote(s string) string {
 		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 	}
 	return s
+}
+
+// analyzedAsWritten is what the HTML page shows of an analysis: the
+// scenario file as the user wrote it (when --scenario gave one), then the
+// samples analysed, as YAML.
+func analyzedAsWritten(path string, doc samplesDoc) []byte {
+	var b strings.Builder
+	if path != "" {
+		if text, err := os.ReadFile(path); err == nil {
+			fmt.Fprintf(&b, "# --scenario %s\n%s", path, text)
+			if len(text) > 0 && text[len(text)-1] != '\n' {
+				b.WriteByte('\n')
+			}
+		}
+	}
+	b.WriteString("# the samples analysed\nsamples:\n  files:\n")
+	for _, fl := range doc.Samples.Files {
+		fmt.Fprintf(&b, "    - {side: %s, path: %s, sha256: %s, runs: %d}\n", fl.Side, strconv.Quote(fl.Path), fl.SHA256, fl.Runs)
+	}
+	pts := make([]string, len(doc.Samples.Points))
+	for i, p := range doc.Samples.Points {
+		pts[i] = strconv.Quote(p)
+	}
+	fmt.Fprintf(&b, "  order: %s\n  dim: %d\n  points: [%s]\n", strconv.Quote(doc.Samples.Order), doc.Samples.Dim, strings.Join(pts, ", "))
+	return []byte(b.String())
 }

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcmcaudit/mcmcaudit/internal/report"
+	"github.com/mcmcaudit/mcmcaudit/report"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"

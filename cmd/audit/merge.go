@@ -59,7 +59,7 @@ func runMerge(args []string, e *env) error {
 	if err := workError(a.CheckWork(0, 0, true)); err != nil {
 		return err
 	}
-	return writeReport(ctx, e, &scenario.Plan{Config: m.config}, a, m.trials, outs, outs.stdoutTaken())
+	return writeReport(ctx, e, &scenario.Plan{Config: m.config}, a, m.trials, outs, outs.stdoutTaken(), nil)
 }
 
 // merged is what the parts hold together: the scenario (for the report's

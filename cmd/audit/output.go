@@ -14,7 +14,7 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/filekind"
-	"github.com/mcmcaudit/mcmcaudit/internal/report"
+	"github.com/mcmcaudit/mcmcaudit/report"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 )

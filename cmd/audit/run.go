@@ -20,7 +20,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/filekind"
-	"github.com/mcmcaudit/mcmcaudit/internal/report"
+	"github.com/mcmcaudit/mcmcaudit/report"
 )
 
 // runFlags are the flags of "audit run".
@@ -117,7 +117,7 @@ func runRun(args []string, e *env) error {
 	if !f.quiet {
 		fmt.Fprintf(e.stderr, "audit: %d trials run; analysing %d release points\n", cfg.Audit.Trials, len(plan.Points()))
 	}
-	err = writeReport(ctx, e, plan, a, trials, f.outs, f.outs.stdoutTaken())
+	err = writeReport(ctx, e, plan, a, trials, f.outs, f.outs.stdoutTaken(), scenarioAsWritten(fs, args))
 	return afterReport(err, ck, cfg.Audit.Trials, prog, args)
 }
 
@@ -358,7 +358,10 @@ func untilInterrupted[T any](ctx context.Context, f func() (T, error)) (T, error
 // plot and HTML; it returns a violationError when a claim is refuted. An
 // interruption during the analysis, or before the outputs are written,
 // writes nothing.
-func writeReport(ctx context.Context, e *env, plan *scenario.Plan, a *audit.Audit, trials *audit.Trials, o outputFlags, quietTable bool) error {
+//
+// scen is the scenario to show in the HTML page as the user wrote it (nil:
+// the plan's configuration, as JSON).
+func writeReport(ctx context.Context, e *env, plan *scenario.Plan, a *audit.Audit, trials *audit.Trials, o outputFlags, quietTable bool, scen []byte) error {
 	rep, err := untilInterrupted(ctx, func() (*audit.Report, error) { return a.AnalyzeContext(ctx, trials) })
 	if ctx.Err() != nil {
 		return interruptedError{"interrupted during the analysis; no report was written"}
@@ -370,7 +373,9 @@ func writeReport(ctx context.Context, e *env, plan *scenario.Plan, a *audit.Audi
 		return runError(err)
 	}
 	doc := scenario.Document{Versions: audit.CurrentVersions(), Config: plan.Config, Report: rep}
-	scen, _ := json.MarshalIndent(plan.Config, "", "  ")
+	if scen == nil {
+		scen, _ = json.MarshalIndent(plan.Config, "", "  ")
+	}
 	return writeReportFiles(ctx, e, rep, doc, scen, o, quietTable)
 }
 
@@ -576,6 +581,26 @@ func loadScenario(fs *flagSet) (*scenario.Config, error) {
 		return nil, usageError{err.Error()}
 	}
 	return cfg, nil
+}
+
+// scenarioAsWritten is the scenario file as the user wrote it (YAML, with
+// its comments), or the built-in scenario without one, followed by the
+// command line as a YAML comment, since flags can override the file.
+func scenarioAsWritten(fs *flagSet, args []string) []byte {
+	var text []byte
+	if fs.NArg() == 1 {
+		b, err := os.ReadFile(fs.Arg(0))
+		if err != nil {
+			return nil
+		}
+		text = b
+	} else {
+		text = scenario.DefaultScenario()
+	}
+	if len(text) > 0 && text[len(text)-1] != '\n' {
+		text = append(text, '\n')
+	}
+	return append(text, "# audited with: audit run "+strings.Join(args, " ")+"\n"...)
 }
 
 func loadRunConfig(fs *flagSet, f *runFlags) (*scenario.Config, error) {

@@ -45,7 +45,8 @@ h2 { font-size: 1.2em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; mar
 .verdict.violation { background: #fbe9e9; border-color: #e0a0a0; color: #8a1c1c; }
 .table { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; font-size: 0.9em; margin: 0.6em 0; }
-th { overflow-wrap: anywhere; }
+th { overflow-wrap: normal; word-break: normal; hyphens: manual; }
+th .w { white-space: nowrap; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
 th { background: #f3f3f3; }
 td.l, th.l { text-align: left; }
@@ -61,17 +62,17 @@ footer { margin-top: 2em; color: #777; font-size: 0.8em; }
 <h1>{{.Title}}</h1>
 <p class="subtitle">{{.Subtitle}}</p>
 {{if .Verdict}}<div class="verdict{{if .Violation}} violation{{end}}" id="verdict">{{.Verdict}}</div>{{end}}
-{{range .Sections}}<section>
+{{range .Sections}}{{if .Body}}<section>
 <h2>{{.Heading}}</h2>
 {{.Body}}
 </section>
-{{end}}
+{{end}}{{end}}
 <footer>{{.Footer}}</footer>
 </body>
 </html>
 `))
 
-// WriteHTMLPage renders a page.
+// WriteHTMLPage renders a page; a section with an empty body is left out.
 func WriteHTMLPage(w io.Writer, p HTMLPage) error { return pageTemplate.Execute(w, p) }
 
 // HTMLTable renders a table; columns whose header starts with "<" are
@@ -89,7 +90,7 @@ func HTMLTable(header []string, rows [][]string, highlight int) template.HTML {
 		if left[i] {
 			cls = ` class="l"`
 		}
-		fmt.Fprintf(&b, "<th%s>%s</th>", cls, template.HTMLEscapeString(h))
+		fmt.Fprintf(&b, "<th%s>%s</th>", cls, headerWords(h))
 	}
 	b.WriteString("</tr>\n")
 	for k, r := range rows {
@@ -109,6 +110,20 @@ func HTMLTable(header []string, rows [][]string, highlight int) template.HTML {
 	}
 	b.WriteString("</table></div>\n")
 	return template.HTML(b.String())
+}
+
+// headerWords escapes a header and keeps each of its words on one line
+// (a span that does not wrap, not even at a hyphen as in "(3, 1e-05)-DP"),
+// so that a narrow column breaks the header at its spaces only.
+func headerWords(h string) string {
+	words := strings.Fields(h)
+	if len(words) == 1 && !strings.Contains(h, "-") {
+		return template.HTMLEscapeString(h)
+	}
+	for i, w := range words {
+		words[i] = `<span class="w">` + template.HTMLEscapeString(w) + `</span>`
+	}
+	return strings.Join(words, " ")
 }
 
 // HTMLPlot wraps an SVG document for inline use (the XML prologue dropped).
@@ -175,7 +190,10 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 			}
 			verdict := "not refuted"
 			if cr.Refutation != nil && cr.Refutation.Refuted {
-				verdict = "REFUTED"
+				verdict = refutedCell(cr.Refutation)
+				if c := cr.Refutation.CountsText(); c != "" {
+					verdict += fmt.Sprintf(": rule errors %s (FPR ≤ %.4g, FNR ≤ %.4g)", c, cr.Refutation.FPR, cr.Refutation.FNR)
+				}
 			}
 			row = append(row, f(float64(cr.EpsilonAtDelta)), verdict)
 		}
@@ -203,7 +221,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 		f(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, r.EvalRuns, e.Counts.FP, e.Counts.Negatives, e.Counts.FN, e.Counts.Positives)
 	page := HTMLPage{
 		Title:     "Privacy audit: " + r.Name,
-		Subtitle:  r.Mechanism + "; " + DatasetsLine(r),
+		Subtitle:  DisplayName(r.Mechanism) + "; " + DatasetsLine(r),
 		Verdict:   verdict,
 		Violation: r.Violated(),
 		Sections: []HTMLSection{

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
@@ -24,12 +26,18 @@ func upperBound(pr audit.PointResult) (string, string) {
 		case !c.Covered:
 			ub, verdict = append(ub, "n/a"), append(verdict, "n/a")
 		case c.Refutation != nil && c.Refutation.Refuted:
-			ub, verdict = append(ub, f4(float64(c.EpsilonAtDelta))), append(verdict, "REFUTED")
+			ub, verdict = append(ub, f4(float64(c.EpsilonAtDelta))), append(verdict, refutedCell(c.Refutation))
 		default:
 			ub, verdict = append(ub, f4(float64(c.EpsilonAtDelta))), append(verdict, "ok")
 		}
 	}
 	return strings.Join(ub, "; "), strings.Join(verdict, "; ")
+}
+
+// refutedCell is a refuted claim's cell: the (ε, δ) pair of its profile
+// that the whole-profile test refuted, which need not be at the report's δ.
+func refutedCell(ref *audit.Refutation) string {
+	return fmt.Sprintf("REFUTED at (%.4g, %.3g)", ref.Epsilon, ref.Delta)
 }
 
 // WriteTable prints the human report: what was audited, the per-point
@@ -51,6 +59,36 @@ func WriteTable(w io.Writer, r *audit.Report) error {
 	return nil
 }
 
+// RunsLine describes the split of the runs: the attacks are trained on
+// the training runs, each attack's threshold is chosen on the
+// threshold-selection runs — or, when the split has none, on the training
+// runs — and the bounds are computed on the evaluation runs.
+func RunsLine(r *audit.Report) string {
+	sel := fmt.Sprintf("%d train, %d threshold-selection (each attack's threshold chosen on them)", r.TrainRuns, r.SelectRuns)
+	if r.SelectRuns == 0 {
+		sel = fmt.Sprintf("%d train (attacks fitted and thresholds chosen on them)", r.TrainRuns)
+	}
+	return fmt.Sprintf("%d (seed %d): %s, %d evaluation (%d on D, %d on D′; the bounds are computed on them)",
+		r.Trials, r.Seed, sel, r.EvalRuns, r.EvalNegatives, r.EvalPositives)
+}
+
+// reLongNumber matches a decimal number with more than six significant
+// digits, as a parameter written to full float64 precision.
+var reLongNumber = regexp.MustCompile(`\d*\.\d{6,}(?:[eE][-+]?\d+)?|\d+\.\d+[eE][-+]?\d+`)
+
+// DisplayName shortens the numbers of a mechanism's name to six
+// significant digits for display ("eta=0.0016899675500270416" reads
+// "eta=0.00168997"); the JSON report and the scenario keep them in full.
+func DisplayName(name string) string {
+	return reLongNumber.ReplaceAllStringFunc(name, func(m string) string {
+		v, err := strconv.ParseFloat(m, 64)
+		if err != nil {
+			return m
+		}
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	})
+}
+
 // DatasetsLine describes the audited pair in one line.
 func DatasetsLine(r *audit.Report) string {
 	if r.D == nil || r.DPrime == nil {
@@ -63,17 +101,18 @@ func DatasetsLine(r *audit.Report) string {
 	return nd
 }
 
-// writeSetting prints what was audited and how.
+// writeSetting prints what was audited and how, each field wrapped to the
+// width of the report.
 func writeSetting(w io.Writer, r *audit.Report) {
-	fmt.Fprintf(w, "scenario   %s (config %.12s)\n", r.Name, r.ConfigHash)
-	fmt.Fprintf(w, "mechanism  %s\n", r.Mechanism)
-	fmt.Fprintf(w, "datasets   %s\n", DatasetsLine(r))
-	fmt.Fprintf(w, "runs       %d (seed %d): %d train, %d threshold-selection, %d evaluation (%d on D, %d on D′)\n",
-		r.Trials, r.Seed, r.TrainRuns, r.SelectRuns, r.EvalRuns, r.EvalNegatives, r.EvalPositives)
-	fmt.Fprintf(w, "features   %v; attacks %v\n", r.Features, r.Attacks)
-	fmt.Fprintf(w, "statistics δ = %g, confidence %g; %s\n", r.Delta, r.Confidence, r.Multiplicity)
+	field := func(name, text string) { _ = WriteWrapped(w, fmt.Sprintf("%-11s", name), text, textWidth) }
+	field("scenario", fmt.Sprintf("%s (config %.12s)", r.Name, r.ConfigHash))
+	field("mechanism", DisplayName(r.Mechanism))
+	field("datasets", DatasetsLine(r))
+	field("runs", RunsLine(r))
+	field("features", fmt.Sprintf("%v; attacks %v", r.Features, r.Attacks))
+	field("statistics", fmt.Sprintf("δ = %g, confidence %g; %s", r.Delta, r.Confidence, r.Multiplicity))
 	for _, n := range r.Notes {
-		fmt.Fprintf(w, "note       %s\n", n)
+		field("note", n)
 	}
 	if acc := r.Info.AcceptanceRate(); !math.IsNaN(acc) {
 		fmt.Fprintf(w, "sampler    acceptance rate %.4f", acc)
@@ -91,7 +130,12 @@ func writeSetting(w io.Writer, r *audit.Report) {
 
 // pointRows returns the header and rows of the per-point table.
 func pointRows(r *audit.Report) ([]any, [][]any) {
+	// With one attack its name is on the "features" line above the table.
+	oneAttack := len(r.Attacks) == 1
 	header := []any{"release", "attack", "FP/neg", "FN/pos", "ε_lb", "μ_lb"}
+	if oneAttack {
+		header = append(header[:1:1], header[2:]...)
+	}
 	extra := extraEstimators(r)
 	for _, name := range extra {
 		header = append(header, name)
@@ -112,9 +156,12 @@ func pointRows(r *audit.Report) ([]any, [][]any) {
 		if k == r.Headline {
 			label += " *"
 		}
-		row := []any{label, pr.Attacks[bestAttack(pr, "region")].Attack,
-			counts(pr.Region().Counts.FP, pr.Region().Counts.Negatives), counts(pr.Region().Counts.FN, pr.Region().Counts.Positives),
-			f4(pr.Region().Epsilon), f4(pr.GDP().Mu)}
+		row := []any{label}
+		if !oneAttack {
+			row = append(row, pr.Attacks[bestAttack(pr, "region")].Attack)
+		}
+		row = append(row, counts(pr.Region().Counts.FP, pr.Region().Counts.Negatives), counts(pr.Region().Counts.FN, pr.Region().Counts.Positives),
+			f4(pr.Region().Epsilon), f4(pr.GDP().Mu))
 		for _, name := range extra {
 			v, _ := estimatorValue(pr, name)
 			row = append(row, f4(v))
@@ -153,6 +200,7 @@ func writeLegend(w io.Writer, r *audit.Report) {
 	fmt.Fprintln(w, "ε_lb: Clopper-Pearson region bound (Heller-Fetaya eq. 12) on the evaluation runs, at the test confidence;")
 	fmt.Fprintln(w, "μ_lb: GDP lower bound on μ (rigorous, no shape assumed), with its own threshold chosen on training runs;")
 	fmt.Fprintln(w, "the ε it would imply is shown apart below. ceiling: the largest ε_lb these run counts allow.")
+	_ = WriteWrapped(w, "", DirectionNote, textWidth)
 	for _, name := range extraEstimators(r) {
 		_, b := estimatorValue(r.Points[0], name)
 		fmt.Fprintf(w, "%s: %s on the evaluation runs, at the test confidence", name, b.Estimator)
@@ -173,9 +221,29 @@ func writeLegend(w io.Writer, r *audit.Report) {
 	}
 	if len(r.Claims) > 0 {
 		fmt.Fprintf(w, "upper bound: the claim's ε at δ = %g (%s).\n", r.Delta, strings.Join(r.Claims, "; "))
+		_ = WriteWrapped(w, "", ClaimLegend, textWidth)
 	}
 	fmt.Fprintln(w)
 }
+
+// textWidth is the width of the text report's prose lines.
+const textWidth = 110
+
+// ClaimLegend explains the claim column: the claim is tested over its
+// whole profile, so it can be refuted while ε_lb lies below its ε at δ.
+const ClaimLegend = "claim: \"REFUTED at (ε, δ)\" names the pair of the claimed profile δ(ε) that the whole-profile test " +
+	"refutes: a rule chosen on selection runs has error rates (upper confidence bounds) with FPR + e^ε·FNR < 1 − δ(ε) " +
+	"or its mirror, which no (ε, δ(ε))-DP mechanism allows (Heller & Fetaya eq. 10). The pair can lie at another δ " +
+	"than the upper-bound column's, so a claim can be refuted while ε_lb is below its ε at δ; the rule and its error " +
+	"counts are in the verdict."
+
+// DirectionNote explains the error columns, whose extremes swap between
+// releases: a threshold rule is one-sided, and the side kept is the one
+// whose inequality of Heller & Fetaya eq. 10 proves the larger ε.
+const DirectionNote = "FP/neg, FN/pos: the errors of the attack's rule on the evaluation runs (runs on D taken for D′, " +
+	"runs on D′ taken for D). A rule bounds ε through one of two inequalities — few false positives against the " +
+	"false negatives, or the mirror — and keeps the direction that proves the larger ε on the training runs, so one " +
+	"count is small and the other large, and they can swap from one release to the next as the attack changes direction."
 
 // GaussianEpsilonTitle heads the ε that μ_lb implies, which is no lower
 // bound on ε: it holds only if the trade-off curve is Gaussian (Dong, Roth
@@ -221,12 +289,12 @@ func Headline(r *audit.Report) string {
 
 // writeHeadline prints the headline and the verdict.
 func writeHeadline(w io.Writer, r *audit.Report) {
-	fmt.Fprintln(w, Headline(r))
+	_ = WriteWrapped(w, "", Headline(r), textWidth)
 	switch r.Verdict {
 	case audit.VerdictViolation:
 		fmt.Fprintf(w, "verdict: VIOLATION\n")
 		for _, v := range r.Violations {
-			fmt.Fprintf(w, "  %s\n", v)
+			_ = WriteWrapped(w, "  ", v, textWidth)
 		}
 	case audit.VerdictNotRefuted:
 		if r.ClaimsTested > 1 {

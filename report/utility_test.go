@@ -38,7 +38,7 @@ func TestUtilityTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"acceptance", "clipped grads", "D: max |mean err|/sd", "D′: p mean / KS", "0.002", "7.5", "0.2–0.3", "0.25 / 0.012", "BARELY", "iteration 2 *"} {
+	for _, want := range []string{"acceptance", "clipped grads", "D: |mean err|/sd", "D′: p mean / KS", "0.002", "7.5", "0.2–0.3", "0.25 / 0.012", "BARELY", "iteration 2 *"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("utility table lacks %q:\n%s", want, out)
 		}
@@ -93,5 +93,50 @@ func TestUtilityCSVAndHTML(t *testing.T) {
 	h := b.String()
 	if !strings.Contains(h, `<p class="warning">Warning: the release the headline rests on barely moves`) || !strings.Contains(h, "Utility per release") || !strings.Contains(h, "<td>BARELY</td>") {
 		t.Error("HTML lacks the utility section or the warning")
+	}
+}
+
+// The utility table fits 120 columns: columns with one value at every
+// release are said once in the title, and a table still too wide is
+// split into one table per side, each with the shared columns.
+func TestUtilityTableFits120Columns(t *testing.T) {
+	r := utilityReport()
+	f := func(x float64) *float64 { return &x }
+	r.Points[0].Utility.ClippedLLRFraction, r.Points[1].Utility.ClippedLLRFraction = f(0.0123), f(0.5)
+	r.Points[0].Point.Label, r.Points[1].Point.Label = "a long release label 1", "a long release label 2"
+	var b bytes.Buffer
+	if err := writeUtilityTable(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for i, l := range strings.Split(out, "\n") {
+		if n := runes(l); n > maxTextWidth {
+			t.Errorf("line %d is %d columns wide:\n%s", i+1, n, l)
+		}
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "2 iterations between releases") || strings.Contains(out, "│ iterations") {
+		t.Errorf("the constant iterations column is not folded into the title:\n%s", out)
+	}
+	// Split: with the long labels, even the shared columns with one side
+	// are too wide, so there are three tables: the shared columns, D, D′.
+	if got := strings.Count(out, "┌"); got != 3 {
+		t.Errorf("%d tables, want three:\n%s", got, out)
+	}
+	// With short labels, one table per side, the shared columns in the first.
+	r.Points[0].Point.Label, r.Points[1].Point.Label = "it 2", "it 4"
+	b.Reset()
+	if err := writeUtilityTable(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(b.String(), "┌"); got != 2 || widest(b.String()) > maxTextWidth {
+		t.Errorf("%d tables, %d columns wide; want two (one per side) within 120:\n%s", got, widest(b.String()), b.String())
+	}
+	for _, want := range []string{"clipped llrs", "D: |mean err|/sd", "D′: |mean err|/sd", "0.25 / 0.012"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the tables lack %q:\n%s", want, out)
+		}
+	}
+	if pValue(0) != "<1e-4" || pValue(9.9e-5) != "<1e-4" || pValue(1e-4) != "0.0001" || pValue(0.0123) != "0.012" {
+		t.Errorf("p-values: %q %q %q %q", pValue(0), pValue(9.9e-5), pValue(1e-4), pValue(0.0123))
 	}
 }

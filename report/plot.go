@@ -55,6 +55,7 @@ type series struct {
 	color  int
 	dashed bool
 	lower  bool // the audit's own lower bound (ε_lb)
+	points bool // markers only: the refuted (ε, δ) pairs of a claim
 }
 
 // plotSeries collects the curves of a report: ε_lb, the ceiling, each
@@ -81,6 +82,10 @@ func plotSeries(r *audit.Report, xs []float64, extra []Curve) []series {
 			return float64(pr.Claims[ci].EpsilonAtDelta)
 		})
 		out = append(out, series{name: "upper bound (ε at δ): " + name, x: x, y: y, color: 2 + ci, dashed: true})
+		if rs := refutedSeries(r, xs, ci); rs != nil {
+			rs.color = 2 + ci
+			out = append(out, *rs)
+		}
 	}
 	if len(r.Points) > 0 && r.Points[0].Exact != nil {
 		x, y := get(func(pr audit.PointResult) float64 {
@@ -101,6 +106,37 @@ func plotSeries(r *audit.Report, xs []float64, extra []Curve) []series {
 		out = append(out, s)
 	}
 	return out
+}
+
+// refutedSeries marks, at each release where claim ci is refuted, the ε
+// of the refuted pair (ε, δ(ε)); its legend names the pairs and, for the
+// release the verdict rests on, the rule's errors — the same numbers as
+// the table and the verdict. Nil when the claim is refuted nowhere.
+func refutedSeries(r *audit.Report, xs []float64, ci int) *series {
+	s := series{points: true}
+	var at []string
+	var detail string
+	for k, pr := range r.Points {
+		if ci >= len(pr.Claims) || pr.Claims[ci].Refutation == nil || !pr.Claims[ci].Refutation.Refuted {
+			continue
+		}
+		ref := pr.Claims[ci].Refutation
+		s.x, s.y = append(s.x, xs[k]), append(s.y, ref.Epsilon)
+		at = append(at, fmt.Sprintf("%s (ε, δ) = (%.4g, %.3g)", pr.Point.Label, ref.Epsilon, ref.Delta))
+		if k == r.Headline || (detail == "" && r.Headline < 0) {
+			detail = fmt.Sprintf("; at %s the rule's errors %s: FPR ≤ %.4g, FNR ≤ %.4g at confidence %.4g",
+				pr.Point.Label, ref.CountsText(), ref.FPR, ref.FNR, ref.Confidence)
+		}
+	}
+	if len(s.x) == 0 {
+		return nil
+	}
+	if len(at) > 3 {
+		at = append(at[:3], fmt.Sprintf("and %d more releases (in the table)", len(at)-3))
+	}
+	s.name = fmt.Sprintf("refuted (ε, δ(ε)): %s REFUTED by the whole-profile test (its profile δ(ε) violated) at %s%s; the cross marks that ε, and its δ is δ(ε), not the table's δ = %g",
+		r.Claims[ci], strings.Join(at, ", "), detail, r.Delta)
+	return &s
 }
 
 // WritePlot draws ε_lb against the release points (the per-epoch curve of
@@ -193,6 +229,17 @@ func addSeries(p *plot.Plot, s series, markers bool) ([]plot.Thumbnailer, error)
 	for i := range s.x {
 		pts[i] = plotter.XY{X: s.x[i], Y: s.y[i]}
 	}
+	if s.points {
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, err
+		}
+		sc.Color = plotutil.Color(s.color)
+		sc.Shape = draw.CrossGlyph{}
+		sc.Radius = vg.Points(5)
+		p.Add(sc)
+		return []plot.Thumbnailer{sc}, nil
+	}
 	l, err := plotter.NewLine(pts)
 	if err != nil {
 		return nil, err
@@ -226,9 +273,12 @@ func addSeries(p *plot.Plot, s series, markers bool) ([]plot.Thumbnailer, error)
 func writeBarPlot(w io.Writer, format string, r *audit.Report, ss []series) error {
 	p := plot.New()
 	pt := r.Points[0].Point
+	// The title names the release by its label: a program sampler's
+	// releases are numbered 1, 2, … whatever iterations they come after,
+	// so an iteration number here could be wrong.
 	where := pt.Label
 	if pt.Label == "final" {
-		where = fmt.Sprintf("the final state (iteration %d)", pt.Iteration)
+		where = "the final state"
 	}
 	title := fmt.Sprintf("%s: ε at %s (δ = %g, confidence %.4g)", r.Name, where, r.Delta, r.TestConfidence)
 	p.Title.Text = wrapStyled(p.Title.TextStyle, title, plotWidth-2*plotMargin)
