@@ -7,7 +7,6 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
-	"gonum.org/v1/gonum/blas"
 )
 
 // Classifier is a model whose likelihood is a categorical distribution over
@@ -108,6 +107,9 @@ func checkClassData(d *dataset.Dataset, features, classes int) error {
 // LogPrior implements Model: −Alpha·‖θ‖²/2 (constant dropped).
 func (m Softmax) LogPrior(theta []float64) float64 { return -0.5 * m.Alpha * dot(theta, theta) }
 
+// priorPrecision implements isotropicPrior: the prior is N(0, I/Alpha).
+func (m Softmax) priorPrecision() float64 { return m.Alpha }
+
 // GradLogPrior implements Model: −Alpha·θ.
 func (m Softmax) GradLogPrior(theta, grad []float64) {
 	for i, t := range theta {
@@ -180,15 +182,16 @@ func (m Softmax) GradLogLik(theta []float64, r dataset.Record, grad []float64) {
 // NewGradBatch implements BatchGradModel.
 func (m Softmax) NewGradBatch(rows int) GradBatch {
 	rows = max(rows, 1)
-	return &softmaxGrad{m: m, rows: rows, g: make([]float64, rows*m.Classes)}
+	return &softmaxGrad{m: m, rows: rows, g: make([]float64, rows*m.Classes), xs: make([]*float64, rows)}
 }
 
-// softmaxGrad is Softmax's minibatch workspace: a block of gathered
-// records and their logits, then residuals.
+// softmaxGrad is Softmax's minibatch workspace: the logits, then
+// residuals, of a block of records, and pointers to their features.
 type softmaxGrad struct {
 	m    Softmax
 	rows int
 	g    []float64
+	xs   []*float64
 }
 
 // SumGradLogLik implements GradBatch. For a block X (b×D) of records with
@@ -199,29 +202,30 @@ type softmaxGrad struct {
 // record's gradient norm is ‖g_r‖·‖(x_r, 1)‖ (the norm of an outer
 // product), so clipping scales g_r by min(1, C/(‖g_r‖·‖(x_r, 1)‖)) before
 // the product (docs/derivations/batch-gradients.md).
+//
+// The products run on the records' own feature slices (no block is
+// gathered) in the kernels of kernel.go: a row of logits is dotRows, four
+// classes at a time, and Gᵀ·X is sumOuter, which keeps two classes × 16
+// features of the sum in registers across the whole block.
 func (w *softmaxGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batch []int, clip float64, sum []float64) (clipped int) {
 	k, d := w.m.Classes, w.m.Features
 	wts, bias := theta[:k*d], theta[k*d:k*d+k]
 	sw, sb := sum[:k*d], sum[k*d:k*d+k]
 	clear(sum[:k*d+k])
-	// The products run row by row on the records' own feature slices —
-	// the kernels gemm picks for these shapes (one Dgemv per row of logits,
-	// one Dger per record of the outer-product sum), on the same vectors
-	// in the same order, so with the bits of a product over a gathered
-	// block and without copying the block.
 	for r0 := 0; r0 < len(batch); r0 += w.rows {
 		idx := batch[r0:min(r0+w.rows, len(batch))]
 		nb := len(idx)
-		g := w.g[:nb*k]
+		g, xs := w.g[:nb*k], w.xs[:nb]
 		for r, i := range idx {
-			blasImpl.Dgemv(blas.NoTrans, k, d, 1, wts, d, recs[i].X[:d], 1, 0, g[r*k:(r+1)*k], 1)
-		}
-		addRow(g, nb, bias)
-		for r, i := range idx {
+			xr := recs[i].X[:d]
+			xs[r] = &xr[0]
 			gr := g[r*k : (r+1)*k]
+			dotRows(xr, wts, d, gr)
+			for c, b := range bias {
+				gr[c] += b
+			}
 			softmaxResidual(gr, classOf(recs[i].Y, k))
 			if clip > 0 {
-				xr := recs[i].X[:d]
 				if nn := math.Sqrt(dot(gr, gr) * (dot(xr, xr) + 1)); nn > clip {
 					f := clip / nn
 					for c := range gr {
@@ -234,9 +238,7 @@ func (w *softmaxGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batc
 				sb[c] += v
 			}
 		}
-		for r, i := range idx {
-			blasImpl.Dger(k, d, 1, g[r*k:(r+1)*k], 1, recs[i].X[:d], 1, sw, d)
-		}
+		sumOuter(sw, d, g, k, k, d, xs)
 	}
 	return clipped
 }
