@@ -357,8 +357,26 @@ func softmaxInPlace(f []float64) {
 // softmaxResidual replaces logits f by g = e_y − softmax(f), the gradient
 // of ln softmax(f)_y with respect to f. g_y = 1 − p_y is computed as
 // Σ_{k≠y} p_k, which keeps its relative precision when p_y is near 1.
+// The exponentials are fastExp's (within 2 ulp of math.Exp): the
+// residual feeds the samplers' gradients only, never a reported
+// probability.
 func softmaxResidual(f []float64, y int) {
-	softmaxInPlace(f)
+	mx := f[0]
+	for _, v := range f[1:] {
+		if v > mx {
+			mx = v
+		}
+	}
+	var s float64
+	for k, v := range f {
+		e := fastExp(v - mx)
+		f[k] = e
+		s += e
+	}
+	inv := 1 / s
+	for k := range f {
+		f[k] *= inv
+	}
 	var rest float64
 	for k, p := range f {
 		if k != y {
