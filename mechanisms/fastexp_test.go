@@ -59,3 +59,46 @@ func TestExpTable(t *testing.T) {
 		}
 	}
 }
+
+// TestSoftmaxResidualUsesFastExp checks that the exponentials written out
+// in softmaxResidual are fastExp's, bit for bit, including logits far
+// below the maximum (math.Exp's range) and an infinite one.
+func TestSoftmaxResidualUsesFastExp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for rep := 0; rep < 2000; rep++ {
+		k := 2 + rep%12
+		f := make([]float64, k)
+		for i := range f {
+			f[i] = rng.NormFloat64() * math.Exp(6*rng.Float64())
+		}
+		if rep%50 == 0 {
+			f[0] = -1e4
+		}
+		y := rep % k
+		want := append([]float64(nil), f...)
+		mx := want[0]
+		for _, v := range want {
+			mx = math.Max(mx, v)
+		}
+		var s float64
+		for i, v := range want {
+			want[i] = fastExp(v - mx)
+			s += want[i]
+		}
+		var rest float64
+		for i := range want {
+			want[i] *= 1 / s
+			if i != y {
+				rest += want[i]
+				want[i] = -want[i]
+			}
+		}
+		want[y] = rest
+		softmaxResidual(f, y)
+		for i := range f {
+			if math.Float64bits(f[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("rep %d: g[%d] = %v, want %v", rep, i, f[i], want[i])
+			}
+		}
+	}
+}

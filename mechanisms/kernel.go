@@ -67,7 +67,11 @@ func dotRows(x, w []float64, ldw int, out []float64) {
 	for ; c+4 <= rows; c += 4 {
 		dot4AVX(&x[0], &w[c*ldw], ldw, n8, (*[4]float64)(out[c:c+4]))
 	}
-	for ; c < rows; c++ {
+	if c+2 <= rows {
+		dot2AVX(&x[0], &w[c*ldw], ldw, n8, (*[2]float64)(out[c:c+2]))
+		c += 2
+	}
+	if c < rows {
 		out[c] = dot1AVX(&x[0], &w[c*ldw], n8)
 	}
 	if n8*8 < n {

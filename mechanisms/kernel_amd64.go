@@ -17,6 +17,11 @@ func dot1AVX(x, w *float64, n8 int) float64
 //go:noescape
 func dot4AVX(x, w *float64, ldw, n8 int, out *[4]float64)
 
+// dot2AVX is dot4AVX for two rows.
+//
+//go:noescape
+func dot2AVX(x, w *float64, ldw, n8 int, out *[2]float64)
+
 // outer2AVX adds, for two classes (gr and gr+1) and the first 16·n16
 // columns, Σ_r gr[r·ldg]·xs[r][j] into s[j] and gr[r·ldg+1]·xs[r][j] into
 // s[lds+j], by one fused multiply–add per record in record order.

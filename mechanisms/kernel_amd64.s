@@ -159,3 +159,39 @@ ordone:
 ojdone:
 	VZEROUPPER
 	RET
+
+// func dot2AVX(x, w *float64, ldw, n8 int, out *[2]float64)
+TEXT ·dot2AVX(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), SI
+	MOVQ w+8(FP), DI
+	MOVQ ldw+16(FP), BX
+	SHLQ $3, BX
+	MOVQ n8+24(FP), CX
+	MOVQ out+32(FP), DX
+	LEAQ (DI)(BX*1), R8
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	XORQ   AX, AX
+
+d2loop:
+	TESTQ CX, CX
+	JE    d2done
+	VMOVUPD     (SI)(AX*1), Y8
+	VMOVUPD     32(SI)(AX*1), Y9
+	VFMADD231PD (DI)(AX*1), Y8, Y0
+	VFMADD231PD 32(DI)(AX*1), Y9, Y1
+	VFMADD231PD (R8)(AX*1), Y8, Y2
+	VFMADD231PD 32(R8)(AX*1), Y9, Y3
+	ADDQ        $64, AX
+	DECQ        CX
+	JMP         d2loop
+
+d2done:
+	REDUCE4(Y0, Y1, X0, X8)
+	REDUCE4(Y2, Y3, X2, X9)
+	VMOVSD X0, 0(DX)
+	VMOVSD X2, 8(DX)
+	VZEROUPPER
+	RET

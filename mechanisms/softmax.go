@@ -246,11 +246,18 @@ func (w *softmaxGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batc
 // BatchLogitsScratch implements BatchClassifier: none is needed.
 func (m Softmax) BatchLogitsScratch(int) int { return 0 }
 
-// BatchLogits implements BatchClassifier: F = X·Wᵀ + 1·bᵀ as one product.
+// BatchLogits implements BatchClassifier: F = X·Wᵀ + 1·bᵀ, a row of
+// logits at a time by dotRows (four classes per kernel call).
 func (m Softmax) BatchLogits(theta, x []float64, n int, f, _ []float64) {
 	k, d := m.Classes, m.Features
-	gemm(false, true, n, k, d, x, d, theta[:k*d], d, 0, f, k)
-	addRow(f, n, theta[k*d:k*d+k])
+	wts, bias := theta[:k*d], theta[k*d:k*d+k]
+	for r := 0; r < n; r++ {
+		fr := f[r*k : (r+1)*k]
+		dotRows(x[r*d:(r+1)*d], wts, d, fr)
+		for c, b := range bias {
+			fr[c] += b
+		}
+	}
 }
 
 // Predict returns the class probabilities p(· | x, θ) (a new slice).
@@ -369,7 +376,20 @@ func softmaxResidual(f []float64, y int) {
 	}
 	var s float64
 	for k, v := range f {
-		e := fastExp(v - mx)
+		// fastExp(v − mx), written out so that the loop makes no call:
+		// v − mx ≤ 0, so only the lower end of its range is tested (a NaN
+		// fails the test too).
+		x, e := v-mx, 0.0
+		if x >= -708 {
+			kf := (x*expInvLn2x64 + expShift) - expShift
+			ki := int64(kf)
+			r := (x - kf*expLn2x64Hi) - kf*expLn2x64Lo
+			q := r * (1 + r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120)))))
+			t := math.Float64frombits(math.Float64bits(expTab[ki&63]) + uint64(ki>>6)<<52)
+			e = math.FMA(t, q, t)
+		} else {
+			e = math.Exp(x)
+		}
 		f[k] = e
 		s += e
 	}
