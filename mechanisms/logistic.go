@@ -43,6 +43,9 @@ func (m Logistic) DataDim() int { return m.D }
 // LogPrior implements Model.
 func (m Logistic) LogPrior(theta []float64) float64 { return -0.5 * m.Alpha * dot(theta, theta) }
 
+// priorPrecision implements isotropicPrior: the prior is N(0, I/Alpha).
+func (m Logistic) priorPrecision() float64 { return m.Alpha }
+
 // GradLogPrior implements Model.
 func (m Logistic) GradLogPrior(theta, grad []float64) {
 	for i, t := range theta {

@@ -88,6 +88,9 @@ func (m MLP) CheckData(d *dataset.Dataset) error { return checkClassData(d, m.Fe
 // LogPrior implements Model: −Alpha·‖θ‖²/2 (constant dropped).
 func (m MLP) LogPrior(theta []float64) float64 { return -0.5 * m.Alpha * dot(theta, theta) }
 
+// priorPrecision implements isotropicPrior: the prior is N(0, I/Alpha).
+func (m MLP) priorPrecision() float64 { return m.Alpha }
+
 // GradLogPrior implements Model: −Alpha·θ.
 func (m MLP) GradLogPrior(theta, grad []float64) {
 	for i, t := range theta {

@@ -356,13 +356,9 @@ func (s *SGLD) runInto(m Model, d *dataset.Dataset, theta []float64, rng *rand.R
 			}
 		}
 		sc := bt.scale(len(batch))
-		m.GradLogPrior(theta, grad)
 		half, sd := eta/2, math.Sqrt(nv*eta)
 		fn.fill(noise)
-		for k := range theta {
-			theta[k] += half*(grad[k]+sc*gi[k]) + sd*noise[k]
-		}
-		if !finite(theta) {
+		if !sgldUpdate(m, theta, grad, gi, noise, half, sc, sd) {
 			return info, &DivergedError{Iteration: t + 1, Theta: append([]float64(nil), theta...)}
 		}
 		if rel.due(t + 1) {
@@ -372,6 +368,38 @@ func (s *SGLD) runInto(m Model, d *dataset.Dataset, theta []float64, rng *rand.R
 		}
 	}
 	return info, nil
+}
+
+// isotropicPrior is implemented by models whose prior is N(0, I/α), so
+// that ∇ ln π(θ) = −α·θ can be computed inside the SGLD update.
+type isotropicPrior interface {
+	priorPrecision() float64
+}
+
+// sgldUpdate applies θ ← θ + (η/2)(∇ ln π(θ) + sc·gi) + sd·noise in place
+// and reports whether every coordinate stayed finite. For an isotropic
+// Gaussian prior the prior gradient −α·θ_k and the finiteness test are
+// computed in the same pass, with the bits of GradLogPrior followed by
+// the update and finite; other models use grad as scratch for
+// GradLogPrior.
+func sgldUpdate(m Model, theta, grad, gi, noise []float64, half, sc, sd float64) bool {
+	ip, ok := m.(isotropicPrior)
+	if !ok {
+		m.GradLogPrior(theta, grad)
+		for k := range theta {
+			theta[k] += half*(grad[k]+sc*gi[k]) + sd*noise[k]
+		}
+		return finite(theta)
+	}
+	na := -ip.priorPrecision()
+	gi, noise = gi[:len(theta)], noise[:len(theta)]
+	var bad float64 // becomes NaN at a NaN or infinite coordinate
+	for k, t := range theta {
+		v := t + (half*(na*t+sc*gi[k]) + sd*noise[k])
+		theta[k] = v
+		bad += v - v
+	}
+	return bad == 0
 }
 
 // runAffine1D is Run for one-dimensional models with affine gradients and

@@ -7,7 +7,6 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
-	"gonum.org/v1/gonum/blas"
 )
 
 // Classifier is a model whose likelihood is a categorical distribution over
@@ -108,6 +107,9 @@ func checkClassData(d *dataset.Dataset, features, classes int) error {
 // LogPrior implements Model: −Alpha·‖θ‖²/2 (constant dropped).
 func (m Softmax) LogPrior(theta []float64) float64 { return -0.5 * m.Alpha * dot(theta, theta) }
 
+// priorPrecision implements isotropicPrior: the prior is N(0, I/Alpha).
+func (m Softmax) priorPrecision() float64 { return m.Alpha }
+
 // GradLogPrior implements Model: −Alpha·θ.
 func (m Softmax) GradLogPrior(theta, grad []float64) {
 	for i, t := range theta {
@@ -180,15 +182,16 @@ func (m Softmax) GradLogLik(theta []float64, r dataset.Record, grad []float64) {
 // NewGradBatch implements BatchGradModel.
 func (m Softmax) NewGradBatch(rows int) GradBatch {
 	rows = max(rows, 1)
-	return &softmaxGrad{m: m, rows: rows, g: make([]float64, rows*m.Classes)}
+	return &softmaxGrad{m: m, rows: rows, g: make([]float64, rows*m.Classes), xs: make([]*float64, rows)}
 }
 
-// softmaxGrad is Softmax's minibatch workspace: a block of gathered
-// records and their logits, then residuals.
+// softmaxGrad is Softmax's minibatch workspace: the logits, then
+// residuals, of a block of records, and pointers to their features.
 type softmaxGrad struct {
 	m    Softmax
 	rows int
 	g    []float64
+	xs   []*float64
 }
 
 // SumGradLogLik implements GradBatch. For a block X (b×D) of records with
@@ -199,29 +202,30 @@ type softmaxGrad struct {
 // record's gradient norm is ‖g_r‖·‖(x_r, 1)‖ (the norm of an outer
 // product), so clipping scales g_r by min(1, C/(‖g_r‖·‖(x_r, 1)‖)) before
 // the product (docs/derivations/batch-gradients.md).
+//
+// The products run on the records' own feature slices (no block is
+// gathered) in the kernels of kernel.go: a row of logits is dotRows, four
+// classes at a time, and Gᵀ·X is sumOuter, which keeps two classes × 16
+// features of the sum in registers across the whole block.
 func (w *softmaxGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batch []int, clip float64, sum []float64) (clipped int) {
 	k, d := w.m.Classes, w.m.Features
 	wts, bias := theta[:k*d], theta[k*d:k*d+k]
 	sw, sb := sum[:k*d], sum[k*d:k*d+k]
 	clear(sum[:k*d+k])
-	// The products run row by row on the records' own feature slices —
-	// the kernels gemm picks for these shapes (one Dgemv per row of logits,
-	// one Dger per record of the outer-product sum), on the same vectors
-	// in the same order, so with the bits of a product over a gathered
-	// block and without copying the block.
 	for r0 := 0; r0 < len(batch); r0 += w.rows {
 		idx := batch[r0:min(r0+w.rows, len(batch))]
 		nb := len(idx)
-		g := w.g[:nb*k]
+		g, xs := w.g[:nb*k], w.xs[:nb]
 		for r, i := range idx {
-			blasImpl.Dgemv(blas.NoTrans, k, d, 1, wts, d, recs[i].X[:d], 1, 0, g[r*k:(r+1)*k], 1)
-		}
-		addRow(g, nb, bias)
-		for r, i := range idx {
+			xr := recs[i].X[:d]
+			xs[r] = &xr[0]
 			gr := g[r*k : (r+1)*k]
+			dotRows(xr, wts, d, gr)
+			for c, b := range bias {
+				gr[c] += b
+			}
 			softmaxResidual(gr, classOf(recs[i].Y, k))
 			if clip > 0 {
-				xr := recs[i].X[:d]
 				if nn := math.Sqrt(dot(gr, gr) * (dot(xr, xr) + 1)); nn > clip {
 					f := clip / nn
 					for c := range gr {
@@ -234,9 +238,7 @@ func (w *softmaxGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batc
 				sb[c] += v
 			}
 		}
-		for r, i := range idx {
-			blasImpl.Dger(k, d, 1, g[r*k:(r+1)*k], 1, recs[i].X[:d], 1, sw, d)
-		}
+		sumOuter(sw, d, g, k, k, d, xs)
 	}
 	return clipped
 }
@@ -244,11 +246,18 @@ func (w *softmaxGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batc
 // BatchLogitsScratch implements BatchClassifier: none is needed.
 func (m Softmax) BatchLogitsScratch(int) int { return 0 }
 
-// BatchLogits implements BatchClassifier: F = X·Wᵀ + 1·bᵀ as one product.
+// BatchLogits implements BatchClassifier: F = X·Wᵀ + 1·bᵀ, a row of
+// logits at a time by dotRows (four classes per kernel call).
 func (m Softmax) BatchLogits(theta, x []float64, n int, f, _ []float64) {
 	k, d := m.Classes, m.Features
-	gemm(false, true, n, k, d, x, d, theta[:k*d], d, 0, f, k)
-	addRow(f, n, theta[k*d:k*d+k])
+	wts, bias := theta[:k*d], theta[k*d:k*d+k]
+	for r := 0; r < n; r++ {
+		fr := f[r*k : (r+1)*k]
+		dotRows(x[r*d:(r+1)*d], wts, d, fr)
+		for c, b := range bias {
+			fr[c] += b
+		}
+	}
 }
 
 // Predict returns the class probabilities p(· | x, θ) (a new slice).
@@ -355,8 +364,39 @@ func softmaxInPlace(f []float64) {
 // softmaxResidual replaces logits f by g = e_y − softmax(f), the gradient
 // of ln softmax(f)_y with respect to f. g_y = 1 − p_y is computed as
 // Σ_{k≠y} p_k, which keeps its relative precision when p_y is near 1.
+// The exponentials are fastExp's (within 2 ulp of math.Exp): the
+// residual feeds the samplers' gradients only, never a reported
+// probability.
 func softmaxResidual(f []float64, y int) {
-	softmaxInPlace(f)
+	mx := f[0]
+	for _, v := range f[1:] {
+		if v > mx {
+			mx = v
+		}
+	}
+	var s float64
+	for k, v := range f {
+		// fastExp(v − mx), written out so that the loop makes no call:
+		// v − mx ≤ 0, so only the lower end of its range is tested (a NaN
+		// fails the test too).
+		x, e := v-mx, 0.0
+		if x >= -708 {
+			kf := (x*expInvLn2x64 + expShift) - expShift
+			ki := int64(kf)
+			r := (x - kf*expLn2x64Hi) - kf*expLn2x64Lo
+			q := r * (1 + r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120)))))
+			t := math.Float64frombits(math.Float64bits(expTab[ki&63]) + uint64(ki>>6)<<52)
+			e = math.FMA(t, q, t)
+		} else {
+			e = math.Exp(x)
+		}
+		f[k] = e
+		s += e
+	}
+	inv := 1 / s
+	for k := range f {
+		f[k] *= inv
+	}
 	var rest float64
 	for k, p := range f {
 		if k != y {

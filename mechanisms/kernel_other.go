@@ -1,0 +1,13 @@
+//go:build !amd64
+
+package mechanisms
+
+// useAVX2 is false off amd64: the portable kernels run.
+const useAVX2 = false
+
+func dot1AVX(x, w *float64, n8 int) float64               { panic("unreachable") }
+func dot4AVX(x, w *float64, ldw, n8 int, out *[4]float64) { panic("unreachable") }
+func dot2AVX(x, w *float64, ldw, n8 int, out *[2]float64) { panic("unreachable") }
+func outer2AVX(xs **float64, nr int, gr *float64, ldg int, s *float64, lds, n16 int) {
+	panic("unreachable")
+}
