@@ -117,6 +117,9 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 	if err := a.CheckWork(0, 0, true); err != nil {
 		return nil, err
 	}
+	if o.Canaries != nil {
+		return a.analyzeCanaries(ctx, t)
+	}
 	dup, err := a.checkRepeats(t)
 	if err != nil {
 		return nil, err

@@ -222,6 +222,9 @@ type Report struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// UtilityNote says what limits the utility figures, if anything.
 	UtilityNote string `json:"utility_note,omitempty"`
+	// OneRun is the outcome of a canary design (Options.Canaries); Points
+	// is then empty and Epsilon zero: the bounds are OneRun's.
+	OneRun *OneRunResult `json:"one_run,omitempty"`
 }
 
 // Violated reports whether a claim was refuted.
