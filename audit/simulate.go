@@ -154,13 +154,8 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 	// in a canary design, whose every run is costly and whose scores keep
 	// seven significant digits as float32 (ranking them can lose power to
 	// ties, never validity: ties are broken by canary index).
-	if a.canaries == nil {
-		ref := a.newTrialWorker(test, func(k int, feat []float64, _ int) {
-			copy(t.Ref[k*t.F:], feat)
-		})
-		if _, err := ref.run(ctx, 0, a.side(0)); err != nil {
-			return nil, err
-		}
+	if err := a.reference(ctx, t, test); err != nil {
+		return nil, err
 	}
 	var next atomic.Int64
 	next.Store(int64(lo))
@@ -229,6 +224,18 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 		return nil, err
 	}
 	return t, nil
+}
+
+// reference fills t.Ref with trial 0's features (zero in a canary design).
+func (a *Audit) reference(ctx context.Context, t *Trials, test *mechanisms.TestSet) error {
+	if a.canaries != nil {
+		return nil
+	}
+	ref := a.newTrialWorker(test, func(k int, feat []float64, _ int) {
+		copy(t.Ref[k*t.F:], feat)
+	})
+	_, err := ref.run(ctx, 0, a.side(0))
+	return err
 }
 
 // newTrials allocates the store of trials [lo, hi).
