@@ -88,7 +88,11 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 		}
 	}
 	dim := p.Mechanism.Dim()
-	if o.Features, err = buildFeatures(c.Audit.Features, p, dim); err != nil {
+	if c.canaryDesign() {
+		if err := p.canaryTarget(&t, &o); err != nil {
+			return p, err
+		}
+	} else if o.Features, err = buildFeatures(c.Audit.Features, p, dim); err != nil {
 		return p, err
 	}
 	if t.ReportedTestSize == 0 {
@@ -115,11 +119,13 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 		}
 		o.Theorems = cl.Theorems
 	}
-	if t.Posterior, err = audit.ExactPosterior(p.Mechanism, p.Pair); err != nil {
-		return nil, err
-	}
-	if pts, err := p.Mechanism.Points(p.Pair.D); err == nil {
-		t.Exact = exactEpsilons(c, p, pts)
+	if !c.canaryDesign() {
+		if t.Posterior, err = audit.ExactPosterior(p.Mechanism, p.Pair); err != nil {
+			return nil, err
+		}
+		if pts, err := p.Mechanism.Points(p.Pair.D); err == nil {
+			t.Exact = exactEpsilons(c, p, pts)
+		}
 	}
 	p.Audit, err = audit.New(t, o)
 	if err == nil {
@@ -135,6 +141,31 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 		return p, err
 	}
 	return p, nil
+}
+
+// canaryTarget draws the canaries of the canary design and sets the
+// target's and the options' canary fields.
+func (p *Plan) canaryTarget(t *audit.Target, o *audit.Options) error {
+	c := p.Config
+	if c.Sampler.ExactCyclicSGLD != nil {
+		return errAt("audit.design", "the exact cyclic-SGLD sampler has no records to add canaries to (it samples the counterexample in closed form); use sampler.sgld")
+	}
+	cs, err := drawCanaries(c, p, p.Pair.D)
+	if err != nil {
+		return err
+	}
+	if p.Model == nil {
+		return errAt("model", "required in the canary design to score the canaries' log-likelihoods")
+	}
+	for i, r := range cs {
+		if len(r.X) != p.Model.DataDim() {
+			return errAt("audit.canaries", "canary %d has %d features, the model takes %d", i, len(r.X), p.Model.DataDim())
+		}
+	}
+	t.Canaries = cs
+	t.Pair.Adjacency = dataset.AddOne
+	o.Features = canaryScores(p.Model, cs)
+	return nil
 }
 
 // buildMechanism builds the model, checks the limits, and builds the
@@ -368,6 +399,9 @@ func buildPairOf(c *Config, p *Plan) (dataset.Pair, error) {
 	}
 	if err := d.Validate(m.DataDim()); err != nil {
 		return dataset.Pair{}, wrapAt(err, "data")
+	}
+	if c.canaryDesign() {
+		return dataset.Pair{D: d}, nil
 	}
 	if c.Neighbour.DeepFool != nil {
 		return craftCanary(c, p, d)

@@ -13,6 +13,9 @@ import (
 // mu_lb implies if the trade-off curve is Gaussian: not a lower bound on ε
 // (see GaussianEpsilonTitle); eps_lb is.
 func WriteCSV(w io.Writer, r *audit.Report) error {
+	if r.OneRun != nil {
+		return writeOneRunCSV(w, r)
+	}
 	cw := csv.NewWriter(w)
 	head := []string{"point", "iteration", "label", "attack", "fp", "negatives", "fn", "positives",
 		"fpr_upper", "fnr_upper", "eps_lb", "gdp_attack", "gdp_fp", "gdp_fn", "mu_lb", "eps_if_gaussian", "ceiling", "confidence", "delta", "headline",
