@@ -128,7 +128,9 @@ func CanaryIncluded(seed uint64, m int) []bool {
 // CanaryRunner is implemented by mechanisms that own their data and take
 // canaries by an inclusion mask (a program that holds the canary records):
 // RunCanaries performs one run on the base data plus canaries i with
-// include[i], emitting every release as Run does.
+// include[i], emitting every release as Run does. The engine gives a
+// CanaryRunner the mask and never a dataset (Target.Canaries then only
+// identify the canaries, and may be empty).
 type CanaryRunner interface {
 	RunCanaries(ctx context.Context, t mechanisms.Trial, include []bool, emit mechanisms.Emit) (mechanisms.Info, error)
 }
@@ -167,7 +169,7 @@ func prepareCanaries(t Target, o Options) (*canaryRuns, []mechanisms.ReleasePoin
 			return nil, nil, fieldErr("Claims", "claim %q: the canary design tests claims given as data (PureClaim, GDPClaim)", c.Name)
 		}
 	}
-	if r, ok := t.Mechanism.(CanaryRunner); ok && len(t.Canaries) == 0 {
+	if r, ok := t.Mechanism.(CanaryRunner); ok {
 		cr.runner = r
 		pts, err := t.Mechanism.Points(t.Pair.D)
 		return cr, pts, err

@@ -241,6 +241,25 @@ func classes(m mechanisms.Model) int {
 	return 0
 }
 
+// labelsOf returns the number of classes of a model, or — for a program
+// without a model — of the data, when its labels are the integers 0..K−1.
+func labelsOf(m mechanisms.Model, d *dataset.Dataset) int {
+	if m != nil {
+		return classes(m)
+	}
+	k := 0
+	for _, r := range d.Records {
+		if r.Y < 0 || r.Y != math.Trunc(r.Y) || r.Y >= 1<<16 {
+			return 0
+		}
+		k = max(k, int(r.Y)+1)
+	}
+	if k < 2 {
+		return 0
+	}
+	return k
+}
+
 // hasLabels reports whether the model's records carry a label y.
 func hasLabels(m mechanisms.Model) bool {
 	switch m.(type) {
@@ -263,7 +282,7 @@ func randomFromData(m int, d *dataset.Dataset, model mechanisms.Model, rng *rand
 			lo[j], hi[j] = math.Min(lo[j], v), math.Max(hi[j], v)
 		}
 	}
-	k := classes(model)
+	k := labelsOf(model, d)
 	out := make([]dataset.Record, m)
 	for i := range out {
 		x := make([]float64, dim)
@@ -284,9 +303,9 @@ func randomFromData(m int, d *dataset.Dataset, model mechanisms.Model, rng *rand
 // mislabelled draws records of D (without replacement while they last)
 // and gives each a label drawn uniformly among the others.
 func mislabelled(m int, d *dataset.Dataset, model mechanisms.Model, rng *rand.Rand) ([]dataset.Record, error) {
-	k := classes(model)
+	k := labelsOf(model, d)
 	if k < 2 {
-		name := "none"
+		name := "no model, and labels that are not classes 0..K-1"
 		if model != nil {
 			name = model.Name()
 		}

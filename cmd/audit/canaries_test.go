@@ -106,3 +106,35 @@ func TestCanaryDesignCLI(t *testing.T) {
 		t.Error("the resumed run's report differs from the uninterrupted one's")
 	}
 }
+
+// The Python example in the canary design runs as documented: the tool
+// scoring the program's releases with the model, and the program scoring
+// the canaries itself ("scores": true), give the same one-run results; an
+// old-style program (no canaries, no scores) keeps running in the
+// multi-run design (TestPython* and the program tests).
+func TestCanaryPythonExample(t *testing.T) {
+	requirePython(t)
+	var results [2]string
+	for i, name := range []string{"canaries.yaml", "canaries-scores.yaml"} {
+		out := filepath.Join(t.TempDir(), "r.json")
+		_, errs, code := runCLI(t, "run", filepath.Join("..", "..", "examples", "python", name), "--quiet", "--no-checkpoint", "--json", out)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d %s", name, code, errs)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i0 := bytes.Index(b, []byte(`"one_run"`))
+		if i0 < 0 {
+			t.Fatalf("%s: no one-run result", name)
+		}
+		results[i] = string(b[i0:])
+		if !strings.Contains(results[i], `"canaries": 100`) || !strings.Contains(results[i], `"iteration 300"`) {
+			t.Errorf("%s: %.300s", name, results[i])
+		}
+	}
+	if results[0] != results[1] {
+		t.Errorf("scored by the tool and by the program, the one-run results differ:\n%.600s\n%.600s", results[0], results[1])
+	}
+}
