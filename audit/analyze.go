@@ -163,6 +163,7 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 	c := r.Points[0].Region().Counts
 	r.EvalNegatives, r.EvalPositives = c.Negatives, c.Positives
 	r.headline(mP)
+	r.DescriptiveNote = DescriptiveNote
 	if err := a.utility(t, r); err != nil {
 		return nil, err
 	}

@@ -226,6 +226,9 @@ type Report struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// UtilityNote says what limits the utility figures, if anything.
 	UtilityNote string `json:"utility_note,omitempty"`
+	// DescriptiveNote labels the points' descriptive figures (absent in
+	// reports without them).
+	DescriptiveNote string `json:"descriptive_note,omitempty"`
 	// OneRun is the outcome of a canary design (Options.Canaries); Points
 	// is then empty and Epsilon zero: the bounds are OneRun's.
 	OneRun *OneRunResult `json:"one_run,omitempty"`
