@@ -360,7 +360,11 @@ func deepfoolCanaries(c *Config, p *Plan, d *dataset.Dataset) ([]dataset.Record,
 		out = append(out, can.Record())
 	}
 	if len(out) < cc.Count {
-		return nil, errAt("audit.canaries.count", "only %d of the %d records the models agree on could be crafted (last error: %v); ask for fewer canaries", len(out), len(agreed), lastErr)
+		why := ""
+		if lastErr != nil {
+			why = fmt.Sprintf(" (the last failure: %v)", lastErr)
+		}
+		return nil, errAt("audit.canaries.count", "must be at most %d here: the %d models agree on %d records, of which %d could be crafted%s", len(out), cc.DeepFool.Models, len(agreed), len(out), why)
 	}
 	return out, nil
 }

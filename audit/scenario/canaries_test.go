@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -182,5 +183,45 @@ func TestCanaryScenarioShipped(t *testing.T) {
 	}
 	if len(r.OneRun.Points) != 20 || r.OneRun.Epsilon.Epsilon <= 0 || r.Verdict != audit.VerdictNotRefuted {
 		t.Errorf("points %d, headline %v, verdict %v", len(r.OneRun.Points), r.OneRun.Epsilon, r.Verdict)
+	}
+}
+
+// DeepFool canaries are crafted records of D keeping their label, one per
+// record the ensemble agrees on; asking for more is a field error.
+func TestCanaryScenarioDeepFool(t *testing.T) {
+	yml := func(count int) string {
+		return fmt.Sprintf(`
+name: df
+seed: 3
+model: {softmax: {features: 2, classes: 3, alpha: 1}}
+data:
+  records: [{x: [0, 0], y: 0}, {x: [0.1, 0], y: 0}, {x: [0, 0.1], y: 0}, {x: [3, 0], y: 1}, {x: [3.1, 0], y: 1},
+            {x: [3, 0.1], y: 1}, {x: [0, 3], y: 2}, {x: [0.1, 3], y: 2}, {x: [0, 3.1], y: 2}]
+sampler: {sgld: {step: {eta: 0.01}, batch: 3, scheme: reshuffle, epochs: 5}}
+audit:
+  design: canaries
+  canaries: {count: %d, kind: deepfool, guesses: 2, deepfool: {models: 3, canary: {margin: 0.1}}}
+  confidence: 0.95
+`, count)
+	}
+	p, r := runCanaryScenario(t, yml(3))
+	if r.OneRun.Kind != "deepfool" {
+		t.Errorf("kind %q", r.OneRun.Kind)
+	}
+	inD := map[[2]float64]bool{}
+	for _, rec := range p.Pair.D.Records {
+		inD[[2]float64{rec.X[0], rec.X[1]}] = true
+	}
+	for i, c := range p.Audit.Target().Canaries {
+		if inD[[2]float64{c.X[0], c.X[1]}] {
+			t.Errorf("canary %d %+v is a record of D, not a crafted one", i, c)
+		}
+	}
+	c, err := ParseConfig([]byte(yml(6)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(c); err == nil || !strings.Contains(err.Error(), "audit.canaries.count") {
+		t.Errorf("6 canaries from 3 agreed records: %v", err)
 	}
 }
