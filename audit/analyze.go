@@ -36,6 +36,8 @@ type buffers struct {
 	chooser    attacks.Chooser
 	rules      []attacks.Rule
 	counts     []stats.Counts
+	// scorers[i] is attack i's fitted scorer at the current point.
+	scorers []attacks.Scorer
 }
 
 // labelsOf returns the labels (true: D′) of trials [lo, hi).
@@ -117,6 +119,9 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 	if err := a.CheckWork(0, 0, true); err != nil {
 		return nil, err
 	}
+	if o.Canaries != nil {
+		return a.analyzeCanaries(ctx, t)
+	}
 	dup, err := a.checkRepeats(t)
 	if err != nil {
 		return nil, err
@@ -158,6 +163,7 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 	c := r.Points[0].Region().Counts
 	r.EvalNegatives, r.EvalPositives = c.Negatives, c.Positives
 	r.headline(mP)
+	r.DescriptiveNote = DescriptiveNote
 	if err := a.utility(t, r); err != nil {
 		return nil, err
 	}
@@ -364,8 +370,25 @@ func (a *Audit) analyzePoint(ctx context.Context, t *Trials, k int, conf, claimC
 	if pr.Ceiling, err = stats.Ceiling(c.Negatives, c.Positives, a.opts.Delta, conf); err != nil {
 		return pr, err
 	}
+	pr.Descriptive = a.describeAttack(t, k, rs, bufs, pr)
 	a.testClaims(&pr, k, claimConf)
 	return pr, nil
+}
+
+// describeAttack returns the descriptive figures of the region bound's
+// attack at point k on the evaluation runs (Descriptive).
+func (a *Audit) describeAttack(t *Trials, k int, rs runSets, bufs *buffers, pr PointResult) *Descriptive {
+	best := pr.Estimates[a.primary].Best
+	score, rule := bufs.scorers[best], pr.Attacks[best].Estimates[a.primary].Rule
+	if len(bufs.row) < t.F {
+		bufs.row = make([]float64, t.F)
+	}
+	scores := make([]float64, a.opts.Trials-rs.evalLo)
+	for i := range scores {
+		scores[i] = float64(rule.Orientation) * score(t.Row(rs.evalLo+i, k, bufs.row))
+	}
+	d := describeScores(scores, rs.eval.Label)
+	return &d
 }
 
 // fitAttacks trains every attack, lets every estimator choose its rule on
@@ -377,6 +400,7 @@ func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bu
 	for j := range best {
 		best[j] = -1
 	}
+	bufs.scorers = bufs.scorers[:0]
 	for _, atk := range o.Attacks {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -389,6 +413,7 @@ func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bu
 			note = "fit failed, constant score: " + err.Error()
 			score = func([]float64) float64 { return 0 }
 		}
+		bufs.scorers = append(bufs.scorers, score)
 		bufs.selScores = scoreAll(score, rs.sel, bufs.selScores)
 		ar, err := a.chooseRules(bufs, rs.sel.Label)
 		if err != nil {

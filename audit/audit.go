@@ -43,6 +43,10 @@ type Target struct {
 	// Notes are assumptions the report must state (e.g. that precomputed
 	// samples are independent runs).
 	Notes []string
+	// Canaries are the m canary records of a canary design
+	// (Options.Canaries), added to Pair.D when included; empty for a
+	// CanaryRunner, which holds its own.
+	Canaries []dataset.Record
 }
 
 // Accuracy measures a released model on a held-out test set: the report
@@ -67,6 +71,9 @@ type Audit struct {
 	// design is what the analysis reads (Design); opts, points, features
 	// and claims are its fields too.
 	design Design
+	// canaries makes the runs of a canary design (nil otherwise, and for
+	// an audit of a design).
+	canaries *canaryRuns
 }
 
 // New checks the target and the options (errors about the options are
@@ -80,6 +87,9 @@ func New(t Target, o Options) (*Audit, error) {
 		return nil, err
 	}
 	o = o.withDefaults(t.Mechanism.Dim())
+	if o.Canaries != nil {
+		return newCanaryAudit(t, o)
+	}
 	if ck, ok := t.Mechanism.(mechanisms.Checker); ok {
 		for _, d := range []*dataset.Dataset{t.Pair.D, t.Pair.DPrime} {
 			if err := ck.Check(d); err != nil {
@@ -128,6 +138,9 @@ func prepare(t Target, mech string, dim int, o Options, pd []mechanisms.ReleaseP
 	}
 	nTr, _, _ := o.Split.Sizes(o.Trials)
 	for _, c := range o.Attacks {
+		if o.Canaries != nil {
+			break // the canary design has no attack to fit
+		}
 		if err := attacks.CheckSize(c, nTr, len(a.features)); err != nil {
 			return nil, fieldErr("Attacks", "%v (release %d features, or fewer with Features)", err, len(a.features))
 		}
@@ -232,11 +245,24 @@ func (a *Audit) defaultID(mech string) string {
 		// Estimators is absent for the default, so that IDs stay as they
 		// were before estimators could be chosen.
 		Estimators []string `json:",omitempty"`
+		// Canaries and CanaryData are absent in the multi-run design.
+		Canaries   *CanaryDesign `json:",omitempty"`
+		CanaryData string        `json:",omitempty"`
 	}{a.target.Name, mech, describe(a.target.Pair.D), describe(a.target.Pair.DPrime),
 		o.Trials, o.Seed, o.Assignment, o.Sides, o.Split, o.Delta, o.Confidence, o.AttackSelection, o.PointSelection,
 		a.points, a.features, attackNames, claimNames, o.Theorems, a.target.Exact != nil, a.target.Accuracy != nil,
-		estimatorNames(o.Estimators)}
+		estimatorNames(o.Estimators), o.Canaries, digestRecords(a.target.Canaries)}
 	b, _ := json.Marshal(desc)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// digestRecords is a SHA-256 of the records' values ("" for none).
+func digestRecords(rs []dataset.Record) string {
+	if len(rs) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(rs)
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }

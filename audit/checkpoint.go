@@ -81,6 +81,15 @@ func CheckpointBlock(trials int) int {
 	return max(256, (trials+199)/200)
 }
 
+// checkpointBlock is the audit's block: CheckpointBlock, or one run in a
+// canary design, whose runs are few and each costly.
+func (a *Audit) checkpointBlock() int {
+	if a.opts.Canaries != nil {
+		return 1
+	}
+	return CheckpointBlock(a.opts.Trials)
+}
+
 // WriteFileAtomic writes via a temporary file in the same directory, fsync
 // and rename, so that a crash (even kill -9) leaves either the old state or
 // the complete file. The caller checks that path may be replaced.
@@ -196,7 +205,7 @@ func (o CheckpointOptions) note(format string, args ...any) {
 func (a *Audit) openCheckpoint(dir string, o CheckpointOptions, hadLock bool) (checkpointManifest, error) {
 	n := a.opts.Trials
 	mpath := filepath.Join(dir, manifestName)
-	man := checkpointManifest{ConfigHash: a.opts.ID, Trials: n, Block: CheckpointBlock(n)}
+	man := checkpointManifest{ConfigHash: a.opts.ID, Trials: n, Block: a.checkpointBlock()}
 	write := func() error {
 		return writeCk(dir, mpath, func(w io.Writer) error { return json.NewEncoder(w).Encode(man) })
 	}

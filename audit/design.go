@@ -113,6 +113,7 @@ type designJSON struct {
 	Delta           float64        `json:"delta"`
 	Confidence      float64        `json:"confidence"`
 	Repeats         RepeatPolicy   `json:"repeats"`
+	Canaries        *CanaryDesign  `json:"canaries,omitempty"`
 }
 
 // MarshalJSON writes the design as data; it fails for a design that holds
@@ -125,7 +126,7 @@ func (d Design) MarshalJSON() ([]byte, error) {
 		PairNote: d.PairNote, Notes: d.Notes, Posterior: d.Posterior, Points: d.Points, Features: d.Features,
 		ThetaColumns: d.ThetaColumns, ID: o.ID, Trials: o.Trials, Seed: o.Seed, Assignment: o.Assignment, Sides: o.Sides,
 		Split: o.Split, AttackSelection: o.AttackSelection, PointSelection: o.PointSelection, Delta: o.Delta,
-		Confidence: o.Confidence, Repeats: o.Repeats}
+		Confidence: o.Confidence, Repeats: o.Repeats, Canaries: o.Canaries}
 	for _, e := range d.Exact {
 		j.Exact = append(j.Exact, stats.JSONFloat(e))
 	}
@@ -158,7 +159,7 @@ func (d *Design) UnmarshalJSON(b []byte) error {
 	}
 	o := Options{ID: j.ID, Trials: j.Trials, Seed: j.Seed, Assignment: j.Assignment, Sides: j.Sides, Split: j.Split,
 		AttackSelection: j.AttackSelection, PointSelection: j.PointSelection, Delta: j.Delta, Confidence: j.Confidence,
-		Repeats: j.Repeats}
+		Repeats: j.Repeats, Canaries: j.Canaries}
 	for _, n := range j.Attacks {
 		c, err := attacks.ByName(n)
 		if err != nil {

@@ -188,6 +188,15 @@ type Options struct {
 	// Repeats says what Analyze does with trials that repeat an earlier
 	// trial on the same dataset bit for bit (zero: RepeatsIgnored).
 	Repeats RepeatPolicy
+	// Canaries, when set, makes the audit a one-run (canary) design
+	// (CanaryDesign): its trials are its runs (Trials is 0 or
+	// Canaries.Runs), the features of a release are the m canaries'
+	// scores (Features must have m columns; nil: the release is the
+	// scores), and Split, Attacks, Estimators and AttackSelection are not
+	// used. PointSelection SelectOnTraining means the verdict rests on the
+	// last release point, fixed in advance; SelectBonferroni tests every
+	// point at α/P.
+	Canaries *CanaryDesign
 }
 
 // FieldError reports an invalid option: its Path holds the Go field
@@ -205,7 +214,11 @@ func fieldErr(name, format string, args ...any) error {
 // Validate checks the options on their own (New also checks them against
 // the target); errors are *FieldError.
 func (o Options) Validate() error {
-	if o.Trials < MinTrials || o.Trials > MaxTrials {
+	if o.Canaries != nil {
+		if err := o.validateCanaries(); err != nil {
+			return err
+		}
+	} else if o.Trials < MinTrials || o.Trials > MaxTrials {
 		return fieldErr("Trials", "must be in [%d, %d], got %d", MinTrials, MaxTrials, o.Trials)
 	}
 	if o.Assignment > AssignGiven {
@@ -260,6 +273,20 @@ func (o Options) Validate() error {
 	return nil
 }
 
+// validateCanaries checks the options of a canary design.
+func (o Options) validateCanaries() error {
+	if err := o.Canaries.validate(); err != nil {
+		return err
+	}
+	if runs := max(o.Canaries.Runs, 1); o.Trials != 0 && o.Trials != runs {
+		return fieldErr("Trials", "the canary design's trials are its runs: 0 or Canaries.Runs (%d), got %d", runs, o.Trials)
+	}
+	if o.Assignment != AssignRandom || len(o.Sides) > 0 {
+		return fieldErr("Assignment", "the canary design runs on D plus canaries only: leave Assignment and Sides zero")
+	}
+	return nil
+}
+
 func (s Split) check() error {
 	if s == (Split{}) {
 		return nil
@@ -288,6 +315,13 @@ func (o Options) withDefaults(dim int) Options {
 	}
 	if o.Confidence == 0 {
 		o.Confidence = DefaultConfidence
+	}
+	if o.Canaries != nil {
+		o.Canaries = o.Canaries.withDefaults()
+		o.Trials = o.Canaries.Runs
+		if o.Features == nil {
+			o.Features = canaryScores(o.Canaries.Count)
+		}
 	}
 	if o.Features == nil {
 		o.Features = attacks.Theta{D: dim}

@@ -98,6 +98,10 @@ type PointResult struct {
 	Estimates []PointEstimate
 	// Ceiling is the largest region bound the evaluation runs could give.
 	Ceiling stats.Estimate
+	// Descriptive describes the region bound's attack on the evaluation
+	// runs, its scores oriented by the rule chosen on the selection runs
+	// (AUROC, TPR at FPR 1% and 0.1% for telling D′ from D); no guarantee.
+	Descriptive *Descriptive
 	// Exact is the true ε at δ of this release when it is known in closed
 	// form (Target.Exact).
 	Exact *stats.JSONFloat
@@ -222,6 +226,12 @@ type Report struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// UtilityNote says what limits the utility figures, if anything.
 	UtilityNote string `json:"utility_note,omitempty"`
+	// DescriptiveNote labels the points' descriptive figures (absent in
+	// reports without them).
+	DescriptiveNote string `json:"descriptive_note,omitempty"`
+	// OneRun is the outcome of a canary design (Options.Canaries); Points
+	// is then empty and Epsilon zero: the bounds are OneRun's.
+	OneRun *OneRunResult `json:"one_run,omitempty"`
 }
 
 // Violated reports whether a claim was refuted.

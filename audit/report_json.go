@@ -122,6 +122,9 @@ func (pr PointResult) MarshalJSON() ([]byte, error) {
 		o.add(jsonKeys(e.Estimator).bound, e.Bound)
 	}
 	o.add("ceiling", pr.Ceiling)
+	if pr.Descriptive != nil {
+		o.add("descriptive", pr.Descriptive)
+	}
 	if pr.Exact != nil {
 		o.add("exact_epsilon", pr.Exact)
 	}

@@ -85,6 +85,9 @@ func SideOf(seed uint64, i int, a Assignment) dataset.Side {
 
 // side returns the dataset of trial i of this audit.
 func (a *Audit) side(i int) dataset.Side {
+	if a.opts.Canaries != nil {
+		return dataset.SideD
+	}
 	if a.opts.Assignment == AssignGiven {
 		return a.opts.Sides[i]
 	}
@@ -147,11 +150,11 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 	if n := a.target.ReportedTestSize; n > 0 {
 		t.Correct, t.TestSize = make([]int64, t.P), n
 	}
-	// The reference: trial 0's features, recomputed by every shard.
-	ref := a.newTrialWorker(test, func(k int, feat []float64, _ int) {
-		copy(t.Ref[k*t.F:], feat)
-	})
-	if _, err := ref.run(ctx, 0, a.side(0)); err != nil {
+	// The reference: trial 0's features, recomputed by every shard; zero
+	// in a canary design, whose every run is costly and whose scores keep
+	// seven significant digits as float32 (ranking them can lose power to
+	// ties, never validity: ties are broken by canary index).
+	if err := a.reference(ctx, t, test); err != nil {
 		return nil, err
 	}
 	var next atomic.Int64
@@ -221,6 +224,18 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 		return nil, err
 	}
 	return t, nil
+}
+
+// reference fills t.Ref with trial 0's features (zero in a canary design).
+func (a *Audit) reference(ctx context.Context, t *Trials, test *mechanisms.TestSet) error {
+	if a.canaries != nil {
+		return nil
+	}
+	ref := a.newTrialWorker(test, func(k int, feat []float64, _ int) {
+		copy(t.Ref[k*t.F:], feat)
+	})
+	_, err := ref.run(ctx, 0, a.side(0))
+	return err
 }
 
 // newTrials allocates the store of trials [lo, hi).
@@ -309,7 +324,13 @@ func (w *trialWorker) run(ctx context.Context, i int, side dataset.Side) (mechan
 		d = a.target.Pair.DPrime
 	}
 	w.released, w.hash = 0, fnvOffset
-	info, err := a.target.Mechanism.Run(ctx, w.src.Trial(a.opts.Seed, side, i), d, w.emit)
+	var info mechanisms.Info
+	var err error
+	if a.canaries != nil {
+		info, err = w.runCanary(ctx, i)
+	} else {
+		info, err = a.target.Mechanism.Run(ctx, w.src.Trial(a.opts.Seed, side, i), d, w.emit)
+	}
 	if err != nil {
 		return info, fmt.Errorf("trial %d (on %s): %w", i, side, err)
 	}

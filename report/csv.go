@@ -9,10 +9,15 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/audit"
 )
 
-// WriteCSV writes one row per release point. eps_if_gaussian is the ε that
+// WriteCSV writes one row per release point; the *_descriptive columns
+// describe the region bound's attack on the evaluation runs and carry no
+// guarantee. eps_if_gaussian is the ε that
 // mu_lb implies if the trade-off curve is Gaussian: not a lower bound on ε
 // (see GaussianEpsilonTitle); eps_lb is.
 func WriteCSV(w io.Writer, r *audit.Report) error {
+	if r.OneRun != nil {
+		return writeOneRunCSV(w, r)
+	}
 	cw := csv.NewWriter(w)
 	head := []string{"point", "iteration", "label", "attack", "fp", "negatives", "fn", "positives",
 		"fpr_upper", "fnr_upper", "eps_lb", "gdp_attack", "gdp_fp", "gdp_fn", "mu_lb", "eps_if_gaussian", "ceiling", "confidence", "delta", "headline",
@@ -25,6 +30,7 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 	for _, name := range extra {
 		head = append(head, name+"_attack", name+"_fp", name+"_fn", name+"_value", name+"_eps")
 	}
+	head = append(head, "auroc_descriptive", "tpr_at_fpr_1pct_descriptive", "tpr_at_fpr_0.1pct_descriptive")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -62,6 +68,11 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 		for _, name := range extra {
 			v, b := estimatorValue(pr, name)
 			row = append(row, pr.Attacks[bestAttack(pr, name)].Attack, strconv.Itoa(b.Counts.FP), strconv.Itoa(b.Counts.FN), g(v), g(b.Epsilon))
+		}
+		if d := pr.Descriptive; d != nil {
+			row = append(row, g(float64(d.AUROC)), g(float64(d.TPRAt1)), g(float64(d.TPRAt01)))
+		} else {
+			row = append(row, "", "", "")
 		}
 		if err := cw.Write(row); err != nil {
 			return err

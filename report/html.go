@@ -146,6 +146,9 @@ func HTMLText(class, text string) template.HTML {
 //
 // scenario is the configuration to show (JSON or YAML text; may be empty).
 func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) error {
+	if r.OneRun != nil {
+		return writeOneRunHTML(w, r, v, scenario)
+	}
 	var table, plot bytes.Buffer
 	if err := WriteTable(&table, r); err != nil {
 		return err

@@ -147,25 +147,29 @@ func refutedSeries(r *audit.Report, xs []float64, ci int) *series {
 // and logarithmic above, so that ε_lb stays readable next to a bound in the
 // thousands. A single release point is drawn as labelled bars.
 func WritePlot(w io.Writer, format string, r *audit.Report, extra ...Curve) error {
-	xs := make([]float64, len(r.Points))
-	epochs := len(r.Points) > 0
-	for _, pr := range r.Points {
-		epochs = epochs && pr.Point.Epoch > 0
+	pts := releasePoints(r)
+	xs := make([]float64, len(pts))
+	epochs := len(pts) > 0
+	for _, pt := range pts {
+		epochs = epochs && pt.Epoch > 0
 	}
-	for k, pr := range r.Points {
-		xs[k] = float64(pr.Point.Iteration)
+	for k, pt := range pts {
+		xs[k] = float64(pt.Iteration)
 		if epochs {
-			xs[k] = float64(pr.Point.Epoch)
+			xs[k] = float64(pt.Epoch)
 		}
 	}
 	all := plotSeries(r, xs, extra)
+	if r.OneRun != nil {
+		all = oneRunSeries(r, xs)
+	}
 	var ss []series
 	for _, s := range all {
 		if len(s.y) > 0 {
 			ss = append(ss, s)
 		}
 	}
-	if len(r.Points) == 1 {
+	if len(pts) == 1 {
 		return writeBarPlot(w, format, r, ss)
 	}
 	p := plot.New()
@@ -208,7 +212,7 @@ func WritePlot(w io.Writer, format string, r *audit.Report, extra ...Curve) erro
 	p.X.Tick.Marker = IntegerTicks{}
 
 	var entries []legendEntry
-	markers := len(r.Points) <= 60
+	markers := len(pts) <= 60
 	for _, s := range ss {
 		thumbs, err := addSeries(p, s, markers)
 		if err != nil {
@@ -272,7 +276,7 @@ func addSeries(p *plot.Plot, s series, markers bool) ([]plot.Thumbnailer, error)
 // above it and its name below.
 func writeBarPlot(w io.Writer, format string, r *audit.Report, ss []series) error {
 	p := plot.New()
-	pt := r.Points[0].Point
+	pt := releasePoints(r)[0]
 	// The title names the release by its label: a program sampler's
 	// releases are numbered 1, 2, … whatever iterations they come after,
 	// so an iteration number here could be wrong.

@@ -43,6 +43,9 @@ func refutedCell(ref *audit.Refutation) string {
 // WriteTable prints the human report: what was audited, the per-point
 // table and the headline with its provenance.
 func WriteTable(w io.Writer, r *audit.Report) error {
+	if r.OneRun != nil {
+		return writeOneRunTable(w, r)
+	}
 	writeSetting(w, r)
 	if err := writePointTable(w, r); err != nil {
 		return err

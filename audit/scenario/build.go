@@ -40,6 +40,8 @@ type Plan struct {
 
 	// tempDir holds the data files written for a program sampler.
 	tempDir string
+	// canaries are the canary design's records, once drawn.
+	canaries []dataset.Record
 }
 
 // Points returns the release points.
@@ -90,7 +92,11 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 		}
 	}
 	dim := p.Mechanism.Dim()
-	if o.Features, err = buildFeatures(c.Audit.Features, p, dim); err != nil {
+	if c.canaryDesign() {
+		if err := p.canaryTarget(&t, &o); err != nil {
+			return p, err
+		}
+	} else if o.Features, err = buildFeatures(c.Audit.Features, p, dim); err != nil {
 		return p, err
 	}
 	if t.ReportedTestSize == 0 {
@@ -117,11 +123,13 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 		}
 		o.Theorems = cl.Theorems
 	}
-	if t.Posterior, err = audit.ExactPosterior(p.Mechanism, p.Pair); err != nil {
-		return nil, err
-	}
-	if pts, err := p.Mechanism.Points(p.Pair.D); err == nil {
-		t.Exact = exactEpsilons(c, p, pts)
+	if !c.canaryDesign() {
+		if t.Posterior, err = audit.ExactPosterior(p.Mechanism, p.Pair); err != nil {
+			return nil, err
+		}
+		if pts, err := p.Mechanism.Points(p.Pair.D); err == nil {
+			t.Exact = exactEpsilons(c, p, pts)
+		}
 	}
 	p.Audit, err = audit.New(t, o)
 	if err == nil {
@@ -137,6 +145,41 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 		return p, err
 	}
 	return p, nil
+}
+
+// canaryTarget draws the canaries of the canary design (a program's are
+// drawn before it starts) and sets the target's and the options' canary
+// fields: the scores are the canaries' log-likelihoods under the model,
+// or the program's own scores when its handshake says "scores": true.
+func (p *Plan) canaryTarget(t *audit.Target, o *audit.Options) error {
+	c := p.Config
+	if c.Sampler.ExactCyclicSGLD != nil {
+		return errAt("audit.design", "the exact cyclic-SGLD sampler has no records to add canaries to (it samples the counterexample in closed form); use sampler.sgld")
+	}
+	if p.canaries == nil {
+		cs, err := drawCanaries(c, p, p.Pair.D)
+		if err != nil {
+			return err
+		}
+		p.canaries = cs
+	}
+	t.Canaries = p.canaries
+	if pm, ok := p.Mechanism.(*program.Mechanism); ok && pm.Handshake().Scores {
+		return nil // the releases are the scores
+	}
+	if p.Model == nil {
+		return errAt("model", "required in the canary design to score the canaries (their log-likelihoods under each release), unless the program answers with scores (handshake \"scores\": true)")
+	}
+	if d := p.Mechanism.Dim(); d != p.Model.Dim() {
+		return errAt("model", "the tool scores the releases with the model, whose parameters number %d, but the sampler releases %d values", p.Model.Dim(), d)
+	}
+	for i, r := range t.Canaries {
+		if len(r.X) != p.Model.DataDim() {
+			return errAt("audit.canaries", "canary %d has %d features, the model takes %d", i, len(r.X), p.Model.DataDim())
+		}
+	}
+	o.Features = canaryScores(p.Model, t.Canaries)
+	return nil
 }
 
 // buildMechanism builds the model, checks the limits, and builds the
@@ -163,6 +206,12 @@ func (p *Plan) buildMechanism(bo BuildOptions) error {
 	case c.Sampler.Program != nil:
 		if !c.Data.empty() {
 			if err = buildPair(c, p); err != nil {
+				return err
+			}
+		}
+		if c.canaryDesign() {
+			// The program reads the canaries when it starts.
+			if p.canaries, err = drawCanaries(c, p, p.Pair.D); err != nil {
 				return err
 			}
 		}
@@ -370,6 +419,9 @@ func buildPairOf(c *Config, p *Plan) (dataset.Pair, error) {
 	}
 	if err := d.Validate(m.DataDim()); err != nil {
 		return dataset.Pair{}, wrapAt(err, "data")
+	}
+	if c.canaryDesign() {
+		return dataset.Pair{D: d}, nil
 	}
 	if c.Neighbour.DeepFool != nil {
 		return craftCanary(c, p, d)

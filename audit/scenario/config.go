@@ -193,6 +193,13 @@ type ExactCyclicSGLD struct {
 
 // AuditConfig sets the statistics of the audit.
 type AuditConfig struct {
+	// Design is runs (default: many runs on D and D′, attacks trained and
+	// evaluated on them) or canaries (the one-run design of Steinke, Nasr
+	// & Jagielski 2023, configured by Canaries; trials, split, features
+	// and attacks are then not used).
+	Design string `yaml:"design,omitempty" json:"design,omitempty"`
+	// Canaries configures the canary design.
+	Canaries *CanaryConfig `yaml:"canaries,omitempty" json:"canaries,omitempty"`
 	// Trials is the total number of runs (both sides).
 	Trials int `yaml:"trials" json:"trials"`
 	// Assignment is random (default) or balanced.
@@ -345,6 +352,9 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func (c *Config) defaults() {
 	a := &c.Audit
+	if a.Design == DesignCanaries && a.Canaries != nil && a.Trials == 0 {
+		a.Trials = max(a.Canaries.Runs, 1) // the canary design's trials are its runs
+	}
 	if a.Assignment == "" {
 		a.Assignment = audit.AssignRandom.String()
 	}
@@ -393,7 +403,7 @@ func exactlyOne(section string, v any) (string, error) {
 func (c *Config) Validate() error { return c.locate(c.validate()) }
 
 func (c *Config) validate() error {
-	for _, step := range []func() error{c.validateSections, c.validateData, c.validateNeighbour, c.validateAudit, c.validateClaim} {
+	for _, step := range []func() error{c.validateSections, c.validateData, c.validateCanaries, c.validateNeighbour, c.validateAudit, c.validateClaim} {
 		if err := step(); err != nil {
 			return err
 		}
@@ -478,7 +488,7 @@ func (c *Config) validateData() error {
 
 // validateNeighbour checks how D′ is built from D.
 func (c *Config) validateNeighbour() error {
-	if c.Data.empty() {
+	if c.Data.empty() || c.canaryDesign() {
 		return nil
 	}
 	data, _ := exactlyOne("data", &c.Data)
@@ -528,7 +538,7 @@ var auditFields = map[string]string{
 // validateAudit checks the statistics by building the engine's options.
 func (c *Config) validateAudit() error {
 	a := c.Audit
-	if a.Split == (audit.Split{}) {
+	if a.Split == (audit.Split{}) && !c.canaryDesign() {
 		return errAt("audit.split", "required, e.g. {train: 0.5, eval: 0.5} (train and eval > 0, summing to 1 with an optional select)")
 	}
 	if !(a.Confidence > 0 && a.Confidence < 1) {
@@ -544,6 +554,9 @@ func (c *Config) validateAudit() error {
 func (c *Config) options() (audit.Options, error) {
 	a := c.Audit
 	o := audit.Options{Trials: a.Trials, Seed: c.Seed, Split: a.Split, Delta: a.Delta, Confidence: a.Confidence}
+	if c.canaryDesign() {
+		o.Canaries = a.Canaries.design()
+	}
 	var err error
 	if o.Assignment, err = audit.ParseAssignment(a.Assignment); err != nil {
 		return o, wrapAt(err, "audit.assignment")

@@ -131,36 +131,8 @@ func craftCanary(c *Config, p *Plan, d *dataset.Dataset) (dataset.Pair, error) {
 		return dataset.Pair{}, errAt("neighbour.deepfool", "needs a classification model (softmax or mlp), got %s", name)
 	}
 	df := c.Neighbour.DeepFool
-	trainer := p.Sampler
-	if df.Sampler != nil {
-		trainer = df.Sampler.sampler()
-	}
-	if trainer == nil {
-		return dataset.Pair{}, errAt("neighbour.deepfool.sampler", "required to train the models (a built-in sampler such as sgld)")
-	}
-	ch := &mechanisms.Chain{Model: p.Model, Sampler: trainer, Init: c.Init, Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseFinal}}
-	if err := ch.Check(d); err != nil {
-		return dataset.Pair{}, err
-	}
-	// The models are trained concurrently (each from a stream of its own,
-	// which no audited trial uses: the ensemble is the same for any worker
-	// count).
-	thetas := make([][]float64, df.Models)
-	var g errgroup.Group
-	g.SetLimit(audit.Workers(c.Audit.Workers))
-	for i := range thetas {
-		g.Go(func() error {
-			tr := mechanisms.Trial{Index: i, RNG: mechanisms.TrialRNG(c.Seed, dataset.SideD, i, mechanisms.StreamCanary)}
-			if _, err := ch.Run(context.Background(), tr, d, func(_ int, th []float64) error {
-				thetas[i] = append([]float64(nil), th...)
-				return nil
-			}); err != nil {
-				return errAt("neighbour.deepfool", "training model %d: %w", i, err)
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	thetas, err := trainEnsemble(c, p, d, df, "neighbour.deepfool")
+	if err != nil {
 		return dataset.Pair{}, err
 	}
 	agreed, err := canary.AgreedRecords(cl, thetas, d, true)
@@ -207,4 +179,42 @@ func (f canaryFeatures) Map(theta, out []float64) {
 	} else {
 		f.can.Features(f.model, theta, out)
 	}
+}
+
+// trainEnsemble trains the crafting models of df on d (path names the
+// configuration in errors).
+func trainEnsemble(c *Config, p *Plan, d *dataset.Dataset, df *DeepFoolConfig, path string) ([][]float64, error) {
+	trainer := p.Sampler
+	if df.Sampler != nil {
+		trainer = df.Sampler.sampler()
+	}
+	if trainer == nil {
+		return nil, errAt(path+".sampler", "required to train the models (a built-in sampler such as sgld)")
+	}
+	ch := &mechanisms.Chain{Model: p.Model, Sampler: trainer, Init: c.Init, Release: mechanisms.ReleaseSpec{Mode: mechanisms.ReleaseFinal}}
+	if err := ch.Check(d); err != nil {
+		return nil, err
+	}
+	// The models are trained concurrently (each from a stream of its own,
+	// which no audited trial uses: the ensemble is the same for any worker
+	// count).
+	thetas := make([][]float64, df.Models)
+	var g errgroup.Group
+	g.SetLimit(audit.Workers(c.Audit.Workers))
+	for i := range thetas {
+		g.Go(func() error {
+			tr := mechanisms.Trial{Index: i, RNG: mechanisms.TrialRNG(c.Seed, dataset.SideD, i, mechanisms.StreamCanary)}
+			if _, err := ch.Run(context.Background(), tr, d, func(_ int, th []float64) error {
+				thetas[i] = append([]float64(nil), th...)
+				return nil
+			}); err != nil {
+				return errAt(path, "training model %d: %w", i, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return thetas, nil
 }

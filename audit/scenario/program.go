@@ -130,6 +130,9 @@ func buildProgram(c *Config, p *Plan, o BuildOptions) (*program.Mechanism, error
 			Stderr: o.Stderr, MaxProcs: audit.Workers(c.Audit.Workers)},
 		CheckTrials: program.CheckTrialsOf(c.Audit.Trials, s.checks()),
 	}
+	if c.canaryDesign() {
+		mc.Canaries = c.Audit.Canaries.Count
+	}
 	if p.TestSet != nil && hasMetric(c, "accuracy") {
 		mc.TestSize = p.TestSet.Len()
 	}
@@ -162,7 +165,7 @@ func hasMetric(c *Config, name string) bool {
 // into a temporary directory (removed by Close) and returns the
 // environment entries that name them.
 func (p *Plan) writeDataFiles() ([]string, error) {
-	if p.Pair.D == nil {
+	if p.Pair.D == nil && p.canaries == nil {
 		return nil, nil
 	}
 	dir, err := os.MkdirTemp("", "mcmcaudit-data-*")
@@ -174,7 +177,8 @@ func (p *Plan) writeDataFiles() ([]string, error) {
 	for _, f := range []struct {
 		key, name string
 		d         *dataset.Dataset
-	}{{"MCMCAUDIT_D", "D.csv", p.Pair.D}, {"MCMCAUDIT_DPRIME", "DPRIME.csv", p.Pair.DPrime}, {"MCMCAUDIT_TEST", "TEST.csv", p.TestSet}} {
+	}{{"MCMCAUDIT_D", "D.csv", p.Pair.D}, {"MCMCAUDIT_DPRIME", "DPRIME.csv", p.Pair.DPrime}, {"MCMCAUDIT_TEST", "TEST.csv", p.TestSet},
+		{"MCMCAUDIT_CANARIES", "CANARIES.csv", canarySet(p.canaries)}} {
 		if f.d == nil {
 			continue
 		}
@@ -200,6 +204,14 @@ func (p *Plan) writeDataFiles() ([]string, error) {
 // datasetCSV formats a dataset as the CSV loader reads it: a header row,
 // then the features and the label of every record, exactly (shortest
 // representation that parses back to the same float64).
+// canarySet holds the canary records as a dataset (nil for none).
+func canarySet(cs []dataset.Record) *dataset.Dataset {
+	if cs == nil {
+		return nil
+	}
+	return &dataset.Dataset{Name: "canaries", Records: cs}
+}
+
 func datasetCSV(d *dataset.Dataset) []byte {
 	var b strings.Builder
 	dim := 0

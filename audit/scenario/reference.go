@@ -213,7 +213,7 @@ var referenceTable = []Field{
 		Meaning: "Draws n records from the mixture of Heikkilä et al. (2019) eq. 25 at θ = theta_star (the paper draws 10⁶ at θ = (0, 1))."},
 
 	// neighbour
-	{Path: "neighbour", Required: "unless data.counterexample",
+	{Path: "neighbour", Required: "unless data.counterexample or audit.design = canaries",
 		Meaning: "How D′ is built from D: one record replaced, removed or added, or a DeepFool canary crafted. Not allowed with data.counterexample, which defines D′ itself."},
 	{Path: "neighbour.adjacency", Default: "replace-one", Range: "replace-one, remove-one, add-one", Example: "replace-one",
 		Meaning: "replace-one: record index replaced by record; remove-one: record index removed; add-one: record appended (D′ has n + 1 records)."},
@@ -393,11 +393,37 @@ var referenceTable = []Field{
 
 	// audit
 	{Path: "audit", Required: "yes", Meaning: "The statistics of the audit."},
-	{Path: "audit.trials", Required: "yes", Range: "[20, 100000000]", Example: "200",
-		Meaning: "Total number of runs, on D and D′ together."},
+	{Path: "audit.design", Default: "runs", Range: "runs, canaries", Example: "canaries",
+		Meaning: "runs: many runs on D and D′, attacks trained and evaluated on them (Heller & Fetaya); canaries: the one-run design of Steinke, Nasr & Jagielski 2023 — canaries each added to D with probability ½ from the seed, one run (or audit.canaries.runs pooled runs), a score per canary (its log-likelihood under the released θ), ε_lb and μ_lb from the guesses; adjacency add/remove of one canary. trials, split, features, attacks and the neighbour section are not used."},
+	{Path: "audit.canaries", Required: "with audit.design = canaries", UsedBy: "audit.design canaries", Example: "{count: 1000, kind: mislabel, guesses: 100}",
+		Meaning: "The canaries and the attack's guesses of the one-run design."},
+	{Path: "audit.canaries.count", Required: "yes", Range: "[2, 1000000]", UsedBy: "audit.design canaries", Example: "1000",
+		Meaning: "m, the number of canaries; canary i is in the training data iff the seed's coin S_i = +1."},
+	{Path: "audit.canaries.kind", Required: "yes", Range: "mislabel, deepfool, random", UsedBy: "audit.design canaries", Example: "mislabel",
+		Meaning: "mislabel: records of D (without replacement while they last) with a label drawn among the others (classifiers: logistic, softmax, mlp); deepfool: records of D moved across the decision boundaries of an ensemble trained on D, keeping their label (as neighbour.deepfool; softmax, mlp); random: every feature uniform on its range in D (or on range), a uniform label (a uniform value on the labels' range for linreg)."},
+	{Path: "audit.canaries.guesses", DefaultNote: "r = count/10, at least 1, split evenly", Range: "[1, count]", UsedBy: "audit.design canaries", Example: "100",
+		Meaning: "r = k+ + k-, fixed in advance: the attack guesses \"in\" for the ⌈r/2⌉ highest scores and \"out\" for the ⌊r/2⌋ lowest. Give guesses, or guesses_plus and guesses_minus, or guess_grid."},
+	{Path: "audit.canaries.guesses_plus", DefaultNote: "0", Range: "[0, count]; with guesses_minus, 1 ≤ sum ≤ count", UsedBy: "audit.design canaries", Example: "100",
+		Meaning: "k+, fixed in advance: guesses \"in\" for the k+ highest scores."},
+	{Path: "audit.canaries.guesses_minus", DefaultNote: "0", Range: "[0, count]; with guesses_plus, 1 ≤ sum ≤ count", UsedBy: "audit.design canaries", Example: "0",
+		Meaning: "k-, fixed in advance: guesses \"out\" for the k- lowest scores."},
+	{Path: "audit.canaries.guess_grid", Range: "at most 64 values, each in [1, count]", UsedBy: "audit.design canaries", Example: "[50, 100, 200]",
+		Meaning: "A grid of r values (each split evenly), all fixed in advance; every pair is tested at α divided by their number (Bonferroni) and the report keeps the best, saying so."},
+	{Path: "audit.canaries.runs", DefaultNote: "1", Range: "[1, count]", UsedBy: "audit.design canaries", Example: "4",
+		Meaning: "Runs pooled: canary i belongs to run ⌊i·runs/count⌋ only, so the guesses of all runs make one audit of count canaries. Runs shard, checkpoint and resume like trials."},
+	{Path: "audit.canaries.features", Required: "with audit.canaries.range", Range: "[1, 1048576]", UsedBy: "kind random without a data section", Example: "784",
+		Meaning: "Number of features of a random canary, for a program that loads its own data."},
+	{Path: "audit.canaries.classes", DefaultNote: "0: label 0", Range: "0 or [2, 65536]", UsedBy: "kind random without a data section", Example: "10",
+		Meaning: "Random canaries get a uniform label in 0..classes−1."},
+	{Path: "audit.canaries.range", Required: "with audit.canaries.features", Range: "[lo, hi], finite, lo < hi", UsedBy: "kind random without a data section", Example: "[0, 1]",
+		Meaning: "Every feature of a random canary is uniform on this interval."},
+	{Path: "audit.canaries.deepfool", Required: "with audit.canaries.kind = deepfool", UsedBy: "kind deepfool", Example: "{models: 10, canary: {margin: 0.1}}",
+		Meaning: "The crafting of deepfool canaries; its fields are those of neighbour.deepfool. Records the models agree on are crafted in order until count canaries are made."},
+	{Path: "audit.trials", Required: "unless audit.design = canaries", Range: "[20, 100000000]", Example: "200",
+		Meaning: "Total number of runs, on D and D′ together (in the canary design: absent, or audit.canaries.runs)."},
 	{Path: "audit.assignment", Default: "random", Range: "random, balanced", Example: "balanced",
 		Meaning: "random: each trial runs on D or D′ by a fair coin (as in Heller & Fetaya); balanced: alternately, half and half."},
-	{Path: "audit.split", Required: "yes", Example: "{train: 0.5, eval: 0.5}",
+	{Path: "audit.split", Required: "unless audit.design = canaries", Example: "{train: 0.5, eval: 0.5}",
 		Meaning: "Fractions of the trials that train the attacks, choose their thresholds (select; 0: on the training runs) and count errors (eval). There is no default."},
 	{Path: "audit.split.train", Required: "yes", Range: "(0, 1); train + select + eval = 1", Example: "0.5",
 		Meaning: "Fraction of trials that train the attacks (A1)."},
@@ -472,6 +498,28 @@ func craftingEntries(table []Field) []Field {
 	return out
 }
 
+// canaryCraftingEntries describes audit.canaries.deepfool.*: the fields
+// of neighbour.deepfool again.
+func canaryCraftingEntries(table []Field) []Field {
+	const from, to = "neighbour.deepfool.", "audit.canaries.deepfool."
+	var out []Field
+	for _, f := range table {
+		if !strings.HasPrefix(f.Path, from) {
+			continue
+		}
+		g := f
+		g.Path = to + strings.TrimPrefix(f.Path, from)
+		g.UsedBy = strings.ReplaceAll(g.UsedBy, "neighbour.deepfool", "audit.canaries.deepfool")
+		g.Required = strings.ReplaceAll(g.Required, "neighbour.deepfool", "audit.canaries.deepfool")
+		g.Meaning = "As " + f.Path + ", for the deepfool canaries."
+		if g.Default != "" {
+			g.Default, g.DefaultNote = "", "as "+f.Path
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
 // syntheticFields are the fields shared by the data.synthetic_* choices;
 // each choice uses only some of them (the others are refused).
 var syntheticFields = map[string]struct {
@@ -520,6 +568,7 @@ func syntheticEntries() []Field {
 var reference = sync.OnceValue(func() []Field {
 	all := append(append([]Field(nil), referenceTable...), syntheticEntries()...)
 	all = append(all, craftingEntries(all)...)
+	all = append(all, canaryCraftingEntries(all)...)
 	for i := range all {
 		t, ok := typeAt(all[i].Path)
 		if !ok {

@@ -18,6 +18,9 @@ func goldenSummary(r map[string]any) map[string]any {
 		}
 		return 0.0
 	}
+	if or, ok := r["one_run"].(map[string]any); ok {
+		return oneRunSummary(r, or)
+	}
 	var points []any
 	for _, pv := range r["points"].([]any) {
 		p := pv.(map[string]any)
@@ -46,6 +49,26 @@ func goldenSummary(r map[string]any) map[string]any {
 		})
 	}
 	return map[string]any{"headline": r["headline"], "verdict": r["verdict"], "epsilon": num(r["epsilon"], "epsilon"), "points": points}
+}
+
+// oneRunSummary is goldenSummary for a canary design: per release point
+// the guesses' counts, ε_lb, μ_lb, the descriptive AUROC and the claims'
+// outcomes.
+func oneRunSummary(r, or map[string]any) map[string]any {
+	var points []any
+	for _, pv := range or["points"].([]any) {
+		p := pv.(map[string]any)
+		e, f := p["epsilon"].(map[string]any), p["fdp"].(map[string]any)
+		var claims []any
+		cs, _ := p["claims"].([]any)
+		for _, cv := range cs {
+			c := cv.(map[string]any)
+			claims = append(claims, map[string]any{"name": c["name"], "refuted": c["refuted"]})
+		}
+		points = append(points, map[string]any{"label": p["point"].(map[string]any)["label"], "counts": e["counts"],
+			"epsilon": e["epsilon"], "mu": f["mu"], "auroc": p["descriptive"].(map[string]any)["auroc"], "claims": claims})
+	}
+	return map[string]any{"verdict": r["verdict"], "headline": or["headline"], "included": or["included"], "points": points}
 }
 
 // compareGolden reports every difference between want and got: the

@@ -27,6 +27,8 @@ var scenarioVerdicts = map[string]struct {
 	"sgld-interim":         {"no claim", false},
 	"sgld-logistic":        {"not refuted", false},
 	"sgld-onepass-gauss":   {"not refuted", false},
+	"sgld-canaries":        {"not refuted", false},
+	"digits-sgld-canaries": {"no claim", false},
 	"ula-linreg":           {"no claim", false},
 	"ula-gauss-ou":         {"not refuted", false},
 	"ula-logistic":         {"not refuted", false},

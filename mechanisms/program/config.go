@@ -67,6 +67,10 @@ type Config struct {
 	// Env holds extra KEY=VALUE entries on top of os.Environ() (a key
 	// given twice takes its last value).
 	Env []string
+	// Canaries is the number of canaries of a canary design (0: the
+	// multi-run design): the length of a scores answer's arrays when the
+	// handshake says "scores": true.
+	Canaries int
 	// Timeout bounds each attempt of a trial, and a new process's
 	// handshake; 0 means DefaultTimeout.
 	Timeout time.Duration

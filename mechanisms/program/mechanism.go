@@ -39,6 +39,7 @@ type Mechanism struct {
 	name     string
 	check    map[int]bool
 	testSize int
+	canaries int
 }
 
 // MechanismConfig says how to run the program as a mechanism.
@@ -67,6 +68,10 @@ func NewMechanism(ctx context.Context, c MechanismConfig) (*Mechanism, error) {
 	if err != nil {
 		return nil, err
 	}
+	if hs.Scores && c.Canaries == 0 {
+		pool.Close()
+		return nil, fmt.Errorf(`program: the handshake says "scores": true, which only the canary design uses (audit.design: canaries); in the multi-run design a program answers with its releases`)
+	}
 	m := FromHandshake(hs, c)
 	m.pool = pool
 	return m, nil
@@ -76,7 +81,7 @@ func NewMechanism(ctx context.Context, c MechanismConfig) (*Mechanism, error) {
 // points and dimension but runs nothing — enough to analyse trials a
 // program produced elsewhere (a merge of shards).
 func FromHandshake(hs Handshake, c MechanismConfig) *Mechanism {
-	m := &Mechanism{hs: hs, name: "program " + strings.Join(c.Command, " "), check: map[int]bool{}, testSize: c.TestSize}
+	m := &Mechanism{hs: hs, name: "program " + strings.Join(c.Command, " "), check: map[int]bool{}, testSize: c.TestSize, canaries: c.Canaries}
 	for k, l := range hs.Releases {
 		m.points = append(m.points, mechanisms.ReleasePoint{Iteration: k + 1, Label: l})
 	}
@@ -96,8 +101,14 @@ func (m *Mechanism) Handshake() Handshake { return m.hs }
 // Name implements mechanisms.Namer.
 func (m *Mechanism) Name() string { return m.name }
 
-// Dim implements mechanisms.Mechanism.
-func (m *Mechanism) Dim() int { return m.hs.Dim }
+// Dim implements mechanisms.Mechanism: the handshake's dim, or the number
+// of canaries when the program answers with scores.
+func (m *Mechanism) Dim() int {
+	if m.hs.Scores {
+		return m.canaries
+	}
+	return m.hs.Dim
+}
 
 // Points implements mechanisms.Mechanism: the handshake's release labels.
 func (m *Mechanism) Points(*dataset.Dataset) ([]mechanisms.ReleasePoint, error) { return m.points, nil }
@@ -112,29 +123,48 @@ func (m *Mechanism) Close() error {
 
 // Run implements mechanisms.Mechanism.
 func (m *Mechanism) Run(ctx context.Context, t mechanisms.Trial, _ *dataset.Dataset, emit mechanisms.Emit) (mechanisms.Info, error) {
-	if m.pool == nil {
-		return mechanisms.Info{}, fmt.Errorf("the program is not running (this audit only analyses trials produced elsewhere)")
-	}
 	req := Request{Trial: t.Index, Side: SideD, Seed: t.Seed}
 	if t.Side == dataset.SideDPrime {
 		req.Side = SideDPrime
+	}
+	return m.run(ctx, req, emit)
+}
+
+// RunCanaries runs a canary design's run (audit.CanaryRunner): the
+// request carries the inclusion mask, and the answer holds the program's
+// releases, or its scores when its handshake says "scores": true.
+func (m *Mechanism) RunCanaries(ctx context.Context, t mechanisms.Trial, include []bool, emit mechanisms.Emit) (mechanisms.Info, error) {
+	mask := make([]byte, len(include))
+	for i, in := range include {
+		mask[i] = '0'
+		if in {
+			mask[i] = '1'
+		}
+	}
+	return m.run(ctx, Request{Trial: t.Index, Side: SideD, Seed: t.Seed, Canaries: string(mask)}, emit)
+}
+
+// run serves one request and emits its answer.
+func (m *Mechanism) run(ctx context.Context, req Request, emit mechanisms.Emit) (mechanisms.Info, error) {
+	if m.pool == nil {
+		return mechanisms.Info{}, fmt.Errorf("the program is not running (this audit only analyses trials produced elsewhere)")
 	}
 	res, err := m.pool.Run(ctx, req)
 	if err != nil {
 		return mechanisms.Info{}, err
 	}
-	if m.check[t.Index] {
+	if m.check[req.Trial] {
 		fresh, err := m.pool.RunFresh(ctx, req)
 		if err != nil {
 			return mechanisms.Info{}, fmt.Errorf("determinism check in a fresh process: %w", err)
 		}
 		if err := Compare(res, fresh); err != nil {
-			return mechanisms.Info{}, fmt.Errorf("the program is not deterministic: trial %d (side %s, seed %d) answered differently in a fresh process: %v (a program must draw all its randomness from the seed it is given)", t.Index, req.Side, req.Seed, err)
+			return mechanisms.Info{}, fmt.Errorf("the program is not deterministic: trial %d (side %s, seed %d) answered differently in a fresh process: %v (a program must draw all its randomness from the seed it is given)", req.Trial, req.Side, req.Seed, err)
 		}
 	}
 	info, err := m.parseInfo(res.Info)
 	if err != nil {
-		return info, fmt.Errorf("trial %d (side %s, seed %d): info: %v", t.Index, req.Side, req.Seed, err)
+		return info, fmt.Errorf("trial %d (side %s, seed %d): info: %v", req.Trial, req.Side, req.Seed, err)
 	}
 	for k, r := range res.Releases {
 		if err := emit(k, r); err != nil {

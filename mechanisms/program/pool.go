@@ -392,7 +392,13 @@ func (pl *Pool) exchange(ctx context.Context, p *proc, r Request) (Result, *Tria
 			if isBlank(line) {
 				continue
 			}
-			res, msg, isErr, f := parseAnswer(line, r.Trial, &p.hs)
+			hs := &p.hs
+			if hs.Scores {
+				scores := p.hs
+				scores.Dim = pl.cfg.Canaries
+				hs = &scores
+			}
+			res, msg, isErr, f := parseAnswer(line, r.Trial, hs)
 			if f != nil {
 				return fault(&Error{Fault: FaultProtocol, Command: pl.cfg.Command, Process: p.id,
 					Detail: fmt.Sprintf("process %d: %s", p.id, f.detail), Line: string(line)})

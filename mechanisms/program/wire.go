@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Version is the protocol version this package speaks: the value of the
@@ -25,12 +26,16 @@ const (
 type Handshake struct {
 	Dim      int
 	Releases []string
+	// Scores is the handshake's optional "scores": true: in the canary
+	// design the program answers with one score per canary and release
+	// point ("scores") instead of its releases.
+	Scores bool
 }
 
 // Equal reports whether two handshakes declare the same dimension and the
 // same release labels.
 func (h Handshake) Equal(o Handshake) bool {
-	return h.Dim == o.Dim && slices.Equal(h.Releases, o.Releases)
+	return h.Dim == o.Dim && slices.Equal(h.Releases, o.Releases) && h.Scores == o.Scores
 }
 
 // String renders the handshake for messages.
@@ -48,6 +53,10 @@ type Request struct {
 	Side string
 	// Seed is the trial's seed; any uint64 travels exactly.
 	Seed uint64
+	// Canaries is the inclusion mask of a canary design's run: one
+	// character per canary, '1' when it is in the training data ("" in
+	// the multi-run design: the key is then not sent).
+	Canaries string
 }
 
 // String names the trial for messages: trial 7 (side D', seed 42).
@@ -59,6 +68,9 @@ func (r Request) String() string {
 func (r Request) check() error {
 	if r.Trial < 0 {
 		return fmt.Errorf("program: request trial: must be ≥ 0, got %d", r.Trial)
+	}
+	if strings.Trim(r.Canaries, "01") != "" {
+		return fmt.Errorf("program: request canaries: must hold only '0' and '1'")
 	}
 	if r.Side != SideD && r.Side != SideDPrime {
 		return fmt.Errorf("program: request side: must be %q or %q, got %q", SideD, SideDPrime, r.Side)
@@ -76,6 +88,11 @@ func appendRequest(b []byte, r Request) []byte {
 	b = append(b, r.Side...)
 	b = append(b, `", "seed": `...)
 	b = strconv.AppendUint(b, r.Seed, 10)
+	if r.Canaries != "" {
+		b = append(b, `, "canaries": "`...)
+		b = append(b, r.Canaries...)
+		b = append(b, '"')
+	}
 	return append(b, "}\n"...)
 }
 
@@ -118,6 +135,7 @@ type wireHandshake struct {
 	Version  json.RawMessage `json:"mcmcaudit"`
 	Dim      json.RawMessage `json:"dim"`
 	Releases json.RawMessage `json:"releases"`
+	Scores   json.RawMessage `json:"scores"`
 }
 
 // parseHandshake checks a handshake line {"mcmcaudit": 1, "dim": D,
@@ -156,20 +174,31 @@ func parseHandshake(line []byte) (Handshake, *lineFault) {
 	if len(labels) == 0 || int64(len(labels))*dim > MaxValues {
 		return Handshake{}, lineFaultf("handshake releases: must hold 1 to %d labels (dim × releases ≤ %d, so that an answer fits in a line of 2^28 bytes), got %d", MaxValues/dim, MaxValues, len(labels))
 	}
-	return Handshake{Dim: int(dim), Releases: labels}, nil
+	hs := Handshake{Dim: int(dim), Releases: labels}
+	switch string(w.Scores) {
+	case "", "null", "false":
+	case "true":
+		hs.Scores = true
+	default:
+		return Handshake{}, lineFaultf("handshake scores: must be true or false, got %s", truncate(string(w.Scores), 40))
+	}
+	return hs, nil
 }
 
 // wireAnswer is an answer line with its fields kept raw.
 type wireAnswer struct {
 	Trial    json.RawMessage `json:"trial"`
 	Releases json.RawMessage `json:"releases"`
+	Scores   json.RawMessage `json:"scores"`
 	Error    json.RawMessage `json:"error"`
 	Info     json.RawMessage `json:"info"`
 }
 
 // parseAnswer checks an answer line for trial `trial` against the
 // handshake. It returns the result, or the program's error message
-// (isErr), or a protocol fault. Unknown keys are ignored.
+// (isErr), or a protocol fault. Unknown keys are ignored. A program whose
+// handshake says "scores": true answers a canary request with "scores"
+// (read into Result.Releases; hs.Dim is then the number of canaries).
 func parseAnswer(line []byte, trial int, hs *Handshake) (res Result, msg string, isErr bool, f *lineFault) {
 	var w wireAnswer
 	if err := json.Unmarshal(line, &w); err != nil || bytes.TrimSpace(line)[0] != '{' {
@@ -177,6 +206,12 @@ func parseAnswer(line []byte, trial int, hs *Handshake) (res Result, msg string,
 			return res, "", false, notJSON(line, "a stdout line")
 		}
 		return res, "", false, lineFaultf(`a stray line on stdout, not an answer {"trial": %d, "releases": [...]} (stdout must carry protocol lines only; print anything else to stderr)`, trial)
+	}
+	if hs.Scores {
+		if len(w.Releases) > 0 && string(w.Releases) != "null" {
+			return res, "", false, lineFaultf(`answer: the handshake says "scores": true, so a canary run is answered with "scores" (one array of %d scores per release point), not "releases"`, hs.Dim)
+		}
+		w.Releases = w.Scores
 	}
 	if len(w.Trial) == 0 {
 		return res, "", false, lineFaultf(`a stray line on stdout: a JSON object without "trial" (stdout must carry protocol lines only; print anything else to stderr)`)

@@ -18,6 +18,11 @@ turning exceptions into {"trial": i, "error": "..."}. While it serves,
 anything printed to stdout -- by `print`, by C extensions, by child
 processes -- goes to stderr, so that stdout carries protocol lines only.
 
+In the canary (one-run) design, requests carry an inclusion mask of the
+canaries in MCMCAUDIT_CANARIES: `serve` hands `run` D plus the included
+canaries, and with `scores=True` also every canary, for `run` to return one
+score per canary and release point (see `serve`).
+
 `releases` returned by `run` may be a list of lists of numbers or an array
 of shape (len(releases), dim) (anything with a `tolist` method, e.g. a NumPy
 array or a PyTorch tensor). Return `Result(releases, info)` to pass an
@@ -53,6 +58,7 @@ ENV_D = "MCMCAUDIT_D"
 ENV_DPRIME = "MCMCAUDIT_DPRIME"
 ENV_CANARY = "MCMCAUDIT_CANARY"
 ENV_TEST = "MCMCAUDIT_TEST"
+ENV_CANARIES = "MCMCAUDIT_CANARIES"
 
 
 class Result:
@@ -200,7 +206,51 @@ def _claim_stdout():
     return _proto_out
 
 
-def serve(run, dim, releases, load=None, data=None):
+def _request(line):
+    """Parse a request line into (trial, side, seed, mask or None), or exit 2."""
+    try:
+        req = json.loads(line)
+        trial, side, seed = req["trial"], req["side"], req["seed"]
+        mask = req.get("canaries")
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (trial, seed)) or side not in (SIDE_D, SIDE_DPRIME):
+            raise ValueError("bad field types or side")
+        if mask is not None and (not isinstance(mask, str) or mask.strip("01")):
+            raise ValueError("canaries must be a string of '0' and '1'")
+    except (ValueError, KeyError, TypeError) as e:
+        sys.stderr.write("mcmcaudit_protocol: malformed request %r: %s\n" % (line[:200], e))
+        sys.exit(2)
+    return trial, side, seed, mask
+
+
+class _Canaries:
+    """The canary design's data: D's rows and the canaries' rows, read once."""
+
+    def __init__(self, load):
+        self.load = load
+        self.base = None
+        self.rows = None
+        self.loaded = None
+
+    def read(self):
+        if self.rows is None:
+            rows = env_rows(ENV_CANARIES)
+            if rows is None:
+                raise ValueError("a canary request, but %s is not set" % ENV_CANARIES)
+            self.rows = rows
+            self.base = env_rows(ENV_D) or []
+            self.loaded = self.load(rows) if self.load else rows
+
+    def training(self, mask):
+        """D's rows plus the canaries the mask includes, loaded like D."""
+        self.read()
+        if len(mask) != len(self.rows):
+            raise ValueError("the request's canaries mask has %d characters for %d canaries in %s"
+                             % (len(mask), len(self.rows), ENV_CANARIES))
+        rows = self.base + [r for r, c in zip(self.rows, mask) if c == "1"]
+        return self.load(rows) if self.load else rows
+
+
+def serve(run, dim, releases, load=None, data=None, scores=False):
     """Serve trials until stdin is closed, then return.
 
     run(seed, side, data) -> releases or Result: seed is the trial's
@@ -209,6 +259,18 @@ def serve(run, dim, releases, load=None, data=None):
     coordinates of every release; releases lists the labels of the release
     points, in order. data, if given, is {"D": ..., "D'": ...}; otherwise
     it is read by load_datasets(load).
+
+    The canary (one-run) design: a request that carries "canaries" (one
+    '0'/'1' per row of the file named by MCMCAUDIT_CANARIES) trains on D
+    plus the included canaries. Without scores, run(seed, "D", rows) gets
+    D's rows followed by the included canaries' rows (through load, if
+    given) and returns its releases, which the tool scores. With
+    scores=True the handshake says "scores": true, and
+    run(seed, "D", rows, canaries) also gets every canary (through load)
+    and returns, per release point, one score per canary -- all m of them,
+    larger meaning "more likely included" (e.g. the canary's log-likelihood
+    of its label) -- as a list of lists or an array of shape
+    (len(releases), m), or a Result of one.
     """
     if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
         raise ValueError("serve: dim must be an integer >= 1, got %r" % (dim,))
@@ -218,7 +280,11 @@ def serve(run, dim, releases, load=None, data=None):
     proto = _claim_stdout()
     if data is None:
         data = load_datasets(load)
-    proto.write(_dumps({"mcmcaudit": PROTOCOL_VERSION, "dim": dim, "releases": labels}) + "\n")
+    canaries = _Canaries(load)
+    hs = {"mcmcaudit": PROTOCOL_VERSION, "dim": dim, "releases": labels}
+    if scores:
+        hs["scores"] = True
+    proto.write(_dumps(hs) + "\n")
     proto.flush()
     while True:
         line = sys.stdin.readline()
@@ -226,17 +292,18 @@ def serve(run, dim, releases, load=None, data=None):
             return  # stdin closed: the tool is done with us
         if not line.strip():
             continue
+        trial, side, seed, mask = _request(line)
         try:
-            req = json.loads(line)
-            trial, side, seed = req["trial"], req["side"], req["seed"]
-            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (trial, seed)) or side not in (SIDE_D, SIDE_DPRIME):
-                raise ValueError("bad field types or side")
-        except (ValueError, KeyError, TypeError) as e:
-            sys.stderr.write("mcmcaudit_protocol: malformed request %r: %s\n" % (line[:200], e))
-            sys.exit(2)
-        try:
-            rel, info = check_releases(run(seed, side, data.get(side)), dim, len(labels))
-            answer = {"trial": trial, "releases": rel}
+            if mask is None:
+                answer = {"trial": trial}
+                answer["releases"], info = check_releases(run(seed, side, data.get(side)), dim, len(labels))
+            elif scores:
+                rows = canaries.training(mask)
+                answer = {"trial": trial}
+                answer["scores"], info = check_releases(run(seed, side, rows, canaries.loaded), len(mask), len(labels))
+            else:
+                answer = {"trial": trial}
+                answer["releases"], info = check_releases(run(seed, side, canaries.training(mask)), dim, len(labels))
             if info is not None:
                 answer["info"] = info
             text = _dumps(answer)

@@ -1,0 +1,352 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/stats"
+)
+
+// OneRunResult is the outcome of a canary design (Report.OneRun).
+type OneRunResult struct {
+	// Canaries is m, Runs the runs pooled, Kind how the canaries were made
+	// and Included how many of them were in (S_i = +1).
+	Canaries int    `json:"canaries"`
+	Runs     int    `json:"runs"`
+	Kind     string `json:"kind,omitempty"`
+	Included int    `json:"included"`
+	// Adjacency is what the bounds are about: adding or removing one
+	// canary (CanaryAdjacency).
+	Adjacency string `json:"adjacency"`
+	// Guesses are the (k₊, k₋) pairs tested and GuessRule how they were
+	// chosen (fixed in advance, or a grid paid for with Bonferroni).
+	Guesses   []Guess `json:"guesses"`
+	GuessRule string  `json:"guess_rule"`
+	// TestConfidence is the confidence of every bound reported, after α
+	// is divided among the grid (and the points under SelectBonferroni).
+	TestConfidence float64       `json:"test_confidence"`
+	Points         []OneRunPoint `json:"points"`
+	// Headline is the release point the verdict rests on: the last one,
+	// fixed in advance, or −1 under Bonferroni over points (then Epsilon
+	// is the largest bound, valid simultaneously with all others).
+	Headline int                  `json:"headline"`
+	Epsilon  stats.OneRunEstimate `json:"epsilon"`
+	// DescriptiveNote says what the descriptive figures are.
+	DescriptiveNote string `json:"descriptive_note"`
+}
+
+// OneRunPoint is the canary design's outcome at one release point.
+type OneRunPoint struct {
+	Point mechanisms.ReleasePoint `json:"point"`
+	// Guess is the pair behind Epsilon (the best of the grid), FDPGuess the
+	// pair behind FDP.
+	Guess    Guess                `json:"guess"`
+	Epsilon  stats.OneRunEstimate `json:"epsilon"`
+	FDPGuess Guess                `json:"fdp_guess"`
+	FDP      stats.OneRunEstimate `json:"fdp"`
+	// Ceiling is the largest ε_lb the design allows: every guess correct.
+	Ceiling stats.JSONFloat `json:"ceiling"`
+	// Descriptive are the attack's figures that carry no guarantee.
+	Descriptive Descriptive `json:"descriptive"`
+	// TestAccuracy is the releases' mean accuracy on the held-out test
+	// set, over the runs (when measured).
+	TestAccuracy *float64      `json:"test_accuracy,omitempty"`
+	Claims       []OneRunClaim `json:"claims,omitempty"`
+}
+
+// OneRunClaim is a claim tested at one release point of a canary design.
+type OneRunClaim struct {
+	Name string `json:"name"`
+	// EpsilonAtDelta is the claim's ε at the audit's δ.
+	EpsilonAtDelta stats.JSONFloat `json:"epsilon_at_delta"`
+	Refuted        bool            `json:"refuted"`
+	// Test says which test was run and what it gave.
+	Test string `json:"test"`
+}
+
+// Descriptive are figures of an attack that carry no guarantee: the area
+// under its ROC curve and its true-positive rate where the false-positive
+// rate is at most 1% and 0.1%, measured on the same outcomes the bound
+// uses, with no confidence interval.
+type Descriptive struct {
+	AUROC   stats.JSONFloat `json:"auroc"`
+	TPRAt1  stats.JSONFloat `json:"tpr_at_fpr_1pct"`
+	TPRAt01 stats.JSONFloat `json:"tpr_at_fpr_0.1pct"`
+}
+
+// DescriptiveNote labels the descriptive figures in every report.
+const DescriptiveNote = "AUROC and TPR at FPR 1% / 0.1% describe the attack on these outcomes; they carry no guarantee and no confidence"
+
+// analyzeCanaries is AnalyzeContext for a canary design: the scores of
+// every canary, from the run it belongs to, at each release point.
+func (a *Audit) analyzeCanaries(ctx context.Context, t *Trials) (*Report, error) {
+	o := a.opts
+	cd := o.Canaries
+	incl := CanaryIncluded(o.Seed, cd.Count)
+	r := a.newReport(t)
+	r.TrainRuns, r.SelectRuns, r.EvalRuns, r.Attacks, r.Features = 0, 0, 0, nil, nil
+	mP := 1
+	if o.PointSelection == SelectBonferroni {
+		mP = len(a.points)
+	}
+	g := len(cd.Guesses)
+	alpha := 1 - o.Confidence
+	conf := 1 - alpha/float64(g*mP)
+	claimConf := conf
+	if n := len(a.claims); n > 0 {
+		claimConf = 1 - alpha/float64(g*mP*n)
+		r.ClaimsTested, r.ClaimConfidence = n, claimConf
+	}
+	r.TestConfidence = conf
+	res := &OneRunResult{Canaries: cd.Count, Runs: cd.Runs, Kind: cd.Kind, Adjacency: CanaryAdjacency,
+		Guesses: cd.Guesses, GuessRule: guessRule(cd.Guesses, alpha), TestConfidence: conf, Headline: -1,
+		DescriptiveNote: DescriptiveNote}
+	for _, in := range incl {
+		if in {
+			res.Included++
+		}
+	}
+	r.Multiplicity = canaryMultiplicity(g, len(a.points), len(a.claims), mP, alpha)
+	scores := make([]float64, cd.Count)
+	row := make([]float64, t.F)
+	for k := range a.points {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("audit: analysis stopped: %w", err)
+		}
+		for j := 0; j < cd.Runs; j++ {
+			lo, hi := cd.RunCanaries(j)
+			t.Row(j, k, row)
+			copy(scores[lo:hi], row[lo:hi])
+		}
+		pt, err := a.canaryPoint(k, scores, incl, conf, claimConf)
+		if err != nil {
+			return nil, err
+		}
+		if t.TestSize > 0 {
+			acc := float64(t.Correct[k]) / (float64(t.N) * float64(t.TestSize))
+			pt.TestAccuracy = &acc
+		}
+		res.Points = append(res.Points, pt)
+	}
+	judged := []int{len(a.points) - 1}
+	if mP > 1 {
+		judged = judged[:0]
+		best := 0
+		for k, p := range res.Points {
+			judged = append(judged, k)
+			if p.Epsilon.Epsilon > res.Points[best].Epsilon.Epsilon {
+				best = k
+			}
+		}
+		res.Epsilon = res.Points[best].Epsilon
+	} else {
+		res.Headline = len(a.points) - 1
+		res.Epsilon = res.Points[res.Headline].Epsilon
+	}
+	r.OneRun = res
+	r.judgeCanaries(judged)
+	return r, nil
+}
+
+// guessRule says how the guesses were chosen.
+func guessRule(gs []Guess, alpha float64) string {
+	if len(gs) == 1 {
+		return fmt.Sprintf("fixed in advance: k+ = %d highest scores guessed in, k- = %d lowest guessed out", gs[0].Plus, gs[0].Minus)
+	}
+	return fmt.Sprintf("best of a grid of %d (k+, k-) pairs fixed in advance, each tested at α/%d = %.3g (Bonferroni)", len(gs), len(gs), alpha/float64(len(gs)))
+}
+
+// canaryMultiplicity explains how α was shared in a canary design.
+func canaryMultiplicity(g, points, claims, mP int, alpha float64) string {
+	s := fmt.Sprintf("α = %.3g", alpha)
+	if g > 1 {
+		s += fmt.Sprintf(" divided among %d guess pairs", g)
+	}
+	if mP > 1 {
+		s += fmt.Sprintf(", among %d release points (Bonferroni)", mP)
+	} else if points > 1 {
+		s += fmt.Sprintf("; the verdict rests on the last of %d release points, fixed in advance (the others' bounds hold each on its own)", points)
+	}
+	if claims > 1 {
+		s += fmt.Sprintf(", and among %d claims", claims)
+	}
+	return s
+}
+
+// rankCanaries returns the canaries by decreasing score, ties by
+// increasing index (an order that does not look at S).
+func rankCanaries(scores []float64) []int {
+	idx := make([]int, len(scores))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(i, j int) int {
+		switch {
+		case scores[i] > scores[j]:
+			return -1
+		case scores[i] < scores[j]:
+			return 1
+		}
+		return 0
+	})
+	return idx
+}
+
+// guessCounts returns (m, r, v) for each guess pair: inTop[k] counts the
+// included canaries among the k highest-ranked.
+func guessCounts(g Guess, inTop []int) stats.OneRunCounts {
+	m := len(inTop) - 1
+	out := g.Minus - (inTop[m] - inTop[m-g.Minus])
+	return stats.OneRunCounts{Canaries: m, Guesses: g.R(), Correct: inTop[g.Plus] + out}
+}
+
+// canaryPoint computes the bounds, the descriptive figures and the claim
+// tests at release point k.
+func (a *Audit) canaryPoint(k int, scores []float64, incl []bool, conf, claimConf float64) (OneRunPoint, error) {
+	o := a.opts
+	order := rankCanaries(scores)
+	inTop := make([]int, len(order)+1)
+	for i, c := range order {
+		inTop[i+1] = inTop[i]
+		if incl[c] {
+			inTop[i+1]++
+		}
+	}
+	pt := OneRunPoint{Point: a.points[k], Ceiling: 0, Descriptive: describeScores(scores, incl)}
+	counts := make([]stats.OneRunCounts, len(o.Canaries.Guesses))
+	for i, g := range o.Canaries.Guesses {
+		counts[i] = guessCounts(g, inTop)
+		e, err := stats.OneRunEpsilon(counts[i], o.Delta, conf)
+		if err != nil {
+			return pt, err
+		}
+		f, err := stats.OneRunFDP(counts[i], o.Delta, conf)
+		if err != nil {
+			return pt, err
+		}
+		all := counts[i]
+		all.Correct = all.Guesses
+		ceil, err := stats.OneRunEpsilon(all, o.Delta, conf)
+		if err != nil {
+			return pt, err
+		}
+		if i == 0 || e.Epsilon > pt.Epsilon.Epsilon {
+			pt.Guess, pt.Epsilon = g, e
+		}
+		if i == 0 || f.Mu > pt.FDP.Mu {
+			pt.FDPGuess, pt.FDP = g, f
+		}
+		pt.Ceiling = stats.JSONFloat(math.Max(float64(pt.Ceiling), ceil.Epsilon))
+	}
+	for _, cl := range a.claims {
+		pt.Claims = append(pt.Claims, a.testCanaryClaim(cl, k, counts, claimConf))
+	}
+	return pt, nil
+}
+
+// testCanaryClaim tests a claim given as data against the guesses of every
+// pair, each at level 1 − claimConf: a pure (ε₀, δ₀) claim by the p-value
+// of Steinke et al. (stats.OneRunPValue at ε₀, δ₀), a μ-GDP claim by the
+// f-DP test of Mahloujifar et al. (stats.OneRunFDPTest).
+func (a *Audit) testCanaryClaim(cl Claim, k int, counts []stats.OneRunCounts, claimConf float64) OneRunClaim {
+	level := 1 - claimConf
+	res := OneRunClaim{Name: cl.Name}
+	if prof, _, ok := cl.At(k); ok {
+		res.EpsilonAtDelta = stats.JSONFloat(EpsilonAt(prof, a.opts.Delta))
+	}
+	s := cl.Spec
+	switch s.Kind {
+	case "pure":
+		best, bi := math.Inf(1), 0
+		for i, c := range counts {
+			if p := stats.OneRunPValue(c, s.Epsilon, s.Delta); p < best {
+				best, bi = p, i
+			}
+		}
+		res.Refuted = best <= level
+		c := counts[bi]
+		res.Test = fmt.Sprintf("one-run p-value of (%g, %g)-DP = %.4g with %d/%d guesses correct (level %.4g)", s.Epsilon, s.Delta, best, c.Correct, c.Guesses, level)
+	case "gdp":
+		best, bi := math.Inf(-1), 0
+		for i, c := range counts {
+			if v := stats.OneRunFDPTest(c, s.Mu, level); v > best {
+				best, bi = v, i
+			}
+		}
+		res.Refuted = best > 0
+		c := counts[bi]
+		res.Test = fmt.Sprintf("f-DP test (audit with cap) of %g-GDP: statistic %.4g (> 0 rejects) with %d/%d guesses correct (level %.4g)", s.Mu, best, c.Correct, c.Guesses, level)
+	}
+	return res
+}
+
+// judgeCanaries sets the verdict from the claims at the judged points.
+func (r *Report) judgeCanaries(points []int) {
+	r.Verdict = VerdictNoClaim
+	for _, k := range points {
+		p := r.OneRun.Points[k]
+		for _, c := range p.Claims {
+			if r.Verdict == VerdictNoClaim {
+				r.Verdict = VerdictNotRefuted
+			}
+			if c.Refuted {
+				r.Violations = append(r.Violations, fmt.Sprintf("%s at %s: refuted for %s — %s", c.Name, p.Point.Label, CanaryAdjacency, c.Test))
+			}
+		}
+	}
+	if len(r.Violations) > 0 {
+		r.Verdict = VerdictViolation
+	}
+}
+
+// describeScores returns the descriptive figures of scores as a test of
+// label (true: positive): AUROC with ties counted half, and the largest TPR
+// among thresholds whose FPR is at most 1% and 0.1% (NaN when a class is
+// empty).
+func describeScores(scores []float64, label []bool) Descriptive {
+	order := rankCanaries(scores)
+	var pos, neg int
+	for _, l := range label {
+		if l {
+			pos++
+		} else {
+			neg++
+		}
+	}
+	if pos == 0 || neg == 0 {
+		nan := stats.JSONFloat(math.NaN())
+		return Descriptive{nan, nan, nan}
+	}
+	// Walk groups of equal scores from the highest down.
+	var tp, fp int
+	var auc float64
+	tpr1, tpr01 := 0.0, 0.0
+	for i := 0; i < len(order); {
+		j := i
+		var gp, gn int
+		for j < len(order) && scores[order[j]] == scores[order[i]] {
+			if label[order[j]] {
+				gp++
+			} else {
+				gn++
+			}
+			j++
+		}
+		// Negatives of this group lose to the positives above it and tie
+		// with those in it.
+		auc += float64(gn) * (float64(tp) + float64(gp)/2)
+		tp, fp = tp+gp, fp+gn
+		fpr, tpr := float64(fp)/float64(neg), float64(tp)/float64(pos)
+		if fpr <= 0.01 {
+			tpr1 = tpr
+		}
+		if fpr <= 0.001 {
+			tpr01 = tpr
+		}
+		i = j
+	}
+	return Descriptive{AUROC: stats.JSONFloat(auc / (float64(pos) * float64(neg))), TPRAt1: stats.JSONFloat(tpr1), TPRAt01: stats.JSONFloat(tpr01)}
+}

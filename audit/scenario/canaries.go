@@ -1,0 +1,380 @@
+package scenario
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/mcmcaudit/mcmcaudit/attacks"
+	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+)
+
+// The designs of audit.design.
+const (
+	DesignRuns     = "runs"
+	DesignCanaries = "canaries"
+)
+
+// CanaryConfig configures the one-run (canary) design, audit.design:
+// canaries (Steinke, Nasr & Jagielski 2023): Count canaries of Kind, each
+// in the training data with probability ½ from the seed, Runs runs pooled,
+// and the guesses of the attack.
+type CanaryConfig struct {
+	// Count is m, the number of canaries.
+	Count int `yaml:"count" json:"count"`
+	// Kind is mislabel (records of D with their label changed), deepfool
+	// (records of D moved across the decision boundaries of models trained
+	// on D, keeping their label: the crafting of neighbour.deepfool) or
+	// random (each feature uniform on its range in D, or on range; a
+	// random label).
+	Kind string `yaml:"kind" json:"kind"`
+	// Guesses is r = k₊ + k₋, split evenly (k₊ = ⌈r/2⌉); or give
+	// GuessesPlus and GuessesMinus; or GuessGrid, a list of r each split
+	// evenly, paid for with Bonferroni. Default: r = count/10.
+	Guesses      int   `yaml:"guesses,omitempty" json:"guesses,omitempty"`
+	GuessesPlus  *int  `yaml:"guesses_plus,omitempty" json:"guesses_plus,omitempty"`
+	GuessesMinus *int  `yaml:"guesses_minus,omitempty" json:"guesses_minus,omitempty"`
+	GuessGrid    []int `yaml:"guess_grid,omitempty" json:"guess_grid,omitempty"`
+	// Runs is the number of runs pooled (default 1); every canary belongs
+	// to exactly one.
+	Runs int `yaml:"runs,omitempty" json:"runs,omitempty"`
+	// Features, Classes and Range describe random canaries when the
+	// scenario has no data of its own (a program that loads its own).
+	Features int       `yaml:"features,omitempty" json:"features,omitempty"`
+	Classes  int       `yaml:"classes,omitempty" json:"classes,omitempty"`
+	Range    []float64 `yaml:"range,omitempty" json:"range,omitempty"`
+	// DeepFool configures kind deepfool (models, canary, sampler), as
+	// neighbour.deepfool does.
+	DeepFool *DeepFoolConfig `yaml:"deepfool,omitempty" json:"deepfool,omitempty"`
+}
+
+// canaryDesign reports whether the scenario is in the canary design.
+func (c *Config) canaryDesign() bool { return c.Audit.Design == DesignCanaries }
+
+// validateCanaries checks audit.design and audit.canaries.
+func (c *Config) validateCanaries() error {
+	a := c.Audit
+	switch a.Design {
+	case "", DesignRuns:
+		if a.Canaries != nil {
+			return errAt("audit.canaries", "only with audit.design: canaries")
+		}
+		return nil
+	case DesignCanaries:
+	default:
+		return errAt("audit.design", "must be runs or canaries, got %s", clip.Quote(a.Design))
+	}
+	cc := a.Canaries
+	if cc == nil {
+		return errAt("audit.canaries", "required with audit.design: canaries, e.g. {count: 1000, kind: mislabel, guesses: 100}")
+	}
+	if cc.Count < audit.MinCanaries || cc.Count > MaxRecords {
+		return errAt("audit.canaries.count", "must be in [%d, %d], got %d", audit.MinCanaries, MaxRecords, cc.Count)
+	}
+	switch cc.Kind {
+	case "mislabel", "random":
+		if cc.DeepFool != nil {
+			return errAt("audit.canaries.deepfool", "only with kind: deepfool")
+		}
+	case "deepfool":
+		if cc.DeepFool == nil {
+			return errAt("audit.canaries.deepfool", "required with kind: deepfool, e.g. {models: 10}")
+		}
+		if cc.DeepFool.Models < 1 || cc.DeepFool.Models > 10000 {
+			return errAt("audit.canaries.deepfool.models", "must be in [1, 10000], got %d", cc.DeepFool.Models)
+		}
+	default:
+		return errAt("audit.canaries.kind", "must be mislabel, deepfool or random, got %s", clip.Quote(cc.Kind))
+	}
+	if cc.Runs < 0 || cc.Runs > cc.Count {
+		return errAt("audit.canaries.runs", "must be in [1, count=%d], got %d", cc.Count, cc.Runs)
+	}
+	if a.Trials != 0 && a.Trials != max(cc.Runs, 1) {
+		return errAt("audit.trials", "the canary design's runs are audit.canaries.runs; remove audit.trials")
+	}
+	if _, err := cc.guesses(); err != nil {
+		return err
+	}
+	if c.Neighbour != nil {
+		return errAt("neighbour", "the canary design adds and removes canaries itself; remove the neighbour section")
+	}
+	if c.Claim != nil && c.Claim.Theorems {
+		return errAt("claim.theorems", "not available in the canary design (the theorems speak of the neighbour pair)")
+	}
+	return cc.validateRandom(c.Data.empty())
+}
+
+// validateRandom checks features, classes and range: only for random
+// canaries without data.
+func (cc *CanaryConfig) validateRandom(noData bool) error {
+	own := cc.Features != 0 || cc.Classes != 0 || len(cc.Range) != 0
+	switch {
+	case own && (cc.Kind != "random" || !noData):
+		return errAt("audit.canaries.features", "features, classes and range are for random canaries of a scenario without data; remove them")
+	case !own && noData:
+		return errAt("audit.canaries", "the scenario has no data to draw canaries from: use kind: random with features, classes and range")
+	case !own:
+		return nil
+	}
+	if cc.Features < 1 || cc.Features > 1<<20 {
+		return errAt("audit.canaries.features", "must be in [1, 1048576], got %d", cc.Features)
+	}
+	if cc.Classes < 0 || cc.Classes == 1 || cc.Classes > 1<<16 {
+		return errAt("audit.canaries.classes", "must be 0 (no label) or in [2, 65536], got %d", cc.Classes)
+	}
+	if len(cc.Range) != 2 || !(cc.Range[0] < cc.Range[1]) || math.IsInf(cc.Range[0], 0) || math.IsInf(cc.Range[1], 0) {
+		return errAt("audit.canaries.range", "must be [lo, hi] with finite lo < hi, got %v", cc.Range)
+	}
+	if float64(cc.Count)*float64(cc.Features) > MaxDataValues {
+		return errAt("audit.canaries", "%d canaries × %d features exceed the limit of %d values", cc.Count, cc.Features, MaxDataValues)
+	}
+	return nil
+}
+
+// guesses returns the design's guess pairs.
+func (cc *CanaryConfig) guesses() ([]audit.Guess, error) {
+	forms := 0
+	if cc.Guesses != 0 {
+		forms++
+	}
+	if cc.GuessesPlus != nil || cc.GuessesMinus != nil {
+		forms++
+	}
+	if len(cc.GuessGrid) > 0 {
+		forms++
+	}
+	if forms > 1 {
+		return nil, errAt("audit.canaries.guesses", "give one of guesses, guesses_plus with guesses_minus, or guess_grid")
+	}
+	check := func(path string, g audit.Guess) error {
+		if g.Plus < 0 || g.Minus < 0 || g.R() < 1 || g.R() > cc.Count {
+			return errAt(path, "the guesses must number between 1 and count=%d, got k+ = %d, k- = %d", cc.Count, g.Plus, g.Minus)
+		}
+		return nil
+	}
+	var gs []audit.Guess
+	switch {
+	case cc.Guesses != 0:
+		gs = []audit.Guess{audit.SplitGuesses(cc.Guesses)}
+	case cc.GuessesPlus != nil || cc.GuessesMinus != nil:
+		g := audit.Guess{}
+		if cc.GuessesPlus != nil {
+			g.Plus = *cc.GuessesPlus
+		}
+		if cc.GuessesMinus != nil {
+			g.Minus = *cc.GuessesMinus
+		}
+		gs = []audit.Guess{g}
+	case len(cc.GuessGrid) > audit.MaxGuessGrid:
+		return nil, errAt("audit.canaries.guess_grid", "at most %d values (each costs a Bonferroni share of α), got %d", audit.MaxGuessGrid, len(cc.GuessGrid))
+	default:
+		for _, r := range cc.GuessGrid {
+			gs = append(gs, audit.SplitGuesses(r))
+		}
+	}
+	for _, g := range gs {
+		if err := check("audit.canaries.guesses", g); err != nil {
+			return nil, err
+		}
+	}
+	return gs, nil
+}
+
+// design returns the engine's canary design.
+func (cc *CanaryConfig) design() *audit.CanaryDesign {
+	gs, _ := cc.guesses()
+	return &audit.CanaryDesign{Count: cc.Count, Runs: cc.Runs, Kind: cc.Kind, Guesses: gs}
+}
+
+// streamCanaryDraw is the random stream the canaries are drawn from,
+// apart from every trial's streams and from the inclusion coins.
+const streamCanaryDraw uint64 = 0x4452415743414e // "DRAWCAN"
+
+// drawCanaries makes the scenario's canary records from D (nil for a
+// program without data).
+func drawCanaries(c *Config, p *Plan, d *dataset.Dataset) ([]dataset.Record, error) {
+	cc := c.Audit.Canaries
+	rng := mechanisms.TrialRNG(c.Seed, dataset.SideDPrime, 0, streamCanaryDraw)
+	switch {
+	case cc.Kind == "random" && d == nil:
+		return randomCanaries(cc, rng), nil
+	case d == nil || d.Len() == 0:
+		return nil, errAt("audit.canaries.kind", "%s canaries are drawn from the data, and the scenario has none", cc.Kind)
+	case cc.Kind == "random":
+		return randomFromData(cc.Count, d, p.Model, rng), nil
+	case cc.Kind == "mislabel":
+		return mislabelled(cc.Count, d, p.Model, rng)
+	}
+	return deepfoolCanaries(c, p, d)
+}
+
+// randomCanaries draws features uniform on range and a uniform label.
+func randomCanaries(cc *CanaryConfig, rng *rand.Rand) []dataset.Record {
+	out := make([]dataset.Record, cc.Count)
+	for i := range out {
+		x := make([]float64, cc.Features)
+		for j := range x {
+			x[j] = cc.Range[0] + (cc.Range[1]-cc.Range[0])*rng.Float64()
+		}
+		out[i].X = x
+		if cc.Classes > 0 {
+			out[i].Y = float64(rng.IntN(cc.Classes))
+		}
+	}
+	return out
+}
+
+// classes returns the number of labels a model's records take: K for a
+// classifier, 2 for logistic regression, 0 for a model without labels or
+// with real-valued ones.
+func classes(m mechanisms.Model) int {
+	switch m := m.(type) {
+	case mechanisms.Classifier:
+		return m.NumClasses()
+	case mechanisms.Logistic, *mechanisms.Logistic:
+		return 2
+	}
+	return 0
+}
+
+// labelsOf returns the number of classes of a model, or — for a program
+// without a model — of the data, when its labels are the integers 0..K−1.
+func labelsOf(m mechanisms.Model, d *dataset.Dataset) int {
+	if m != nil {
+		return classes(m)
+	}
+	k := 0
+	for _, r := range d.Records {
+		if r.Y < 0 || r.Y != math.Trunc(r.Y) || r.Y >= 1<<16 {
+			return 0
+		}
+		k = max(k, int(r.Y)+1)
+	}
+	if k < 2 {
+		return 0
+	}
+	return k
+}
+
+// hasLabels reports whether the model's records carry a label y.
+func hasLabels(m mechanisms.Model) bool {
+	switch m.(type) {
+	case mechanisms.LinReg, *mechanisms.LinReg:
+		return true
+	}
+	return classes(m) > 0
+}
+
+// randomFromData draws each feature uniform on its range in D and a label
+// uniform among the classes (or on the labels' range for regression).
+func randomFromData(m int, d *dataset.Dataset, model mechanisms.Model, rng *rand.Rand) []dataset.Record {
+	dim := len(d.Records[0].X)
+	lo, hi := make([]float64, dim+1), make([]float64, dim+1)
+	for j := range lo {
+		lo[j], hi[j] = math.Inf(1), math.Inf(-1)
+	}
+	for _, r := range d.Records {
+		for j, v := range append(r.X[:dim:dim], r.Y) {
+			lo[j], hi[j] = math.Min(lo[j], v), math.Max(hi[j], v)
+		}
+	}
+	k := labelsOf(model, d)
+	out := make([]dataset.Record, m)
+	for i := range out {
+		x := make([]float64, dim)
+		for j := range x {
+			x[j] = lo[j] + (hi[j]-lo[j])*rng.Float64()
+		}
+		out[i].X = x
+		switch {
+		case k > 0:
+			out[i].Y = float64(rng.IntN(k))
+		case hasLabels(model):
+			out[i].Y = lo[dim] + (hi[dim]-lo[dim])*rng.Float64()
+		}
+	}
+	return out
+}
+
+// mislabelled draws records of D (without replacement while they last)
+// and gives each a label drawn uniformly among the others.
+func mislabelled(m int, d *dataset.Dataset, model mechanisms.Model, rng *rand.Rand) ([]dataset.Record, error) {
+	k := labelsOf(model, d)
+	if k < 2 {
+		name := "no model, and labels that are not classes 0..K-1"
+		if model != nil {
+			name = model.Name()
+		}
+		return nil, errAt("audit.canaries.kind", "mislabel needs a classification model (logistic, softmax or mlp) whose labels can be changed, got %s; use kind: random", name)
+	}
+	out := make([]dataset.Record, 0, m)
+	for len(out) < m {
+		for _, i := range rng.Perm(d.Len()) {
+			if len(out) == m {
+				break
+			}
+			r := d.Records[i]
+			y := min(max(int(math.Round(r.Y)), 0), k-1)
+			out = append(out, dataset.Record{X: append([]float64(nil), r.X...), Y: float64((y + 1 + rng.IntN(k-1)) % k)})
+		}
+	}
+	return out, nil
+}
+
+// deepfoolCanaries crafts canaries as neighbour.deepfool crafts its one:
+// an ensemble trained on D, then records all its models classify correctly
+// and alike moved across their decision boundaries, keeping their label.
+func deepfoolCanaries(c *Config, p *Plan, d *dataset.Dataset) ([]dataset.Record, error) {
+	cc := c.Audit.Canaries
+	cl, ok := p.Model.(mechanisms.Classifier)
+	if !ok {
+		name := "none"
+		if p.Model != nil {
+			name = p.Model.Name()
+		}
+		return nil, errAt("audit.canaries.kind", "deepfool needs a classification model (softmax or mlp), got %s", name)
+	}
+	thetas, err := trainEnsemble(c, p, d, cc.DeepFool, "audit.canaries.deepfool")
+	if err != nil {
+		return nil, err
+	}
+	agreed, err := canary.AgreedRecords(cl, thetas, d, true)
+	if err != nil {
+		return nil, errAt("audit.canaries.deepfool", "%w", err)
+	}
+	var out []dataset.Record
+	var lastErr error
+	for _, idx := range agreed {
+		if len(out) == cc.Count {
+			break
+		}
+		can, err := canary.Craft(cl, thetas, d, idx, cc.DeepFool.Canary)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		out = append(out, can.Record())
+	}
+	if len(out) < cc.Count {
+		why := ""
+		if lastErr != nil {
+			why = fmt.Sprintf(" (the last failure: %v)", lastErr)
+		}
+		return nil, errAt("audit.canaries.count", "must be at most %d here: the %d models agree on %d records, of which %d could be crafted%s", len(out), cc.DeepFool.Models, len(agreed), len(out), why)
+	}
+	return out, nil
+}
+
+// canaryFeatures returns the scores of the canary design: each canary's
+// log-likelihood under the released θ.
+func canaryScores(m mechanisms.Model, cs []dataset.Record) attacks.FeatureMap {
+	ll := attacks.LogLik{Model: m, Records: cs}
+	for i := range cs {
+		ll.Labels = append(ll.Labels, fmt.Sprintf("canary %d", i))
+	}
+	return ll
+}
