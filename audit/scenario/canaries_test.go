@@ -143,7 +143,9 @@ func TestCanaryScenarioErrors(t *testing.T) {
 		{canaryYAML(`{count: 10, kind: random, features: 3}`), "audit.canaries.features"},
 		{canaryYAML(`{count: 10, kind: mislabel, runs: 11}`), "audit.canaries.runs"},
 		{strings.Replace(canaryYAML(`{count: 10, kind: mislabel}`), "design: canaries", "design: one-run", 1), "audit.design"},
-		{strings.Replace(canaryYAML(`{count: 10, kind: mislabel}`), "design: canaries", "design: runs", 1), "audit.canaries"},
+		{strings.Replace(canaryYAML(`{count: 10, kind: mislabel}`), "design: canaries", "design: runs\n  trials: 200\n  split: {train: 0.5, eval: 0.5}", 1), "audit.canaries"},
+		// Without trials, the multi-run design's missing count is named first.
+		{strings.Replace(canaryYAML(`{count: 10, kind: mislabel}`), "design: canaries", "design: runs", 1), "audit.trials: required"},
 		{canaryYAML(`{count: 10, kind: mislabel}`) + "neighbour: {adjacency: remove-one, index: 0}\n", "neighbour"},
 		{canaryYAML(`{count: 10, kind: mislabel}`) + "claim: {theorems: true}\n", "claim.theorems"},
 		{linreg, "audit.canaries.kind"},
