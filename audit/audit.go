@@ -148,6 +148,7 @@ func prepare(t Target, mech string, dim int, o Options, pd []mechanisms.ReleaseP
 	}
 	a.design = a.designOf(t, mech, dim)
 	a.design.Convergence = ConvergenceLowerBounds(t.Mechanism, t.Pair, pd, o.Delta)
+	a.design.IterationsUnknown = t.Mechanism != nil && !mechanisms.IterationsKnown(t.Mechanism)
 	return a, nil
 }
 

@@ -118,6 +118,11 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 	if t.Posterior, err = audit.ExactPosterior(p.Mechanism, p.Pair); err != nil {
 		return nil, err
 	}
+	if t.Posterior == nil {
+		if t.Posterior, err = programPosterior(p); err != nil {
+			return p, err
+		}
+	}
 	if pts, err := p.Mechanism.Points(p.Pair.D); err == nil {
 		t.Exact = exactEpsilons(c, p, pts)
 	}

@@ -200,7 +200,7 @@ def _claim_stdout():
     return _proto_out
 
 
-def serve(run, dim, releases, load=None, data=None):
+def serve(run, dim, releases, load=None, data=None, iterations=None):
     """Serve trials until stdin is closed, then return.
 
     run(seed, side, data) -> releases or Result: seed is the trial's
@@ -208,7 +208,10 @@ def serve(run, dim, releases, load=None, data=None):
     "D" or "D'", data is that side's dataset. dim is the number of
     coordinates of every release; releases lists the labels of the release
     points, in order. data, if given, is {"D": ..., "D'": ...}; otherwise
-    it is read by load_datasets(load).
+    it is read by load_datasets(load). iterations, if given, lists the
+    iteration each release follows (integers >= 1, increasing, one per
+    label): the report then counts the iterations between releases (labels
+    "iteration K" give them too).
     """
     if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
         raise ValueError("serve: dim must be an integer >= 1, got %r" % (dim,))
@@ -218,7 +221,13 @@ def serve(run, dim, releases, load=None, data=None):
     proto = _claim_stdout()
     if data is None:
         data = load_datasets(load)
-    proto.write(_dumps({"mcmcaudit": PROTOCOL_VERSION, "dim": dim, "releases": labels}) + "\n")
+    hs = {"mcmcaudit": PROTOCOL_VERSION, "dim": dim, "releases": labels}
+    if iterations is not None:
+        its = [int(k) for k in iterations]
+        if len(its) != len(labels) or any(k < 1 for k in its) or any(b <= a for a, b in zip(its, its[1:])):
+            raise ValueError("serve: iterations must be %d increasing integers >= 1, got %r" % (len(labels), iterations))
+        hs["iterations"] = its
+    proto.write(_dumps(hs) + "\n")
     proto.flush()
     while True:
         line = sys.stdin.readline()
