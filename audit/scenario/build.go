@@ -120,13 +120,8 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 		}
 		o.Theorems = cl.Theorems
 	}
-	if t.Posterior, err = audit.ExactPosterior(p.Mechanism, p.Pair); err != nil {
-		return nil, err
-	}
-	if t.Posterior == nil {
-		if t.Posterior, err = programPosterior(p); err != nil {
-			return p, err
-		}
+	if t.Posterior, err = targetPosterior(p); err != nil {
+		return p, err
 	}
 	if pts, err := p.Mechanism.Points(p.Pair.D); err == nil {
 		t.Exact = exactEpsilons(c, p, pts)

@@ -16,6 +16,16 @@ import (
 // noisy query) shows its distance to that posterior, which is then a
 // description, not a defect.
 
+// targetPosterior returns the law the releases are compared with: a
+// built-in chain's exact posterior, or a program's (programPosterior).
+func targetPosterior(p *Plan) (*audit.Posterior, error) {
+	post, err := audit.ExactPosterior(p.Mechanism, p.Pair)
+	if post != nil || err != nil {
+		return post, err
+	}
+	return programPosterior(p)
+}
+
 // programPosterior returns the posterior a program sampler's releases are
 // compared with: the model's exact posterior on the materialised pair,
 // when the model has one and its dimension is the program's.
