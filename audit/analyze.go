@@ -160,6 +160,9 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 		v := stats.JSONFloat(e)
 		r.Points[k].Exact = &v
 	}
+	for k := range a.design.Convergence {
+		r.Points[k].Convergence = &a.design.Convergence[k]
+	}
 	c := r.Points[0].Region().Counts
 	r.EvalNegatives, r.EvalPositives = c.Negatives, c.Positives
 	r.headline(mP)

@@ -160,6 +160,8 @@ func prepare(t Target, mech string, dim int, o Options, pd []mechanisms.ReleaseP
 		a.opts.ID = a.defaultID(mech)
 	}
 	a.design = a.designOf(t, mech, dim)
+	a.design.Convergence = ConvergenceLowerBounds(t.Mechanism, t.Pair, pd, o.Delta)
+	a.design.IterationsUnknown = t.Mechanism != nil && !mechanisms.IterationsKnown(t.Mechanism)
 	return a, nil
 }
 

@@ -40,9 +40,16 @@ type Design struct {
 	// Exact and Posterior are Target.Exact and Target.Posterior.
 	Exact     []float64
 	Posterior *Posterior
+	// Convergence is Prop. 3.3's lower bound per release point
+	// (ConvergenceLowerBounds), nil where no release's law is known.
+	Convergence []ConvergenceBound
 	// Points are the release points and Features the feature names.
-	Points   []mechanisms.ReleasePoint
-	Features []string
+	// IterationsUnknown says that Points[k].Iteration is the release's
+	// rank, not its iteration (a program that declared labels only): the
+	// utility figures then give no iterations between releases.
+	IterationsUnknown bool
+	Points            []mechanisms.ReleasePoint
+	Features          []string
 	// ThetaColumns maps coordinate j of a release to the feature column
 	// holding it, when the features store raw coordinates (the utility
 	// figures compare them with Posterior).
@@ -71,6 +78,9 @@ func FromDesign(d Design) (*Audit, error) {
 	if d.Exact != nil && len(d.Exact) != len(d.Points) {
 		return nil, fmt.Errorf("audit: design: %d exact values for %d release points", len(d.Exact), len(d.Points))
 	}
+	if d.Convergence != nil && len(d.Convergence) != len(d.Points) {
+		return nil, fmt.Errorf("audit: design: %d convergence bounds for %d release points", len(d.Convergence), len(d.Points))
+	}
 	if err := checkPosterior(d.Posterior, d.Dim); err != nil {
 		return nil, err
 	}
@@ -95,7 +105,9 @@ type designJSON struct {
 	Notes        []string                  `json:"notes,omitempty"`
 	Exact        []stats.JSONFloat         `json:"exact,omitempty"`
 	Posterior    *Posterior                `json:"posterior,omitempty"`
+	Convergence  []ConvergenceBound        `json:"convergence_lb,omitempty"`
 	Points       []mechanisms.ReleasePoint `json:"points"`
+	ItersUnknown bool                      `json:"iterations_unknown,omitempty"`
 	Features     []string                  `json:"features"`
 	ThetaColumns map[int]int               `json:"theta_columns,omitempty"`
 	Claims       []ClaimSpec               `json:"claims,omitempty"`
@@ -123,7 +135,7 @@ type designJSON struct {
 func (d Design) MarshalJSON() ([]byte, error) {
 	o := d.Options
 	j := designJSON{Name: d.Name, Mechanism: d.Mechanism, Dim: d.Dim, D: d.D, DPrime: d.DPrime, Adjacency: d.Adjacency,
-		PairNote: d.PairNote, Notes: d.Notes, Posterior: d.Posterior, Points: d.Points, Features: d.Features,
+		PairNote: d.PairNote, Notes: d.Notes, Posterior: d.Posterior, Convergence: d.Convergence, Points: d.Points, ItersUnknown: d.IterationsUnknown, Features: d.Features,
 		ThetaColumns: d.ThetaColumns, ID: o.ID, Trials: o.Trials, Seed: o.Seed, Assignment: o.Assignment, Sides: o.Sides,
 		Split: o.Split, AttackSelection: o.AttackSelection, PointSelection: o.PointSelection, Delta: o.Delta,
 		Confidence: o.Confidence, Repeats: o.Repeats, Canaries: o.Canaries}
@@ -175,8 +187,8 @@ func (d *Design) UnmarshalJSON(b []byte) error {
 		o.Estimators = append(o.Estimators, e)
 	}
 	*d = Design{Options: o, Name: j.Name, Mechanism: j.Mechanism, Dim: j.Dim, D: j.D, DPrime: j.DPrime,
-		Adjacency: j.Adjacency, PairNote: j.PairNote, Notes: j.Notes, Posterior: j.Posterior,
-		Points: j.Points, Features: j.Features, ThetaColumns: j.ThetaColumns}
+		Adjacency: j.Adjacency, PairNote: j.PairNote, Notes: j.Notes, Posterior: j.Posterior, Convergence: j.Convergence,
+		Points: j.Points, IterationsUnknown: j.ItersUnknown, Features: j.Features, ThetaColumns: j.ThetaColumns}
 	for _, e := range j.Exact {
 		d.Exact = append(d.Exact, float64(e))
 	}

@@ -105,6 +105,10 @@ type PointResult struct {
 	// Exact is the true ε at δ of this release when it is known in closed
 	// form (Target.Exact).
 	Exact *stats.JSONFloat
+	// Convergence is Bertazzi et al. Prop. 3.3's theoretical lower bound
+	// on this release's ε, when the release's law is known in closed form
+	// (Design.Convergence).
+	Convergence *ConvergenceBound
 	// TestAccuracy is the mean accuracy of the released models on the
 	// held-out test set, over every trial (when measured).
 	TestAccuracy *float64

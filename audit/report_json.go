@@ -128,6 +128,9 @@ func (pr PointResult) MarshalJSON() ([]byte, error) {
 	if pr.Exact != nil {
 		o.add("exact_epsilon", pr.Exact)
 	}
+	if pr.Convergence != nil {
+		o.add("convergence_lb", pr.Convergence)
+	}
 	if pr.TestAccuracy != nil {
 		o.add("test_accuracy", pr.TestAccuracy)
 	}

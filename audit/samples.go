@@ -24,9 +24,12 @@ type Samples struct {
 	// Name describes where the samples come from.
 	Name   string
 	Points []mechanisms.ReleasePoint
-	Dim    int
-	Rows   [][]float64
-	Sides  []dataset.Side
+	// IterationsUnknown says that Points[k].Iteration is only the
+	// release's rank (mechanisms.PointsFromLabels).
+	IterationsUnknown bool
+	Dim               int
+	Rows              [][]float64
+	Sides             []dataset.Side
 }
 
 // Check validates the shape of the samples and that every value is finite.
@@ -75,7 +78,12 @@ func NewSamples(t Target, s *Samples, o Options) (*Audit, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	return prepare(t, s.Name, s.Dim, o.withDefaults(s.Dim), s.Points)
+	a, err := prepare(t, s.Name, s.Dim, o.withDefaults(s.Dim), s.Points)
+	if err != nil {
+		return nil, err
+	}
+	a.design.IterationsUnknown = s.IterationsUnknown
+	return a, nil
 }
 
 // Trials returns the samples' trials for a, an audit NewSamples prepared

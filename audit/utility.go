@@ -68,8 +68,17 @@ func ExactPosterior(m mechanisms.Mechanism, p dataset.Pair) (*Posterior, error) 
 	if _, ok := c.Sampler.(*mechanisms.GaussianQuery); ok {
 		return nil, nil
 	}
-	gp, ok := c.Model.(mechanisms.GaussianPosterior)
-	if !ok {
+	return ModelPosterior(c.Model, p)
+}
+
+// ModelPosterior returns the exact posteriors on D and on D′ of a model
+// that knows them (mechanisms.GaussianPosterior), whatever samples it:
+// the law a program sampler or precomputed samples on that model should
+// follow. It returns nil when the model has no closed-form posterior or the
+// datasets are not materialised.
+func ModelPosterior(m mechanisms.Model, p dataset.Pair) (*Posterior, error) {
+	gp, ok := m.(mechanisms.GaussianPosterior)
+	if !ok || p.D == nil || p.DPrime == nil || p.D.Virtual > 0 || p.DPrime.Virtual > 0 {
 		return nil, nil
 	}
 	var out Posterior
@@ -199,8 +208,10 @@ type PosteriorFit struct {
 
 // Utility holds the utility figures of one release point.
 type Utility struct {
-	// Iterations since the previous release (since the start for the first).
-	Iterations int `json:"iterations_since_previous"`
+	// Iterations since the previous release (since the start for the
+	// first); 0, and absent from the JSON, when the release points do not
+	// know their iterations (Design.IterationsUnknown).
+	Iterations int `json:"iterations_since_previous,omitempty"`
 	// Runs is the number of runs whose counters are summed below (every
 	// run, unless some recorded no per-release counters).
 	Runs int `json:"runs_counted,omitempty"`
@@ -273,9 +284,12 @@ func (a *Audit) utility(t *Trials, r *Report) error {
 	g.SetLimit(Workers(a.exec.Workers))
 	for k := range r.Points {
 		g.Go(func() error {
-			u := &Utility{Iterations: a.points[k].Iteration}
-			if k > 0 {
-				u.Iterations -= a.points[k-1].Iteration
+			u := &Utility{}
+			if !a.design.IterationsUnknown {
+				u.Iterations = a.points[k].Iteration
+				if k > 0 {
+					u.Iterations -= a.points[k-1].Iteration
+				}
 			}
 			if per != nil {
 				counterDiffs(u, per, k)
@@ -372,7 +386,11 @@ func counterDiffs(u *Utility, per []mechanisms.Snapshot, k int) {
 // barelyMoves applies the two rules of the warning.
 func barelyMoves(u *Utility) {
 	if u.AcceptanceRate != nil && *u.AcceptanceRate < MinAcceptance {
-		u.Why = append(u.Why, fmt.Sprintf("acceptance rate %.3g < %g over the %d iterations before it", *u.AcceptanceRate, MinAcceptance, u.Iterations))
+		over := fmt.Sprintf("over the %d iterations before it", u.Iterations)
+		if u.Iterations == 0 {
+			over = "since the previous release"
+		}
+		u.Why = append(u.Why, fmt.Sprintf("acceptance rate %.3g < %g %s", *u.AcceptanceRate, MinAcceptance, over))
 	}
 	for _, f := range u.Posterior {
 		if f.VarianceRatio < MinVarianceRatio {

@@ -174,6 +174,9 @@ func (c *Chain) Points(d *dataset.Dataset) ([]ReleasePoint, error) {
 // Check implements Checker. Errors about a field are *field.Error with
 // the Chain's field names (the dataset named "Data").
 func (c *Chain) Check(d *dataset.Dataset) error {
+	if c.Release.Mode == ReleaseEstimator {
+		return field.Errorf(field.At("Release", "release").Field("Mode", "mode"), "a chain releases states: release an estimator through NewEstimator")
+	}
 	if d.Virtual > 0 {
 		return field.Errorf(field.At("Data", "data"), "%s has %d records described analytically; sampler %s needs them materialised (use the exact counterexample sampler, or n ≤ the materialisation limit)", d.Name, d.Virtual, c.Sampler.Name())
 	}
@@ -243,5 +246,12 @@ func (c *Chain) Guarantees(p dataset.Pair, at ReleasePoint) []closedform.Guarant
 	st.Init = c.Init
 	gs := SamplerGuarantees(c.Sampler, st)
 	last := gs[len(gs)-1]
-	return append(append(gs[:len(gs)-1:len(gs)-1], convergenceGuarantee(c.Sampler, st)), last)
+	return append(append(gs[:len(gs)-1:len(gs)-1], convergenceGuarantee(c.Sampler, st), notEstimator(closedform.Prop37Source),
+		notEstimator(closedform.Prop310Source)), last)
+}
+
+// notEstimator says why Props. 3.7 and 3.10 do not apply to a chain's
+// state.
+func notEstimator(source string) closedform.Guarantee {
+	return uncovered(source, "the release is the chain's state, not a Monte Carlo estimator with noise (release.mode: estimator)")
 }

@@ -20,6 +20,10 @@ const (
 	ReleaseSnapshots ReleaseMode = "snapshots"
 	// ReleaseTrajectory releases every Every-th state (a thinned path).
 	ReleaseTrajectory ReleaseMode = "trajectory"
+	// ReleaseEstimator releases one noisy Monte Carlo estimator (Bertazzi
+	// et al. eq. 5): the average of a linear function of the states over
+	// a window of iterations plus noise (Estimator, EstimatorSpec).
+	ReleaseEstimator ReleaseMode = "estimator"
 )
 
 // ReleaseSpec chooses the release points of a run. Iterations are counted
@@ -31,6 +35,8 @@ type ReleaseSpec struct {
 	Every int `yaml:"every,omitempty" json:"every,omitempty"`
 	// At lists iterations for ReleaseSnapshots.
 	At []int `yaml:"at,omitempty" json:"at,omitempty"`
+	// Estimator describes the ReleaseEstimator release.
+	Estimator *EstimatorSpec `yaml:"estimator,omitempty" json:"estimator,omitempty"`
 }
 
 // ReleasePoint is one release of a run.
@@ -68,8 +74,10 @@ func (r ReleaseSpec) Points(total, perEpoch int) ([]ReleasePoint, error) {
 		pts, err = r.snapshotPoints(total)
 	case ReleaseTrajectory:
 		pts, err = trajectoryPoints(total, every)
+	case ReleaseEstimator:
+		pts, err = r.Estimator.points(total)
 	default:
-		return nil, field.Errorf(field.At("Mode", "mode"), "must be one of final, epochs, snapshots, trajectory, got %q", r.Mode)
+		return nil, field.Errorf(field.At("Mode", "mode"), "must be one of final, epochs, snapshots, trajectory, estimator, got %q", r.Mode)
 	}
 	if err != nil {
 		return nil, err

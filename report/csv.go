@@ -26,6 +26,7 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 		head = append(head, "claim_eps_at_delta:"+name, "claim_refuted:"+name)
 	}
 	head = append(head, utilityCSVHead()...)
+	head = append(head, convergenceCSVHead()...)
 	extra := extraEstimators(r)
 	for _, name := range extra {
 		head = append(head, name+"_attack", name+"_fp", name+"_fn", name+"_value", name+"_eps")
@@ -65,6 +66,7 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 			row = append(row, g(float64(cr.EpsilonAtDelta)), strconv.FormatBool(cr.Refutation != nil && cr.Refutation.Refuted))
 		}
 		row = append(row, utilityCSVRow(pr, g)...)
+		row = append(row, convergenceCSVRow(pr, g)...)
 		for _, name := range extra {
 			v, b := estimatorValue(pr, name)
 			row = append(row, pr.Attacks[bestAttack(pr, name)].Attack, strconv.Itoa(b.Counts.FP), strconv.Itoa(b.Counts.FN), g(v), g(b.Epsilon))

@@ -163,6 +163,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	if exact {
 		header = append(header, "exact ε")
 	}
+	header = append(header, convergenceHeader(r)...)
 	if acc {
 		header = append(header, "test accuracy")
 	}
@@ -183,6 +184,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 		if exact {
 			row = append(row, f(float64(*pr.Exact)))
 		}
+		row = append(row, convergenceCells(r, pr)...)
 		if acc {
 			row = append(row, fmt.Sprintf("%.4f", *pr.TestAccuracy))
 		}
@@ -231,7 +233,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 			{"Headline", HTMLText("headline", headline) + warningsHTML(r) + HTMLText("note", r.Multiplicity) + notes(r.Notes)},
 			{"ε lower bound per release", HTMLPlot(plot.Bytes())},
 			{"Per release", HTMLTable(header, rows, r.Headline) + HTMLText("note",
-				"ε_lb is the Clopper–Pearson region bound (Heller & Fetaya eq. 12) on the evaluation runs; μ_lb is a rigorous lower bound on the GDP parameter μ (the ε it would imply is shown apart, below); the ceiling is the largest ε_lb the run counts allow. The highlighted row is the release the verdict rests on.")},
+				"ε_lb is the Clopper–Pearson region bound (Heller & Fetaya eq. 12) on the evaluation runs; μ_lb is a rigorous lower bound on the GDP parameter μ (the ε it would imply is shown apart, below); the ceiling is the largest ε_lb the run counts allow. The highlighted row is the release the verdict rests on.") + convergenceHTMLNote(r)},
 			{GaussianEpsilonTitle, HTMLText("note", GaussianEpsilonNote) + HTMLTable([]string{"<release", "μ_lb", "ε(μ_lb) if Gaussian"}, gauss, -1)},
 			{"Utility per release", utilityHTML(r)},
 			{"Report as printed", template.HTML("<pre>" + template.HTMLEscapeString(table.String()) + "</pre>")},

@@ -96,6 +96,9 @@ func plotSeries(r *audit.Report, xs []float64, extra []Curve) []series {
 		})
 		extra = append([]Curve{{Name: "exact ε of the release (closed form): every valid lower bound lies below it", X: x, Y: y}}, extra...)
 	}
+	if c, ok := convergenceCurve(r, xs); ok {
+		extra = append([]Curve{c}, extra...)
+	}
 	for i, c := range extra {
 		s := series{name: c.Name, color: 2 + len(r.Claims) + i}
 		for k := range c.X {

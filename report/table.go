@@ -51,6 +51,9 @@ func WriteTable(w io.Writer, r *audit.Report) error {
 		return err
 	}
 	writeLegend(w, r)
+	if err := writeConvergenceLegend(w, r); err != nil {
+		return err
+	}
 	if err := writeGaussianEpsilon(w, r); err != nil {
 		return err
 	}
@@ -147,6 +150,9 @@ func pointRows(r *audit.Report) ([]any, [][]any) {
 	if r.HasExact() {
 		header = append(header, "exact ε")
 	}
+	for _, h := range convergenceHeader(r) {
+		header = append(header, h)
+	}
 	if r.HasAccuracy() {
 		header = append(header, "test acc.")
 	}
@@ -172,6 +178,9 @@ func pointRows(r *audit.Report) ([]any, [][]any) {
 		row = append(row, f4(pr.Ceiling.Epsilon))
 		if r.HasExact() {
 			row = append(row, f4(float64(*pr.Exact)))
+		}
+		for _, c := range convergenceCells(r, pr) {
+			row = append(row, c)
 		}
 		if r.HasAccuracy() {
 			row = append(row, fmt.Sprintf("%.4f", *pr.TestAccuracy))

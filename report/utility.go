@@ -135,7 +135,7 @@ func utilityTables(r *audit.Report) (release utilityColumn, shared []utilityColu
 		if u == nil {
 			u = &audit.Utility{}
 		}
-		iters.cells = append(iters.cells, strconv.Itoa(u.Iterations))
+		iters.cells = append(iters.cells, iterationsCell(u.Iterations, "?"))
 		accC.cells = append(accC.cells, optFrac(u.AcceptanceRate))
 		gradC.cells = append(gradC.cells, optFrac(u.ClippedGradFraction))
 		llrC.cells = append(llrC.cells, optFrac(u.ClippedLLRFraction))
@@ -330,7 +330,7 @@ func writeUtilityTable(w io.Writer, r *audit.Report) error {
 // utilityLegend explains the utility columns.
 func utilityLegend(r *audit.Report) []string {
 	out := []string{
-		"iterations: since the previous release; acceptance and clipped fractions are over those iterations. " +
+		"iterations: since the previous release (? where the sampler declared release labels only); acceptance and clipped fractions are over those iterations. " +
 			"|mean err|/sd: the largest error of the releases' mean, per coordinate, in posterior standard deviations; " +
 			"sd ratio: the releases' standard deviation over the posterior's; p mean / KS: p-values of the χ² test of the " +
 			"whitened mean and of the Kolmogorov-Smirnov test of the whitened squared radii against χ² (exact draws give " +
@@ -381,7 +381,7 @@ func utilityCSVRow(pr audit.PointResult, g func(float64) string) []string {
 		}
 		return g(*p)
 	}
-	row[0], row[1], row[2], row[3], row[4] = strconv.Itoa(u.Iterations), opt(u.AcceptanceRate), opt(u.ClippedGradFraction), opt(u.ClippedLLRFraction), strconv.FormatBool(u.BarelyMoves)
+	row[0], row[1], row[2], row[3], row[4] = iterationsCell(u.Iterations, ""), opt(u.AcceptanceRate), opt(u.ClippedGradFraction), opt(u.ClippedLLRFraction), strconv.FormatBool(u.BarelyMoves)
 	for _, f := range u.Posterior {
 		off := 5
 		if f.Side != "D" {
@@ -421,4 +421,14 @@ func warningsHTML(r *audit.Report) template.HTML {
 		out += HTMLText("warning", "Warning: "+s)
 	}
 	return out
+}
+
+// iterationsCell writes the iterations since the previous release, or
+// unknown when they are not known (0: a program that declared release
+// labels only).
+func iterationsCell(n int, unknown string) string {
+	if n == 0 {
+		return unknown
+	}
+	return strconv.Itoa(n)
 }

@@ -91,6 +91,11 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 			o.Repeats = audit.RepeatsNoted
 		}
 	}
+	if _, ok := p.Mechanism.(*mechanisms.Estimator); ok {
+		if err := estimatorFeatures(c.Audit.Features); err != nil {
+			return p, err
+		}
+	}
 	dim := p.Mechanism.Dim()
 	if c.canaryDesign() {
 		if err := p.canaryTarget(&t, &o); err != nil {
@@ -124,8 +129,8 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 		o.Theorems = cl.Theorems
 	}
 	if !c.canaryDesign() {
-		if t.Posterior, err = audit.ExactPosterior(p.Mechanism, p.Pair); err != nil {
-			return nil, err
+		if t.Posterior, err = targetPosterior(p); err != nil {
+			return p, err
 		}
 		if pts, err := p.Mechanism.Points(p.Pair.D); err == nil {
 			t.Exact = exactEpsilons(c, p, pts)
@@ -226,6 +231,11 @@ func (p *Plan) buildMechanism(bo BuildOptions) error {
 			return err
 		}
 		p.Mechanism = &mechanisms.Chain{Model: p.Model, Sampler: p.Sampler, Init: c.Init, Release: c.Release}
+		if c.Release.Mode == mechanisms.ReleaseEstimator {
+			if p.Mechanism, err = mechanisms.NewEstimator(p.Mechanism.(*mechanisms.Chain)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -587,6 +597,17 @@ type recordsModel struct {
 func (r recordsModel) DataDim() int { return r.dim }
 func (r recordsModel) Dim() int     { return r.dim }
 func (recordsModel) Name() string   { return "(no model)" }
+
+// estimatorFeatures checks that the features of an estimator release (a
+// scalar) read it as a number, not as the model's parameters.
+func estimatorFeatures(names []string) error {
+	for _, f := range names {
+		if f != "theta" && f != "norm" && f != "coord:0" {
+			return errAt("audit.features", "the release is a scalar estimator (release.mode estimator): use theta, norm or coord:0, got %s", clip.Quote(f))
+		}
+	}
+	return nil
+}
 
 // programFeatures checks the features of a program's releases: theta (the
 // releases themselves), norm and coord:K always; features that read a

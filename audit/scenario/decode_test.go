@@ -196,7 +196,7 @@ func TestParseErrorMessages(t *testing.T) {
 		{"comments only", "# nothing\n", "config: empty document"},
 		{"null document", "~\n", "line 1: empty document"},
 		{"alias of the wrong type", replaceLine(1, "name: &n base") + "description: x\nrelease: *n\n",
-			`line 20: release: must be a mapping {mode, every, at}, got the string "base" (through the alias *n of line 1)`},
+			`line 20: release: must be a mapping {mode, every, at, estimator}, got the string "base" (through the alias *n of line 1)`},
 		{"validation error", replaceLine(18, "  confidence: 1"),
 			"line 18: audit.confidence: must be in (0, 1), got 1"},
 		{"section missing", strings.Replace(base, "sampler:\n  sgld:", "other:\n  sgld:", 1),

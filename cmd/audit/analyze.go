@@ -132,6 +132,9 @@ func runAnalyze(args []string, e *env) error {
 	t := audit.Target{Name: "samples: " + filepath.Base(files[0].path) + " vs " + filepath.Base(files[1].path),
 		Notes: []string{"The bounds are valid only if every row is an independent run of the same mechanism (on D in the first file, on D′ in the second).",
 			"Order: " + order + "."}}
+	if t.Posterior, err = samplesPosterior(cfg, s.Dim); err != nil {
+		return err
+	}
 	a, err := audit.NewSamples(t, s, o)
 	if err == nil {
 		a, err = a.WithExecution(audit.Execution{Workers: max(f.workers, 0)})
@@ -165,6 +168,20 @@ func runAnalyze(args []string, e *env) error {
 		doc.Samples.Points = append(doc.Samples.Points, p.Label)
 	}
 	return writeReportFiles(ctx, e, rep, doc, analyzedAsWritten(f.scenario, doc), outs, stdoutTaken)
+}
+
+// samplesPosterior is the law the samples' utility figures compare them
+// with: the exact posterior of the --scenario's model on its data, where
+// it has one (scenario.SamplesPosterior); nil without --scenario.
+func samplesPosterior(cfg *scenario.Config, dim int) (*audit.Posterior, error) {
+	if cfg == nil {
+		return nil, nil
+	}
+	post, err := scenario.SamplesPosterior(cfg, dim)
+	if err != nil {
+		return nil, usagef("--scenario: %v", err)
+	}
+	return post, nil
 }
 
 // register adds the flags of "audit analyze".
@@ -398,9 +415,9 @@ func buildSamples(files [2]*samplesFile, f *analyzeFlags) (*audit.Samples, strin
 		return nil, "", err
 	}
 	s := &audit.Samples{Name: fmt.Sprintf("precomputed samples (%d runs on D from %s, %d on D′ from %s)", len(a.rows), a.path, len(b.rows), b.path), Dim: dim}
-	for i, l := range labels {
-		s.Points = append(s.Points, mechanisms.ReleasePoint{Iteration: i + 1, Label: l})
-	}
+	var known bool
+	s.Points, known = mechanisms.PointsFromLabels(labels, nil)
+	s.IterationsUnknown = !known
 	n := len(a.rows) + len(b.rows)
 	if a.trial == nil {
 		s.Rows = append(append(s.Rows, a.rows...), b.rows...)

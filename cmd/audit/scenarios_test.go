@@ -33,6 +33,9 @@ var scenarioVerdicts = map[string]struct {
 	"ula-gauss-ou":         {"not refuted", false},
 	"ula-logistic":         {"not refuted", false},
 	"ula-projected-linreg": {"not refuted", false},
+	// Monte Carlo estimators as releases (Bertazzi et al. §3.2).
+	"ula-estimator":         {"not refuted", false},
+	"ula-estimator-planted": {"VIOLATION", false},
 }
 
 // Every scenario in testdata reaches its expected verdict (exit 1 exactly

@@ -33,13 +33,15 @@ const DefaultDeterminismChecks = 4
 // kept in Info.Counters. Other values are ignored: sums of floating-point
 // numbers would depend on the order of the trials.
 type Mechanism struct {
-	pool     *Pool
-	hs       Handshake
-	points   []mechanisms.ReleasePoint
-	name     string
-	check    map[int]bool
-	testSize int
-	canaries int
+	pool *Pool
+	hs   Handshake
+	// iterationsKnown: the points carry the iterations, not ranks.
+	iterationsKnown bool
+	points          []mechanisms.ReleasePoint
+	name            string
+	check           map[int]bool
+	testSize        int
+	canaries        int
 }
 
 // MechanismConfig says how to run the program as a mechanism.
@@ -82,9 +84,7 @@ func NewMechanism(ctx context.Context, c MechanismConfig) (*Mechanism, error) {
 // program produced elsewhere (a merge of shards).
 func FromHandshake(hs Handshake, c MechanismConfig) *Mechanism {
 	m := &Mechanism{hs: hs, name: "program " + strings.Join(c.Command, " "), check: map[int]bool{}, testSize: c.TestSize, canaries: c.Canaries}
-	for k, l := range hs.Releases {
-		m.points = append(m.points, mechanisms.ReleasePoint{Iteration: k + 1, Label: l})
-	}
+	m.points, m.iterationsKnown = mechanisms.PointsFromLabels(hs.Releases, hs.Iterations)
 	for _, i := range c.CheckTrials {
 		m.check[i] = true
 	}
@@ -94,6 +94,11 @@ func FromHandshake(hs Handshake, c MechanismConfig) *Mechanism {
 // TestSize is the size of the test set the program measures its releases
 // on (0: it does not).
 func (m *Mechanism) TestSize() int { return m.testSize }
+
+// IterationsKnown implements mechanisms.IterationsReporter: whether the
+// handshake gave the iteration of each release (its "iterations", or
+// labels "iteration K"); otherwise the release points count 1, 2, ….
+func (m *Mechanism) IterationsKnown() bool { return m.iterationsKnown }
 
 // Handshake returns the program's handshake.
 func (m *Mechanism) Handshake() Handshake { return m.hs }

@@ -30,12 +30,16 @@ type Handshake struct {
 	// design the program answers with one score per canary and release
 	// point ("scores") instead of its releases.
 	Scores bool
+	// Iterations, optional, is the iteration each release follows (one
+	// per label, ≥ 1, increasing): the utility figures count the
+	// iterations between releases from it (mechanisms.PointsFromLabels).
+	Iterations []int `json:",omitempty"`
 }
 
-// Equal reports whether two handshakes declare the same dimension and the
-// same release labels.
+// Equal reports whether two handshakes declare the same dimension, the
+// same release labels and the same iterations.
 func (h Handshake) Equal(o Handshake) bool {
-	return h.Dim == o.Dim && slices.Equal(h.Releases, o.Releases) && h.Scores == o.Scores
+	return h.Dim == o.Dim && slices.Equal(h.Releases, o.Releases) && h.Scores == o.Scores && slices.Equal(h.Iterations, o.Iterations)
 }
 
 // String renders the handshake for messages.
@@ -136,6 +140,8 @@ type wireHandshake struct {
 	Dim      json.RawMessage `json:"dim"`
 	Releases json.RawMessage `json:"releases"`
 	Scores   json.RawMessage `json:"scores"`
+	// Iterations is optional.
+	Iterations json.RawMessage `json:"iterations"`
 }
 
 // parseHandshake checks a handshake line {"mcmcaudit": 1, "dim": D,
@@ -174,7 +180,11 @@ func parseHandshake(line []byte) (Handshake, *lineFault) {
 	if len(labels) == 0 || int64(len(labels))*dim > MaxValues {
 		return Handshake{}, lineFaultf("handshake releases: must hold 1 to %d labels (dim × releases ≤ %d, so that an answer fits in a line of 2^28 bytes), got %d", MaxValues/dim, MaxValues, len(labels))
 	}
-	hs := Handshake{Dim: int(dim), Releases: labels}
+	its, fault := parseIterations(w.Iterations, len(labels))
+	if fault != nil {
+		return Handshake{}, fault
+	}
+	hs := Handshake{Dim: int(dim), Releases: labels, Iterations: its}
 	switch string(w.Scores) {
 	case "", "null", "false":
 	case "true":
@@ -183,6 +193,24 @@ func parseHandshake(line []byte) (Handshake, *lineFault) {
 		return Handshake{}, lineFaultf("handshake scores: must be true or false, got %s", truncate(string(w.Scores), 40))
 	}
 	return hs, nil
+}
+
+// parseIterations checks the handshake's optional "iterations": one
+// integer per release label, ≥ 1 and increasing.
+func parseIterations(raw json.RawMessage, n int) ([]int, *lineFault) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var its []int
+	if err := json.Unmarshal(raw, &its); err != nil || raw[0] != '[' || len(its) != n {
+		return nil, lineFaultf("handshake iterations: must be an array of %d integers (the iteration each release follows, one per label), got %s", n, truncate(string(raw), 80))
+	}
+	for k, it := range its {
+		if it < 1 || (k > 0 && it <= its[k-1]) {
+			return nil, lineFaultf("handshake iterations: must be integers ≥ 1 in increasing order, got %s", truncate(string(raw), 80))
+		}
+	}
+	return its, nil
 }
 
 // wireAnswer is an answer line with its fields kept raw.

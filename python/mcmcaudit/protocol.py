@@ -250,7 +250,7 @@ class _Canaries:
         return self.load(rows) if self.load else rows
 
 
-def serve(run, dim, releases, load=None, data=None, scores=False):
+def serve(run, dim, releases, load=None, data=None, scores=False, iterations=None):
     """Serve trials until stdin is closed, then return.
 
     run(seed, side, data) -> releases or Result: seed is the trial's
@@ -258,7 +258,10 @@ def serve(run, dim, releases, load=None, data=None, scores=False):
     "D" or "D'", data is that side's dataset. dim is the number of
     coordinates of every release; releases lists the labels of the release
     points, in order. data, if given, is {"D": ..., "D'": ...}; otherwise
-    it is read by load_datasets(load).
+    it is read by load_datasets(load). iterations, if given, lists the
+    iteration each release follows (integers >= 1, increasing, one per
+    label): the report then counts the iterations between releases (labels
+    "iteration K" give them too).
 
     The canary (one-run) design: a request that carries "canaries" (one
     '0'/'1' per row of the file named by MCMCAUDIT_CANARIES) trains on D
@@ -284,6 +287,11 @@ def serve(run, dim, releases, load=None, data=None, scores=False):
     hs = {"mcmcaudit": PROTOCOL_VERSION, "dim": dim, "releases": labels}
     if scores:
         hs["scores"] = True
+    if iterations is not None:
+        its = [int(k) for k in iterations]
+        if len(its) != len(labels) or any(k < 1 for k in its) or any(b <= a for a, b in zip(its, its[1:])):
+            raise ValueError("serve: iterations must be %d increasing integers >= 1, got %r" % (len(labels), iterations))
+        hs["iterations"] = its
     proto.write(_dumps(hs) + "\n")
     proto.flush()
     while True:
