@@ -19,9 +19,25 @@ import (
 // audit's.
 const ConvergenceColumn = "ε ≥ (theory, conv.)"
 
-// convergenceHeader returns the column's header, if the report has it.
-func convergenceHeader(r *audit.Report) []string {
+// convergenceColumnShown reports whether the table and the HTML page
+// show the column: the report carries the bound and it proves an ε at one
+// release at least. A column of "—" alone is folded into the legend
+// (convergenceLegend), so that the table keeps its width.
+func convergenceColumnShown(r *audit.Report) bool {
 	if !r.HasConvergenceBound() {
+		return false
+	}
+	for _, pr := range r.Points {
+		if pr.Convergence != nil && pr.Convergence.Epsilon != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// convergenceHeader returns the column's header, if the table shows it.
+func convergenceHeader(r *audit.Report) []string {
+	if !convergenceColumnShown(r) {
 		return nil
 	}
 	return []string{ConvergenceColumn}
@@ -30,7 +46,7 @@ func convergenceHeader(r *audit.Report) []string {
 // convergenceCells returns the point's cell, if the report has the column:
 // the ε, or "—" where Prop. 3.3 proves nothing.
 func convergenceCells(r *audit.Report, pr audit.PointResult) []string {
-	if !r.HasConvergenceBound() {
+	if !convergenceColumnShown(r) {
 		return nil
 	}
 	return []string{convergenceCell(pr)}
@@ -45,6 +61,13 @@ func convergenceCell(pr audit.PointResult) string {
 
 // convergenceLegend is the legend line of the column.
 func convergenceLegend(r *audit.Report) string {
+	if !convergenceColumnShown(r) {
+		why := ""
+		if pr := r.Points[len(r.Points)-1]; pr.Convergence != nil && pr.Convergence.Reason != "" {
+			why = " (at " + pr.Point.Label + ": " + pr.Convergence.Reason + ")"
+		}
+		return fmt.Sprintf("%s proves no lower bound at any release here%s — %s.", audit.ConvergenceSource, why, audit.ConvergenceNote)
+	}
 	return fmt.Sprintf("%s: %s, at δ = %g — %s.", ConvergenceColumn, audit.ConvergenceSource, r.Delta, audit.ConvergenceNote)
 }
 

@@ -84,3 +84,32 @@ func TestConvergenceColumn(t *testing.T) {
 		t.Errorf("a report without the bound shows its column")
 	}
 }
+
+// Where Prop. 3.3 proves nothing at any release (the default
+// counterexample's chain stays far from its posterior), the column of "—"
+// is folded into one legend line with the reason, so the table keeps its
+// width; the CSV keeps its columns.
+func TestConvergenceColumnFoldedWhenEmpty(t *testing.T) {
+	r := fakeReport("conv", 2, false, 1, nil)
+	for k := range r.Points {
+		r.Points[k].Convergence = &audit.ConvergenceBound{Source: audit.ConvergenceSource, BetaD: 0.2, BetaDPrime: 0.21, Reason: "β too large"}
+	}
+	var b bytes.Buffer
+	if err := WriteTable(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Contains(out, ConvergenceColumn) {
+		t.Errorf("a column of dashes only is shown:\n%s", out)
+	}
+	if !strings.Contains(out, "proves no lower bound at any release here") || !strings.Contains(out, "β too large") {
+		t.Errorf("the legend does not say the bound proves nothing, and why:\n%s", out)
+	}
+	b.Reset()
+	if err := WriteCSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "eps_convergence_lb") {
+		t.Errorf("CSV lost its convergence columns")
+	}
+}
