@@ -183,7 +183,7 @@ def train(seed, mask, base, canaries, test, net, args, log=None, epoch_log=None)
     shrink = 1 - eta / 2 / args.prior_sd ** 2  # the prior's gradient -theta / prior_sd^2, folded in
     theta = net.init(rng)
     scores, correct = [], []
-    begin = time.perf_counter()
+    begin, cpu = time.perf_counter(), time.process_time()
     for epoch in range(args.epochs):
         order = torch.from_numpy(rng.permutation(n))
         for start in range(0, n, b):
@@ -207,10 +207,11 @@ def train(seed, mask, base, canaries, test, net, args, log=None, epoch_log=None)
         if log:
             sin = s[torch.from_numpy(mask.astype(bool))]
             sout = s[torch.from_numpy(~mask.astype(bool))]
-            log("epoch %d: test accuracy %d/%d = %.4f, mean canary score in %.3f / out %.3f, %.1f s since start"
+            log("epoch %d: test accuracy %d/%d = %.4f, mean canary score in %.3f / out %.3f, %.1f s (CPU %.1f s) since start"
                 % (epoch + 1, c, test[1].shape[0], c / test[1].shape[0],
                    float(sin.mean()) if sin.numel() else float("nan"),
-                   float(sout.mean()) if sout.numel() else float("nan"), time.perf_counter() - begin))
+                   float(sout.mean()) if sout.numel() else float("nan"), time.perf_counter() - begin,
+                   time.process_time() - cpu))
     return scores, correct
 
 
