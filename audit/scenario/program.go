@@ -48,7 +48,14 @@ type ProgramSampler struct {
 	// its seed (audit.RepeatsRefused); allowed, the report counts them
 	// (audit.RepeatsNoted).
 	AllowRepeatedReleases bool `yaml:"allow_repeated_releases,omitempty" json:"allow_repeated_releases,omitempty"`
+	// TestSize is the size of a test set the program holds itself (the
+	// scenario has none): with audit.metrics [accuracy], its answers'
+	// info "correct" counts, out of TestSize, are the test accuracy.
+	TestSize int `yaml:"test_size,omitempty" json:"test_size,omitempty"`
 }
+
+// MaxProgramTestSize bounds sampler.program.test_size.
+const MaxProgramTestSize = 1_000_000_000
 
 // MaxProgramTimeout bounds sampler.program.timeout.
 const MaxProgramTimeout = 24 * time.Hour
@@ -65,6 +72,9 @@ func (s *ProgramSampler) validate() error {
 	}
 	if d := s.DeterminismChecks; d != nil && (*d < 0 || *d > 1000) {
 		return errAt("sampler.program.determinism_checks", "must be in [0, 1000], got %d", *d)
+	}
+	if s.TestSize < 0 || s.TestSize > MaxProgramTestSize {
+		return errAt("sampler.program.test_size", "must be in [0, %d] (0: the program holds no test set), got %d", MaxProgramTestSize, s.TestSize)
 	}
 	for k := range s.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.HasPrefix(k, "MCMCAUDIT_") {
@@ -133,8 +143,18 @@ func buildProgram(c *Config, p *Plan, o BuildOptions) (*program.Mechanism, error
 	if c.canaryDesign() {
 		mc.Canaries = c.Audit.Canaries.Count
 	}
-	if p.TestSet != nil && hasMetric(c, "accuracy") {
-		mc.TestSize = p.TestSet.Len()
+	if s.TestSize > 0 && !hasMetric(c, "accuracy") {
+		return nil, errAt("sampler.program.test_size", "needs audit.metrics: [accuracy] (the size serves only to turn the program's correct counts into a test accuracy), got %d", s.TestSize)
+	}
+	if hasMetric(c, "accuracy") {
+		switch {
+		case p.TestSet != nil && s.TestSize > 0:
+			return nil, errAt("sampler.program.test_size", "must be omitted when the scenario splits off a test set (data.csv.test_fraction), got %d", s.TestSize)
+		case p.TestSet != nil:
+			mc.TestSize = p.TestSet.Len()
+		default:
+			mc.TestSize = s.TestSize
+		}
 	}
 	files, err := p.writeDataFiles()
 	if err != nil {

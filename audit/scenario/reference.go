@@ -340,6 +340,8 @@ var referenceTable = []Field{
 		Meaning: "Trials, spread over the audit, also run in a fresh process: their releases must be identical bit for bit, or the program is refused (results must not depend on the worker count or shard layout)."},
 	{Path: "sampler.program.allow_repeated_releases", Default: "false", Range: "true or false", UsedBy: "sampler.program", Example: "true",
 		Meaning: "Accept trials on one dataset whose releases (every coordinate of every release point) repeat another trial's bit for bit. Every trial gets its own seed, so by default such repeats refuse the audit (exit 2) as the sign of a program that ignores its seed; set it for a program whose output is discrete, and the report then counts the repeats."},
+	{Path: "sampler.program.test_size", Default: "0", DefaultNote: "the program holds no test set", Range: "[0, 1000000000]; omitted when data.csv.test_fraction splits one off", UsedBy: "sampler.program with audit.metrics: [accuracy]", Example: "10000",
+		Meaning: "The size of a test set the program loads itself (MNIST's 10,000 test images, say): with audit.metrics: [accuracy], the program answers each trial with info.correct, per release point the number of those records its release classifies correctly, and the report shows correct / test_size as the test accuracy."},
 	{Path: "sampler.sgld", Example: "{step: {eta: 0.05}, batch: 1, scheme: cyclic, epochs: 2}",
 		Meaning: "Stochastic gradient Langevin dynamics (Welling & Teh 2011) in the form of Heller & Fetaya eq. 3: θ ← θ + (η_t/2)(∇ln p(θ) + (n/b)Σ_batch g_i) + √η_t·ξ, with g_i the per-record gradients (clipped for DP-SGLD, Heller & Fetaya eq. 66)."},
 	{Path: "sampler.sgld.step", Required: "yes", UsedBy: "sampler.sgld", Example: "{eta: 0.05}",

@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/mcmcaudit/mcmcaudit/stats"
 	"math"
 	"os"
 	"os/exec"
@@ -35,9 +36,6 @@ func TestMNISTExampleCI(t *testing.T) {
 	t.Setenv("MNIST_DIR", dir) // the program inherits the tool's environment
 	out := filepath.Join(t.TempDir(), "r.json")
 	_, errs, code := runCLI(t, "run", "../../examples/mnist/lenet5_ci.yaml", "--quiet", "--json", out)
-	if code == 2 && strings.Contains(errs, `unknown field "design"`) {
-		t.Skip("this build has no one-run (canary) design yet: " + strings.TrimSpace(errs))
-	}
 	if code != 0 {
 		t.Fatalf("exit %d %s", code, errs)
 	}
@@ -45,40 +43,59 @@ func TestMNISTExampleCI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc any
+	var doc struct {
+		Report struct {
+			OneRun struct {
+				Canaries  int    `json:"canaries"`
+				Included  int    `json:"included"`
+				Adjacency string `json:"adjacency"`
+				Points    []struct {
+					TestAccuracy *float64             `json:"test_accuracy"`
+					Epsilon      stats.OneRunEstimate `json:"epsilon"`
+					FDP          stats.OneRunEstimate `json:"fdp"`
+					Ceiling      float64              `json:"ceiling"`
+				} `json:"points"`
+			} `json:"one_run"`
+		} `json:"report"`
+	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	// Every ε in the report is a finite number >= 0, and there is one. (No
-	// upper limit here: the ceiling of m = 200 and r = 40, 2.548, binds the
-	// one-run ε_lb only, not the ε a Gaussian trade-off would imply from
-	// μ_lb, which reaches 4.53 at v = r; the lead checks the report's own
-	// fields once the design has landed.)
-	var eps []float64
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, x := range v {
-				if f, ok := x.(float64); ok && k == "epsilon" {
-					eps = append(eps, f)
-				}
-				walk(x)
-			}
-		case []any:
-			for _, x := range v {
-				walk(x)
-			}
-		}
+	o := doc.Report.OneRun
+	// The scenario's design: 200 canaries, 40 guesses, one epoch; the
+	// program's 2,000 test images give the accuracy (test_size).
+	if o.Canaries != 200 || o.Included < 1 || o.Included > 199 || len(o.Points) != 1 {
+		t.Fatalf("one-run section %+v", o)
 	}
-	walk(doc)
-	if len(eps) == 0 {
-		t.Fatalf("no epsilon in the report %s", b)
+	if a := o.Points[0].TestAccuracy; a == nil || *a < 0 || *a > 1 || *a*2000 != math.Round(*a*2000) {
+		t.Errorf("test accuracy %v: want correct/2000 in [0, 1]", a)
 	}
-	for _, e := range eps {
-		if math.IsNaN(e) || math.IsInf(e, 0) || e < 0 {
-			t.Errorf("epsilon %v: not a finite number >= 0", e)
-		}
+	// The bounds are what the counts give, recomputed here from (m, r, v).
+	pt := o.Points[0]
+	c := pt.Epsilon.Counts
+	if c.Canaries != 200 || c.Guesses != 40 || c.Correct < 0 || c.Correct > 40 || pt.FDP.Counts != c {
+		t.Fatalf("counts %+v / %+v", c, pt.FDP.Counts)
 	}
-	t.Logf("epsilons in the report: %v", eps)
+	eps, err := stats.OneRunEpsilon(c, 1e-5, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fdp, err := stats.OneRunFDP(c, 1e-5, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := c
+	all.Correct = all.Guesses
+	ceil, err := stats.OneRunEpsilon(all, 1e-5, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pt.Epsilon.Epsilon != eps.Epsilon || pt.FDP.Mu != fdp.Mu || pt.Ceiling != ceil.Epsilon {
+		t.Errorf("report ε_lb %v, μ_lb %v, ceiling %v; from the counts %v, %v, %v", pt.Epsilon.Epsilon, pt.FDP.Mu, pt.Ceiling, eps.Epsilon, fdp.Mu, ceil.Epsilon)
+	}
+	// ceiling(200, 40) at δ = 1e-5, 95%: 2.5482 (the one-run peer table's method).
+	if math.Abs(pt.Ceiling-2.5482) > 1e-4 {
+		t.Errorf("ceiling %v, want 2.5482", pt.Ceiling)
+	}
+	t.Logf("one epoch: %d/40 correct, ε_lb %.4f, μ_lb %.4f, accuracy %.4f", c.Correct, pt.Epsilon.Epsilon, pt.FDP.Mu, *o.Points[0].TestAccuracy)
 }
