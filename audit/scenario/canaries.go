@@ -1,9 +1,11 @@
 package scenario
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
 	"github.com/mcmcaudit/mcmcaudit/audit"
@@ -47,6 +49,12 @@ type CanaryConfig struct {
 	Features int       `yaml:"features,omitempty" json:"features,omitempty"`
 	Classes  int       `yaml:"classes,omitempty" json:"classes,omitempty"`
 	Range    []float64 `yaml:"range,omitempty" json:"range,omitempty"`
+	// Pool is a CSV file of records (header x1,…,xd,y; the label last) to
+	// draw mislabel canaries from when the scenario has no data of its own
+	// (a program that loads its data itself); relative to the scenario's
+	// directory. PoolSHA256 pins its digest (filled in when empty).
+	Pool       string `yaml:"pool,omitempty" json:"pool,omitempty"`
+	PoolSHA256 string `yaml:"pool_sha256,omitempty" json:"pool_sha256,omitempty"`
 	// DeepFool configures kind deepfool (models, canary, sampler), as
 	// neighbour.deepfool does.
 	DeepFool *DeepFoolConfig `yaml:"deepfool,omitempty" json:"deepfool,omitempty"`
@@ -112,6 +120,19 @@ func (c *Config) validateCanaries() error {
 // canaries without data.
 func (cc *CanaryConfig) validateRandom(noData bool) error {
 	own := cc.Features != 0 || cc.Classes != 0 || len(cc.Range) != 0
+	if cc.Pool != "" || cc.PoolSHA256 != "" {
+		switch {
+		case cc.Kind != "mislabel":
+			return errAt("audit.canaries.pool", "only with kind: mislabel, got kind %s", clip.Quote(cc.Kind))
+		case !noData:
+			return errAt("audit.canaries.pool", "only for a scenario without data (mislabel canaries are drawn from the data otherwise); remove it")
+		case cc.Pool == "":
+			return errAt("audit.canaries.pool", "required with pool_sha256, e.g. canary-pool.csv")
+		case own:
+			return errAt("audit.canaries.features", "features, classes and range are for random canaries; remove them")
+		}
+		return nil
+	}
 	switch {
 	case own && (cc.Kind != "random" || !noData):
 		return errAt("audit.canaries.features", "features, classes and range are for random canaries of a scenario without data; remove them")
@@ -202,6 +223,12 @@ func drawCanaries(c *Config, p *Plan, d *dataset.Dataset) ([]dataset.Record, err
 	switch {
 	case cc.Kind == "random" && d == nil:
 		return randomCanaries(cc, rng), nil
+	case cc.Kind == "mislabel" && cc.Pool != "" && d == nil:
+		pool, err := loadPool(c)
+		if err != nil {
+			return nil, err
+		}
+		return mislabelled(cc.Count, pool, nil, rng)
 	case d == nil || d.Len() == 0:
 		return nil, errAt("audit.canaries.kind", "%s canaries are drawn from the data, and the scenario has none", cc.Kind)
 	case cc.Kind == "random":
@@ -377,4 +404,27 @@ func canaryScores(m mechanisms.Model, cs []dataset.Record) attacks.FeatureMap {
 		ll.Labels = append(ll.Labels, fmt.Sprintf("canary %d", i))
 	}
 	return ll
+}
+
+// loadPool reads audit.canaries.pool, its digest checked against, or
+// pinned into, pool_sha256 (a trials file carries the bytes, as it carries
+// data.csv's).
+func loadPool(c *Config) (*dataset.Dataset, error) {
+	cc := c.Audit.Canaries
+	path := cc.Pool
+	if !filepath.IsAbs(path) && c.baseDir != "" {
+		path = filepath.Join(c.baseDir, path)
+	}
+	raw, err := c.pinnedFile(path, &cc.PoolSHA256, "audit.canaries.pool")
+	if err != nil {
+		return nil, err
+	}
+	d, err := dataset.ReadCSVFrom(bytes.NewReader(raw), dataset.CSVOptions{Name: dataset.NameFromPath(cc.Pool), Header: true})
+	if err != nil {
+		return nil, wrapAt(err, "audit.canaries.pool")
+	}
+	if d.Len() == 0 {
+		return nil, errAt("audit.canaries.pool", "%s holds no records", path)
+	}
+	return d, nil
 }

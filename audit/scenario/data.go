@@ -34,24 +34,10 @@ func loadCSV(c *Config, m mechanisms.Model) (d, test *dataset.Dataset, err error
 	if !filepath.IsAbs(path) && c.baseDir != "" {
 		path = filepath.Join(c.baseDir, path)
 	}
-	raw, ok := c.files[strings.ToLower(dc.SHA256)]
-	if !ok {
-		if raw, err = readDataFile(path); err != nil {
-			return nil, nil, wrapAt(err, "data.csv.path")
-		}
+	raw, err := c.pinnedFile(path, &dc.SHA256, "data.csv.path")
+	if err != nil {
+		return nil, nil, err
 	}
-	sum := sha256.Sum256(raw)
-	digest := hex.EncodeToString(sum[:])
-	switch {
-	case dc.SHA256 == "":
-		dc.SHA256 = digest
-	case !strings.EqualFold(dc.SHA256, digest):
-		return nil, nil, errAt("data.csv.sha256", "%s has digest %s, the scenario pins %s", path, digest, dc.SHA256)
-	}
-	if c.files == nil {
-		c.files = map[string][]byte{}
-	}
-	c.files[digest] = raw
 	var opts dataset.CSVOptions
 	switch dc.Preset {
 	case "":
@@ -217,4 +203,35 @@ func trainEnsemble(c *Config, p *Plan, d *dataset.Dataset, df *DeepFoolConfig, p
 		return nil, err
 	}
 	return thetas, nil
+}
+
+// pinnedFile reads a data file the scenario names at field (from the
+// config's embedded files when a trials file brought them), checks its
+// SHA-256 against *pin (field's sibling sha256 key), or pins it there when
+// empty, and keeps its bytes for trials files.
+func (c *Config) pinnedFile(path string, pin *string, field string) ([]byte, error) {
+	raw, ok := c.files[strings.ToLower(*pin)]
+	if !ok {
+		var err error
+		if raw, err = readDataFile(path); err != nil {
+			return nil, wrapAt(err, field)
+		}
+	}
+	sum := sha256.Sum256(raw)
+	digest := hex.EncodeToString(sum[:])
+	switch {
+	case *pin == "":
+		*pin = digest
+	case !strings.EqualFold(*pin, digest):
+		shaField := strings.TrimSuffix(field, ".path") + ".sha256"
+		if !strings.HasSuffix(field, ".path") {
+			shaField = field + "_sha256"
+		}
+		return nil, errAt(shaField, "%s has digest %s, the scenario pins %s", path, digest, *pin)
+	}
+	if c.files == nil {
+		c.files = map[string][]byte{}
+	}
+	c.files[digest] = raw
+	return raw, nil
 }

@@ -17,8 +17,14 @@ sums='440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609  train-im
 f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6  t10k-labels-idx1-ubyte.gz'
 
 mkdir -p "$dir"
+here=$(cd "$(dirname "$0")" && pwd)
+pool() {
+	# The canary pool of lenet5.yaml (make_pool.py): beside this script.
+	/usr/bin/python3 "$here/make_pool.py" "$dir" "$here/canary-pool.csv"
+}
 if (cd "$dir" && printf '%s\n' "$sums" | sha256sum --check --quiet --status) 2>/dev/null; then
 	echo "fetch.sh: the MNIST files in $dir are present and verified"
+	pool
 	exit 0
 fi
 
@@ -42,3 +48,4 @@ if ! (cd "$dir" && printf '%s\n' "$sums" | sha256sum --check --quiet); then
 	exit 1
 fi
 echo "fetch.sh: MNIST files in $dir, SHA-256 verified"
+pool
