@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/stats"
+)
+
+// oneRunPoint is what the README quotes of a one-run report's release.
+type oneRunPoint struct {
+	Point        struct{ Label string } `json:"point"`
+	Epsilon      stats.OneRunEstimate   `json:"epsilon"`
+	FDP          stats.OneRunEstimate   `json:"fdp"`
+	TestAccuracy *float64               `json:"test_accuracy"`
+}
+
+// readmeTables returns the rows of the markdown tables in the README's
+// "Auditing from one run" section whose header starts with head; a row is
+// split into its cells.
+func readmeTables(t *testing.T, head string) [][]string {
+	t.Helper()
+	var rows [][]string
+	in := false
+	for _, line := range strings.Split(docSection(t, "README.md", "## Auditing from one run"), "\n") {
+		switch {
+		case strings.HasPrefix(line, head):
+			in = true
+		case in && strings.HasPrefix(line, "|---"):
+		case in && strings.HasPrefix(line, "|"):
+			var cells []string
+			for _, c := range strings.Split(strings.Trim(line, "| "), "|") {
+				cells = append(cells, strings.TrimSpace(c))
+			}
+			rows = append(rows, cells)
+		default:
+			in = false
+		}
+	}
+	if len(rows) == 0 {
+		t.Fatalf("no table headed %q in the README's one-run section", head)
+	}
+	return rows
+}
+
+// The README's MNIST/LeNet5 table is the stored report of that run
+// (examples/mnist/lenet5-report.json, written by `audit run lenet5.yaml
+// --json`; the reduced run of the same program and pipeline is
+// TestMNISTExampleCI), and every bound in that report is what its counts
+// give, recomputed here with package stats.
+func TestReadmeOneRunMNISTTable(t *testing.T) {
+	b, err := os.ReadFile("../../examples/mnist/lenet5-report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Report struct {
+			OneRun struct {
+				Canaries int           `json:"canaries"`
+				Points   []oneRunPoint `json:"points"`
+			} `json:"one_run"`
+		} `json:"report"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	pts := doc.Report.OneRun.Points
+	if doc.Report.OneRun.Canaries != 1000 || len(pts) != 10 {
+		t.Fatalf("stored report: %d canaries, %d releases", doc.Report.OneRun.Canaries, len(pts))
+	}
+	quoted := map[string][]string{}
+	for _, row := range readmeTables(t, "| epoch | v/r |") {
+		for k := 0; k+5 <= len(row); k += 5 {
+			quoted["epoch "+row[k]] = row[k+1 : k+5]
+		}
+	}
+	for _, p := range pts {
+		c := p.Epsilon.Counts
+		eps, err := stats.OneRunEpsilon(c, p.Epsilon.Delta, p.Epsilon.Confidence)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fdp, err := stats.OneRunFDP(c, p.FDP.Delta, p.FDP.Confidence)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if eps.Epsilon != p.Epsilon.Epsilon || fdp.Mu != p.FDP.Mu || p.FDP.Counts != c {
+			t.Errorf("%s: stored ε_lb %v, μ_lb %v; from the counts %+v: %v, %v", p.Point.Label, p.Epsilon.Epsilon, p.FDP.Mu, c, eps.Epsilon, fdp.Mu)
+		}
+		mu := "0"
+		if p.FDP.Mu > 0 {
+			mu = fmt.Sprintf("%.3f", p.FDP.Mu)
+		}
+		want := []string{fmt.Sprintf("%d/%d", c.Correct, c.Guesses), fmt.Sprintf("%.3f", p.Epsilon.Epsilon), mu, fmt.Sprintf("%.4f", *p.TestAccuracy)}
+		if got := quoted[p.Point.Label]; strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: README quotes %q, the report gives %q", p.Point.Label, got, want)
+		}
+	}
+}
