@@ -400,9 +400,9 @@ var referenceTable = []Field{
 		Meaning: "The first iteration averaged."},
 	{Path: "release.estimator.to", Required: "yes", Range: "[from, the run's length]; at most 100000 iterations averaged", Example: "100",
 		Meaning: "The last iteration averaged."},
-	{Path: "release.estimator.laplace", Default: "0", Range: "(0, ∞); exactly one of laplace, gaussian", Example: "0.5",
+	{Path: "release.estimator.laplace", Range: "(0, ∞); exactly one of laplace, gaussian", Example: "0.5",
 		Meaning: "Scale b of Laplace noise L."},
-	{Path: "release.estimator.gaussian", Default: "0", Range: "(0, ∞); exactly one of laplace, gaussian", Example: "0.2",
+	{Path: "release.estimator.gaussian", Range: "(0, ∞); exactly one of laplace, gaussian", Example: "0.2",
 		Meaning: "Standard deviation σ of Gaussian noise L."},
 
 	// audit
@@ -413,9 +413,9 @@ var referenceTable = []Field{
 		Meaning: "The canaries and the attack's guesses of the one-run design."},
 	{Path: "audit.canaries.count", Required: "yes", Range: "[2, 1000000]", UsedBy: "audit.design canaries", Example: "1000",
 		Meaning: "m, the number of canaries; canary i is in the training data iff the seed's coin S_i = +1."},
-	{Path: "audit.canaries.pool", Default: "\"\"", Range: "a CSV file (header x1,…,xd,y; the label, a class 0..K-1, last), relative to the scenario file's directory; with kind: mislabel in a scenario without data", UsedBy: "audit.design canaries with kind mislabel and no data section", Example: "canary-pool.csv",
+	{Path: "audit.canaries.pool", Range: "a CSV file (header x1,…,xd,y; the label, a class 0..K-1, last), relative to the scenario file's directory; with kind: mislabel in a scenario without data", UsedBy: "audit.design canaries with kind mislabel and no data section", Example: "canary-pool.csv",
 		Meaning: "Records to draw mislabel canaries from when the program loads its data itself (MNIST test images, say): each canary is a record of the pool (without replacement while they last) with a label drawn uniformly among the other K-1 classes, K inferred from the pool's labels."},
-	{Path: "audit.canaries.pool_sha256", Default: "\"\"", DefaultNote: "filled in from the file", Range: "64 hexadecimal digits", UsedBy: "audit.canaries.pool", Example: "9f86d0…",
+	{Path: "audit.canaries.pool_sha256", Range: "64 hexadecimal digits", UsedBy: "audit.canaries.pool", Example: "9f86d0…",
 		Meaning: "The pool file's SHA-256: a file that differs is refused, so an audit is rerun on the same canaries."},
 	{Path: "audit.canaries.kind", Required: "yes", Range: "mislabel, deepfool, random", UsedBy: "audit.design canaries", Example: "mislabel",
 		Meaning: "mislabel: records of D (without replacement while they last) with a label drawn among the others (classifiers: logistic, softmax, mlp); deepfool: records of D moved across the decision boundaries of an ensemble trained on D, keeping their label (as neighbour.deepfool; softmax, mlp); random: every feature uniform on its range in D (or on range), a uniform label (a uniform value on the labels' range for linreg)."},
