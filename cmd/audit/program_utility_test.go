@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 	"math"
 	"os"
 	"path/filepath"
@@ -89,9 +90,7 @@ func readUtility(t *testing.T, out string) []utilityPoint {
 // run on that side). audit analyze on the built-in run's releases, with
 // the scenario, gives the same rows and figures.
 func TestProgramUtilityMatchesBuiltin(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a Python sampler: skipped by -short")
-	}
+	testutil.Slow(t) // several PyTorch or NumPy processes: tens of seconds of CPU
 	requirePython(t)
 	dir := t.TempDir()
 	script, err := filepath.Abs("testdata/programs/ula_gauss.py")

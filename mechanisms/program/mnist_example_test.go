@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -117,9 +118,7 @@ func (p *mnistProc) request(t *testing.T, trial int, seed uint64, mask string) m
 // change with the seed's high bits and with the mask, and a clean refusal
 // without MCMCAUDIT_CANARIES.
 func TestMNISTExampleProtocol(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts four PyTorch processes (about 30 s of CPU)")
-	}
+	testutil.Slow(t) // several PyTorch or NumPy processes: tens of seconds of CPU
 	needPython(t, "numpy", "torch")
 	dir := mnistDir(t)
 
