@@ -2,6 +2,7 @@ package mechanisms
 
 import (
 	"fmt"
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -107,7 +108,7 @@ func TestBananaLawMoments(t *testing.T) {
 			xs[0][k], xs[1][k] = th[0], th[1]
 		}
 		for i := 0; i < 2; i++ {
-			m, v, sem, sev := sampleMoments(xs[i])
+			m, v, sem, sev := testutil.SampleMoments(xs[i])
 			checkMoment(t, fmt.Sprintf("%s: θ%d mean", how, i+1), m, mean[i], sem)
 			checkMoment(t, fmt.Sprintf("%s: θ%d var", how, i+1), v, cov[i][i], sev)
 			if i == 1 && law.A*law.Var[0]/sem < 20 {
@@ -126,7 +127,7 @@ func TestBananaLawMoments(t *testing.T) {
 		xs[0][k], xs[1][k] = p1, p2
 	}
 	for i := 0; i < 2; i++ {
-		m, v, sem, sev := sampleMoments(xs[i])
+		m, v, sem, sev := testutil.SampleMoments(xs[i])
 		checkMoment(t, fmt.Sprintf("prior φ%d mean", i+1), m, 0, sem)
 		checkMoment(t, fmt.Sprintf("prior φ%d var", i+1), v, pb.PriorVar, sev)
 	}

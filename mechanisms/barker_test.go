@@ -252,7 +252,7 @@ func TestBarkerFullDataLinReg1D(t *testing.T) {
 
 		c := &Chain{Model: m, Sampler: s, Init: Init{FromPrior: true}, Release: ReleaseSpec{Mode: ReleaseFinal}}
 		states, info := runFinal(t, c, d, chains, 21)
-		gm, gv, sem, sev := sampleMoments(column(states, 0))
+		gm, gv, sem, sev := testutil.SampleMoments(column(states, 0))
 		checkMoment(t, name+" mean", gm, refMean, sem)
 		checkMoment(t, name+" variance", gv, refVar, sev)
 		if info.ClippedLLRs != 0 || info.VarianceCheckFailures != 0 {
@@ -314,18 +314,18 @@ func TestBarkerFullDataLinReg2D(t *testing.T) {
 	x0, x1 := column(states, 0), column(states, 1)
 	var sems, sevs [2]float64
 	for i, xs := range [][]float64{x0, x1} {
-		gm, gv, sem, sev := sampleMoments(xs)
+		gm, gv, sem, sev := testutil.SampleMoments(xs)
 		checkMoment(t, fmt.Sprintf("2-D mean[%d]", i), gm, mean[i], sem)
 		checkMoment(t, fmt.Sprintf("2-D var[%d]", i), gv, cov[3*i], sev)
 		sems[i], sevs[i] = sem, sev
 	}
-	m0, _, _, _ := sampleMoments(x0)
-	m1, _, _, _ := sampleMoments(x1)
+	m0, _, _, _ := testutil.SampleMoments(x0)
+	m1, _, _, _ := testutil.SampleMoments(x1)
 	prod := make([]float64, chains)
 	for k := range prod {
 		prod[k] = (x0[k] - m0) * (x1[k] - m1)
 	}
-	gc, _, sec, _ := sampleMoments(prod)
+	gc, _, sec, _ := testutil.SampleMoments(prod)
 	checkMoment(t, "2-D covariance", gc, cov[1], sec)
 	if info.ClippedLLRs != 0 {
 		t.Errorf("%d llrs clipped", info.ClippedLLRs)
@@ -626,7 +626,7 @@ func TestBarkerSubsampledExactKernel(t *testing.T) {
 	s := &DPBarker{Step: step, Iters: iters, Batch: b, N0: n0, Clip: clip}
 	c := &Chain{Model: m, Sampler: s, Init: Init{FromPrior: true}, Release: ReleaseSpec{Mode: ReleaseFinal}}
 	states, info := runFinal(t, c, d, chains, 23)
-	gm, gv, sem, sev := sampleMoments(column(states, 0))
+	gm, gv, sem, sev := testutil.SampleMoments(column(states, 0))
 	checkMoment(t, "subsampled mean", gm, refMean, sem)
 	checkMoment(t, "subsampled variance", gv, refVar, sev)
 	if info.ClippedLLRs == 0 || info.VarianceCheckFailures == 0 || info.LLREvals != chains*iters*b {
@@ -695,7 +695,7 @@ func TestBarkerSubsampledTemperedPosterior(t *testing.T) {
 	s := &DPBarker{Step: 0.45, Iters: 100, Batch: b, N0: n0, Clip: 5}
 	c := &Chain{Model: m, Sampler: s, Init: Init{Theta: []float64{tm[0]}}, Release: ReleaseSpec{Mode: ReleaseFinal}}
 	states, info := runFinal(t, c, d, chains, 24)
-	gm, gv, sem, sev := sampleMoments(column(states, 0))
+	gm, gv, sem, sev := testutil.SampleMoments(column(states, 0))
 	checkMoment(t, "subsampled mean vs π^τ", gm, tm[0], sem)
 	checkMoment(t, "subsampled variance vs π^τ", gv, tc[0], sev)
 	if info.ClippedLLRs != 0 || info.VarianceCheckFailures != 0 {

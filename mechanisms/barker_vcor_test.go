@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 	"go/format"
 	"math"
 	"os"
@@ -211,7 +212,7 @@ func TestVCorSampling(t *testing.T) {
 	for i := range xs {
 		xs[i] = v.Sample(rng)
 	}
-	gm, gv, sem, sev := sampleMoments(xs)
+	gm, gv, sem, sev := testutil.SampleMoments(xs)
 	checkMoment(t, "V_cor mean", gm, 0, sem)
 	checkMoment(t, "V_cor variance", gv, mixVar, sev)
 	// The paper's eq. 8 makes Var(V_cor) = π²/3 − C; the fit's is close.

@@ -1,6 +1,7 @@
 package mechanisms
 
 import (
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -74,7 +75,7 @@ func TestTransferLawMatchesSamplers(t *testing.T) {
 			}
 		}
 		for j := 0; j < 2; j++ {
-			mu, v, seM, seV := sampleMoments(xs[j])
+			mu, v, seM, seV := testutil.SampleMoments(xs[j])
 			checkMoment(t, s.Name()+" mean", mu, mean[j], seM)
 			checkMoment(t, s.Name()+" variance", v, cov[j*2+j], seV)
 		}

@@ -3,6 +3,7 @@ package mechanisms
 import (
 	"context"
 	"fmt"
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 	"math"
 	"testing"
 
@@ -53,8 +54,8 @@ func TestExactCounterexampleMatchesSGLD(t *testing.T) {
 			}
 		}
 		for e := 0; e < epochs; e++ {
-			m1, v1, sm1, sv1 := sampleMoments(real[e])
-			m2, v2, sm2, sv2 := sampleMoments(exact[e])
+			m1, v1, sm1, sv1 := testutil.SampleMoments(real[e])
+			m2, v2, sm2, sv2 := testutil.SampleMoments(exact[e])
 			checkMoment(t, fmt.Sprintf("side %d epoch %d mean", side, e+1), m2, m1, sqrtSum(sm1, sm2))
 			checkMoment(t, fmt.Sprintf("side %d epoch %d variance", side, e+1), v2, v1, sqrtSum(sv1, sv2))
 			if e > 0 {
@@ -71,12 +72,12 @@ func sqrtSum(a, b float64) float64 { return math.Sqrt(a*a + b*b) }
 // lagCov returns the sample covariance of (x, y) and its SE (from the
 // variance of the centred products).
 func lagCov(x, y []float64) (float64, float64) {
-	mx, _, _, _ := sampleMoments(x)
-	my, _, _, _ := sampleMoments(y)
+	mx, _, _, _ := testutil.SampleMoments(x)
+	my, _, _, _ := testutil.SampleMoments(y)
 	prod := make([]float64, len(x))
 	for i := range x {
 		prod[i] = (x[i] - mx) * (y[i] - my)
 	}
-	c, _, se, _ := sampleMoments(prod)
+	c, _, se, _ := testutil.SampleMoments(prod)
 	return c, se
 }

@@ -2,6 +2,7 @@ package mechanisms
 
 import (
 	"fmt"
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -223,7 +224,7 @@ func TestSyntheticGauss(t *testing.T) {
 		xs[0][k], xs[1][k] = r.X[0], r.X[1]
 	}
 	for i := 0; i < 2; i++ {
-		m, v, sem, sev := sampleMoments(xs[i])
+		m, v, sem, sev := testutil.SampleMoments(xs[i])
 		checkMoment(t, fmt.Sprintf("x[%d] mean", i), m, theta[i], sem)
 		checkMoment(t, fmt.Sprintf("x[%d] var", i), v, testCov2[3*i], sev)
 	}
@@ -234,13 +235,13 @@ func TestSyntheticGauss(t *testing.T) {
 // with the SE of the mean of the centred products.
 func checkCovariance(t *testing.T, what string, a, b []float64, want float64) {
 	t.Helper()
-	ma, _, _, _ := sampleMoments(a)
-	mb, _, _, _ := sampleMoments(b)
+	ma, _, _, _ := testutil.SampleMoments(a)
+	mb, _, _, _ := testutil.SampleMoments(b)
 	prod := make([]float64, len(a))
 	for k := range prod {
 		prod[k] = (a[k] - ma) * (b[k] - mb)
 	}
-	c, _, se, _ := sampleMoments(prod)
+	c, _, se, _ := testutil.SampleMoments(prod)
 	checkMoment(t, what, c, want, se)
 }
 

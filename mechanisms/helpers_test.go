@@ -6,27 +6,6 @@ import (
 	"testing"
 )
 
-// sampleMoments returns the mean, the variance and the standard errors of
-// both, estimated from the same sample: SE(mean) = sqrt(var/N) and
-// SE(var) = sqrt((m4 − var²)/N), the delta-method standard error of the
-// sample variance with m4 the fourth central moment.
-func sampleMoments(xs []float64) (mean, variance, seMean, seVar float64) {
-	n := float64(len(xs))
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= n
-	var m2, m4 float64
-	for _, x := range xs {
-		d := (x - mean) * (x - mean)
-		m2 += d
-		m4 += d * d
-	}
-	m2 /= n
-	m4 /= n
-	return mean, m2, math.Sqrt(m2 / n), math.Sqrt((m4 - m2*m2) / n)
-}
-
 // zTol is the acceptance band, in standard errors, of the statistical
 // tests: with fixed seeds they are deterministic; for a correct sampler
 // a 4.5-SE deviation has probability ≈ 7e-6 per comparison, while the

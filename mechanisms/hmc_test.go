@@ -2,6 +2,7 @@ package mechanisms
 
 import (
 	"fmt"
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -275,7 +276,7 @@ func TestHMCAcceptanceFromFixedState(t *testing.T) {
 				}
 				ps[i] = penaltyProb(dH, sig)
 			}
-			mu, _, s, _ := sampleMoments(ps)
+			mu, _, s, _ := testutil.SampleMoments(ps)
 			return mu, s
 		}
 		want, seRef := refProb(nil, 1)
@@ -362,8 +363,8 @@ func runFromPosterior(t *testing.T, s Sampler, m Model, d *dataset.Dataset, draw
 }
 
 func correlation(a, b []float64) float64 {
-	ma, va, _, _ := sampleMoments(a)
-	mb, vb, _, _ := sampleMoments(b)
+	ma, va, _, _ := testutil.SampleMoments(a)
+	mb, vb, _, _ := testutil.SampleMoments(b)
 	var c float64
 	for k := range a {
 		c += (a[k] - ma) * (b[k] - mb)
@@ -386,7 +387,7 @@ func checkStationary(t *testing.T, name string, start, final [][]float64, mean, 
 	dim := len(mean)
 	sem, sev := make([]float64, dim), make([]float64, dim)
 	for i := 0; i < dim; i++ {
-		m, v, se1, se2 := sampleMoments(final[i])
+		m, v, se1, se2 := testutil.SampleMoments(final[i])
 		sem[i], sev[i] = se1, se2
 		checkMoment(t, fmt.Sprintf("%s: mean[%d]", name, i), m, mean[i], se1)
 		checkMoment(t, fmt.Sprintf("%s: var[%d]", name, i), v, cov[i*dim+i], se2)

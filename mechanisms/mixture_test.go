@@ -105,7 +105,7 @@ func TestSyntheticMixture(t *testing.T) {
 			below++
 		}
 	}
-	gm, gv, sem, sev := sampleMoments(xs)
+	gm, gv, sem, sev := testutil.SampleMoments(xs)
 	checkMoment(t, "mixture data mean", gm, 0.5, sem)
 	checkMoment(t, "mixture data variance", gv, 2.25, sev)
 	p := 0.25 + 0.5*0.5*math.Erfc(1/(math.Sqrt2*math.Sqrt2))
@@ -227,14 +227,14 @@ func TestBarkerMixturePosterior(t *testing.T) {
 	jitter := h * h / 12
 	var sev [2]float64
 	for i := 0; i < 2; i++ {
-		gm, gv, sem, se := sampleMoments(column(states, i))
+		gm, gv, sem, se := testutil.SampleMoments(column(states, i))
 		checkMoment(t, fmt.Sprintf("mixture posterior mean[%d]", i), gm, ref[i], sem)
 		checkMoment(t, fmt.Sprintf("mixture posterior var[%d]", i), gv, ref[2+i]+jitter, se)
 		sev[i] = se
 	}
 	// Power: the same chains on the likelihood alone.
 	flat := run(flatPrior{m})
-	_, fv, _, _ := sampleMoments(column(flat, 1))
+	_, fv, _, _ := testutil.SampleMoments(column(flat, 1))
 	t.Logf("grid posterior %v; without the prior, Var(θ₂) after %d iterations: %.4g (%.0f SE)", ref, iters, fv, math.Abs(fv-ref[3])/sev[1])
 	if math.Abs(fv-ref[3]) < 10*sev[1] {
 		t.Errorf("power: without the prior Var(θ₂) = %g, only %.1f SE from %g", fv, math.Abs(fv-ref[3])/sev[1], ref[3])

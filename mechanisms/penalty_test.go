@@ -2,6 +2,7 @@ package mechanisms
 
 import (
 	"fmt"
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -264,12 +265,12 @@ func TestPenaltyAcceptanceEndToEnd(t *testing.T) {
 		}
 	}
 	a := float64(acc) / N
-	ref, _, seRef, _ := sampleMoments(ps[1])
+	ref, _, seRef, _ := testutil.SampleMoments(ps[1])
 	se := math.Hypot(math.Sqrt(a*(1-a)/N), seRef)
 	checkMoment(t, "DP-penalty acceptance rate", a, ref, se)
 	t.Logf("DP-penalty acceptance %.4f, reference %.4f, SE %.4f", a, ref, se)
 	for _, f := range []float64{0.5, 2} {
-		alt, _, _, _ := sampleMoments(ps[f])
+		alt, _, _, _ := testutil.SampleMoments(ps[f])
 		t.Logf("σ_l × %g: reference %.4f (%.0f SE)", f, alt, math.Abs(alt-ref)/se)
 		if z := math.Abs(alt-ref) / se; z < 10 {
 			t.Errorf("σ_l × %g moves the acceptance rate only %.1f SE", f, z)

@@ -194,7 +194,7 @@ func TestSGLDStationaryExact(t *testing.T) {
 					Sampler: &SGLD{Step: StepSchedule{Eta: eta}, Batch: b, Scheme: scheme, Epochs: 40},
 					Release: ReleaseSpec{Mode: ReleaseFinal}}
 				xs := finalStates(t, c, d, chains, 7)[0]
-				gm, gv, sem, sev := sampleMoments(xs)
+				gm, gv, sem, sev := testutil.SampleMoments(xs)
 				checkMoment(t, name+" mean", gm, mean, sem)
 				checkMoment(t, name+" variance", gv, variance, sev)
 				// The reference is not the posterior: the bias is visible.
@@ -248,19 +248,19 @@ func TestULAStationaryLinReg(t *testing.T) {
 		}
 	}
 	for i := 0; i < 2; i++ {
-		gm, gv, sem, sev := sampleMoments(xs[i])
+		gm, gv, sem, sev := testutil.SampleMoments(xs[i])
 		checkMoment(t, fmt.Sprintf("ULA mean[%d]", i), gm, mean[i], sem)
 		checkMoment(t, fmt.Sprintf("ULA var[%d]", i), gv, S[3*i], sev)
 		if math.Abs(S[3*i]-cov[3*i])/sev < 10 {
 			t.Errorf("stationary variance %g too close to the posterior's %g to test the bias", S[3*i], cov[3*i])
 		}
 	}
-	m0, _, _, _ := sampleMoments(xs[0])
-	m1, _, _, _ := sampleMoments(xs[1])
+	m0, _, _, _ := testutil.SampleMoments(xs[0])
+	m1, _, _, _ := testutil.SampleMoments(xs[1])
 	for k := range prod {
 		prod[k] = (xs[0][k] - m0) * (xs[1][k] - m1)
 	}
-	gc, _, sec, _ := sampleMoments(prod)
+	gc, _, sec, _ := testutil.SampleMoments(prod)
 	checkMoment(t, "ULA covariance", gc, S[1], sec)
 }
 
@@ -329,7 +329,7 @@ func TestCyclicSGLDCounterexampleMoments(t *testing.T) {
 			if side == 1 {
 				want = exactD2[e]
 			}
-			gm, gv, sem, sev := sampleMoments(got[e])
+			gm, gv, sem, sev := testutil.SampleMoments(got[e])
 			checkMoment(t, fmt.Sprintf("%s epoch %d mean", d.Name, e+1), gm, want.mean, sem)
 			checkMoment(t, fmt.Sprintf("%s epoch %d variance", d.Name, e+1), gv, want.variance, sev)
 		}

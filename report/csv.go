@@ -35,15 +35,7 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 	if err := cw.Write(head); err != nil {
 		return err
 	}
-	g := func(x float64) string {
-		switch {
-		case math.IsInf(x, 1):
-			return "+Inf"
-		case math.IsNaN(x):
-			return "NaN"
-		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	}
+	g := csvFloat
 	for k, pr := range r.Points {
 		c := pr.Region().Counts
 		row := []string{strconv.Itoa(k), strconv.Itoa(pr.Point.Iteration), pr.Point.Label, pr.Attacks[bestAttack(pr, "region")].Attack,
@@ -82,4 +74,16 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvFloat writes a number of a CSV report in its shortest round-trip
+// form, +Inf and NaN by name.
+func csvFloat(x float64) string {
+	switch {
+	case math.IsInf(x, 1):
+		return "+Inf"
+	case math.IsNaN(x):
+		return "NaN"
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
 }

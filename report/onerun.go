@@ -155,15 +155,7 @@ func writeOneRunCSV(w io.Writer, r *audit.Report) error {
 	if err := cw.Write(head); err != nil {
 		return err
 	}
-	g := func(x float64) string {
-		switch {
-		case math.IsInf(x, 1):
-			return "+Inf"
-		case math.IsNaN(x):
-			return "NaN"
-		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	}
+	g := csvFloat
 	o := r.OneRun
 	for k, p := range o.Points {
 		e, f := p.Epsilon, p.FDP

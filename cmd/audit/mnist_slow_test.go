@@ -46,15 +46,10 @@ func TestMNISTExampleCI(t *testing.T) {
 	var doc struct {
 		Report struct {
 			OneRun struct {
-				Canaries  int    `json:"canaries"`
-				Included  int    `json:"included"`
-				Adjacency string `json:"adjacency"`
-				Points    []struct {
-					TestAccuracy *float64             `json:"test_accuracy"`
-					Epsilon      stats.OneRunEstimate `json:"epsilon"`
-					FDP          stats.OneRunEstimate `json:"fdp"`
-					Ceiling      float64              `json:"ceiling"`
-				} `json:"points"`
+				Canaries  int           `json:"canaries"`
+				Included  int           `json:"included"`
+				Adjacency string        `json:"adjacency"`
+				Points    []oneRunPoint `json:"points"`
 			} `json:"one_run"`
 		} `json:"report"`
 	}

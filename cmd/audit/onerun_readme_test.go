@@ -16,6 +16,7 @@ type oneRunPoint struct {
 	Epsilon      stats.OneRunEstimate   `json:"epsilon"`
 	FDP          stats.OneRunEstimate   `json:"fdp"`
 	TestAccuracy *float64               `json:"test_accuracy"`
+	Ceiling      float64                `json:"ceiling"`
 }
 
 // readmeTables returns the rows of the markdown tables in the README's

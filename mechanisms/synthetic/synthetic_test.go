@@ -2,6 +2,7 @@ package synthetic_test
 
 import (
 	"errors"
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 	"math"
 	"strings"
 	"testing"
@@ -69,13 +70,13 @@ func TestGaussMoments(t *testing.T) {
 	for k, r := range d.Records {
 		x0[k], x1[k] = r.X[0], r.X[1]
 	}
-	m0, v0, sm0, sv0 := moments(x0)
-	m1, v1, sm1, sv1 := moments(x1)
+	m0, v0, sm0, sv0 := testutil.SampleMoments(x0)
+	m1, v1, sm1, sv1 := testutil.SampleMoments(x1)
 	prod := make([]float64, len(x0))
 	for k := range prod {
 		prod[k] = (x0[k] - m0) * (x1[k] - m1)
 	}
-	c, _, sc, _ := moments(prod)
+	c, _, sc, _ := testutil.SampleMoments(prod)
 	for _, chk := range []struct {
 		what          string
 		got, want, se float64
@@ -93,24 +94,6 @@ func TestGaussMoments(t *testing.T) {
 			t.Fatal("same seed, different data")
 		}
 	}
-}
-
-// moments returns the mean, the variance and their standard errors.
-func moments(xs []float64) (mean, variance, seMean, seVar float64) {
-	n := float64(len(xs))
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= n
-	var m2, m4 float64
-	for _, x := range xs {
-		d := (x - mean) * (x - mean)
-		m2 += d
-		m4 += d * d
-	}
-	m2 /= n
-	m4 /= n
-	return mean, m2, math.Sqrt(m2 / n), math.Sqrt((m4 - m2*m2) / n)
 }
 
 // Each generator names its dataset by its kind, size and seed.
