@@ -241,6 +241,9 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 		},
 		Footer: fmt.Sprintf("config %s · seed %d · %s · %s %s", r.ConfigHash, r.Seed, v.Go, v.Module, v.Revision),
 	}
+	if d := descriptiveSection(r); d != nil {
+		page.Sections = append(page.Sections[:4], append(d, page.Sections[4:]...)...)
+	}
 	return WriteHTMLPage(w, page)
 }
 

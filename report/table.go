@@ -57,6 +57,9 @@ func WriteTable(w io.Writer, r *audit.Report) error {
 	if err := writeGaussianEpsilon(w, r); err != nil {
 		return err
 	}
+	if err := writeDescriptive(w, r); err != nil {
+		return err
+	}
 	if err := writeUtilityTable(w, r); err != nil {
 		return err
 	}
