@@ -112,21 +112,8 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 	if err != nil {
 		return p, err
 	}
-	for _, name := range c.Audit.Attacks {
-		a, err := attacks.ByName(name)
-		if err != nil {
-			return p, errAt("audit.attacks", "%s", strings.TrimPrefix(err.Error(), "attacks: "))
-		}
-		o.Attacks = append(o.Attacks, a)
-	}
-	if cl := c.Claim; cl != nil {
-		if cl.Epsilon != nil {
-			o.Claims = append(o.Claims, audit.PureClaim(*cl.Epsilon, *cl.Delta))
-		}
-		if cl.GDP != nil {
-			o.Claims = append(o.Claims, audit.GDPClaim(*cl.GDP))
-		}
-		o.Theorems = cl.Theorems
+	if err := c.attacksAndClaims(&o); err != nil {
+		return p, err
 	}
 	if !c.canaryDesign() {
 		if t.Posterior, err = targetPosterior(p); err != nil {
@@ -625,6 +612,28 @@ func programFeatures(names []string, m mechanisms.Model, dim int) error {
 			}
 			return errAt("audit.features", "%s reads a release as the model's parameters, but the program releases %d values (%s); use theta, norm or coord:K", f, dim, have)
 		}
+	}
+	return nil
+}
+
+// attacksAndClaims sets the options' attacks (audit.attacks) and claims
+// (the claim section).
+func (c *Config) attacksAndClaims(o *audit.Options) error {
+	for _, name := range c.Audit.Attacks {
+		a, err := attacks.ByName(name)
+		if err != nil {
+			return errAt("audit.attacks", "%s", strings.TrimPrefix(err.Error(), "attacks: "))
+		}
+		o.Attacks = append(o.Attacks, a)
+	}
+	if cl := c.Claim; cl != nil {
+		if cl.Epsilon != nil {
+			o.Claims = append(o.Claims, audit.PureClaim(*cl.Epsilon, *cl.Delta))
+		}
+		if cl.GDP != nil {
+			o.Claims = append(o.Claims, audit.GDPClaim(*cl.GDP))
+		}
+		o.Theorems = cl.Theorems
 	}
 	return nil
 }
