@@ -309,6 +309,14 @@ func (r *Report) judgeCanaries(points []int) {
 // the figures depend only on the groups of equal scores, walked from the
 // highest down.
 func describeScores(scores []float64, label []bool) Descriptive {
+	d, _ := describeScoresBuf(scores, label, nil)
+	return d
+}
+
+// describeScoresBuf is describeScores with its sort buffer: buf is used
+// when it holds len(scores) + max(positives, negatives) keys, and the
+// buffer used is returned for the next call.
+func describeScoresBuf(scores []float64, label []bool, buf []uint64) (Descriptive, []uint64) {
 	var pos, neg int
 	for _, l := range label {
 		if l {
@@ -319,9 +327,13 @@ func describeScores(scores []float64, label []bool) Descriptive {
 	}
 	if pos == 0 || neg == 0 {
 		nan := stats.JSONFloat(math.NaN())
-		return Descriptive{nan, nan, nan}
+		return Descriptive{nan, nan, nan}, buf
 	}
-	ps, ns := make([]uint64, 0, pos), make([]uint64, 0, neg)
+	n := len(scores)
+	if len(buf) < n+max(pos, neg) {
+		buf = make([]uint64, n+max(pos, neg))
+	}
+	ps, ns, tmp := buf[0:0:pos], buf[pos:pos:n], buf[n:]
 	var nanP, nanN int // NaN scores: ranked last, tied with one another
 	for i, s := range scores {
 		switch {
@@ -335,7 +347,6 @@ func describeScores(scores []float64, label []bool) Descriptive {
 			ns = append(ns, orderKey(s))
 		}
 	}
-	tmp := make([]uint64, max(pos, neg))
 	sortKeys(ps, tmp)
 	sortKeys(ns, tmp)
 	var w rocWalk
@@ -361,7 +372,7 @@ func describeScores(scores []float64, label []bool) Descriptive {
 	if nanP+nanN > 0 {
 		w.group(nanP, nanN, pos, neg)
 	}
-	return w.result(pos, neg)
+	return w.result(pos, neg), buf
 }
 
 // orderKey maps a non-NaN float to a key whose unsigned order is the

@@ -63,12 +63,13 @@ func (t *Trials) Row(i, p int, out []float64) []float64 {
 // set stores the features of trial i at release point p.
 func (t *Trials) set(i, p int, feat []float64) error {
 	o := ((i-t.Lo)*t.P + p) * t.F
+	ref, x := t.Ref[p*t.F:][:len(feat)], t.X[o:][:len(feat)]
 	for f, v := range feat {
-		d := v - t.Ref[p*t.F+f]
+		d := v - ref[f]
 		if math.Abs(d) > math.MaxFloat32 {
 			return fmt.Errorf("trial %d: feature %d at release %d differs from trial 0's by %g, beyond the feature store's range", i, f, p, d)
 		}
-		t.X[o+f] = float32(d)
+		x[f] = float32(d)
 	}
 	return nil
 }
