@@ -38,6 +38,9 @@ type buffers struct {
 	counts     []stats.Counts
 	// scorers[i] is attack i's fitted scorer at the current point.
 	scorers []attacks.Scorer
+	// descScores and descKeys hold describeAttack's scores and sort keys.
+	descScores []float64
+	descKeys   []uint64
 }
 
 // labelsOf returns the labels (true: D′) of trials [lo, hi).
@@ -386,11 +389,16 @@ func (a *Audit) describeAttack(t *Trials, k int, rs runSets, bufs *buffers, pr P
 	if len(bufs.row) < t.F {
 		bufs.row = make([]float64, t.F)
 	}
-	scores := make([]float64, a.opts.Trials-rs.evalLo)
+	n := a.opts.Trials - rs.evalLo
+	if cap(bufs.descScores) < n {
+		bufs.descScores = make([]float64, n)
+	}
+	scores := bufs.descScores[:n]
 	for i := range scores {
 		scores[i] = float64(rule.Orientation) * score(t.Row(rs.evalLo+i, k, bufs.row))
 	}
-	d := describeScores(scores, rs.eval.Label)
+	var d Descriptive
+	d, bufs.descKeys = describeScoresBuf(scores, rs.eval.Label, bufs.descKeys)
 	return &d
 }
 

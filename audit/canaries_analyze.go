@@ -305,9 +305,18 @@ func (r *Report) judgeCanaries(points []int) {
 // describeScores returns the descriptive figures of scores as a test of
 // label (true: positive): AUROC with ties counted half, and the largest TPR
 // among thresholds whose FPR is at most 1% and 0.1% (NaN when a class is
-// empty).
+// empty; NaN scores rank last, tied). Each class's scores are sorted apart:
+// the figures depend only on the groups of equal scores, walked from the
+// highest down.
 func describeScores(scores []float64, label []bool) Descriptive {
-	order := rankCanaries(scores)
+	d, _ := describeScoresBuf(scores, label, nil)
+	return d
+}
+
+// describeScoresBuf is describeScores with its sort buffer: buf is used
+// when it holds len(scores) + max(positives, negatives) keys, and the
+// buffer used is returned for the next call.
+func describeScoresBuf(scores []float64, label []bool, buf []uint64) (Descriptive, []uint64) {
 	var pos, neg int
 	for _, l := range label {
 		if l {
@@ -318,35 +327,122 @@ func describeScores(scores []float64, label []bool) Descriptive {
 	}
 	if pos == 0 || neg == 0 {
 		nan := stats.JSONFloat(math.NaN())
-		return Descriptive{nan, nan, nan}
+		return Descriptive{nan, nan, nan}, buf
 	}
-	// Walk groups of equal scores from the highest down.
-	var tp, fp int
-	var auc float64
-	tpr1, tpr01 := 0.0, 0.0
-	for i := 0; i < len(order); {
-		j := i
+	n := len(scores)
+	if len(buf) < n+max(pos, neg) {
+		buf = make([]uint64, n+max(pos, neg))
+	}
+	ps, ns, tmp := buf[0:0:pos], buf[pos:pos:n], buf[n:]
+	var nanP, nanN int // NaN scores: ranked last, tied with one another
+	for i, s := range scores {
+		switch {
+		case s != s && label[i]:
+			nanP++
+		case s != s:
+			nanN++
+		case label[i]:
+			ps = append(ps, orderKey(s))
+		default:
+			ns = append(ns, orderKey(s))
+		}
+	}
+	sortKeys(ps, tmp)
+	sortKeys(ns, tmp)
+	var w rocWalk
+	for i, j := len(ps), len(ns); i > 0 || j > 0; {
+		var top uint64
+		switch {
+		case i == 0:
+			top = ns[j-1]
+		case j == 0:
+			top = ps[i-1]
+		default:
+			top = max(ps[i-1], ns[j-1])
+		}
 		var gp, gn int
-		for j < len(order) && scores[order[j]] == scores[order[i]] {
-			if label[order[j]] {
-				gp++
-			} else {
-				gn++
-			}
-			j++
+		for i > 0 && ps[i-1] == top {
+			i, gp = i-1, gp+1
 		}
-		// Negatives of this group lose to the positives above it and tie
-		// with those in it.
-		auc += float64(gn) * (float64(tp) + float64(gp)/2)
-		tp, fp = tp+gp, fp+gn
-		fpr, tpr := float64(fp)/float64(neg), float64(tp)/float64(pos)
-		if fpr <= 0.01 {
-			tpr1 = tpr
+		for j > 0 && ns[j-1] == top {
+			j, gn = j-1, gn+1
 		}
-		if fpr <= 0.001 {
-			tpr01 = tpr
-		}
-		i = j
+		w.group(gp, gn, pos, neg)
 	}
-	return Descriptive{AUROC: stats.JSONFloat(auc / (float64(pos) * float64(neg))), TPRAt1: stats.JSONFloat(tpr1), TPRAt01: stats.JSONFloat(tpr01)}
+	if nanP+nanN > 0 {
+		w.group(nanP, nanN, pos, neg)
+	}
+	return w.result(pos, neg), buf
+}
+
+// orderKey maps a non-NaN float to a key whose unsigned order is the
+// float's order, −0 and +0 to one key (they compare equal).
+func orderKey(s float64) uint64 {
+	b := math.Float64bits(s + 0) // −0 + 0 = +0
+	if b>>63 != 0 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+// sortKeys sorts keys in increasing order: a least-significant-digit radix
+// sort, 16 bits a pass, passes on a digit all keys share skipped; tmp holds
+// at least len(keys).
+func sortKeys(keys, tmp []uint64) {
+	n := len(keys)
+	if n < 256 {
+		slices.Sort(keys)
+		return
+	}
+	src, dst := keys, tmp[:n]
+	var count [1 << 16]int
+	for shift := 0; shift < 64; shift += 16 {
+		clear(count[:])
+		for _, k := range src {
+			count[(k>>shift)&0xffff]++
+		}
+		if count[(src[0]>>shift)&0xffff] == n {
+			continue
+		}
+		sum := 0
+		for d, c := range count {
+			count[d], sum = sum, sum+c
+		}
+		for _, k := range src {
+			d := (k >> shift) & 0xffff
+			dst[count[d]] = k
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+	}
+}
+
+// rocWalk accumulates describeScores's figures over groups of equal
+// scores, from the highest down.
+type rocWalk struct {
+	tp, fp      int
+	auc         float64
+	tpr1, tpr01 float64
+}
+
+// group adds a group of gp positives and gn negatives of equal score.
+func (w *rocWalk) group(gp, gn, pos, neg int) {
+	// Negatives of this group lose to the positives above it and tie
+	// with those in it.
+	w.auc += float64(gn) * (float64(w.tp) + float64(gp)/2)
+	w.tp, w.fp = w.tp+gp, w.fp+gn
+	fpr, tpr := float64(w.fp)/float64(neg), float64(w.tp)/float64(pos)
+	if fpr <= 0.01 {
+		w.tpr1 = tpr
+	}
+	if fpr <= 0.001 {
+		w.tpr01 = tpr
+	}
+}
+
+func (w *rocWalk) result(pos, neg int) Descriptive {
+	return Descriptive{AUROC: stats.JSONFloat(w.auc / (float64(pos) * float64(neg))), TPRAt1: stats.JSONFloat(w.tpr1), TPRAt01: stats.JSONFloat(w.tpr01)}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcmcaudit/mcmcaudit/attacks"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"golang.org/x/sync/errgroup"
@@ -63,12 +64,13 @@ func (t *Trials) Row(i, p int, out []float64) []float64 {
 // set stores the features of trial i at release point p.
 func (t *Trials) set(i, p int, feat []float64) error {
 	o := ((i-t.Lo)*t.P + p) * t.F
+	ref, x := t.Ref[p*t.F:][:len(feat)], t.X[o:][:len(feat)]
 	for f, v := range feat {
-		d := v - t.Ref[p*t.F+f]
+		d := v - ref[f]
 		if math.Abs(d) > math.MaxFloat32 {
 			return fmt.Errorf("trial %d: feature %d at release %d differs from trial 0's by %g, beyond the feature store's range", i, f, p, d)
 		}
-		t.X[o+f] = float32(d)
+		x[f] = float32(d)
 	}
 	return nil
 }
@@ -277,6 +279,9 @@ type trialWorker struct {
 	// correctly when the audit measures accuracy.
 	sink func(k int, feat []float64, correct int)
 	emit mechanisms.Emit
+	// identity: the features are θ itself (attacks.Theta), read in place
+	// rather than copied when θ has at least as many coordinates.
+	identity bool
 	// released counts the current trial's releases.
 	released int
 	// hash is the FNV-1a hash of the current trial's raw releases.
@@ -288,6 +293,7 @@ func (a *Audit) newTrialWorker(test *mechanisms.TestSet, sink func(k int, feat [
 	if test != nil {
 		w.scorer = test.NewScorer()
 	}
+	_, w.identity = a.opts.Features.(attacks.Theta)
 	w.emit = w.release
 	return w
 }
@@ -301,8 +307,13 @@ func (w *trialWorker) release(k int, theta []float64) error {
 	if a.opts.Repeats != RepeatsIgnored {
 		w.hash = hashFloats(w.hash, theta)
 	}
-	a.opts.Features.Map(theta, w.feat)
-	for _, v := range w.feat {
+	feat := w.feat
+	if w.identity && len(theta) >= len(feat) {
+		feat = theta[:len(feat)] // what Theta.Map would copy
+	} else {
+		a.opts.Features.Map(theta, feat)
+	}
+	for _, v := range feat {
 		if v-v != 0 {
 			return fmt.Errorf("feature of release %q is not finite (%g)", a.points[k].Label, v)
 		}
@@ -311,7 +322,7 @@ func (w *trialWorker) release(k int, theta []float64) error {
 	if w.scorer != nil {
 		correct = w.scorer.Correct(theta)
 	}
-	w.sink(k, w.feat, correct)
+	w.sink(k, feat, correct)
 	w.released++
 	return nil
 }

@@ -30,6 +30,7 @@ type ExactCounterexample struct {
 	points   []ReleasePoint
 	moments  []closedform.Moments
 	trans    []closedform.Transition
+	sd1      []float64 // √Var1 of each transition (D1's noise scale)
 	priorStd float64
 }
 
@@ -66,6 +67,7 @@ func NewExactCounterexample(model closedform.Counterexample, epochs int, release
 			return nil, err
 		}
 		e.moments, e.trans = append(e.moments, m), append(e.trans, tr)
+		e.sd1 = append(e.sd1, math.Sqrt(tr.Var1))
 		prev = k
 	}
 	e.points = pts
@@ -132,7 +134,7 @@ func (e *ExactCounterexample) Run(_ context.Context, t Trial, _ *dataset.Dataset
 			fluct = tr.Factor2*fluct + math.Sqrt(tr.VarConst+tr.VarSlope*u*u)*rng.NormFloat64()
 			theta[0] = m.Mean - (m.DiffConst + m.DiffSlope*u) + fluct
 		} else {
-			fluct = tr.Factor1*fluct + math.Sqrt(tr.Var1)*rng.NormFloat64()
+			fluct = tr.Factor1*fluct + e.sd1[k]*rng.NormFloat64()
 			theta[0] = m.Mean + fluct
 		}
 		if err := emit(k, theta); err != nil {
