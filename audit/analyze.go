@@ -390,10 +390,20 @@ func (a *Audit) describeAttack(t *Trials, k int, rs runSets, bufs *buffers, pr P
 		bufs.row = make([]float64, t.F)
 	}
 	n := a.opts.Trials - rs.evalLo
-	if cap(bufs.descScores) < n {
-		bufs.descScores = make([]float64, n)
+	// The selection runs' scores are spent once the rules are chosen and
+	// counted: their buffer holds these scores when it is large enough
+	// (the usual split), so that a large audit's memory does not grow by
+	// a score per evaluation run and worker.
+	var scores []float64
+	switch {
+	case cap(bufs.selScores) >= n:
+		scores = bufs.selScores[:n]
+	default:
+		if cap(bufs.descScores) < n {
+			bufs.descScores = make([]float64, n)
+		}
+		scores = bufs.descScores[:n]
 	}
-	scores := bufs.descScores[:n]
 	for i := range scores {
 		scores[i] = float64(rule.Orientation) * score(t.Row(rs.evalLo+i, k, bufs.row))
 	}
