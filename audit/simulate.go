@@ -64,11 +64,20 @@ func (t *Trials) Row(i, p int, out []float64) []float64 {
 // set stores the features of trial i at release point p.
 func (t *Trials) set(i, p int, feat []float64) error {
 	o := ((i-t.Lo)*t.P + p) * t.F
-	ref, x := t.Ref[p*t.F:][:len(feat)], t.X[o:][:len(feat)]
+	if err := storeDeviations(t.X[o:][:len(feat)], t.Ref[p*t.F:], feat, p); err != nil {
+		return fmt.Errorf("trial %d: %w", i, err)
+	}
+	return nil
+}
+
+// storeDeviations writes feat − ref, the features of release point p as
+// float32 deviations from the reference's, into x (length len(feat)).
+func storeDeviations(x []float32, ref, feat []float64, p int) error {
+	x, ref = x[:len(feat)], ref[:len(feat)]
 	for f, v := range feat {
 		d := v - ref[f]
 		if math.Abs(d) > math.MaxFloat32 {
-			return fmt.Errorf("trial %d: feature %d at release %d differs from trial 0's by %g, beyond the feature store's range", i, f, p, d)
+			return fmt.Errorf("feature %d at release %d differs from trial 0's by %g, beyond the feature store's range", f, p, d)
 		}
 		x[f] = float32(d)
 	}
@@ -164,58 +173,44 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 	var done atomic.Int64
 	var mu sync.Mutex
 	g, ctx := errgroup.WithContext(ctx)
-	const chunk = 16
 	for w := 0; w < Workers(a.exec.Workers); w++ {
 		g.Go(func() error {
-			var info mechanisms.Info
+			var info mechanisms.RunSum
 			correct := make([]int64, len(t.Correct))
 			defer func() {
 				mu.Lock()
-				t.Info.Add(info)
+				t.Info.Add(info.Info())
 				for k, c := range correct {
 					t.Correct[k] += c
 				}
 				mu.Unlock()
 			}()
-			var i int      // the trial the worker runs
-			var serr error // the first feature it could not store
-			tw := a.newTrialWorker(test, func(k int, feat []float64, ok int) {
-				if e := t.set(i, k, feat); e != nil && serr == nil {
-					serr = e
-				}
-				if len(correct) > 0 {
-					correct[k] += int64(ok)
-				}
-			})
+			tw := a.newTrialWorker(test, nil)
+			tw.ref, tw.correct = t.Ref, correct
+			tw.direct = tw.identity && a.opts.Repeats == RepeatsIgnored && tw.scorer == nil && len(correct) == 0
+			// The common case of a state audit: the samplers that can keep
+			// their releases in the store themselves, without a call per
+			// release.
+			var rec *mechanisms.Recorder
+			if tw.direct && a.canaries == nil {
+				rec = &mechanisms.Recorder{Ref: t.Ref, F: t.F, For: tw.emit}
+				tw.src.SetRecorder(rec)
+			}
+			// The chunk's features are staged in a buffer of the worker's
+			// own, which stays in cache, and copied to the store once the
+			// chunk is done: one burst of writes to memory no core has
+			// touched instead of a scattered store per release.
+			stage := make([]float32, simChunk*t.P*t.F)
 			for {
-				start := int(next.Add(chunk)) - chunk
+				start := int(next.Add(simChunk)) - simChunk
 				if start >= hi {
 					return nil
 				}
-				for i = start; i < min(start+chunk, hi); i++ {
-					if err := ctx.Err(); err != nil {
-						return err
-					}
-					side := a.side(i)
-					t.Side[i-lo] = side
-					ri, err := tw.run(ctx, i, side)
-					if err != nil {
-						return err
-					}
-					if serr != nil {
-						return serr
-					}
-					if t.Hash != nil {
-						t.Hash[i-lo] = tw.hash
-					}
-					// Correct counts reported by the mechanism itself.
-					for k, c := range ri.Correct {
-						correct[k] += c
-					}
-					ri.Correct = nil
-					info.Add(ri)
+				end := min(start+simChunk, hi)
+				if err := tw.runChunk(ctx, t, start, end, stage, rec, &info); err != nil {
+					return err
 				}
-				d := done.Add(int64(min(start+chunk, hi) - start))
+				d := done.Add(int64(end - start))
 				if progress != nil {
 					progress(int(d))
 				}
@@ -228,6 +223,41 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 	return t, nil
 }
 
+// simChunk is the number of consecutive trials a worker takes at a time.
+const simChunk = 16
+
+// runChunk runs trials [start, end) into t, their features staged in stage
+// (kept by rec when the mechanism can), their Info added to info.
+func (w *trialWorker) runChunk(ctx context.Context, t *Trials, start, end int, stage []float32, rec *mechanisms.Recorder, info *mechanisms.RunSum) error {
+	a, row := w.a, t.P*t.F
+	for i := start; i < end; i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		side := a.side(i)
+		t.Side[i-t.Lo] = side
+		w.out = stage[(i-start)*row:][:row]
+		if rec != nil {
+			rec.Out = w.out
+		}
+		if err := w.run(ctx, i, side); err != nil {
+			return err
+		}
+		ri := &w.info
+		if t.Hash != nil {
+			t.Hash[i-t.Lo] = w.hash
+		}
+		// Correct counts reported by the mechanism itself.
+		for k, c := range ri.Correct {
+			w.correct[k] += c
+		}
+		ri.Correct = nil
+		info.Add(ri)
+	}
+	copy(t.X[(start-t.Lo)*row:(end-t.Lo)*row], stage)
+	return nil
+}
+
 // reference fills t.Ref with trial 0's features (zero in a canary design).
 func (a *Audit) reference(ctx context.Context, t *Trials, test *mechanisms.TestSet) error {
 	if a.canaries != nil {
@@ -236,8 +266,7 @@ func (a *Audit) reference(ctx context.Context, t *Trials, test *mechanisms.TestS
 	ref := a.newTrialWorker(test, func(k int, feat []float64, _ int) {
 		copy(t.Ref[k*t.F:], feat)
 	})
-	_, err := ref.run(ctx, 0, a.side(0))
-	return err
+	return ref.run(ctx, 0, a.side(0))
 }
 
 // newTrials allocates the store of trials [lo, hi).
@@ -278,12 +307,24 @@ type trialWorker struct {
 	// it), with the number of test records the release classifies
 	// correctly when the audit measures accuracy.
 	sink func(k int, feat []float64, correct int)
-	emit mechanisms.Emit
+	// out, when set, takes the place of sink without a call per release:
+	// the current trial's features go into it (P·F values) as deviations
+	// from ref, and the correct counts are added to correct.
+	out     []float32
+	ref     []float64
+	correct []int64
+	// direct: release may take its short path (see there); points is the
+	// number of release points.
+	direct bool
+	points int
+	emit   mechanisms.Emit
 	// identity: the features are θ itself (attacks.Theta), read in place
 	// rather than copied when θ has at least as many coordinates.
 	identity bool
 	// released counts the current trial's releases.
 	released int
+	// info is the current trial's Info.
+	info mechanisms.Info
 	// hash is the FNV-1a hash of the current trial's raw releases.
 	hash uint64
 }
@@ -294,15 +335,37 @@ func (a *Audit) newTrialWorker(test *mechanisms.TestSet, sink func(k int, feat [
 		w.scorer = test.NewScorer()
 	}
 	_, w.identity = a.opts.Features.(attacks.Theta)
+	w.points = len(a.points)
 	w.emit = w.release
 	return w
 }
 
-// release is the emit function of the worker's trials.
+// release is the emit function of the worker's trials. Its first branch
+// is the common case of a state audit, kept short because it runs at every
+// release of every trial: the features are θ's first coordinates
+// (attacks.Theta), nothing is hashed or scored, and they go to out.
 func (w *trialWorker) release(k int, theta []float64) error {
+	if f := len(w.feat); w.direct && k == w.released+w.src.Stored() && k < w.points && len(theta) >= f {
+		x, ref := w.out[k*f:][:f], w.ref[k*f:][:f]
+		for j, v := range theta[:f] {
+			d := v - ref[j]
+			if !(math.Abs(d) <= math.MaxFloat32) { // also NaN: releaseAll says which
+				return w.releaseAll(k, theta)
+			}
+			x[j] = float32(d)
+		}
+		w.released++
+		return nil
+	}
+	return w.releaseAll(k, theta)
+}
+
+// releaseAll is release in full: any feature map, hashes, test scores,
+// the sink, and the errors.
+func (w *trialWorker) releaseAll(k int, theta []float64) error {
 	a := w.a
-	if k != w.released || k >= len(a.points) {
-		return fmt.Errorf("release %d emitted out of order (expected %d of %d)", k, w.released, len(a.points))
+	if want := w.released + w.src.Stored(); k != want || k >= len(a.points) {
+		return fmt.Errorf("release %d emitted out of order (expected %d of %d)", k, want, len(a.points))
 	}
 	if a.opts.Repeats != RepeatsIgnored {
 		w.hash = hashFloats(w.hash, theta)
@@ -322,43 +385,51 @@ func (w *trialWorker) release(k int, theta []float64) error {
 	if w.scorer != nil {
 		correct = w.scorer.Correct(theta)
 	}
-	w.sink(k, feat, correct)
 	w.released++
-	return nil
+	if w.out == nil {
+		w.sink(k, feat, correct)
+		return nil
+	}
+	if len(w.correct) > 0 {
+		w.correct[k] += int64(correct)
+	}
+	return storeDeviations(w.out[k*len(feat):], w.ref[k*len(feat):], feat, k)
 }
 
-// run runs trial i on the given side.
-func (w *trialWorker) run(ctx context.Context, i int, side dataset.Side) (mechanisms.Info, error) {
+// run runs trial i on the given side, leaving the run's Info in w.info
+// (an Info is 136 bytes: returned by value it would be copied at every
+// level, a few per cent of a short run's cost).
+func (w *trialWorker) run(ctx context.Context, i int, side dataset.Side) error {
 	a := w.a
 	d := a.target.Pair.D
 	if side == dataset.SideDPrime {
 		d = a.target.Pair.DPrime
 	}
 	w.released, w.hash = 0, fnvOffset
-	var info mechanisms.Info
 	var err error
 	if a.canaries != nil {
-		info, err = w.runCanary(ctx, i)
+		w.info, err = w.runCanary(ctx, i)
 	} else {
-		info, err = a.target.Mechanism.Run(ctx, w.src.Trial(a.opts.Seed, side, i), d, w.emit)
+		w.info, err = a.target.Mechanism.Run(ctx, w.src.Trial(a.opts.Seed, side, i), d, w.emit)
 	}
 	if err != nil {
-		return info, fmt.Errorf("trial %d (on %s): %w", i, side, err)
+		return fmt.Errorf("trial %d (on %s): %w", i, side, err)
 	}
-	if w.released != len(a.points) {
-		return info, fmt.Errorf("trial %d (on %s): %d releases, expected %d", i, side, w.released, len(a.points))
+	if n := w.released + w.src.Stored(); n != len(a.points) {
+		return fmt.Errorf("trial %d (on %s): %d releases, expected %d", i, side, n, len(a.points))
 	}
+	info := &w.info
 	if n := a.target.ReportedTestSize; n > 0 {
 		if len(info.Correct) != len(a.points) {
-			return info, fmt.Errorf("trial %d (on %s): the mechanism reported %d correct counts, expected one per release point (%d)", i, side, len(info.Correct), len(a.points))
+			return fmt.Errorf("trial %d (on %s): the mechanism reported %d correct counts, expected one per release point (%d)", i, side, len(info.Correct), len(a.points))
 		}
 		for k, c := range info.Correct {
 			if c < 0 || c > int64(n) {
-				return info, fmt.Errorf("trial %d (on %s): release %q classifies %d of %d test records correctly", i, side, a.points[k].Label, c, n)
+				return fmt.Errorf("trial %d (on %s): release %q classifies %d of %d test records correctly", i, side, a.points[k].Label, c, n)
 			}
 		}
-		return info, nil
+		return nil
 	}
 	info.Correct = nil
-	return info, nil
+	return nil
 }

@@ -2,9 +2,11 @@ package audit
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/mcmcaudit/mcmcaudit/attacks"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
@@ -142,5 +144,36 @@ func TestAccuracyTestSetChecked(t *testing.T) {
 	tr, err := a.Simulate(context.Background(), 0, 20)
 	if err != nil || tr.TestSize != 0 {
 		t.Errorf("empty test set: %v, test size %v", err, tr)
+	}
+}
+
+// A feature that differs from trial 0's by more than float32 can hold, or
+// that is not finite, stops the simulation with an error naming the trial,
+// the release and the value — never a store of ±Inf or NaN that an attack
+// would read as data. Both the short path of the release function (θ as the
+// feature) and a feature map go through the check.
+func TestFeatureBeyondStoreRangeRefused(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
+		want string
+	}{
+		{1e39, "trial 7 (on D′): feature 0 at release 0 differs from trial 0's by 1e+39, beyond the feature store's range"},
+		{-1e39, "differs from trial 0's by -1e+39"},
+		{math.NaN(), `trial 7 (on D′): feature of release "final" is not finite (NaN)`},
+		{math.Inf(1), "is not finite (+Inf)"},
+	} {
+		m := constMech{value: func(i int) float64 {
+			if i == 7 {
+				return c.x
+			}
+			return float64(i)
+		}}
+		for _, f := range []attacks.FeatureMap{attacks.Theta{D: 1}, attacks.Coords{Idx: []int{0}}} {
+			o := Options{Trials: 40, Seed: 3, Assignment: AssignBalanced, Features: f}
+			_, err := Run(context.Background(), Target{Name: "big", Mechanism: m}, o, Execution{Workers: 2})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("x = %g, features %T: error %v, want it to contain %q", c.x, f, err, c.want)
+			}
+		}
 	}
 }

@@ -52,6 +52,29 @@ func satAdd(a, b int) int {
 	return s
 }
 
+// scaleCount returns a·m for m ≥ 1 and a counter a of either sign,
+// saturating at the int range instead of wrapping (satAdd's rule).
+func scaleCount(a, m int) int {
+	if a == 0 {
+		return 0
+	}
+	neg := a < 0
+	ua := uint64(a)
+	if neg {
+		ua = -ua // |a|, also for math.MinInt
+	}
+	hi, lo := bits.Mul64(ua, uint64(m))
+	switch {
+	case neg && (hi != 0 || lo > 1<<63):
+		return math.MinInt
+	case neg:
+		return int(-lo)
+	case hi != 0 || lo > math.MaxInt:
+		return math.MaxInt
+	}
+	return int(lo)
+}
+
 // MaxModelDim bounds the dimension of the linear models (linreg, logistic),
 // as the softmax and MLP models bound their features: 2^20 coordinates.
 const MaxModelDim = 1 << 20

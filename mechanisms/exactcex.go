@@ -128,6 +128,7 @@ func (e *ExactCounterexample) Run(_ context.Context, t Trial, _ *dataset.Dataset
 	}
 	fluct := e.priorStd * rng.NormFloat64()
 	theta := t.state(1)
+	rec := t.recorder(emit)
 	for k, m := range e.moments {
 		tr := e.trans[k]
 		if onD2 {
@@ -136,6 +137,9 @@ func (e *ExactCounterexample) Run(_ context.Context, t Trial, _ *dataset.Dataset
 		} else {
 			fluct = tr.Factor1*fluct + e.sd1[k]*rng.NormFloat64()
 			theta[0] = m.Mean + fluct
+		}
+		if rec != nil && rec.put(k, theta) {
+			continue
 		}
 		if err := emit(k, theta); err != nil {
 			return info, err

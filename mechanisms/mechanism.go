@@ -224,14 +224,24 @@ func (c *Chain) Run(_ context.Context, t Trial, d *dataset.Dataset, emit Emit) (
 	if err != nil {
 		return Info{}, err
 	}
-	theta := make([]float64, c.Model.Dim())
+	// A sampler of this package keeps no reference to θ after its run, so
+	// a trial source lends it the state too; a foreign one gets its own.
+	b, buffered := c.Sampler.(bufferedSampler)
+	buffered = buffered && t.source != nil
+	var theta []float64
+	if buffered {
+		theta = t.state(c.Model.Dim())
+		clear(theta)
+	} else {
+		theta = make([]float64, c.Model.Dim())
+	}
 	if c.Init.FromPrior {
 		c.Model.(PriorSampler).SamplePrior(t.RNG, theta)
 	} else {
 		copy(theta, c.Init.Theta)
 	}
-	if b, ok := c.Sampler.(bufferedSampler); ok && t.source != nil {
-		return b.runInto(c.Model, d, theta, t.RNG, at, emit, t.source.snapshots(len(at)))
+	if buffered {
+		return b.runInto(c.Model, d, theta, t.RNG, at, emit, t.source)
 	}
 	return c.Sampler.Run(c.Model, d, theta, t.RNG, at, emit)
 }

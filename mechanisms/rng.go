@@ -1,7 +1,9 @@
 package mechanisms
 
 import (
+	"math"
 	"math/rand/v2"
+	"unsafe"
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
@@ -55,6 +57,96 @@ type TrialSource struct {
 	rng   *rand.Rand
 	snaps []Snapshot
 	theta []float64
+	perm  []int32
+	rec   *Recorder
+}
+
+// Recorder keeps a run's releases the way the audit engine stores them —
+// θ's first F coordinates as float32 deviations from a reference — without
+// a call of Emit per release: a TrialSource given one (SetRecorder) lends
+// it to the runs of the mechanisms of this package that use it (a Chain of
+// SGLD, ExactCounterexample), which hand a release to Emit only when the
+// recorder cannot keep it (θ shorter than F, a deviation that is not
+// finite or beyond float32's range), so that Emit's caller can report it.
+// Every other mechanism calls Emit as before.
+//
+// A run uses the recorder only when the Emit it is handed is For itself —
+// the same function value, not merely the same code — so that a
+// mechanism wrapping another and passing it an Emit of its own (to see or
+// change the releases) is never bypassed.
+type Recorder struct {
+	// Out[k·F + f] receives θ_f − Ref[k·F + f] at release k.
+	Out []float32
+	Ref []float64
+	F   int
+	// For is the Emit the recorder stands in for.
+	For Emit
+	// stored counts the releases kept since the source's last Trial.
+	stored int
+}
+
+// Stored returns the number of releases the recorder kept during the
+// current trial (reset by TrialSource.Trial).
+func (r *Recorder) Stored() int { return r.stored }
+
+// put keeps release k of θ, or reports false and keeps nothing.
+func (r *Recorder) put(k int, theta []float64) bool {
+	if r.F == 1 && len(theta) > 0 && uint(k) < uint(len(r.Out)) && k < len(r.Ref) {
+		// One feature, the state audits' usual case, without the loops.
+		d := theta[0] - r.Ref[k]
+		if !(math.Abs(d) <= math.MaxFloat32) {
+			return false
+		}
+		r.Out[k] = float32(d)
+		r.stored++
+		return true
+	}
+	f := r.F
+	if len(theta) < f || k < 0 || (k+1)*f > len(r.Out) || (k+1)*f > len(r.Ref) {
+		return false
+	}
+	out, ref := r.Out[k*f:][:f], r.Ref[k*f:][:f]
+	for j, v := range theta[:f] {
+		if d := v - ref[j]; !(math.Abs(d) <= math.MaxFloat32) { // NaN too
+			return false
+		}
+	}
+	for j, v := range theta[:f] {
+		out[j] = float32(v - ref[j])
+	}
+	r.stored++
+	return true
+}
+
+// SetRecorder gives the source a recorder (nil: none) for its next trials.
+func (s *TrialSource) SetRecorder(r *Recorder) { s.rec = r }
+
+// Stored returns the number of releases of the current trial its recorder
+// kept (0 without one).
+func (s *TrialSource) Stored() int {
+	if s.rec == nil {
+		return 0
+	}
+	return s.rec.stored
+}
+
+// recorder returns the trial's recorder when it stands in for emit, else
+// nil.
+func (t Trial) recorder(emit Emit) *Recorder {
+	if t.source == nil {
+		return nil
+	}
+	return t.source.rec.standsFor(emit)
+}
+
+// standsFor returns r when r stands in for emit (the same function value:
+// a func value is a pointer to its closure, compared here), else nil.
+func (r *Recorder) standsFor(emit Emit) *Recorder {
+	if r == nil || r.For == nil || emit == nil ||
+		*(*unsafe.Pointer)(unsafe.Pointer(&emit)) != *(*unsafe.Pointer)(unsafe.Pointer(&r.For)) {
+		return nil
+	}
+	return r
 }
 
 // snapshots returns a buffer of n snapshots owned by the source.
@@ -89,5 +181,8 @@ func NewTrialSource() *TrialSource {
 // generator reseeded with the same seeds.
 func (s *TrialSource) Trial(seed uint64, side dataset.Side, i int) Trial {
 	s.pcg.Seed(trialSeeds(seed, side, i, StreamSampler))
+	if s.rec != nil {
+		s.rec.stored = 0
+	}
 	return Trial{Index: i, Side: side, Seed: TrialDraw(seed, side, i, StreamSeed), RNG: s.rng, source: s}
 }

@@ -304,16 +304,16 @@ func (s *SGLD) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand,
 	return s.runInto(m, d, theta, rng, at, emit, nil)
 }
 
-// runInto implements bufferedSampler: Run, recording the per-release
-// snapshots into snaps when it is long enough.
-func (s *SGLD) runInto(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, snaps []Snapshot) (Info, error) {
+// runInto implements bufferedSampler: Run, with the per-release snapshots
+// in src's buffer and the releases to its recorder (src may be nil).
+func (s *SGLD) runInto(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, src *TrialSource) (Info, error) {
 	if a, ok := m.(Affine1D); ok && m.Dim() == 1 && s.Clip == 0 {
-		return s.runAffine1D(a, d, theta, rng, at, emit, snaps)
+		return s.runAffine1D(a, d, theta, rng, at, emit, src)
 	}
 	total := s.Iterations(d)
 	bt := newBatcher(s.Scheme, d.Len(), s.Batch, rng)
 	fn := newFastNormal(rng)
-	rel := newReleaser(at, emit, snaps)
+	rel := newReleaser(at, emit, src)
 	dim := len(theta)
 	grad := make([]float64, dim)
 	gi := make([]float64, dim)
@@ -406,16 +406,20 @@ func sgldUpdate(m Model, theta, grad, gi, noise []float64, half, sc, sd float64)
 // no clipping: the same update, with h_i and j_i of every record
 // precomputed, so that an iteration costs a few flops and one normal draw.
 // Both paths draw their noise from a fastNormal seeded from rng.
-func (s *SGLD) runAffine1D(a Affine1D, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, snaps []Snapshot) (Info, error) {
+func (s *SGLD) runAffine1D(a Affine1D, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, src *TrialSource) (Info, error) {
 	n := d.Len()
 	k := s.affineCoefs(a, d)
 	h, j, shift, prec := k.h, k.j, k.shift, k.prec
 	total := s.Iterations(d)
-	rel := newReleaser(at, emit, snaps)
+	rel := newReleaser(at, emit, src)
 	info := Info{Iterations: total}
 	constant := s.Step.Gamma == 0
 	if s.Batch == 1 && constant && s.Scheme != Poisson {
-		return s.runAffine1DBatch1(k, n, theta, rng, &rel, info)
+		// The loop fills info in place: an Info is 136 bytes, and copying
+		// it back up through each call costs the interim-region audit
+		// (200 steps a run) a few per cent.
+		err := s.runAffine1DBatch1(k, n, theta, rng, &rel, &info)
+		return info, err
 	}
 	bt := newBatcher(s.Scheme, n, s.Batch, rng)
 	fn := newFastNormal(rng)
@@ -458,7 +462,7 @@ func (s *SGLD) runAffine1D(a Affine1D, d *dataset.Dataset, theta []float64, rng 
 // c_i = (η/2)(shift + n·h_i) fixed: one multiply-add and one normal draw.
 // With and without replacement coincide for a batch of one record. Each
 // scheme has a loop of its own, with no per-step branch on the scheme.
-func (s *SGLD) runAffine1DBatch1(k *affineCoefs, n int, theta []float64, rng *rand.Rand, rel *releaser, info Info) (Info, error) {
+func (s *SGLD) runAffine1DBatch1(k *affineCoefs, n int, theta []float64, rng *rand.Rand, rel *releaser, info *Info) error {
 	sd := math.Sqrt(s.noiseVar() * s.Step.Eta)
 	switch s.Scheme {
 	case Cyclic:
@@ -470,19 +474,45 @@ func (s *SGLD) runAffine1DBatch1(k *affineCoefs, n int, theta []float64, rng *ra
 }
 
 // batch1Order returns the identity permutation of n records as int32
-// indices, in a buffer recycled through permPool: hand p back to the pool
-// when the run ends.
-func batch1Order(n int) (order []int32, p *[]int32) {
-	p, _ = permPool.Get().(*[]int32)
-	if p == nil || cap(*p) < n {
-		buf := make([]int32, n)
-		p = &buf
+// indices, in the buffer of the run's trial source when it has one, else
+// in a buffer recycled through permPool: hand p back to the pool (when
+// not nil) once the run ends.
+func batch1Order(n int, src *TrialSource) (order []int32, p *[]int32) {
+	if src != nil {
+		if cap(src.perm) < n {
+			src.perm = make([]int32, n)
+		}
+		order = src.perm[:n]
+	} else {
+		p, _ = permPool.Get().(*[]int32)
+		if p == nil || cap(*p) < n {
+			buf := make([]int32, n)
+			p = &buf
+		}
+		order = (*p)[:n]
 	}
-	order = (*p)[:n]
 	for i := range order {
 		order[i] = int32(i)
 	}
 	return order, p
+}
+
+// putOrder hands an order buffer of batch1Order back to the pool.
+func putOrder(p *[]int32) {
+	if p != nil {
+		permPool.Put(p)
+	}
+}
+
+// shuffleOrder permutes order uniformly: the Fisher–Yates shuffle of
+// rand.Rand.Shuffle, drawing the same numbers from rng in the same order
+// (IntN(i+1) is Shuffle's draw), so runs are unchanged, without a call of
+// a swap function per element.
+func shuffleOrder(order []int32, rng *rand.Rand) {
+	for i := len(order) - 1; i > 0; i-- {
+		j := rng.IntN(i + 1)
+		order[i], order[j] = order[j], order[i]
+	}
 }
 
 // runBatch1Cyclic is the paper's scheme: one random order drawn before the
@@ -491,11 +521,11 @@ func batch1Order(n int) (order []int32, p *[]int32) {
 // to inline). The noise does not depend on θ: adding it to c_i first and
 // finishing with one fused multiply-add keeps the serial dependency on θ to
 // a single FMA per iteration.
-func runBatch1Cyclic(k *affineCoefs, n int, sd float64, theta []float64, rng *rand.Rand, rel *releaser, info Info) (Info, error) {
+func runBatch1Cyclic(k *affineCoefs, n int, sd float64, theta []float64, rng *rand.Rand, rel *releaser, info *Info) error {
 	a, c := k.a, k.c
-	order, buf := batch1Order(n)
-	defer permPool.Put(buf)
-	rng.Shuffle(n, func(x, y int) { order[x], order[y] = order[y], order[x] })
+	order, buf := batch1Order(n, rel.src)
+	defer putOrder(buf)
+	shuffleOrder(order, rng)
 	fn := newFastNormal(rng)
 	total := info.Iterations
 	th := theta[0]
@@ -516,20 +546,20 @@ func runBatch1Cyclic(k *affineCoefs, n int, sd float64, theta []float64, rng *ra
 			pos = 0
 		}
 		if th-th != 0 {
-			return info, &DivergedError{Iteration: t, Theta: []float64{th}}
+			return &DivergedError{Iteration: t, Theta: []float64{th}}
 		}
 		if t == next {
 			theta[0] = th
 			info.GradEvals = t // one record per iteration
-			if err := rel.release(theta, &info); err != nil {
-				return info, err
+			if err := rel.release(theta, info); err != nil {
+				return err
 			}
 			next = rel.nextAt()
 		}
 	}
 	theta[0] = th
 	info.GradEvals = total
-	return info, nil
+	return nil
 }
 
 // runBatch1Uniform draws the record of every iteration uniformly from the
@@ -539,7 +569,7 @@ func runBatch1Cyclic(k *affineCoefs, n int, sd float64, theta []float64, rng *ra
 // the products whose low word falls below 2^64 mod n drawn again, which
 // makes it exactly uniform; the threshold is computed once per run, not
 // per step.
-func runBatch1Uniform(k *affineCoefs, n int, sd float64, theta []float64, rng *rand.Rand, rel *releaser, info Info) (Info, error) {
+func runBatch1Uniform(k *affineCoefs, n int, sd float64, theta []float64, rng *rand.Rand, rel *releaser, info *Info) error {
 	a, c := k.a[:n], k.c[:n]
 	fn := newFastNormal(rng)
 	nn := uint64(n)
@@ -562,27 +592,27 @@ func runBatch1Uniform(k *affineCoefs, n int, sd float64, theta []float64, rng *r
 		}
 		th = math.FMA(a[i], th, c[i]+sd*z)
 		if th-th != 0 {
-			return info, &DivergedError{Iteration: t, Theta: []float64{th}}
+			return &DivergedError{Iteration: t, Theta: []float64{th}}
 		}
 		if t == next {
 			theta[0] = th
 			info.GradEvals = t // one record per iteration
-			if err := rel.release(theta, &info); err != nil {
-				return info, err
+			if err := rel.release(theta, info); err != nil {
+				return err
 			}
 			next = rel.nextAt()
 		}
 	}
 	theta[0] = th
 	info.GradEvals = total
-	return info, nil
+	return nil
 }
 
 // runBatch1Reshuffle draws a new random order at the start of every epoch.
-func runBatch1Reshuffle(k *affineCoefs, n int, sd float64, theta []float64, rng *rand.Rand, rel *releaser, info Info) (Info, error) {
+func runBatch1Reshuffle(k *affineCoefs, n int, sd float64, theta []float64, rng *rand.Rand, rel *releaser, info *Info) error {
 	a, c := k.a, k.c
-	order, buf := batch1Order(n)
-	defer permPool.Put(buf)
+	order, buf := batch1Order(n, rel.src)
+	defer putOrder(buf)
 	fn := newFastNormal(rng)
 	total := info.Iterations
 	th := theta[0]
@@ -590,7 +620,7 @@ func runBatch1Reshuffle(k *affineCoefs, n int, sd float64, theta []float64, rng 
 	pos := 0
 	for t := 1; t <= total; t++ {
 		if pos == 0 {
-			rng.Shuffle(n, func(x, y int) { order[x], order[y] = order[y], order[x] })
+			shuffleOrder(order, rng)
 		}
 		i := order[pos]
 		if pos++; pos == n {
@@ -598,18 +628,18 @@ func runBatch1Reshuffle(k *affineCoefs, n int, sd float64, theta []float64, rng 
 		}
 		th = math.FMA(a[i], th, c[i]+sd*fn.norm())
 		if th-th != 0 {
-			return info, &DivergedError{Iteration: t, Theta: []float64{th}}
+			return &DivergedError{Iteration: t, Theta: []float64{th}}
 		}
 		if t == next {
 			theta[0] = th
 			info.GradEvals = t // one record per iteration
-			if err := rel.release(theta, &info); err != nil {
-				return info, err
+			if err := rel.release(theta, info); err != nil {
+				return err
 			}
 			next = rel.nextAt()
 		}
 	}
 	theta[0] = th
 	info.GradEvals = total
-	return info, nil
+	return nil
 }
