@@ -310,6 +310,7 @@ func (a *Audit) SimulateCheckpointedWith(ctx context.Context, dir string, o Chec
 		progress(saved)
 	}
 	var m Merger
+	var block *Trials
 	for lo := 0; lo < n; lo += man.Block {
 		if err := ctx.Err(); err != nil {
 			return nil, &InterruptedError{Saved: saved, Total: n, Dir: dir}
@@ -326,7 +327,7 @@ func (a *Audit) SimulateCheckpointedWith(ctx context.Context, dir string, o Chec
 		if progress != nil {
 			prog = func(d int) { progress(base + d) }
 		}
-		t, err := a.simulate(ctx, lo, hi, prog)
+		t, err := a.simulate(ctx, lo, hi, prog, block)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, &InterruptedError{Saved: saved, Total: n, Dir: dir}
@@ -346,6 +347,7 @@ func (a *Audit) SimulateCheckpointedWith(ctx context.Context, dir string, o Chec
 		if err := m.Add(t, blockName(lo, hi)); err != nil {
 			return nil, err
 		}
+		block = t // copied into m: its store serves the next block
 		done += hi - lo
 	}
 	return m.Trials()

@@ -94,7 +94,7 @@ func (s *Samples) Trials(ctx context.Context, a *Audit) (*Trials, error) {
 	if a.target.Mechanism != nil || a.opts.Trials != n || len(a.points) != len(s.Points) || a.design.Dim != s.Dim {
 		return nil, fmt.Errorf("audit: the audit was not prepared from these samples (NewSamples)")
 	}
-	t := a.newTrials(0, n)
+	t := a.newTrials(0, n, nil)
 	var i int
 	var serr error
 	ref := a.newTrialWorker(nil, func(k int, feat []float64, _ int) { copy(t.Ref[k*t.F:], feat) })

@@ -136,10 +136,13 @@ func (a *Audit) Simulate(ctx context.Context, lo, hi int) (*Trials, error) {
 	if err := a.CheckWork(lo, hi, false); err != nil {
 		return nil, err
 	}
-	return a.simulate(ctx, lo, hi, a.exec.Progress)
+	return a.simulate(ctx, lo, hi, a.exec.Progress, nil)
 }
 
-func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*Trials, error) {
+// simulate is Simulate; the store's slices come from reuse when it is not
+// nil and they are large enough (a checkpointed run's blocks, each copied
+// out before the next: memory touched once instead of once per block).
+func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress, reuse *Trials) (*Trials, error) {
 	if a.target.Mechanism == nil {
 		return nil, errNoMechanism
 	}
@@ -147,7 +150,7 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress) (*T
 	if lo < 0 || hi > n || lo > hi {
 		return nil, fmt.Errorf("audit: trial range [%d, %d) outside [0, %d)", lo, hi, n)
 	}
-	t := a.newTrials(lo, hi)
+	t := a.newTrials(lo, hi, reuse)
 	var test *mechanisms.TestSet
 	if acc := a.target.Accuracy; acc != nil {
 		t.Correct, t.TestSize = make([]int64, t.P), acc.Test.Len()
@@ -269,15 +272,27 @@ func (a *Audit) reference(ctx context.Context, t *Trials, test *mechanisms.TestS
 	return ref.run(ctx, 0, a.side(0))
 }
 
-// newTrials allocates the store of trials [lo, hi).
-func (a *Audit) newTrials(lo, hi int) *Trials {
+// newTrials allocates the store of trials [lo, hi), taking its Side, X
+// and Hash from reuse (nil: none) when they are large enough: the trials
+// overwrite every entry. Ref is always its own, so that a merge's check
+// of one block's reference against another's compares two computations.
+func (a *Audit) newTrials(lo, hi int, reuse *Trials) *Trials {
 	t := &Trials{ConfigHash: a.opts.ID, N: a.opts.Trials, Lo: lo, Hi: hi, P: len(a.points), F: len(a.features)}
-	t.Side = make([]dataset.Side, hi-lo)
-	t.X = make([]float32, (hi-lo)*t.P*t.F)
-	adviseHugePages(t.X)
+	n, nx := hi-lo, (hi-lo)*t.P*t.F
+	if reuse != nil && cap(reuse.Side) >= n && cap(reuse.X) >= nx {
+		t.Side, t.X = reuse.Side[:n], reuse.X[:nx]
+	} else {
+		t.Side = make([]dataset.Side, n)
+		t.X = make([]float32, nx)
+		adviseHugePages(t.X)
+	}
 	t.Ref = make([]float64, t.P*t.F)
 	if a.opts.Repeats != RepeatsIgnored {
-		t.Hash = make([]uint64, hi-lo)
+		if reuse != nil && cap(reuse.Hash) >= n {
+			t.Hash = reuse.Hash[:n]
+		} else {
+			t.Hash = make([]uint64, n)
+		}
 	}
 	return t
 }

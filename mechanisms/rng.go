@@ -89,25 +89,30 @@ type Recorder struct {
 // current trial (reset by TrialSource.Trial).
 func (r *Recorder) Stored() int { return r.stored }
 
-// put keeps release k of θ, or reports false and keeps nothing.
+// put keeps release k of θ, or reports false and keeps nothing. The
+// common case, one feature, is small enough for the compiler to inline.
 func (r *Recorder) put(k int, theta []float64) bool {
-	if r.F == 1 && len(theta) > 0 && uint(k) < uint(len(r.Out)) && k < len(r.Ref) {
-		// One feature, the state audits' usual case, without the loops.
-		d := theta[0] - r.Ref[k]
-		if !(math.Abs(d) <= math.MaxFloat32) {
-			return false
-		}
-		r.Out[k] = float32(d)
-		r.stored++
-		return true
+	if r.F != 1 || len(theta) == 0 || uint(k) >= uint(len(r.Out)) || uint(k) >= uint(len(r.Ref)) {
+		return r.putAll(k, theta)
 	}
+	d := theta[0] - r.Ref[k]
+	if !(math.Abs(d) <= math.MaxFloat32) { // NaN too
+		return false
+	}
+	r.Out[k] = float32(d)
+	r.stored++
+	return true
+}
+
+// putAll is put for any number of features.
+func (r *Recorder) putAll(k int, theta []float64) bool {
 	f := r.F
 	if len(theta) < f || k < 0 || (k+1)*f > len(r.Out) || (k+1)*f > len(r.Ref) {
 		return false
 	}
 	out, ref := r.Out[k*f:][:f], r.Ref[k*f:][:f]
 	for j, v := range theta[:f] {
-		if d := v - ref[j]; !(math.Abs(d) <= math.MaxFloat32) { // NaN too
+		if d := v - ref[j]; !(math.Abs(d) <= math.MaxFloat32) {
 			return false
 		}
 	}
