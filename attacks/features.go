@@ -74,6 +74,11 @@ type LogLik struct {
 	Model   mechanisms.Model
 	Records []dataset.Record
 	Labels  []string
+	// Batch, when set, holds the same records packed for a classifier's
+	// batched logits (mechanisms.NewLogLikSet), which Map then uses: many
+	// records scored as one product, each value within a few ulps of
+	// Model.LogLik's.
+	Batch *mechanisms.LogLikSet
 }
 
 // Names implements FeatureMap.
@@ -91,6 +96,10 @@ func (l LogLik) Names() []string {
 
 // Map implements FeatureMap.
 func (l LogLik) Map(theta, out []float64) {
+	if l.Batch != nil && l.Batch.Len() == len(l.Records) {
+		l.Batch.LogLiks(theta, out[:len(l.Records)])
+		return
+	}
 	for i, r := range l.Records {
 		out[i] = l.Model.LogLik(theta, r)
 	}

@@ -239,3 +239,62 @@ func TestPruneCheckpoints(t *testing.T) {
 		t.Errorf("left %d entries, want 4", len(entries))
 	}
 }
+
+// An unsynced checkpoint (the CLI's default one) resumes past a block that
+// a crash of the machine could have left damaged — here truncated, and
+// emptied — by running its trials again, with a note, and gives the
+// uninterrupted run's trials; a synced checkpoint refuses the same block,
+// as it always has. The blocks of both are the same bytes.
+func TestUnsyncedCheckpointRerunsADamagedBlock(t *testing.T) {
+	a := ckAudit(t)
+	want, err := a.Simulate(context.Background(), 0, a.opts.Trials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	synced, unsynced := t.TempDir(), t.TempDir()
+	if _, err := a.SimulateCheckpointedWith(context.Background(), synced, CheckpointOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.SimulateCheckpointedWith(context.Background(), unsynced, CheckpointOptions{Unsynced: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{blockName(0, 256), blockName(256, 512), blockName(512, 600)} {
+		x, _ := os.ReadFile(filepath.Join(synced, name))
+		y, _ := os.ReadFile(filepath.Join(unsynced, name))
+		if len(x) == 0 || !bytes.Equal(x, y) {
+			t.Fatalf("%s: the unsynced block differs from the synced one", name)
+		}
+	}
+	for _, damage := range []func(path string){
+		func(path string) { b, _ := os.ReadFile(path); os.WriteFile(path, b[:len(b)/2], 0o644) },
+		func(path string) { os.WriteFile(path, nil, 0o644) },
+	} {
+		for _, dir := range []string{synced, unsynced} {
+			path := filepath.Join(dir, blockName(256, 512))
+			good, _ := os.ReadFile(path)
+			damage(path)
+			var notes []string
+			got, err := a.SimulateCheckpointedWith(context.Background(), dir, CheckpointOptions{Resume: true, Unsynced: dir == unsynced,
+				Notify: func(s string) { notes = append(notes, s) }})
+			if dir == synced {
+				if !errors.Is(err, ErrCorruptPart) {
+					t.Errorf("synced: a damaged block gives %v", err)
+				}
+				os.WriteFile(path, good, 0o644)
+				continue
+			}
+			if err != nil {
+				t.Fatalf("unsynced: %v", err)
+			}
+			if !bytes.Equal(partBytes(t, got), partBytes(t, want)) {
+				t.Error("unsynced: the resumed trials differ from an uninterrupted run")
+			}
+			if len(notes) != 1 || !strings.Contains(notes[0], "corrupt trials file") || !strings.Contains(notes[0], "its trials are run again") {
+				t.Errorf("unsynced: notes %q", notes)
+			}
+			if again, _ := os.ReadFile(path); !bytes.Equal(again, good) {
+				t.Error("unsynced: the block run again was not saved again")
+			}
+		}
+	}
+}

@@ -64,7 +64,7 @@ func TestCraftedParts(t *testing.T) {
 		b    []byte
 		want string
 	}{
-		{"empty", nil, "bad magic"},
+		{"empty", nil, "truncated before its magic"},
 		{"bad magic", append([]byte("mcmcaudit-trials v2\n"), valid[20:]...), "bad magic"},
 		{"truncated", valid[:len(valid)-1], "the header declares"},
 		{"one byte more", append(append([]byte(nil), valid...), 0), "the header declares"},

@@ -169,7 +169,10 @@ func (hdr *partHeader) check(size, hlen int64) error {
 func readPartHeader(br *bufio.Reader, size int64) (*partHeader, hashingReader, error) {
 	hr := hashingReader{br, sha256.New()}
 	magic := make([]byte, len(partMagic))
-	if _, err := io.ReadFull(hr, magic); err != nil || string(magic) != partMagic {
+	if _, err := io.ReadFull(hr, magic); err != nil {
+		return nil, hr, corrupt("truncated before its magic")
+	}
+	if string(magic) != partMagic {
 		return nil, hr, errors.New("not a trials file of this version (bad magic)")
 	}
 	var n uint32

@@ -112,3 +112,47 @@ func BenchmarkInterimOverhead(b *testing.B) {
 	b.ReportMetric(ratios[0], "ratio-min")
 	b.ReportMetric(ratios[len(ratios)-1], "ratio-max")
 }
+
+// BenchmarkCanaryScoringShare measures what scoring the canaries costs a
+// one-run audit (testdata/digits-sgld-canaries.yaml: softmax SGLD on the
+// digits, 300 canaries scored by their log-likelihood at each of 20
+// releases), in CPU time: a whole run (Simulate of the design's one trial:
+// training on D with the included canaries, and scoring) against the
+// feature map alone applied to as many states. Reported: ms-run,
+// ms-scoring and scoring-share (the fraction of the run spent scoring).
+func BenchmarkCanaryScoringShare(b *testing.B) {
+	c, err := LoadConfig("../../testdata/digits-sgld-canaries.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := Build(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := p.Audit.WithExecution(audit.Execution{Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	f := a.Options().Features
+	theta := make([]float64, p.Model.Dim())
+	p.Model.(mechanisms.PriorSampler).SamplePrior(mechanisms.TrialRNG(1, dataset.SideD, 0, mechanisms.StreamSampler), theta)
+	out := make([]float64, len(a.FeatureNames()))
+	releases := len(a.Points())
+	var runCPU, scoreCPU time.Duration
+	for i := 0; i < b.N; i++ {
+		t0 := cpuTime(b)
+		if _, err := a.Simulate(context.Background(), 0, 1); err != nil {
+			b.Fatal(err)
+		}
+		t1 := cpuTime(b)
+		for k := 0; k < releases; k++ {
+			f.Map(theta, out)
+		}
+		runCPU += t1 - t0
+		scoreCPU += cpuTime(b) - t1
+	}
+	b.ReportMetric(float64(runCPU.Microseconds())/1e3/float64(b.N), "ms-run")
+	b.ReportMetric(float64(scoreCPU.Microseconds())/1e3/float64(b.N), "ms-scoring")
+	b.ReportMetric(float64(scoreCPU)/float64(runCPU), "scoring-share")
+}

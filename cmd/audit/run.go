@@ -154,7 +154,7 @@ func simulate(ctx context.Context, a *audit.Audit, ck ckLoc, f *runFlags, trials
 	t, err := untilInterrupted(ctx, func() (*audit.Trials, error) {
 		if ck.dir != "" {
 			return a.SimulateCheckpointedWith(ctx, ck.dir, audit.CheckpointOptions{
-				Resume: f.resume, Replace: ck.auto, BestEffort: ck.auto, Notify: prog.note})
+				Resume: f.resume, Replace: ck.auto, BestEffort: ck.auto, Unsynced: ck.auto, Notify: prog.note})
 		}
 		return a.Simulate(ctx, 0, trials)
 	})
