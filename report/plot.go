@@ -195,19 +195,7 @@ func WritePlot(w io.Writer, format string, r *audit.Report, extra ...Curve) erro
 			}
 		}
 	}
-	top := math.Max(lbMax, upMax)
-	logAxis := upMax > symlogRatio*math.Max(lbMax, 1)
-	if logAxis {
-		p.Y.Scale = SymLogScale{}
-		p.Y.Tick.Marker = SymLogTicks{}
-		p.Y.Label.Text = "ε"
-		p.Y.Max = math.Max(top*1.15, 2)
-	} else {
-		p.Y.Tick.Marker = LinearTicks{Target: 8}
-		p.Y.Label.Text = "ε"
-		p.Y.Max = math.Max(top*1.05, 0.1)
-	}
-	p.Y.Min = 0
+	logAxis := epsilonAxis(p, lbMax, upMax, 1.15, 1.05)
 
 	xmin, xmax := xs[0], xs[len(xs)-1]
 	pad := math.Max((xmax-xmin)*0.02, 0.5)
@@ -299,18 +287,7 @@ func writeBarPlot(w io.Writer, format string, r *audit.Report, ss []series) erro
 			upMax = math.Max(upMax, s.y[0])
 		}
 	}
-	top := math.Max(lbMax, upMax)
-	if upMax > symlogRatio*math.Max(lbMax, 1) {
-		p.Y.Scale = SymLogScale{}
-		p.Y.Tick.Marker = SymLogTicks{}
-		p.Y.Label.Text = "ε"
-		p.Y.Max = math.Max(top*1.6, 2)
-	} else {
-		p.Y.Tick.Marker = LinearTicks{Target: 8}
-		p.Y.Label.Text = "ε"
-		p.Y.Max = math.Max(top*1.15, 0.1)
-	}
-	p.Y.Min = 0
+	epsilonAxis(p, lbMax, upMax, 1.6, 1.15)
 	slot := float64(plotWidth-2*plotMargin-60) / float64(len(ss))
 	barWidth := vg.Points(math.Min(70, slot*0.5))
 	var names []string
@@ -341,6 +318,27 @@ func writeBarPlot(w io.Writer, format string, r *audit.Report, ss []series) erro
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.6, float64(len(ss))-0.4
 	return drawWithLegend(w, format, func(c draw.Canvas) { p.Draw(c) }, entries)
+}
+
+// epsilonAxis sets up the ε axis of p from the largest ε_lb and the
+// largest upper curve: logarithmic above 1 (SymLogScale) when the upper
+// curve exceeds symlogRatio times the larger of ε_lb and 1, linear
+// otherwise, with headroom logPad or linPad times the top for the labels.
+// It reports whether the axis is logarithmic.
+func epsilonAxis(p *plot.Plot, lbMax, upMax, logPad, linPad float64) bool {
+	top := math.Max(lbMax, upMax)
+	logAxis := upMax > symlogRatio*math.Max(lbMax, 1)
+	p.Y.Label.Text = "ε"
+	if logAxis {
+		p.Y.Scale = SymLogScale{}
+		p.Y.Tick.Marker = SymLogTicks{}
+		p.Y.Max = math.Max(top*logPad, 2)
+	} else {
+		p.Y.Tick.Marker = LinearTicks{Target: 8}
+		p.Y.Max = math.Max(top*linPad, 0.1)
+	}
+	p.Y.Min = 0
+	return logAxis
 }
 
 // logAxisNote explains the ε axis when it is logarithmic above 1.
