@@ -57,6 +57,40 @@ var zigK [128]uint32  // acceptance thresholds on |j|
 var zigW [128]float64 // scale from the 32-bit integer to x
 var zigF [128]float64 // f at the layer boundaries
 
+// zigSqueeze holds two parallel lines in s = x² that enclose math.Exp(−s/2)
+// over the values s takes in one wedge: lo + m·s below it, hi + m·s above.
+type zigSqueeze struct{ m, lo, hi float64 }
+
+// zigSq[i] is the squeeze of wedge i (1 ≤ i ≤ 127), built by
+// buildZigSqueezes. It replaces the exponential of the wedge test only
+// where its lines decide the comparison for certain.
+//
+// Why the decision is unchanged. Draws reach wedge i with |j| in
+// [zigK[i], 2³¹], so x = fl(j·zigW[i]) and s = fl(x·x) lie in
+// [sA, sB] = [fl(fl(zigK[i]·zigW[i])²), fl(fl(2³¹·zigW[i])²)] (rounding is
+// monotone). The argument of math.Exp is fl(fl(−0.5·x)·x) = −s/2 exactly
+// (halving is exact and commutes with rounding away from underflow), so
+// the value compared is E = math.Exp(−s/2), within 1 ulp of g(s) =
+// exp(−s/2) for the portable code and, as TestZigMathExpAccuracy checks
+// against a 200-bit reference, a few ulps for the assembly one: |E − g(s)|
+// < 2⁻⁵⁰ since g ≤ 1. g is convex in s, so on [sA, sB] it lies below
+// its chord c + m·s and above the parallel tangent c − d + m·s, where d =
+// the chord's largest height above g (at g'(s*) = m). The stored lines are
+// widened by δ = 2⁻³²: lo = c − d − δ, hi = c + δ. Every quantity is at
+// most ≈ 1.5 in magnitude (|m| ≤ g(sA)/2, so |m·s| ≤ s·e^{−s/2}/2 < 0.4,
+// and c ≤ g(sA)(1 + sA/2) ≤ 1), so the rounding in building c, m, d from
+// computed exponentials and in evaluating lo + m·s, hi + m·s (with or
+// without a fused multiply-add) adds less than 2⁻⁴⁵ all told, and with
+// the error of E that is far below δ. Hence fl(lo + m·s) < E and
+// fl(hi + m·s) > E for every s of the wedge: y < fl(lo + m·s) implies
+// y < E, y ≥ fl(hi + m·s) implies y ≥ E, and in between the comparison
+// is made with E itself. TestZigSqueezeEncloses checks the enclosure
+// on both ends of every wedge and on dense grids inside it.
+var zigSq [128]zigSqueeze
+
+// zigSqueezeMargin is δ above: the widening of the squeeze's lines.
+const zigSqueezeMargin = 0x1p-32
+
 func init() {
 	const m1 = 1 << 31
 	dn, tn := zigR, zigR
@@ -73,6 +107,23 @@ func init() {
 		tn = dn
 		zigF[i] = math.Exp(-0.5 * dn * dn)
 		zigW[i] = dn / m1
+	}
+	buildZigSqueezes()
+}
+
+// buildZigSqueezes fills zigSq from the tables (see zigSq).
+func buildZigSqueezes() {
+	for i := 1; i < 128; i++ {
+		xa := float64(zigK[i]) * zigW[i]
+		xb := float64(1<<31) * zigW[i]
+		sa, sb := xa*xa, xb*xb
+		ga, gb := math.Exp(-0.5*sa), math.Exp(-0.5*sb)
+		m := (gb - ga) / (sb - sa)
+		c := ga - m*sa
+		// The tangent parallel to the chord touches g where g'(s) = −g(s)/2 = m.
+		st := min(max(-2*math.Log(-2*m), sa), sb)
+		d := c + m*st - math.Exp(-0.5*st)
+		zigSq[i] = zigSqueeze{m: m, lo: c - d - zigSqueezeMargin, hi: c + zigSqueezeMargin}
 	}
 }
 
@@ -103,6 +154,22 @@ func (f *fastNormal) fill(z []float64) {
 	}
 }
 
+// zigWedge reports y < math.Exp(-0.5*x*x) for a point (x, y) of wedge i
+// (1 ≤ i ≤ 127): the same decision, bit for bit, as that comparison, which
+// it makes in ≈ 99% of calls without calling math.Exp, by the squeeze of
+// zigSq (see there for why the decision is unchanged).
+func zigWedge(i uint64, x, y float64) bool {
+	q := &zigSq[i]
+	t := q.m * (x * x)
+	if y < q.lo+t {
+		return true
+	}
+	if y >= q.hi+t {
+		return false
+	}
+	return y < math.Exp(-0.5*x*x)
+}
+
 // normSlow handles draws outside the rectangles: the tail and the wedges.
 func (f *fastNormal) normSlow(j int32, i uint64) float64 {
 	for {
@@ -121,7 +188,7 @@ func (f *fastNormal) normSlow(j int32, i uint64) float64 {
 			}
 		}
 		// The wedge: accept with the density's shape.
-		if zigF[i]+f.uniform()*(zigF[i-1]-zigF[i]) < math.Exp(-0.5*x*x) {
+		if zigWedge(i, x, zigF[i]+f.uniform()*(zigF[i-1]-zigF[i])) {
 			return x
 		}
 		u := f.next()
