@@ -142,17 +142,31 @@ func (f *fastNormal) norm() float64 {
 
 // fill writes independent standard normal variates into z: the values
 // len(z) calls of norm would return, with its common case inlined in the
-// loop.
+// loop. The loop keeps the generator's state in a local copy, which the
+// compiler holds in registers (through f it would store and reload the
+// four words on every draw), and hands it back to f around the slow path.
 func (f *fastNormal) fill(z []float64) {
+	s0, s1, s2, s3 := f.s0, f.s1, f.s2, f.s3
 	for k := range z {
-		u := f.next()
+		// xoshiro256+, as next.
+		u := s0 + s3
+		t := s1 << 17
+		s2 ^= s0
+		s3 ^= s1
+		s1 ^= s2
+		s0 ^= s3
+		s2 ^= t
+		s3 = bits.RotateLeft64(s3, 45)
 		j, i := int32(u>>32), u&127
 		if uint32(j+j>>31^j>>31) < zigK[i] {
 			z[k] = float64(j) * zigW[i]
 		} else {
+			f.s0, f.s1, f.s2, f.s3 = s0, s1, s2, s3
 			z[k] = f.normSlow(j, i)
+			s0, s1, s2, s3 = f.s0, f.s1, f.s2, f.s3
 		}
 	}
+	f.s0, f.s1, f.s2, f.s3 = s0, s1, s2, s3
 }
 
 // zigWedge decides the wedge test y < math.Exp(-0.5*x*x) for a point
