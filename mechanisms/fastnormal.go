@@ -82,11 +82,13 @@ type zigSqueeze struct{ m, lo, hi float64 }
 // the rounding in building c, m, d from computed exponentials (an error
 // in the tangent point s* moves d only to second order) and in evaluating
 // fl(lo + fl(m·s)), fl(hi + fl(m·s)) (or their fused forms) adds less
-// than 2⁻⁴⁵ all told, and with the error of E that is far below δ. Hence fl(lo + m·s) < E and
-// fl(hi + m·s) > E for every s of the wedge: y < fl(lo + m·s) implies
-// y < E, y ≥ fl(hi + m·s) implies y ≥ E, and in between the comparison
-// is made with E itself. TestZigSqueezeEncloses checks the enclosure
-// on both ends of every wedge and on dense grids inside it.
+// than 2⁻⁴⁵ all told (errors of ε in the chord's end values move the
+// chord by at most ε inside [sA, sB]), and with the error of E that is
+// far below δ. Hence fl(lo + m·s) < E < fl(hi + m·s) for every s of the
+// wedge: y < fl(lo + m·s) implies y < E, y ≥ fl(hi + m·s) implies y ≥ E,
+// whatever the rounding of y itself, and in between the comparison is made
+// with E itself. TestZigSqueezeEncloses checks the enclosure, with room of
+// δ/2 each side, at both ends of every wedge and on dense grids inside it.
 var zigSq [128]zigSqueeze
 
 // zigSqueezeMargin is δ above: the widening of the squeeze's lines.
