@@ -151,3 +151,40 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// A batch-1 chain that diverges after some releases has made exactly the
+// releases whose iteration precedes the divergence, before it reports the
+// divergence — each the state at that release of the same chain run for
+// fewer epochs, which does not diverge (its random numbers are a prefix of
+// the longer run's) — whichever scheme, although the fast loops make their
+// releases when the run ends.
+func TestSGLDDivergenceAfterReleases(t *testing.T) {
+	d, _ := syntheticLinReg(20, []float64{1}, 1, 3, 1)
+	run := func(scheme IndexScheme, epochs int) ([]float64, error) {
+		c := &Chain{Model: NewLinReg1D(1, 1), Sampler: &SGLD{Step: StepSchedule{Eta: 0.6}, Batch: 1, Scheme: scheme, Epochs: epochs},
+			Init: Init{Theta: []float64{1}}, Release: ReleaseSpec{Mode: ReleaseEpochs}}
+		var got []float64
+		_, err := c.Run(context.Background(), Trial{RNG: TrialRNG(2, dataset.SideD, 0, 0)}, d, func(k int, th []float64) error {
+			if k != len(got) {
+				t.Fatalf("%s: release %d out of order", scheme, k)
+			}
+			got = append(got, th[0])
+			return nil
+		})
+		return got, err
+	}
+	for _, scheme := range []IndexScheme{Cyclic, WithReplacement, Reshuffle} {
+		got, err := run(scheme, 400)
+		de, ok := err.(*DivergedError)
+		if !ok {
+			t.Fatalf("%s: err = %v, want a divergence", scheme, err)
+		}
+		if want := (de.Iteration - 1) / 20; len(got) != want || want == 0 {
+			t.Fatalf("%s: %d releases before the divergence at iteration %d, want %d", scheme, len(got), de.Iteration, want)
+		}
+		want, err := run(scheme, len(got))
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: released %v before diverging; the run of %d epochs released %v (%v)", scheme, got, len(got), want, err)
+		}
+	}
+}

@@ -53,12 +53,13 @@ func TrialDraw(seed uint64, side dataset.Side, trial int, stream uint64) uint64 
 // call of Trial: add or copy them first. A TrialSource is not safe for
 // concurrent use.
 type TrialSource struct {
-	pcg   rand.PCG
-	rng   *rand.Rand
-	snaps []Snapshot
-	theta []float64
-	perm  []int32
-	rec   *Recorder
+	pcg    rand.PCG
+	rng    *rand.Rand
+	snaps  []Snapshot
+	theta  []float64
+	perm   []int32
+	staged []float64
+	rec    *Recorder
 }
 
 // Recorder keeps a run's releases the way the audit engine stores them —

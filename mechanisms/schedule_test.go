@@ -121,9 +121,11 @@ func TestChainScheduleFollowsSpec(t *testing.T) {
 }
 
 // Runs build no release labels: a run with 400 per-epoch releases
-// allocates its state and the slice of its counters' snapshots at the
-// releases, not one label per release as resolving ReleaseSpec.Points on
-// every run did (558 allocations).
+// allocates its state, the slice of its counters' snapshots at the
+// releases and the buffer of the states it releases when it ends (a
+// TrialSource lends all three: TestTrialSourceRunAllocatesNothing), not
+// one label per release as resolving ReleaseSpec.Points on every run did
+// (558 allocations).
 func TestChainRunAllocations(t *testing.T) {
 	d, _ := syntheticLinReg(5, []float64{0.5}, 1, 1, 1)
 	c := &Chain{Model: NewLinReg1D(1, 1), Init: Init{FromPrior: true},
@@ -140,7 +142,7 @@ func TestChainRunAllocations(t *testing.T) {
 		}
 	})
 	t.Logf("%.1f allocations per run", allocs)
-	if allocs > 2 {
-		t.Errorf("%.1f allocations per run of 400 releases, want ≤ 2", allocs)
+	if allocs > 3 {
+		t.Errorf("%.1f allocations per run of 400 releases, want ≤ 3", allocs)
 	}
 }

@@ -530,6 +530,7 @@ func runBatch1Cyclic(k *affineCoefs, n int, sd float64, theta []float64, rng *ra
 	total := info.Iterations
 	th := theta[0]
 	next := rel.nextAt()
+	staged, made := rel.staged1D(), 0
 	pos := 0
 	for t := 1; t <= total; t++ {
 		u := fn.next()
@@ -546,16 +547,19 @@ func runBatch1Cyclic(k *affineCoefs, n int, sd float64, theta []float64, rng *ra
 			pos = 0
 		}
 		if th-th != 0 {
-			return &DivergedError{Iteration: t, Theta: []float64{th}}
+			return rel.diverged1D(theta, staged[:made], info, t, th)
 		}
 		if t == next {
-			theta[0] = th
-			info.GradEvals = t // one record per iteration
-			if err := rel.release(theta, info); err != nil {
-				return err
+			staged[made] = th
+			made++
+			next = -1
+			if made < len(staged) {
+				next = rel.at[made]
 			}
-			next = rel.nextAt()
 		}
+	}
+	if err := rel.flush1D(theta, staged[:made], info); err != nil {
+		return err
 	}
 	theta[0] = th
 	info.GradEvals = total
@@ -577,6 +581,7 @@ func runBatch1Uniform(k *affineCoefs, n int, sd float64, theta []float64, rng *r
 	total := info.Iterations
 	th := theta[0]
 	next := rel.nextAt()
+	staged, made := rel.staged1D(), 0
 	for t := 1; t <= total; t++ {
 		u := fn.next()
 		zj, zl := int32(u>>32), u&127
@@ -592,16 +597,19 @@ func runBatch1Uniform(k *affineCoefs, n int, sd float64, theta []float64, rng *r
 		}
 		th = math.FMA(a[i], th, c[i]+sd*z)
 		if th-th != 0 {
-			return &DivergedError{Iteration: t, Theta: []float64{th}}
+			return rel.diverged1D(theta, staged[:made], info, t, th)
 		}
 		if t == next {
-			theta[0] = th
-			info.GradEvals = t // one record per iteration
-			if err := rel.release(theta, info); err != nil {
-				return err
+			staged[made] = th
+			made++
+			next = -1
+			if made < len(staged) {
+				next = rel.at[made]
 			}
-			next = rel.nextAt()
 		}
+	}
+	if err := rel.flush1D(theta, staged[:made], info); err != nil {
+		return err
 	}
 	theta[0] = th
 	info.GradEvals = total
@@ -617,6 +625,7 @@ func runBatch1Reshuffle(k *affineCoefs, n int, sd float64, theta []float64, rng 
 	total := info.Iterations
 	th := theta[0]
 	next := rel.nextAt()
+	staged, made := rel.staged1D(), 0
 	pos := 0
 	for t := 1; t <= total; t++ {
 		if pos == 0 {
@@ -628,16 +637,19 @@ func runBatch1Reshuffle(k *affineCoefs, n int, sd float64, theta []float64, rng 
 		}
 		th = math.FMA(a[i], th, c[i]+sd*fn.norm())
 		if th-th != 0 {
-			return &DivergedError{Iteration: t, Theta: []float64{th}}
+			return rel.diverged1D(theta, staged[:made], info, t, th)
 		}
 		if t == next {
-			theta[0] = th
-			info.GradEvals = t // one record per iteration
-			if err := rel.release(theta, info); err != nil {
-				return err
+			staged[made] = th
+			made++
+			next = -1
+			if made < len(staged) {
+				next = rel.at[made]
 			}
-			next = rel.nextAt()
 		}
+	}
+	if err := rel.flush1D(theta, staged[:made], info); err != nil {
+		return err
 	}
 	theta[0] = th
 	info.GradEvals = total

@@ -104,3 +104,38 @@ func TestTrialSourceChainRunsMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestTrialSourceRunAllocatesNothing checks that a batch-1 SGLD chain run
+// from a reused TrialSource allocates nothing: the source lends its state,
+// its visiting order, its snapshots and the buffer of its staged releases,
+// with releases to an Emit and to a Recorder alike.
+func TestTrialSourceRunAllocatesNothing(t *testing.T) {
+	d, _ := syntheticLinReg(5, []float64{0.5}, 1, 1, 1)
+	c := &Chain{Model: NewLinReg1D(1, 1), Init: Init{FromPrior: true},
+		Sampler: &SGLD{Step: StepSchedule{Eta: 1e-3}, Batch: 1, Scheme: Cyclic, Epochs: 400},
+		Release: ReleaseSpec{Mode: ReleaseEpochs}}
+	if err := c.Check(d); err != nil {
+		t.Fatal(err)
+	}
+	emit := Emit(func(int, []float64) error { return nil })
+	for _, recorded := range []bool{false, true} {
+		src := NewTrialSource()
+		if recorded {
+			src.SetRecorder(&Recorder{Out: make([]float32, 400), Ref: make([]float64, 400), F: 1, For: emit})
+		}
+		i := 0
+		run := func() {
+			if _, err := c.Run(context.Background(), src.Trial(1, dataset.SideD, i), d, emit); err != nil {
+				t.Fatal(err)
+			}
+			i++
+		}
+		run() // the source's buffers are made on the first run
+		if a := testing.AllocsPerRun(50, run); a != 0 {
+			t.Errorf("recorder %v: %g allocations per run, want 0", recorded, a)
+		}
+		if recorded && src.Stored() != 400 {
+			t.Errorf("the recorder kept %d releases, want 400", src.Stored())
+		}
+	}
+}
