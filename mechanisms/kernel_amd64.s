@@ -209,9 +209,13 @@ d2done:
 // with f untouched, for the caller to use the scalar code. Pass 3 writes
 // −p into f and the residual of the label's class last.
 //
+// The table entries are read by four scalar loads rather than a gather,
+// which is no faster here and much slower on processors with the gather
+// data sampling mitigation.
+//
 // Registers: R8–R11 the four rows, DI e, SI the constants (expVec), BX
-// expTab, CX the class count, AX the byte offset of the class in a row, DX
-// that in e, R12 the labels.
+// expTab, CX the class count, AX the byte offset of the class in a row
+// (pass 2: table indices, with R12), DX that in e, R12 the labels.
 TEXT ·softmaxResidual4AVX(SB), NOSPLIT, $0-49
 	MOVQ f+0(FP), R8
 	MOVQ ldg+8(FP), BX
@@ -281,8 +285,16 @@ p2loop:
 	VADDPD  256(SI), Y5, Y5          // + 1
 	VMULPD  Y5, Y1, Y5               // q = r·(…)
 	VPAND   320(SI), Y4, Y6          // ki & 63
-	VPCMPEQQ Y7, Y7, Y7
-	VGATHERQPD Y7, (BX)(Y6*8), Y8   // expTab[ki & 63]
+	VMOVQ   X6, AX
+	VPEXTRQ $1, X6, R12
+	VEXTRACTI128 $1, Y6, X7
+	VMOVSD  (BX)(AX*8), X8
+	VMOVHPD (BX)(R12*8), X8, X8
+	VMOVQ   X7, AX
+	VPEXTRQ $1, X7, R12
+	VMOVSD  (BX)(AX*8), X9
+	VMOVHPD (BX)(R12*8), X9, X9
+	VINSERTF128 $1, X9, Y8, Y8
 	VPSRLQ  $6, Y4, Y4
 	VPSLLQ  $52, Y4, Y4
 	VPADDQ  Y4, Y8, Y8               // t
@@ -305,6 +317,7 @@ p3:
 	VMOVUPD 256(SI), Y1
 	VDIVPD  Y13, Y1, Y1              // inv = 1/s
 	VXORPD  Y2, Y2, Y2               // rest
+	MOVQ    ys+24(FP), R12
 	VMOVDQU (R12), Y3                // labels
 	VPXOR   Y4, Y4, Y4               // class index
 	VMOVDQU 352(SI), Y5              // ones (int64)
