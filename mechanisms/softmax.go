@@ -377,8 +377,18 @@ func softmaxInPlace(f []float64) {
 // The exponentials are fastExp's (within 2 ulp of math.Exp): the
 // residual feeds the samplers' gradients only, never a reported
 // probability. softmaxResidualGo defines the result; softmaxResidualRows
-// computes the same bits for a block of rows.
+// computes the same bits for a block of rows. (One row in the AVX2 kernel,
+// all four lanes on it, is no faster than the Go code: the sequential sums
+// bound it.)
 func softmaxResidual(f []float64, y int) { softmaxResidualGo(f, y) }
+
+// checkLabel panics unless 0 ≤ y < k: softmaxResidual4AVX writes class y
+// of a row unchecked.
+func checkLabel(y, k int) {
+	if uint(y) >= uint(k) {
+		panic(fmt.Sprintf("mechanisms: class %d out of range [0, %d)", y, k))
+	}
+}
 
 // softmaxResidualRows applies softmaxResidual to the len(ys) rows
 // g[r·k : (r+1)·k] with labels ys[r]. With AVX2 + FMA, four rows at a time
@@ -392,6 +402,9 @@ func softmaxResidualRows(g []float64, k int, ys []int, e []float64) {
 	if useAVX2 && n >= 4 {
 		_, _ = g[n*k-1], e[4*k-1]
 		for ; r+4 <= n; r += 4 {
+			for _, y := range ys[r : r+4] {
+				checkLabel(y, k)
+			}
 			if !softmaxResidual4AVX(&g[r*k], k, k, (*[4]int)(ys[r:r+4]), &e[0], &expVec) {
 				for i := r; i < r+4; i++ {
 					softmaxResidualGo(g[i*k:(i+1)*k], ys[i])

@@ -226,3 +226,20 @@ func BenchmarkSoftmaxResidualRows(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ys)), "ns/row")
 }
+
+// TestSoftmaxResidualRowsBadLabel checks that a label outside [0, k)
+// panics, as the Go code's index check does, instead of the kernel writing
+// outside its row.
+func TestSoftmaxResidualRowsBadLabel(t *testing.T) {
+	for _, bad := range []int{-1, 3, 4} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("label %d of 3 classes: no panic", bad)
+				}
+			}()
+			g := make([]float64, 4*3+8)
+			softmaxResidualRows(g[:12], 3, []int{0, 1, bad, 2}, make([]float64, 12))
+		}()
+	}
+}
