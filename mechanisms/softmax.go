@@ -446,13 +446,15 @@ func softmaxResidualGo(f []float64, y int) {
 	for k, v := range f {
 		// fastExp(v − mx), written out so that the loop makes no call:
 		// v − mx ≤ 0, so only the lower end of its range is tested (a NaN
-		// fails the test too).
+		// fails the test too). The conversions round each product before
+		// its sum, as fastExp and softmaxResidual4AVX do, in every build
+		// (GOAMD64=v3 would otherwise fuse x*y + z).
 		x, e := v-mx, 0.0
 		if x >= -708 {
-			kf := (x*expInvLn2x64 + expShift) - expShift
+			kf := (float64(x*expInvLn2x64) + expShift) - expShift
 			ki := int64(kf)
-			r := (x - kf*expLn2x64Hi) - kf*expLn2x64Lo
-			q := r * (1 + r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120)))))
+			r := (x - float64(kf*expLn2x64Hi)) - float64(kf*expLn2x64Lo)
+			q := r * (1 + float64(r*(1.0/2+float64(r*(1.0/6+float64(r*(1.0/24+float64(r*(1.0/120)))))))))
 			t := math.Float64frombits(math.Float64bits(expTab[ki&63]) + uint64(ki>>6)<<52)
 			e = math.FMA(t, q, t)
 		} else {
