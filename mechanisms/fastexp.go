@@ -43,10 +43,12 @@ func fastExp(x float64) float64 {
 	if !(x >= -708 && x <= 709) {
 		return math.Exp(x)
 	}
-	kf := (x*expInvLn2x64 + expShift) - expShift
+	// The conversions round each product before its sum, so that no
+	// build (GOAMD64=v3 fuses x*y + z) changes the bits.
+	kf := (float64(x*expInvLn2x64) + expShift) - expShift
 	k := int64(kf)
-	r := (x - kf*expLn2x64Hi) - kf*expLn2x64Lo
-	q := r * (1 + r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120)))))
+	r := (x - float64(kf*expLn2x64Hi)) - float64(kf*expLn2x64Lo)
+	q := r * (1 + float64(r*(1.0/2+float64(r*(1.0/6+float64(r*(1.0/24+float64(r*(1.0/120)))))))))
 	t := math.Float64frombits(math.Float64bits(expTab[k&63]) + uint64(k>>6)<<52)
 	return math.FMA(t, q, t)
 }

@@ -28,3 +28,14 @@ func dot2AVX(x, w *float64, ldw, n8 int, out *[2]float64)
 //
 //go:noescape
 func outer2AVX(xs **float64, nr int, gr *float64, ldg int, s *float64, lds, n16 int)
+
+// softmaxResidual4AVX applies softmaxResidualGo to the four rows
+// f[r·ldg : r·ldg+k] (labels ys[r]), one row per lane, with the scalar
+// code's operations in its order; e is scratch for 4·k values and c is
+// expVec. It returns false, leaving f untouched, when some row has a logit
+// whose exponent is outside fastExp's inline range (below −708 after the
+// maximum is subtracted, NaN, or infinite), for which the scalar code must
+// run. With ldg = 0 the four lanes compute one row.
+//
+//go:noescape
+func softmaxResidual4AVX(f *float64, ldg, k int, ys *[4]int, e *float64, c *[expVecLen][4]float64) bool

@@ -195,3 +195,164 @@ d2done:
 	VMOVSD X2, 8(DX)
 	VZEROUPPER
 	RET
+
+// func softmaxResidual4AVX(f *float64, ldg, k int, ys *[4]int, e *float64, c *[expVecLen][4]float64) bool
+//
+// softmaxResidualGo on four rows at once, one row per lane: row r is
+// f[r·ldg : r·ldg+k] with label ys[r]. Every lane performs the scalar
+// code's operations in its order (separate multiplies and adds, the one
+// fused multiply–add of fastExp, the sum and the residual accumulated
+// over classes 0, 1, …, k−1), so each row gets the bits it gets there.
+// Pass 1 copies the classes column by column into e (k×4) and takes the
+// maxima; pass 2 replaces e by the exponentials and sums them; when a
+// lane meets an exponent below −708 (or a NaN) the kernel returns false
+// with f untouched, for the caller to use the scalar code. Pass 3 writes
+// −p into f and the residual of the label's class last.
+//
+// The table entries are read by four scalar loads rather than a gather,
+// which is no faster here and much slower on processors with the gather
+// data sampling mitigation.
+//
+// Registers: R8–R11 the four rows, DI e, SI the constants (expVec), BX
+// expTab, CX the class count, AX the byte offset of the class in a row
+// (pass 2: table indices, with R12), DX that in e, R12 the labels.
+TEXT ·softmaxResidual4AVX(SB), NOSPLIT, $0-49
+	MOVQ f+0(FP), R8
+	MOVQ ldg+8(FP), BX
+	SHLQ $3, BX
+	MOVQ k+16(FP), CX
+	MOVQ ys+24(FP), R12
+	MOVQ e+32(FP), DI
+	MOVQ c+40(FP), SI
+	LEAQ (R8)(BX*1), R9
+	LEAQ (R9)(BX*1), R10
+	LEAQ (R10)(BX*1), R11
+
+	// Pass 1: transpose into e, maxima in Y0.
+	XORQ AX, AX
+	XORQ DX, DX
+	MOVQ CX, R13
+
+p1loop:
+	VMOVSD      (R8)(AX*1), X1
+	VMOVHPD     (R9)(AX*1), X1, X1
+	VMOVSD      (R10)(AX*1), X2
+	VMOVHPD     (R11)(AX*1), X2, X2
+	VINSERTF128 $1, X2, Y1, Y1
+	VMOVUPD     Y1, (DI)(DX*1)
+	TESTQ       DX, DX
+	JNE         p1max
+	VMOVAPD     Y1, Y0
+	JMP         p1next
+
+p1max:
+	VMAXPD Y0, Y1, Y0
+
+p1next:
+	ADDQ $8, AX
+	ADDQ $32, DX
+	DECQ R13
+	JNE  p1loop
+
+	// Pass 2: e = fastExp(x) with x = v − max, s = Σ e in Y13, the
+	// lanes' range test in Y14.
+	VXORPD   Y13, Y13, Y13
+	VPCMPEQQ Y14, Y14, Y14
+	LEAQ     ·expTab(SB), BX
+	XORQ     DX, DX
+	MOVQ     CX, R13
+
+p2loop:
+	VMOVUPD (DI)(DX*1), Y1
+	VSUBPD  Y0, Y1, Y1               // x = v − mx
+	VCMPPD  $0x1d, 288(SI), Y1, Y2   // x ≥ −708 (ordered)
+	VANDPD  Y2, Y14, Y14
+	VMULPD  0(SI), Y1, Y2            // x·64/ln2
+	VADDPD  32(SI), Y2, Y2           // + shift
+	VSUBPD  32(SI), Y2, Y3           // kf = (…) − shift
+	VPSUBQ  32(SI), Y2, Y4           // ki = bits − bits(shift)
+	VMULPD  64(SI), Y3, Y5           // kf·hi
+	VSUBPD  Y5, Y1, Y1               // x − kf·hi
+	VMULPD  96(SI), Y3, Y5           // kf·lo
+	VSUBPD  Y5, Y1, Y1               // r
+	VMULPD  128(SI), Y1, Y5          // r/120
+	VADDPD  160(SI), Y5, Y5          // + 1/24
+	VMULPD  Y1, Y5, Y5
+	VADDPD  192(SI), Y5, Y5          // + 1/6
+	VMULPD  Y1, Y5, Y5
+	VADDPD  224(SI), Y5, Y5          // + 1/2
+	VMULPD  Y1, Y5, Y5
+	VADDPD  256(SI), Y5, Y5          // + 1
+	VMULPD  Y5, Y1, Y5               // q = r·(…)
+	VPAND   320(SI), Y4, Y6          // ki & 63
+	VMOVQ   X6, AX
+	VPEXTRQ $1, X6, R12
+	VEXTRACTI128 $1, Y6, X7
+	VMOVSD  (BX)(AX*8), X8
+	VMOVHPD (BX)(R12*8), X8, X8
+	VMOVQ   X7, AX
+	VPEXTRQ $1, X7, R12
+	VMOVSD  (BX)(AX*8), X9
+	VMOVHPD (BX)(R12*8), X9, X9
+	VINSERTF128 $1, X9, Y8, Y8
+	VPSRLQ  $6, Y4, Y4
+	VPSLLQ  $52, Y4, Y4
+	VPADDQ  Y4, Y8, Y8               // t
+	VFMADD213PD Y8, Y5, Y8           // t·q + t
+	VMOVUPD Y8, (DI)(DX*1)
+	VADDPD  Y8, Y13, Y13             // s += e
+	ADDQ    $32, DX
+	DECQ    R13
+	JNE     p2loop
+
+	VMOVMSKPD Y14, AX
+	CMPQ      AX, $15
+	JEQ       p3
+	MOVB      $0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+p3:
+	// Pass 3: p = e·(1/s); g = −p, rest += p off the label's class.
+	VMOVUPD 256(SI), Y1
+	VDIVPD  Y13, Y1, Y1              // inv = 1/s
+	VXORPD  Y2, Y2, Y2               // rest
+	MOVQ    ys+24(FP), R12
+	VMOVDQU (R12), Y3                // labels
+	VPXOR   Y4, Y4, Y4               // class index
+	VMOVDQU 352(SI), Y5              // ones (int64)
+	VMOVUPD 384(SI), Y6              // sign bits
+	XORQ    AX, AX
+	XORQ    DX, DX
+	MOVQ    CX, R13
+
+p3loop:
+	VMULPD   (DI)(DX*1), Y1, Y7      // p
+	VPCMPEQQ Y3, Y4, Y8              // class == label
+	VANDNPD  Y7, Y8, Y9
+	VADDPD   Y9, Y2, Y2              // rest += p where class ≠ label
+	VXORPD   Y6, Y7, Y7              // −p
+	VMOVSD   X7, (R8)(AX*1)
+	VMOVHPD  X7, (R9)(AX*1)
+	VEXTRACTF128 $1, Y7, X7
+	VMOVSD   X7, (R10)(AX*1)
+	VMOVHPD  X7, (R11)(AX*1)
+	VPADDQ   Y5, Y4, Y4
+	ADDQ     $8, AX
+	ADDQ     $32, DX
+	DECQ     R13
+	JNE      p3loop
+
+	// f[r][ys[r]] = rest, rows in order (with ldg = 0 they coincide).
+	VEXTRACTF128 $1, Y2, X3
+	MOVQ    0(R12), AX
+	VMOVSD  X2, (R8)(AX*8)
+	MOVQ    8(R12), AX
+	VMOVHPD X2, (R9)(AX*8)
+	MOVQ    16(R12), AX
+	VMOVSD  X3, (R10)(AX*8)
+	MOVQ    24(R12), AX
+	VMOVHPD X3, (R11)(AX*8)
+	MOVB    $1, ret+48(FP)
+	VZEROUPPER
+	RET

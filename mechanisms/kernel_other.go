@@ -11,3 +11,6 @@ func dot2AVX(x, w *float64, ldw, n8 int, out *[2]float64) { panic("unreachable")
 func outer2AVX(xs **float64, nr int, gr *float64, ldg int, s *float64, lds, n16 int) {
 	panic("unreachable")
 }
+func softmaxResidual4AVX(f *float64, ldg, k int, ys *[4]int, e *float64, c *[expVecLen][4]float64) bool {
+	panic("unreachable")
+}

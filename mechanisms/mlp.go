@@ -246,16 +246,20 @@ func (m MLP) NewGradBatch(rows int) GradBatch {
 	rows = max(rows, 1)
 	hh := m.Hidden
 	return &mlpGrad{m: m, rows: rows, x: make([]float64, rows*m.Features), h: make([]float64, rows*hh),
-		dv: make([]float64, rows*hh), g: make([]float64, rows*m.Classes), delta: make([]float64, rows*hh)}
+		dv: make([]float64, rows*hh), g: make([]float64, rows*m.Classes), delta: make([]float64, rows*hh),
+		ys: make([]int, rows), e: make([]float64, 4*m.Classes)}
 }
 
 // mlpGrad is the MLP's minibatch workspace: a block of gathered records,
 // their hidden activations and tanh derivatives, output residuals and
-// hidden-layer errors.
+// hidden-layer errors, the records' labels and softmaxResidualRows'
+// scratch.
 type mlpGrad struct {
 	m                  MLP
 	rows               int
 	x, h, dv, g, delta []float64
+	ys                 []int
+	e                  []float64
 }
 
 // SumGradLogLik implements GradBatch: backpropagation (GradLogLik) for a
@@ -288,9 +292,11 @@ func (w *mlpGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batch []
 		}
 		gemm(false, true, nb, k, hh, h, hh, theta[w2:b2], hh, 0, g, k)
 		addRow(g, nb, theta[b2:dim])
+		ys := w.ys[:nb]
 		for r, i := range idx {
-			softmaxResidual(g[r*k:(r+1)*k], classOf(recs[i].Y, k))
+			ys[r] = classOf(recs[i].Y, k)
 		}
+		softmaxResidualRows(g, k, ys, w.e)
 		gemm(false, false, nb, hh, k, g, k, theta[w2:b2], hh, 0, delta, hh)
 		for j, v := range dv {
 			delta[j] *= v

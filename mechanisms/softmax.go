@@ -211,16 +211,20 @@ func (m Softmax) GradLogLik(theta []float64, r dataset.Record, grad []float64) {
 // NewGradBatch implements BatchGradModel.
 func (m Softmax) NewGradBatch(rows int) GradBatch {
 	rows = max(rows, 1)
-	return &softmaxGrad{m: m, rows: rows, g: make([]float64, rows*m.Classes), xs: make([]*float64, rows)}
+	return &softmaxGrad{m: m, rows: rows, g: make([]float64, rows*m.Classes), xs: make([]*float64, rows),
+		ys: make([]int, rows), e: make([]float64, 4*m.Classes)}
 }
 
 // softmaxGrad is Softmax's minibatch workspace: the logits, then
-// residuals, of a block of records, and pointers to their features.
+// residuals, of a block of records, pointers to their features, their
+// labels, and softmaxResidualRows' scratch.
 type softmaxGrad struct {
 	m    Softmax
 	rows int
 	g    []float64
 	xs   []*float64
+	ys   []int
+	e    []float64
 }
 
 // SumGradLogLik implements GradBatch. For a block X (b×D) of records with
@@ -235,7 +239,8 @@ type softmaxGrad struct {
 // The products run on the records' own feature slices (no block is
 // gathered) in the kernels of kernel.go: a row of logits is dotRows, four
 // classes at a time, and Gᵀ·X is sumOuter, which keeps two classes × 16
-// features of the sum in registers across the whole block.
+// features of the sum in registers across the whole block. The block's
+// residuals are softmaxResidualRows', four rows per kernel call.
 func (w *softmaxGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batch []int, clip float64, sum []float64) (clipped int) {
 	k, d := w.m.Classes, w.m.Features
 	wts, bias := theta[:k*d], theta[k*d:k*d+k]
@@ -244,17 +249,22 @@ func (w *softmaxGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batc
 	for r0 := 0; r0 < len(batch); r0 += w.rows {
 		idx := batch[r0:min(r0+w.rows, len(batch))]
 		nb := len(idx)
-		g, xs := w.g[:nb*k], w.xs[:nb]
+		g, xs, ys := w.g[:nb*k], w.xs[:nb], w.ys[:nb]
 		for r, i := range idx {
 			xr := recs[i].X[:d]
 			xs[r] = &xr[0]
+			ys[r] = classOf(recs[i].Y, k)
 			gr := g[r*k : (r+1)*k]
 			dotRows(xr, wts, d, gr)
 			for c, b := range bias {
 				gr[c] += b
 			}
-			softmaxResidual(gr, classOf(recs[i].Y, k))
+		}
+		softmaxResidualRows(g, k, ys, w.e)
+		for r, i := range idx {
+			gr := g[r*k : (r+1)*k]
 			if clip > 0 {
+				xr := recs[i].X[:d]
 				if nn := math.Sqrt(dot(gr, gr) * (dot(xr, xr) + 1)); nn > clip {
 					f := clip / nn
 					for c := range gr {
@@ -395,8 +405,66 @@ func softmaxInPlace(f []float64) {
 // Σ_{k≠y} p_k, which keeps its relative precision when p_y is near 1.
 // The exponentials are fastExp's (within 2 ulp of math.Exp): the
 // residual feeds the samplers' gradients only, never a reported
-// probability.
-func softmaxResidual(f []float64, y int) {
+// probability. softmaxResidualGo defines the result; softmaxResidualRows
+// computes the same bits for a block of rows. (One row in the AVX2 kernel,
+// all four lanes on it, is no faster than the Go code: the sequential sums
+// bound it.)
+func softmaxResidual(f []float64, y int) { softmaxResidualGo(f, y) }
+
+// checkLabel panics unless 0 ≤ y < k: softmaxResidual4AVX writes class y
+// of a row unchecked.
+func checkLabel(y, k int) {
+	if uint(y) >= uint(k) {
+		panic(fmt.Sprintf("mechanisms: class %d out of range [0, %d)", y, k))
+	}
+}
+
+// softmaxResidualRows applies softmaxResidual to the len(ys) rows
+// g[r·k : (r+1)·k] with labels ys[r]. With AVX2 + FMA, four rows at a time
+// run in softmaxResidual4AVX (one row per lane, the scalar operations in
+// their order, so the bits are softmaxResidualGo's); e is its scratch, at
+// least 4·k values. The other rows, and any block with a logit outside
+// the kernel's range, run softmaxResidualGo.
+func softmaxResidualRows(g []float64, k int, ys []int, e []float64) {
+	n := len(ys)
+	r := 0
+	if useAVX2 && n >= 4 {
+		_, _ = g[n*k-1], e[4*k-1]
+		for ; r+4 <= n; r += 4 {
+			for _, y := range ys[r : r+4] {
+				checkLabel(y, k)
+			}
+			if !softmaxResidual4AVX(&g[r*k], k, k, (*[4]int)(ys[r:r+4]), &e[0], &expVec) {
+				for i := r; i < r+4; i++ {
+					softmaxResidualGo(g[i*k:(i+1)*k], ys[i])
+				}
+			}
+		}
+	}
+	for ; r < n; r++ {
+		softmaxResidualGo(g[r*k:(r+1)*k], ys[r])
+	}
+}
+
+// expVecLen is the number of constants in expVec.
+const expVecLen = 13
+
+// expVec holds, each in four lanes, the constants of softmaxResidual4AVX
+// at the offsets it reads them: fastExp's, in the order of its operations,
+// the range bound −708, then as integer bits the table mask 63, the class
+// step 1 and the sign bit.
+var expVec = func() (c [expVecLen][4]float64) {
+	v := [expVecLen]float64{expInvLn2x64, expShift, expLn2x64Hi, expLn2x64Lo,
+		1.0 / 120, 1.0 / 24, 1.0 / 6, 1.0 / 2, 1, -708,
+		math.Float64frombits(63), math.Float64frombits(1), math.Float64frombits(1 << 63)}
+	for i, x := range v {
+		c[i] = [4]float64{x, x, x, x}
+	}
+	return c
+}()
+
+// softmaxResidualGo is softmaxResidual in portable Go.
+func softmaxResidualGo(f []float64, y int) {
 	mx := f[0]
 	for _, v := range f[1:] {
 		if v > mx {
@@ -407,13 +475,15 @@ func softmaxResidual(f []float64, y int) {
 	for k, v := range f {
 		// fastExp(v − mx), written out so that the loop makes no call:
 		// v − mx ≤ 0, so only the lower end of its range is tested (a NaN
-		// fails the test too).
+		// fails the test too). The conversions round each product before
+		// its sum, as fastExp and softmaxResidual4AVX do, in every build
+		// (GOAMD64=v3 would otherwise fuse x*y + z).
 		x, e := v-mx, 0.0
 		if x >= -708 {
-			kf := (x*expInvLn2x64 + expShift) - expShift
+			kf := (float64(x*expInvLn2x64) + expShift) - expShift
 			ki := int64(kf)
-			r := (x - kf*expLn2x64Hi) - kf*expLn2x64Lo
-			q := r * (1 + r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120)))))
+			r := (x - float64(kf*expLn2x64Hi)) - float64(kf*expLn2x64Lo)
+			q := r * (1 + float64(r*(1.0/2+float64(r*(1.0/6+float64(r*(1.0/24+float64(r*(1.0/120)))))))))
 			t := math.Float64frombits(math.Float64bits(expTab[ki&63]) + uint64(ki>>6)<<52)
 			e = math.FMA(t, q, t)
 		} else {
