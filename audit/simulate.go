@@ -199,18 +199,13 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress, reu
 				rec = &mechanisms.Recorder{Ref: t.Ref, F: t.F, For: tw.emit}
 				tw.src.SetRecorder(rec)
 			}
-			// The chunk's features are staged in a buffer of the worker's
-			// own, which stays in cache, and copied to the store once the
-			// chunk is done: one burst of writes to memory no core has
-			// touched instead of a scattered store per release.
-			stage := make([]float32, simChunk*t.P*t.F)
 			for {
 				start := int(next.Add(simChunk)) - simChunk
 				if start >= hi {
 					return nil
 				}
 				end := min(start+simChunk, hi)
-				if err := tw.runChunk(ctx, t, start, end, stage, rec, &info); err != nil {
+				if err := tw.runChunk(ctx, t, start, end, rec, &info); err != nil {
 					return err
 				}
 				d := done.Add(int64(end - start))
@@ -229,9 +224,9 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress, reu
 // simChunk is the number of consecutive trials a worker takes at a time.
 const simChunk = 16
 
-// runChunk runs trials [start, end) into t, their features staged in stage
-// (kept by rec when the mechanism can), their Info added to info.
-func (w *trialWorker) runChunk(ctx context.Context, t *Trials, start, end int, stage []float32, rec *mechanisms.Recorder, info *mechanisms.RunSum) error {
+// runChunk runs trials [start, end) into t — their features written in
+// place, by rec when the mechanism can — and adds their Info to info.
+func (w *trialWorker) runChunk(ctx context.Context, t *Trials, start, end int, rec *mechanisms.Recorder, info *mechanisms.RunSum) error {
 	a, row := w.a, t.P*t.F
 	for i := start; i < end; i++ {
 		if err := ctx.Err(); err != nil {
@@ -239,7 +234,7 @@ func (w *trialWorker) runChunk(ctx context.Context, t *Trials, start, end int, s
 		}
 		side := a.side(i)
 		t.Side[i-t.Lo] = side
-		w.out = stage[(i-start)*row:][:row]
+		w.out = t.X[(i-t.Lo)*row:][:row]
 		if rec != nil {
 			rec.Out = w.out
 		}
@@ -257,7 +252,6 @@ func (w *trialWorker) runChunk(ctx context.Context, t *Trials, start, end int, s
 		ri.Correct = nil
 		info.Add(ri)
 	}
-	copy(t.X[(start-t.Lo)*row:(end-t.Lo)*row], stage)
 	return nil
 }
 

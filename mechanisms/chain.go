@@ -376,6 +376,7 @@ func (r *releaser) staged1D() []float64 {
 // its iteration (one record per iteration), the other counters being
 // those of the whole run (the batch-1 loops move none of them).
 func (r *releaser) flush1D(theta, staged []float64, info *Info) error {
+	staged = r.record1D(staged, info)
 	for _, th := range staged {
 		theta[0] = th
 		info.GradEvals = r.at[r.next]
@@ -384,6 +385,40 @@ func (r *releaser) flush1D(theta, staged []float64, info *Info) error {
 		}
 	}
 	return nil
+}
+
+// record1D is flush1D's common case, the engine's: a recorder of one
+// feature keeps the staged states, and their snapshots are written, in
+// one loop with no call per release. It stops at the first state the
+// recorder cannot keep and returns the states left to flush1D's general
+// path (none, as a rule): the same snapshots and stores, in the same
+// order, as release would make.
+func (r *releaser) record1D(staged []float64, info *Info) []float64 {
+	rec, k0 := r.rec, r.next
+	if rec == nil || rec.F != 1 || r.snaps == nil || k0+len(staged) > len(rec.Out) || k0+len(staged) > len(rec.Ref) {
+		return staged
+	}
+	out, ref, at := rec.Out[k0:k0+len(staged)], rec.Ref[k0:k0+len(staged)], r.at[k0:k0+len(staged)]
+	snaps := r.snaps[k0 : k0+len(staged)]
+	snap := info.Snapshot(0)
+	n := 0
+	for j, th := range staged {
+		d := th - ref[j]
+		if !(math.Abs(d) <= math.MaxFloat32) { // NaN too: release says why
+			break
+		}
+		snap.Iterations, snap.GradEvals = at[j], at[j] // one record per iteration
+		snaps[j] = snap
+		out[j] = float32(d)
+		n++
+	}
+	if n > 0 {
+		r.next += n
+		rec.stored += n
+		info.GradEvals = at[n-1]
+		info.PerRelease = r.snaps[:r.next]
+	}
+	return staged[n:]
 }
 
 // diverged1D ends a one-dimensional run whose state th became non-finite

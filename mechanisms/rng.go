@@ -20,11 +20,19 @@ func splitmix64(x uint64) uint64 {
 // trialSeeds returns the two PCG seeds of (audit seed, side, trial index,
 // stream), mixed through SplitMix64.
 func trialSeeds(seed uint64, side dataset.Side, trial int, stream uint64) (uint64, uint64) {
-	a := splitmix64(seed ^ splitmix64(uint64(side)+1))
-	b := splitmix64(a ^ splitmix64(uint64(trial)+0x632be59bd9b4e019))
-	c := splitmix64(b ^ splitmix64(stream+0x85157af5))
-	return b, c
+	b := trialBase(seed, side, trial)
+	return b, trialStream(b, stream)
 }
+
+// trialBase is the first PCG seed of trialSeeds, shared by all streams of
+// a trial.
+func trialBase(seed uint64, side dataset.Side, trial int) uint64 {
+	a := splitmix64(seed ^ splitmix64(uint64(side)+1))
+	return splitmix64(a ^ splitmix64(uint64(trial)+0x632be59bd9b4e019))
+}
+
+// trialStream is the second PCG seed of trialSeeds, given the first.
+func trialStream(b, stream uint64) uint64 { return splitmix64(b ^ splitmix64(stream+0x85157af5)) }
 
 // TrialRNG returns the random source of one trial, a PCG generator seeded
 // from (audit seed, side, trial index, stream) through SplitMix64, so that a
@@ -186,9 +194,13 @@ func NewTrialSource() *TrialSource {
 // to NewTrial(seed, side, i) but for its RNG, which is this source's
 // generator reseeded with the same seeds.
 func (s *TrialSource) Trial(seed uint64, side dataset.Side, i int) Trial {
-	s.pcg.Seed(trialSeeds(seed, side, i, StreamSampler))
+	// The sampler's stream and the seed's share trialSeeds' first half.
+	b := trialBase(seed, side, i)
+	s.pcg.Seed(b, trialStream(b, StreamSampler))
+	var p rand.PCG
+	p.Seed(b, trialStream(b, StreamSeed))
 	if s.rec != nil {
 		s.rec.stored = 0
 	}
-	return Trial{Index: i, Side: side, Seed: TrialDraw(seed, side, i, StreamSeed), RNG: s.rng, source: s}
+	return Trial{Index: i, Side: side, Seed: p.Uint64(), RNG: s.rng, source: s}
 }
