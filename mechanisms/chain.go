@@ -371,6 +371,30 @@ func (r *releaser) staged1D() []float64 {
 	return r.src.staged[:len(r.at)]
 }
 
+// stage1D keeps th as the state of release made and returns the number
+// of releases kept and the iteration of the next (−1 when none is left).
+// It is small enough to inline into the loops.
+func (r *releaser) stage1D(staged []float64, made int, th float64) (int, int) {
+	staged[made] = th
+	made++
+	if made < len(staged) {
+		return made, r.at[made]
+	}
+	return made, -1
+}
+
+// finish1D ends a one-dimensional run at state th after total
+// iterations: the staged releases (flush1D), then θ and the count of
+// gradient evaluations (one record per iteration).
+func (r *releaser) finish1D(theta, staged []float64, info *Info, th float64, total int) error {
+	if err := r.flush1D(theta, staged, info); err != nil {
+		return err
+	}
+	theta[0] = th
+	info.GradEvals = total
+	return nil
+}
+
 // flush1D makes the releases of staged, in order, as release would have
 // during the run: θ[0] set to each state, info's gradient evaluations to
 // its iteration (one record per iteration), the other counters being

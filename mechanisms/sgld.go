@@ -550,20 +550,10 @@ func runBatch1Cyclic(k *affineCoefs, n int, sd float64, theta []float64, rng *ra
 			return rel.diverged1D(theta, staged[:made], info, t, th)
 		}
 		if t == next {
-			staged[made] = th
-			made++
-			next = -1
-			if made < len(staged) {
-				next = rel.at[made]
-			}
+			made, next = rel.stage1D(staged, made, th)
 		}
 	}
-	if err := rel.flush1D(theta, staged[:made], info); err != nil {
-		return err
-	}
-	theta[0] = th
-	info.GradEvals = total
-	return nil
+	return rel.finish1D(theta, staged[:made], info, th, total)
 }
 
 // runBatch1Uniform draws the record of every iteration uniformly from the
@@ -600,20 +590,10 @@ func runBatch1Uniform(k *affineCoefs, n int, sd float64, theta []float64, rng *r
 			return rel.diverged1D(theta, staged[:made], info, t, th)
 		}
 		if t == next {
-			staged[made] = th
-			made++
-			next = -1
-			if made < len(staged) {
-				next = rel.at[made]
-			}
+			made, next = rel.stage1D(staged, made, th)
 		}
 	}
-	if err := rel.flush1D(theta, staged[:made], info); err != nil {
-		return err
-	}
-	theta[0] = th
-	info.GradEvals = total
-	return nil
+	return rel.finish1D(theta, staged[:made], info, th, total)
 }
 
 // runBatch1Reshuffle draws a new random order at the start of every epoch.
@@ -640,18 +620,8 @@ func runBatch1Reshuffle(k *affineCoefs, n int, sd float64, theta []float64, rng 
 			return rel.diverged1D(theta, staged[:made], info, t, th)
 		}
 		if t == next {
-			staged[made] = th
-			made++
-			next = -1
-			if made < len(staged) {
-				next = rel.at[made]
-			}
+			made, next = rel.stage1D(staged, made, th)
 		}
 	}
-	if err := rel.flush1D(theta, staged[:made], info); err != nil {
-		return err
-	}
-	theta[0] = th
-	info.GradEvals = total
-	return nil
+	return rel.finish1D(theta, staged[:made], info, th, total)
 }
