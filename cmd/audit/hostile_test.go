@@ -335,7 +335,7 @@ func init() {
 		return
 	}
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(25) // as main does
+		debug.SetGCPercent(gcPercent) // as main does
 	}
 	code := run(os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr})
 	status, _ := os.ReadFile("/proc/self/status")
