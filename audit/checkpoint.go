@@ -174,7 +174,9 @@ func lockDir(dir string) (*os.File, error) {
 	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
 		return nil, ckErr(dir, "%s is not a regular file", lockName)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	// O_NOFOLLOW: a link planted since the check above fails (ELOOP)
+	// instead of creating or locking a file elsewhere.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		if storageFailed(err) {
 			return nil, writeFailed(dir, err)
@@ -206,6 +208,13 @@ type CheckpointOptions struct {
 	// Notify, when set, receives one-line notes: a discarded checkpoint,
 	// a checkpoint that held no trials yet, a best-effort failure.
 	Notify func(msg string)
+	// OnHold, when set, is called once the run holds the checkpoint (it
+	// has locked the directory and opened its manifest), before its first
+	// trial. A run that goes on without the checkpoint (BestEffort) never
+	// calls it. Only a run that held a checkpoint may remove it: another
+	// run's checkpoint, found busy, may hold the saved work of a run that
+	// is interrupted meanwhile.
+	OnHold func()
 	// Unsynced writes the blocks of trials without waiting for the disk
 	// (no fsync; the manifest still is synced). They survive the process
 	// being interrupted or killed, which leaves them in the kernel's
@@ -242,9 +251,20 @@ func (a *Audit) openCheckpoint(dir string, o CheckpointOptions, hadLock bool) (c
 	}
 	// A manifest is written atomically; an empty one is treated as absent.
 	absent := err != nil || st.Size() == 0
+	if absent && !o.Resume {
+		// Blocks without a manifest (a run killed between the two, or
+		// files put there by hand) are a checkpoint too: a new run must
+		// neither mix them with its own nor write beside something that
+		// is not a regular file.
+		blocks, err := blocksIn(dir)
+		if err != nil {
+			return man, err
+		}
+		absent = len(blocks) == 0
+	}
 	switch {
 	case !absent && o.Resume:
-		existing, err := os.ReadFile(mpath)
+		existing, err := readNoFollow(mpath)
 		if err != nil {
 			return man, ckErr(dir, "cannot read %s: %s", manifestName, unwrapPathError(err))
 		}
@@ -324,6 +344,9 @@ func (a *Audit) SimulateCheckpointedWith(ctx context.Context, dir string, o Chec
 		return nil, err
 	}
 	defer lock.Close()
+	if o.OnHold != nil {
+		o.OnHold()
+	}
 	onDisk, saved, err := savedBlocks(dir, man.Block, n, o.Resume)
 	if err != nil {
 		return nil, err
@@ -406,7 +429,7 @@ func savedBlocks(dir string, block, n int, resume bool) (map[int]string, int, er
 
 // loadBlock reads the saved block of trials [lo, hi) into m.
 func (a *Audit) loadBlock(dir, name string, lo, hi int, m *Merger) error {
-	t, _, err := ReadPartFile(filepath.Join(dir, name))
+	t, _, err := readPartFileFlags(filepath.Join(dir, name), syscall.O_NOFOLLOW)
 	if err != nil {
 		return ckErr(dir, "%w", err)
 	}
@@ -490,7 +513,7 @@ func RemoveCheckpoint(dir string) (bool, error) {
 	if err != nil || !st.IsDir() {
 		return false, err
 	}
-	if f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR, 0); err == nil {
+	if f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|syscall.O_NOFOLLOW, 0); err == nil {
 		defer f.Close()
 		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
 			return false, nil
@@ -575,4 +598,16 @@ func blocksIn(dir string) (map[int]string, error) {
 		out[lo] = name
 	}
 	return out, nil
+}
+
+// readNoFollow reads a small file of a checkpoint without following a
+// symbolic link: a link in its place is an error (ELOOP), not a way to
+// read some other file.
+func readNoFollow(path string) ([]byte, error) {
+	f, _, err := openRegularFlags(path, syscall.O_NOFOLLOW)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 1<<20))
 }

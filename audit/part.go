@@ -251,7 +251,13 @@ func ReadPart(r io.Reader, size int64) (*Trials, []byte, error) {
 
 // ReadPartFile reads a part file from disk; it must be a regular file.
 func ReadPartFile(path string) (*Trials, []byte, error) {
-	f, size, err := openRegular(path)
+	return readPartFileFlags(path, 0)
+}
+
+// readPartFileFlags is ReadPartFile with extra flags for open(2), such as
+// O_NOFOLLOW.
+func readPartFileFlags(path string, flags int) (*Trials, []byte, error) {
+	f, size, err := openRegularFlags(path, flags)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -268,7 +274,12 @@ func ReadPartFile(path string) (*Trials, []byte, error) {
 // rather than waiting for a writer; on a regular file the flag is
 // meaningless.
 func openRegular(path string) (*os.File, int64, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return openRegularFlags(path, 0)
+}
+
+// openRegularFlags is openRegular with extra flags for open(2).
+func openRegularFlags(path string, flags int) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flags, 0)
 	if err != nil {
 		return nil, 0, fmt.Errorf("cannot read %s: %s", path, unwrapPathError(err))
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"os/signal"
@@ -13,6 +14,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -101,11 +104,12 @@ func runRun(args []string, e *env) error {
 	if err := workError(a.CheckWork(0, cfg.Audit.Trials, true)); err != nil {
 		return err
 	}
-	ck, err := checkpointLocation(&f, plan.Hash, cfg.Audit.Trials, e)
+	notes := &heldNotes{}
+	ck, err := checkpointLocation(&f, plan.Hash, cfg.Audit.Trials, notes)
 	if err != nil {
 		return err
 	}
-	trials, err := simulate(ctx, a, ck, &f, cfg.Audit.Trials, prog, args)
+	trials, ck, err := simulate(ctx, a, ck, &f, cfg.Audit.Trials, prog, args, notes)
 	if err != nil {
 		return err
 	}
@@ -118,7 +122,7 @@ func runRun(args []string, e *env) error {
 		fmt.Fprintf(e.stderr, "audit: %d trials run; analysing %d release points\n", cfg.Audit.Trials, len(plan.Points()))
 	}
 	err = writeReport(ctx, e, plan, a, trials, f.outs, f.outs.stdoutTaken(), scenarioAsWritten(fs, args))
-	return afterReport(err, ck, cfg.Audit.Trials, prog, args)
+	return afterReport(err, ck, f.resume, cfg.Audit.Trials, prog, args)
 }
 
 // register adds the flags of "audit run".
@@ -149,50 +153,104 @@ func (f *runFlags) register(fs *flagSet) {
 
 // simulate runs the trials, checkpointed in ck when it names a directory,
 // and turns an interruption or a checkpoint failure into the command's
-// error (with the command that resumes the run, when one can).
-func simulate(ctx context.Context, a *audit.Audit, ck ckLoc, f *runFlags, trials int, prog *progress, args []string) (*audit.Trials, error) {
+// error (with the command that resumes the run, when one can). It returns
+// the checkpoint the run held: ck, or none when the run went on without
+// it (the default checkpoint found busy or unusable), so that the run
+// never offers to resume, or removes, a checkpoint that is not its own.
+// The checkpoint's notes are held until the trials end: a run refused
+// during its trials prints only the refusal.
+func simulate(ctx context.Context, a *audit.Audit, ck ckLoc, f *runFlags, trials int, prog *progress, args []string, notes *heldNotes) (*audit.Trials, ckLoc, error) {
+	var held atomic.Bool
 	t, err := untilInterrupted(ctx, func() (*audit.Trials, error) {
 		if ck.dir != "" {
 			return a.SimulateCheckpointedWith(ctx, ck.dir, audit.CheckpointOptions{
-				Resume: f.resume, Replace: ck.auto, BestEffort: ck.auto, Unsynced: ck.auto, Notify: prog.note})
+				Resume: f.resume, Replace: ck.auto, BestEffort: ck.auto, Unsynced: ck.auto,
+				Notify: notes.add, OnHold: func() { held.Store(true) }})
 		}
 		return a.Simulate(ctx, 0, trials)
 	})
 	prog.finish()
-	if err == nil {
-		return t, nil
+	asked := ck
+	if !held.Load() {
+		ck = ckLoc{}
 	}
 	var ie *audit.InterruptedError
 	var ce *audit.CheckpointError
 	switch {
-	case errors.As(err, &ie) && ie.Dir != "":
-		return nil, interrupted(ie.Error(), ck, args)
+	case err == nil:
+		notes.flush(prog)
+		return t, ck, nil
+	case errors.As(err, &ie) && ie.Dir != "" && ck.dir != "":
+		notes.flush(prog)
+		return nil, ck, interrupted(ie.Error(), ck, args)
 	case ctx.Err() != nil && ck.dir != "":
-		return nil, interrupted("interrupted; the blocks of trials completed so far are saved in "+ck.dir, ck, args)
+		notes.flush(prog)
+		return nil, ck, interrupted("interrupted; the blocks of trials completed so far are saved in "+ck.dir, ck, args)
 	case errors.As(err, &ie) || ctx.Err() != nil:
-		return nil, interruptedError{"interrupted; nothing was saved"}
-	case errors.As(err, &ce):
-		return nil, checkpointError(ce, ck)
+		notes.flush(prog)
+		return nil, ck, interruptedError{"interrupted; nothing was saved"}
 	}
-	return nil, runError(err)
+	// A failure: nothing offers to resume this run, so the default
+	// checkpoint it made is of no use (one it was asked to resume stays,
+	// for a resume once the cause is mended).
+	removeDefaultCheckpoint(ck, !f.resume, prog)
+	if errors.As(err, &ce) {
+		return nil, ck, checkpointError(ce, asked)
+	}
+	return nil, ck, runError(err)
 }
 
 // afterReport is the end of a run, given writeReport's error: an
 // interruption says where the trials are saved; once the report is
-// written the default checkpoint has served and is removed.
-func afterReport(err error, ck ckLoc, trials int, prog *progress, args []string) error {
+// written, or refused (the trials of a run that was not resumed cannot be
+// resumed, as nothing says how), the default checkpoint has served and is
+// removed.
+func afterReport(err error, ck ckLoc, resumed bool, trials int, prog *progress, args []string) error {
 	var in interruptedError
 	var v violationError
-	switch {
-	case errors.As(err, &in) && ck.dir != "":
+	if errors.As(err, &in) && ck.dir != "" {
 		return interrupted(in.msg+fmt.Sprintf("; the %d trials are saved in %s", trials, ck.dir), ck, args)
-	case ck.auto && (err == nil || errors.As(err, &v)):
-		// The report is written: the default checkpoint has served.
-		if _, rerr := audit.RemoveCheckpoint(ck.dir); rerr != nil {
-			prog.note(fmt.Sprintf("cannot remove the checkpoint %s: %s", ck.dir, pathErr(rerr)))
-		}
 	}
+	removeDefaultCheckpoint(ck, err == nil || errors.As(err, &v) || !resumed, prog)
 	return err
+}
+
+// removeDefaultCheckpoint removes the default checkpoint the run held,
+// when ck is one and remove is set; a failure to remove it is a note,
+// not an error: the run's result stands.
+func removeDefaultCheckpoint(ck ckLoc, remove bool, prog *progress) {
+	if !ck.auto || !remove {
+		return
+	}
+	if _, err := audit.RemoveCheckpoint(ck.dir); err != nil {
+		prog.note(fmt.Sprintf("cannot remove the checkpoint %s: %s", ck.dir, pathErr(err)))
+	}
+}
+
+// heldNotes keeps a run's notes about its checkpoint until the trials
+// end: a run refused during its trials then prints its one line of
+// refusal alone, and one that completes or is interrupted prints them
+// first.
+type heldNotes struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+// add keeps msg.
+func (n *heldNotes) add(msg string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.lines = append(n.lines, msg)
+}
+
+// flush prints the notes kept so far, each on its line.
+func (n *heldNotes) flush(p *progress) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, l := range n.lines {
+		p.note(l)
+	}
+	n.lines = nil
 }
 
 // defaultCheckpointAge is how long a default checkpoint in which nothing
@@ -210,42 +268,55 @@ type ckLoc struct {
 // with --no-checkpoint or --save-releases (whose runs cannot be resumed);
 // else the default one, named by the audit ID and trial count under
 // os.UserCacheDir()/mcmcaudit/checkpoints, after removing the default
-// checkpoints older than defaultCheckpointAge. Without a usable cache
-// directory the run goes on without a checkpoint, after one warning.
-func checkpointLocation(f *runFlags, hash string, trials int, e *env) (ckLoc, error) {
+// checkpoints older than defaultCheckpointAge. Every directory of that
+// path is created private or checked (audit.PrivateDir): without a cache
+// directory that passes, the run goes on without a checkpoint after one
+// note (held with the others until the trials end); --resume is refused.
+func checkpointLocation(f *runFlags, hash string, trials int, notes *heldNotes) (ckLoc, error) {
 	if f.checkpoint != "" {
 		return ckLoc{dir: f.checkpoint}, nil
 	}
 	if f.noCheckpoint || f.saveReleases != "" {
 		return ckLoc{}, nil
 	}
-	root, err := defaultCheckpointRoot(!f.resume)
-	if err != nil {
-		if f.resume {
-			return ckLoc{}, usagef("--resume: %v; give --checkpoint DIR", err)
-		}
-		fmt.Fprintf(e.stderr, "audit: warning: %v; this run is not checkpointed\n", err)
-		return ckLoc{}, nil
+	dir, err := defaultCheckpointDir(audit.CheckpointKey(hash, trials), !f.resume)
+	switch {
+	case err == nil:
+		audit.PruneCheckpoints(filepath.Dir(dir), defaultCheckpointAge, time.Now())
+		return ckLoc{dir: dir, auto: true}, nil
+	case f.resume && errors.Is(err, fs.ErrNotExist):
+		return ckLoc{}, usagef("--resume: no interrupted run of this scenario with these flags is saved (looked in %s); run it without --resume", dir)
+	case f.resume:
+		return ckLoc{}, usagef("--resume: %v; give --checkpoint DIR", err)
 	}
-	audit.PruneCheckpoints(root, defaultCheckpointAge, time.Now())
-	return ckLoc{dir: filepath.Join(root, audit.CheckpointKey(hash, trials)), auto: true}, nil
+	notes.add(fmt.Sprintf("warning: %v; this run is not checkpointed", err))
+	return ckLoc{}, nil
 }
 
-// defaultCheckpointRoot returns the directory of the default checkpoints,
-// created private (0700) if missing and create is set.
-func defaultCheckpointRoot(create bool) (string, error) {
+// defaultCheckpointDir returns the default checkpoint directory named
+// key, under the user's cache: cache/mcmcaudit/checkpoints/key, each of
+// the three created private (0700) if missing and create is set, and
+// checked by audit.PrivateDir whether created or found — so that no
+// link or directory planted by someone else can make a run write its
+// trials elsewhere. Without create, a missing element is an error that
+// matches fs.ErrNotExist, returned with the path looked for.
+func defaultCheckpointDir(key string, create bool) (string, error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("no cache directory for the default checkpoint (%v)", err)
 	}
-	root := filepath.Join(cache, "mcmcaudit", "checkpoints")
-	if !create {
-		return root, nil
+	want := filepath.Join(cache, "mcmcaudit", "checkpoints", key)
+	if _, err := audit.PrivateDir(cache, create, "mcmcaudit", "checkpoints", key); err != nil {
+		var unsafe *audit.UnsafeDirError
+		switch {
+		case errors.As(err, &unsafe):
+			return want, fmt.Errorf("refusing the checkpoint directory %s: %s", unsafe.Path, unsafe.Reason)
+		case !create && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)):
+			return want, fs.ErrNotExist
+		}
+		return want, fmt.Errorf("cannot create the checkpoint directory %s: %s", filepath.Dir(want), pathErr(err))
 	}
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		return "", fmt.Errorf("cannot create the checkpoint directory %s: %s", root, pathErr(err))
-	}
-	return root, nil
+	return want, nil
 }
 
 // note prints one line on stderr, clearing the progress bar first; it is

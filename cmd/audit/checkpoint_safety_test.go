@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
+)
+
+// defaultCheckpointOf is where a run of the scenario file scen with
+// trials trials keeps its default checkpoint under root.
+func defaultCheckpointOf(t *testing.T, root, scen string, trials int) string {
+	t.Helper()
+	cfg, err := scenario.LoadConfig(scen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trials > 0 {
+		cfg.Audit.Trials = trials
+	}
+	plan, err := scenario.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Close()
+	return filepath.Join(root, audit.CheckpointKey(plan.Hash, cfg.Audit.Trials))
+}
+
+// Someone who can write into the user's cache plants a link (or a
+// directory everyone can write) where the default checkpoint goes. The
+// run must not write a byte through it: it goes on without a checkpoint
+// after one line naming the path and the reason, and writes its report;
+// --resume is refused with one line (exit 2). On 3f163e1 the runs wrote
+// their lock, manifest and blocks through the links, replacing the
+// victim's manifest.json and a file with a block's name, without a word.
+func TestDefaultCheckpointRefusesPlantedPaths(t *testing.T) {
+	tiny, _ := filepath.Abs(filepath.Join(hostileDir, "tiny.yaml"))
+	block := "trials-000000000000-000000000256.part"
+	for _, c := range []struct {
+		name string
+		// plant prepares the cache (whose checkpoints directory is root
+		// and whose default checkpoint for tiny.yaml is own) and the
+		// victim's directory; it returns the path the message must name.
+		plant  func(t *testing.T, cache, root, own, victim string) string
+		reason string
+	}{
+		{"the checkpoint's own directory a link", func(t *testing.T, cache, root, own, victim string) string {
+			must(t, os.MkdirAll(root, 0o700))
+			must(t, os.Symlink(victim, own))
+			return own
+		}, "is a symbolic link"},
+		{"checkpoints a link", func(t *testing.T, cache, root, own, victim string) string {
+			must(t, os.MkdirAll(filepath.Dir(root), 0o700))
+			must(t, os.Symlink(victim, root))
+			return root
+		}, "is a symbolic link"},
+		{"mcmcaudit a link", func(t *testing.T, cache, root, own, victim string) string {
+			must(t, os.Symlink(victim, filepath.Join(cache, "mcmcaudit")))
+			// Inside the victim, the layout the tool expects.
+			must(t, os.MkdirAll(filepath.Join(victim, "checkpoints", filepath.Base(own)), 0o700))
+			return filepath.Join(cache, "mcmcaudit")
+		}, "is a symbolic link"},
+		{"checkpoints writable by everyone", func(t *testing.T, cache, root, own, victim string) string {
+			must(t, os.MkdirAll(root, 0o700))
+			must(t, os.Chmod(root, 0o777))
+			return root
+		}, "is writable by other users (mode 0777)"},
+		{"a block planted as a link", func(t *testing.T, cache, root, own, victim string) string {
+			must(t, os.MkdirAll(own, 0o700))
+			must(t, os.Symlink(filepath.Join(victim, block), filepath.Join(own, block)))
+			return own
+		}, block + " is not a regular file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cache := t.TempDir()
+			t.Setenv("XDG_CACHE_HOME", cache)
+			root := filepath.Join(cache, "mcmcaudit", "checkpoints")
+			own := defaultCheckpointOf(t, root, tiny, 0)
+			victim := t.TempDir()
+			must(t, os.WriteFile(filepath.Join(victim, "manifest.json"), []byte(`{"victim": true}`), 0o600))
+			must(t, os.WriteFile(filepath.Join(victim, block), []byte("the victim's own file"), 0o600))
+			named := c.plant(t, cache, root, own, victim)
+			before := snapshot(t, victim)
+
+			out, errs, code := runCLI(t, "run", tiny, "--quiet")
+			if code != 0 || !strings.Contains(out, "hostile-tiny") || strings.Count(errs, "\n") != 1 ||
+				!strings.Contains(errs, named) || !strings.Contains(errs, c.reason) ||
+				!strings.HasSuffix(errs, "; this run is not checkpointed\n") {
+				t.Errorf("run: exit %d, stderr %q (want one line naming %s and %q)", code, errs, named, c.reason)
+			}
+			_, errs, code = runCLI(t, "run", tiny, "--quiet", "--resume")
+			if code != exitUsage || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, named) {
+				t.Errorf("--resume: exit %d, stderr %q", code, errs)
+			}
+			if after := snapshot(t, victim); after != before {
+				t.Errorf("the run wrote into the victim's directory:\nbefore %v\nafter  %v", before, after)
+			}
+		})
+	}
+}
+
+// --checkpoint DIR is the user's own directory, but nothing inside it is
+// followed: a lock, manifest or block that is a link is refused (exit 2)
+// and its target is left as it was.
+func TestExplicitCheckpointRefusesLinksInside(t *testing.T) {
+	tiny, _ := filepath.Abs(filepath.Join(hostileDir, "tiny.yaml"))
+	testCache(t)
+	for _, name := range []string{"lock", "manifest.json", "trials-000000000000-000000000256.part"} {
+		dir := filepath.Join(t.TempDir(), "ck")
+		victim := filepath.Join(t.TempDir(), "victim")
+		must(t, os.WriteFile(victim, []byte("the victim's own file"), 0o600))
+		must(t, os.Mkdir(dir, 0o755))
+		must(t, os.Symlink(victim, filepath.Join(dir, name)))
+		for _, resume := range []bool{false, true} {
+			args := []string{"run", tiny, "--quiet", "--checkpoint", dir}
+			if resume {
+				args = append(args, "--resume")
+			}
+			_, errs, code := runCLI(t, args...)
+			if code != exitUsage || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, name+" is not a regular file") {
+				t.Errorf("%s a link, resume %v: exit %d, stderr %q", name, resume, code, errs)
+			}
+			if b, _ := os.ReadFile(victim); string(b) != "the victim's own file" {
+				t.Errorf("%s a link, resume %v: the victim's file now holds %q", name, resume, b)
+			}
+		}
+	}
+}
+
+// A run that finds the default checkpoint busy (another run of the same
+// scenario holds it) goes on without it, and must leave it alone when it
+// ends: on 3f163e1 it removed it, so that the other run, interrupted
+// meanwhile, lost its saved trials and its printed --resume command
+// failed. Here run A holds the checkpoint; run B starts beside it and
+// gets past its set-up; A is interrupted; B completes; A's resume command
+// then writes B's report, byte for byte. The order of these events is
+// forced by stopping the processes (SIGSTOP) and by B's CPU time, not by
+// waiting.
+func TestBusyDefaultCheckpointSurvivesTheOtherRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns child processes")
+	}
+	root := testCache(t)
+	scen, _ := filepath.Abs(filepath.Join(hostileDir, "checkpoints", "long.yaml"))
+	dir := t.TempDir()
+	args := []string{"run", scen, "--trials", "50000", "--quiet", "--workers", "1"}
+	a := startChild(t, dir, nil, append(args, "--json", "a.json")...)
+	waitBlocks(t, filepath.Join(root, "*"), 2, a)
+	must(t, a.cmd.Process.Signal(syscall.SIGSTOP)) // A holds its lock, stopped
+
+	b := startChild(t, dir, nil, append(args, "--json", "b.json")...)
+	// B's set-up (loading, building, trying the lock) takes a few ms of
+	// CPU; its 50,000 trials about a second (several under -race).
+	waitCPU(t, b, 150*time.Millisecond)
+	must(t, b.cmd.Process.Signal(syscall.SIGSTOP))
+
+	a.cmd.Process.Signal(syscall.SIGCONT)
+	code, _ := a.signal(t, syscall.SIGINT)
+	_, hint, ok := strings.Cut(strings.TrimSpace(a.stderr.String()), "; resume with: ")
+	if code != exitInterrupted || !ok {
+		t.Fatalf("A interrupted: exit %d, stderr %q", code, a.stderr.String())
+	}
+	b.cmd.Process.Signal(syscall.SIGCONT)
+	b.cmd.Wait()
+	if code := b.cmd.ProcessState.ExitCode(); code != 0 || strings.Count(b.stderr.String(), "\n") != 1 ||
+		!strings.Contains(b.stderr.String(), "is in use by another run; this run is not checkpointed") {
+		t.Fatalf("B beside A: exit %d, stderr %q", code, b.stderr.String())
+	}
+	if cks := checkpointsIn(root); len(cks) != 1 {
+		t.Fatalf("A's checkpoint did not outlive B: checkpoints %v", cks)
+	}
+	sh := exec.Command("/bin/sh", "-c", hint)
+	sh.Env = append(os.Environ(), "AUDIT_MAIN=1")
+	sh.Dir = dir
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("A's resume command failed: %v\n%s", err, out)
+	}
+	ra, _ := os.ReadFile(filepath.Join(dir, "a.json"))
+	rb, _ := os.ReadFile(filepath.Join(dir, "b.json"))
+	if len(ra) == 0 || !bytes.Equal(ra, rb) {
+		t.Errorf("A resumed wrote %d bytes, B %d: the reports differ", len(ra), len(rb))
+	}
+}
+
+// waitCPU waits until the child has used d of CPU time (user + system),
+// read from /proc: a measure of how far it got that a busy machine does
+// not stretch.
+func waitCPU(t *testing.T, c *child, d time.Duration) {
+	t.Helper()
+	tick := time.Second / 100 // USER_HZ on Linux
+	stat := filepath.Join("/proc", strconv.Itoa(c.cmd.Process.Pid), "stat")
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			t.Fatalf("child gone before %v of CPU: %v (stderr %q)", d, err, c.stderr.String())
+		}
+		// Fields after the command name in parentheses: state is the
+		// first, utime the 12th and stime the 13th.
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 12 {
+			if fields[0] == "Z" {
+				t.Fatalf("child ended before %v of CPU (stderr %q)", d, c.stderr.String())
+			}
+			u, _ := strconv.Atoi(fields[11])
+			k, _ := strconv.Atoi(fields[12])
+			if time.Duration(u+k)*tick >= d {
+				return
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("child used less than %v of CPU in 2 minutes (stderr %q)", d, c.stderr.String())
+}
+
+// A run that fails during its trials (exit 2: the chain diverges) prints
+// one line — the notes about its checkpoint, here the earlier run's
+// discarded trials, are not printed beside a refusal — and removes the
+// default checkpoint it made, since it printed no way to resume it (on
+// 3f163e1 it stayed in the cache for 30 days).
+func TestFailedRunLeavesNoDefaultCheckpoint(t *testing.T) {
+	root := testCache(t)
+	dir := t.TempDir()
+	tiny, _ := os.ReadFile(filepath.Join(hostileDir, "tiny.yaml"))
+	// An SGLD chain whose step makes it diverge, on tiny's data.
+	diverging := strings.Replace(string(tiny), "sampler: {gaussian_query: {sigma: 1}}",
+		"sampler: {sgld: {step: {eta: 50}, batch: 3, scheme: cyclic, epochs: 200}}\ninit: {theta: [0]}\nrelease: {mode: final}", 1)
+	scen := filepath.Join(dir, "diverging.yaml")
+	must(t, os.WriteFile(scen, []byte(diverging), 0o644))
+	own := defaultCheckpointOf(t, root, scen, 0)
+
+	// What a killed run leaves: a lock, a manifest, a block of trials.
+	_, errs, code := runCLI(t, "run", scen, "--quiet")
+	if code != exitUsage || strings.Count(errs, "\n") != 1 {
+		t.Fatalf("the diverging scenario: exit %d, stderr %q", code, errs)
+	}
+	refusal := errs
+	if cks := checkpointsIn(root); len(cks) != 0 {
+		t.Errorf("a run refused during its trials left its checkpoint: %v", cks)
+	}
+	must(t, os.MkdirAll(own, 0o700))
+	must(t, os.WriteFile(filepath.Join(own, "lock"), nil, 0o600))
+	must(t, os.WriteFile(filepath.Join(own, "manifest.json"), []byte("{}\n"), 0o600))
+	must(t, os.WriteFile(filepath.Join(own, "trials-000000000000-000000000256.part"), []byte("x"), 0o600))
+	_, errs, code = runCLI(t, "run", scen, "--quiet")
+	if code != exitUsage || errs != refusal {
+		t.Errorf("after a killed run: exit %d, stderr %q, want %q alone", code, errs, refusal)
+	}
+	if cks := checkpointsIn(root); len(cks) != 0 {
+		t.Errorf("the refused run left the checkpoint it replaced: %v", cks)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
