@@ -12,7 +12,7 @@ import tempfile
 from . import _yaml
 from ._binary import cache_dir
 from ._runner import ENV_SERVING
-from ._tool import run_tool, write_private_dir
+from ._tool import read_output, run_tool, tool_json, write_private_dir
 from .errors import InputError
 from .report import EpsilonResult, Report
 
@@ -274,7 +274,7 @@ def audit(run, dim, releases, *, trials, d=None, d_prime=None, data=None, neighb
         except KeyboardInterrupt as e:
             raise _tool_error_to_interrupt(e, "To continue from what is saved, call audit() again with the "
                                               "same arguments, from the same directory, and resume=True.") from None
-        return _read_report(staging, text, code, html)
+        return _read_report(staging, text, code, html, "run")
     finally:
         _rmtree(staging)
 
@@ -299,13 +299,12 @@ def _rmtree(path):
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _read_report(dirpath, text, code, want_html):
-    with open(os.path.join(dirpath, "report.json"), encoding="utf-8") as f:
-        doc = json.load(f)
+def _read_report(dirpath, text, code, want_html, command):
+    doc = tool_json(read_output(os.path.join(dirpath, "report.json"), command, code), command, code, "report",
+                    source="report.json")
     page = None
     if want_html:
-        with open(os.path.join(dirpath, "report.html"), encoding="utf-8") as f:
-            page = f.read()
+        page = read_output(os.path.join(dirpath, "report.html"), command, code)
     return Report(doc, text=text, html=page, exit_code=code)
 
 
@@ -414,14 +413,14 @@ def analyze(d_samples, d_prime_samples, *, points=None, delta=1e-5, confidence=0
         if workers is not None:
             args += ["--workers", str(workers)]
         code, text, _ = run_tool(args, "analyze")
-        return _read_report(staging, text, code, html)
+        return _read_report(staging, text, code, html, "analyze")
     finally:
         _rmtree(staging)
 
 
 def _epsilon(flags):
     code, text, _ = run_tool(["epsilon"] + flags + ["--json", "-"], "epsilon", echo=True)
-    return EpsilonResult(json.loads(text))
+    return EpsilonResult(tool_json(text, "epsilon", code, "counts"))
 
 
 # The ranges of the counts, as `audit epsilon` has them (maxCount and
