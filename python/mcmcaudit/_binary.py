@@ -86,6 +86,31 @@ def _build(repo):
     return out
 
 
+def _not_runnable(path):
+    """Why `path` cannot be the binary to run (missing, a directory, not executable), or None."""
+    if not os.path.exists(path):
+        return "no such file"
+    if os.path.isdir(path):
+        return "a directory, not a file"
+    if not os.path.isfile(path):
+        return "not a regular file"
+    if not os.access(path, os.X_OK):
+        return "not executable"
+    return None
+
+
+def _show(path):
+    """`path` for a one-line message: quoted when it holds a newline or another unprintable character."""
+    return path if path.isprintable() else repr(path)
+
+
+def describe(path):
+    """How messages name the binary at `path`: "MCMCAUDIT_BIN=path" when it came from there."""
+    if os.environ.get(ENV_BIN) == path:
+        return "%s=%s" % (ENV_BIN, _show(path))
+    return "the audit binary %s" % _show(path)
+
+
 def find_binary(build=True):
     """The path of the `audit` binary to run.
 
@@ -102,8 +127,10 @@ def find_binary(build=True):
             return _found
         env = os.environ.get(ENV_BIN)
         if env:
-            if not (os.path.isfile(env) and os.access(env, os.X_OK)):
-                raise AuditError(2, "%s=%s: not an executable file" % (ENV_BIN, env))
+            problem = _not_runnable(env)
+            if problem:
+                raise AuditError(2, "%s=%s: %s; it must be the path of mcmcaudit's audit binary"
+                                 % (ENV_BIN, _show(env), problem))
             _found = env
             return env
         on_path = shutil.which("audit")

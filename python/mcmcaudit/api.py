@@ -3,6 +3,8 @@
 import hashlib
 import json
 import math
+import numbers
+import operator
 import os
 import sys
 import tempfile
@@ -10,11 +12,53 @@ import tempfile
 from . import _yaml
 from ._binary import cache_dir
 from ._runner import ENV_SERVING
-from ._tool import run_tool, write_private_dir
+from ._tool import read_output, run_tool, tool_json, write_private_dir
+from .errors import InputError
 from .report import EpsilonResult, Report
 
 _NOTEBOOK_HINT = ("another process must import it: put it in a module file (in a notebook, a cell "
                   "starting %%writefile my_sampler.py) and import it from there, or pass 'module:function'")
+
+
+def _is_bool(x):
+    """True for Python's and NumPy's booleans (True is an int to Python, but never a count)."""
+    t = type(x)
+    return isinstance(x, bool) or (t.__module__ == "numpy" and t.__name__ in ("bool_", "bool"))
+
+
+def _count(where, name, value, lo, hi=None):
+    """`value` as an int if it is a whole number in [lo, hi] (hi None: no upper bound), else InputError.
+
+    Python and NumPy integers and floats with no fractional part (100.0)
+    are counts; 100.5, True, "100" and None are not: int() would truncate
+    or convert them silently.
+    """
+    n = None
+    if not _is_bool(value):
+        try:
+            n = operator.index(value)
+        except TypeError:
+            if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
+                n = int(value)
+    if n is None or n < lo or (hi is not None and n > hi):
+        allowed = "in [%d, %d]" % (lo, hi) if hi is not None else ">= %d" % lo
+        raise InputError("%s: %s: must be an integer %s, got %r" % (where, name, allowed, value))
+    return n
+
+
+def _real(where, name, value):
+    """`value` as a float if it is a real number (not a bool, a string or a complex number), else InputError.
+
+    Its range is left to the tool, which names it.
+    """
+    bad = _is_bool(value) or isinstance(value, (str, bytes)) or (
+        isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real))
+    if not bad:
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            pass
+    raise InputError("%s: %s: must be a real number, got %r" % (where, name, value))
 
 
 def _function_ref(fn, what):
@@ -145,13 +189,11 @@ def audit(run, dim, releases, *, trials, d=None, d_prime=None, data=None, neighb
         raise ValueError("give the datasets (d, d_prime) or the tool's data and neighbour sections, not both")
     if (data is None) != (neighbour is None):
         raise ValueError("data and neighbour go together: the tool builds D' from D with the neighbour section")
-    if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
-        raise ValueError("dim must be an integer >= 1, got %r" % (dim,))
+    dim = _count("audit", "dim", dim, 1)
     labels = [str(r) for r in releases]
     if not labels:
         raise ValueError("releases must name at least one release point")
-    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-        raise ValueError("trials must be an integer >= 1, got %r" % (trials,))
+    trials = _count("audit", "trials", trials, 1)
 
     spec = {
         "function": _function_ref(run, "run"),
@@ -232,7 +274,7 @@ def audit(run, dim, releases, *, trials, d=None, d_prime=None, data=None, neighb
         except KeyboardInterrupt as e:
             raise _tool_error_to_interrupt(e, "To continue from what is saved, call audit() again with the "
                                               "same arguments, from the same directory, and resume=True.") from None
-        return _read_report(staging, text, code, html)
+        return _read_report(staging, text, code, html, "run")
     finally:
         _rmtree(staging)
 
@@ -257,13 +299,12 @@ def _rmtree(path):
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _read_report(dirpath, text, code, want_html):
-    with open(os.path.join(dirpath, "report.json"), encoding="utf-8") as f:
-        doc = json.load(f)
+def _read_report(dirpath, text, code, want_html, command):
+    doc = tool_json(read_output(os.path.join(dirpath, "report.json"), command, code), command, code, "report",
+                    source="report.json")
     page = None
     if want_html:
-        with open(os.path.join(dirpath, "report.html"), encoding="utf-8") as f:
-            page = f.read()
+        page = read_output(os.path.join(dirpath, "report.html"), command, code)
     return Report(doc, text=text, html=page, exit_code=code)
 
 
@@ -273,30 +314,52 @@ def _claim_flags(claim):
     claim = dict(claim)
     flags = []
     if "gdp" in claim:
-        flags += ["--claim-gdp", repr(float(claim.pop("gdp")))]
+        flags += ["--claim-gdp", repr(_real("analyze", "claim gdp", claim.pop("gdp")))]
     if "epsilon" in claim or "delta" in claim:
         if "epsilon" not in claim or "delta" not in claim:
             raise ValueError("claim: epsilon and delta go together, got %r" % (claim,))
-        flags += ["--claim-epsilon", repr(float(claim.pop("epsilon"))), "--claim-delta", repr(float(claim.pop("delta")))]
+        flags += ["--claim-epsilon", repr(_real("analyze", "claim epsilon", claim.pop("epsilon"))),
+                  "--claim-delta", repr(_real("analyze", "claim delta", claim.pop("delta")))]
     if claim:
         raise ValueError("claim: analyze takes gdp, or epsilon with delta; unknown %s" % ", ".join(sorted(claim)))
     return flags
 
 
-def _write_samples(x, base):
+# The kinds of NumPy dtype that hold samples: signed and unsigned integers
+# and floats, as the tool reads them from CSV (its .npy files hold floats).
+# Not bool (a mask passed by mistake), complex (float64 would drop the
+# imaginary part), strings, objects, dates or records.
+_REAL_KINDS = "iuf"
+
+
+def _sample_array(np, x, name):
+    """`x` as an array of real numbers, or InputError naming the argument `name` of analyze."""
+    try:
+        a = np.asarray(x)
+    except ValueError as e:
+        # Rows of different lengths: NumPy refuses the ragged list.
+        raise InputError("analyze: %s: not an array of runs (%s)" % (name, str(e).split("\n")[0])) from None
+    if a.dtype.kind not in _REAL_KINDS:
+        raise InputError("analyze: %s: samples must be real numbers (an integer or float array), got dtype %s"
+                         % (name, a.dtype))
+    return a
+
+
+def _write_samples(x, base, name):
     """Samples as .npy (NumPy present) or CSV (lists of rows, standard library only)."""
     try:
         import numpy as np
     except ImportError:
         np = None
     if np is not None:
-        a = np.asarray(x, dtype=np.float64)
+        a = _sample_array(np, x, name).astype(np.float64)
         if a.ndim not in (2, 3):
-            raise ValueError("samples must be 2-D (runs, points*dim) or 3-D (runs, points, dim), got shape %s" % (a.shape,))
+            raise InputError("analyze: %s: samples must be 2-D (runs, points*dim) or 3-D (runs, points, dim), got shape %s"
+                             % (name, a.shape))
         path = base + ".npy"
         np.save(path, np.ascontiguousarray(a.astype("<f8")), allow_pickle=False)
         return path
-    rows = [[float(v) for v in row] for row in x]
+    rows = [[_real("analyze", name, v) for v in row] for row in x]
     for row in rows:
         for v in row:
             if not math.isfinite(v):
@@ -322,20 +385,21 @@ def analyze(d_samples, d_prime_samples, *, points=None, delta=1e-5, confidence=0
     """
     staging = tempfile.mkdtemp(prefix="mcmcaudit-")
     try:
-        pd = _write_samples(d_samples, os.path.join(staging, "D"))
-        pp = _write_samples(d_prime_samples, os.path.join(staging, "DPRIME"))
+        pd = _write_samples(d_samples, os.path.join(staging, "D"), "d_samples")
+        pp = _write_samples(d_prime_samples, os.path.join(staging, "DPRIME"), "d_prime_samples")
         args = ["analyze", pd, pp, "--json", os.path.join(staging, "report.json")]
         if html:
             args += ["--html", os.path.join(staging, "report.html")]
         if scenario is not None:
             args += ["--scenario", os.path.abspath(scenario)]
         else:
-            sp = ":".join(repr(float(f)) for f in split)
-            args += ["--delta", repr(float(delta)), "--confidence", repr(float(confidence)), "--split", sp,
+            sp = ":".join(repr(_real("analyze", "split", f)) for f in split)
+            args += ["--delta", repr(_real("analyze", "delta", delta)),
+                     "--confidence", repr(_real("analyze", "confidence", confidence)), "--split", sp,
                      "--attacks", ",".join(attacks)]
         if points is not None:
-            if isinstance(points, int) and not isinstance(points, bool):
-                args += ["--points", str(points)]
+            if _is_bool(points) or isinstance(points, numbers.Real):
+                args += ["--points", str(_count("analyze", "points", points, 1))]
             else:
                 labels = [str(p) for p in points]
                 if any("," in p for p in labels):
@@ -349,14 +413,20 @@ def analyze(d_samples, d_prime_samples, *, points=None, delta=1e-5, confidence=0
         if workers is not None:
             args += ["--workers", str(workers)]
         code, text, _ = run_tool(args, "analyze")
-        return _read_report(staging, text, code, html)
+        return _read_report(staging, text, code, html, "analyze")
     finally:
         _rmtree(staging)
 
 
 def _epsilon(flags):
     code, text, _ = run_tool(["epsilon"] + flags + ["--json", "-"], "epsilon", echo=True)
-    return EpsilonResult(json.loads(text))
+    return EpsilonResult(tool_json(text, "epsilon", code, "counts"))
+
+
+# The ranges of the counts, as `audit epsilon` has them (maxCount and
+# maxCanaries in cmd/audit/epsilon.go; test_hostile.py checks that they agree).
+_MAX_COUNT = 100_000_000
+_MAX_CANARIES = 10_000_000
 
 
 def epsilon(fp, negatives, fn, positives, *, delta=1e-5, confidence=0.95):
@@ -367,9 +437,12 @@ def epsilon(fp, negatives, fn, positives, *, delta=1e-5, confidence=0.95):
     (Heller-Fetaya eq. 12 with Clopper-Pearson bounds), mu_lb,
     epsilon_if_gaussian, ceiling and the plug-in point estimate.
     """
-    return _epsilon(["--fp", str(int(fp)), "--negatives", str(int(negatives)), "--fn", str(int(fn)),
-                     "--positives", str(int(positives)), "--delta", repr(float(delta)),
-                     "--confidence", repr(float(confidence))])
+    w = "epsilon"
+    return _epsilon(["--fp", str(_count(w, "fp", fp, 0, _MAX_COUNT)),
+                     "--negatives", str(_count(w, "negatives", negatives, 1, _MAX_COUNT)),
+                     "--fn", str(_count(w, "fn", fn, 0, _MAX_COUNT)),
+                     "--positives", str(_count(w, "positives", positives, 1, _MAX_COUNT)),
+                     "--delta", repr(_real(w, "delta", delta)), "--confidence", repr(_real(w, "confidence", confidence))])
 
 
 def epsilon_one_run(canaries, guesses, correct, *, delta=1e-5, confidence=0.95):
@@ -380,6 +453,8 @@ def epsilon_one_run(canaries, guesses, correct, *, delta=1e-5, confidence=0.95):
     epsilon_lb (Steinke, Nasr & Jagielski 2023), mu_lb (Mahloujifar, Melis
     & Chaudhuri 2024), epsilon_if_gaussian and the ceiling.
     """
-    return _epsilon(["--one-run", "--canaries", str(int(canaries)), "--guesses", str(int(guesses)),
-                     "--correct", str(int(correct)), "--delta", repr(float(delta)),
-                     "--confidence", repr(float(confidence))])
+    w = "epsilon_one_run"
+    return _epsilon(["--one-run", "--canaries", str(_count(w, "canaries", canaries, 1, _MAX_CANARIES)),
+                     "--guesses", str(_count(w, "guesses", guesses, 0, _MAX_CANARIES)),
+                     "--correct", str(_count(w, "correct", correct, 0, _MAX_CANARIES)),
+                     "--delta", repr(_real(w, "delta", delta)), "--confidence", repr(_real(w, "confidence", confidence))])

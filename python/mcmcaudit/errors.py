@@ -18,3 +18,17 @@ class AuditError(Exception):
 
     def __str__(self):
         return "%s (exit code %d)" % (self.message, self.exit_code)
+
+
+class InputError(AuditError, ValueError):
+    """An argument the package refuses before running the tool (exit code 2).
+
+    It is an AuditError, like the tool's own refusal of bad input, and a
+    ValueError, like the package's other checks of its arguments, so that
+    either `except` catches it. `message` names the argument and what it
+    may be, e.g. "epsilon_one_run: canaries: must be an integer in
+    [1, 10000000], got 100.5".
+    """
+
+    def __init__(self, message):
+        super().__init__(2, message)
