@@ -3,6 +3,7 @@
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import threading
@@ -17,16 +18,70 @@ _lock = threading.Lock()
 _found = None
 
 
+def _cache_base():
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base or not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return base
+
+
 def cache_dir():
     """The package's cache directory: $XDG_CACHE_HOME/mcmcaudit (default ~/.cache/mcmcaudit).
 
     Built binaries and the files of audits of Python functions go there,
     never inside the installed package.
     """
-    base = os.environ.get("XDG_CACHE_HOME")
-    if not base or not os.path.isabs(base):
-        base = os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "mcmcaudit")
+    return os.path.join(_cache_base(), "mcmcaudit")
+
+
+def private_cache_dir(*elems):
+    """The directory cache_dir()/elems..., each element created 0700 if missing, and checked.
+
+    The same rules as the tool's default checkpoint (docs/scale-out.md):
+    the cache directory must be owned by the user (or root) and writable by
+    nobody else unless sticky; mcmcaudit/ and every element below it must be
+    a directory, not a symbolic link, owned by the user and writable by
+    nobody else, whether created now or found. Otherwise AuditError (exit
+    code 2) names the path and the reason: someone who can write into the
+    user's cache must not be able to make the package write (or run a
+    binary) elsewhere.
+    """
+    base = _cache_base()
+    try:
+        os.makedirs(base, mode=0o700, exist_ok=True)
+        st = os.stat(base)
+    except OSError as e:
+        raise AuditError(2, "cannot create the cache directory %s: %s" % (base, e.strerror or e)) from None
+    uid = os.geteuid()
+    if not stat.S_ISDIR(st.st_mode):
+        _unsafe(base, "is not a directory")
+    if st.st_uid not in (uid, 0):
+        _unsafe(base, "is owned by another user (uid %d)" % st.st_uid)
+    if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+        _unsafe(base, "is writable by other users (mode %04o) and not sticky" % stat.S_IMODE(st.st_mode))
+    path = base
+    for e in ("mcmcaudit",) + elems:
+        path = os.path.join(path, e)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        except OSError as err:
+            raise AuditError(2, "cannot create the cache directory %s: %s" % (path, err.strerror or err)) from None
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            _unsafe(path, "is a symbolic link")
+        if not stat.S_ISDIR(st.st_mode):
+            _unsafe(path, "is not a directory")
+        if st.st_uid != uid:
+            _unsafe(path, "is owned by another user (uid %d)" % st.st_uid)
+        if st.st_mode & 0o022:
+            _unsafe(path, "is writable by other users (mode %04o)" % stat.S_IMODE(st.st_mode))
+    return path
+
+
+def _unsafe(path, reason):
+    raise AuditError(2, "refusing the cache directory %s: %s (remove it, or make it yours and private)" % (path, reason))
 
 
 def _is_repo(d):
@@ -66,8 +121,7 @@ def _build(repo):
     if go is None:
         raise AuditError(2, "no audit binary: set %s to its path, put `audit` on PATH, or install Go to build it "
                             "from the repository (%s)" % (ENV_BIN, repo))
-    bindir = os.path.join(cache_dir(), "bin")
-    os.makedirs(bindir, mode=0o700, exist_ok=True)
+    bindir = private_cache_dir("bin")
     name = "audit-" + hashlib.sha256(repo.encode()).hexdigest()[:12]
     out = os.path.join(bindir, name)
     tmp = "%s.tmp%d" % (out, os.getpid())

@@ -180,9 +180,3 @@ def run_tool(args, command, total=None, progress=True, echo=True, cwd=None):
                                         "is it mcmcaudit's audit binary?" % (command, describe(binary), code),
                          "\n".join(lines[-20:]))
     raise AuditError(code, _message(lines, command, binary, code), "\n".join(lines[-20:]))
-
-
-def write_private_dir(path):
-    """Create directory `path` (and its parents) readable by the user only."""
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    return path

@@ -10,9 +10,9 @@ import sys
 import tempfile
 
 from . import _yaml
-from ._binary import cache_dir
+from ._binary import private_cache_dir
 from ._runner import ENV_SERVING
-from ._tool import read_output, run_tool, tool_json, write_private_dir
+from ._tool import read_output, run_tool, tool_json
 from .errors import InputError
 from .report import EpsilonResult, Report
 
@@ -240,7 +240,7 @@ def audit(run, dim, releases, *, trials, d=None, d_prime=None, data=None, neighb
 
         key = hashlib.sha256(json.dumps([spec, digests, sc, python or sys.executable], sort_keys=True,
                                         default=str).encode()).hexdigest()[:16]
-        rundir = write_private_dir(os.path.join(cache_dir(), "runs", key))
+        rundir = private_cache_dir("runs", key)
         if d is not None:
             for side, p in list(spec["datasets"].items()):
                 dest = os.path.join(rundir, os.path.basename(p))
