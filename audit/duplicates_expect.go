@@ -227,53 +227,52 @@ func newProbeColumn(x []float64, g valueGrid) *probeColumn {
 // mass estimates the probability that a run of this dataset releases
 // exactly v at this probe: the density near v, from the values other than
 // v (so that copies of v do not raise it), times the grid's spacing at v.
-// The density is the k-nearest-neighbour estimate c/(n·2d), d the
+// The density is the k-nearest-neighbour estimate c/(m·2d), d the
 // distance to the k-th nearest value other than v and c the values within
-// d (ties at d included). others is the number of runs the estimate
+// d (ties at d included); m, others, is the number of runs the estimate
 // counts (n − 1 when v is one of the column's own values). ok is false
 // when the column holds no value other than v.
 func (c *probeColumn) mass(v float64, others int) (float64, bool) {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	if math.IsNaN(v) || math.IsInf(v, 0) || others < 1 {
 		return 0, false
 	}
-	i := sort.SearchFloat64s(c.vals, v) // first ≥ v
-	l, r := i-1, i
-	if r < len(c.vals) && c.vals[r] == v {
-		r++
-	}
-	if (l < 0 && r >= len(c.vals)) || others < 1 {
-		return 0, false
-	}
-	count, d := 0, 0.0
-	for count < repeatNeighbours && (l >= 0 || r < len(c.vals)) {
-		dl, dr := math.Inf(1), math.Inf(1)
-		if l >= 0 {
-			dl = v - c.vals[l]
-		}
-		if r < len(c.vals) {
-			dr = c.vals[r] - v
-		}
-		if dl <= dr {
-			d, count = dl, count+c.counts[l]
-			l--
-		}
-		if dr <= dl {
-			d, count = dr, count+c.counts[r]
-			r++
-		}
-	}
-	// Values at exactly distance d beyond the last ones taken.
-	for ; l >= 0 && v-c.vals[l] == d; l-- {
-		count += c.counts[l]
-	}
-	for ; r < len(c.vals) && c.vals[r]-v == d; r++ {
-		count += c.counts[r]
-	}
-	if !(d > 0) || math.IsInf(d, 0) {
+	count, d := c.nearest(v, repeatNeighbours)
+	if count == 0 || !(d > 0) {
 		return 0, false
 	}
 	p := c.grid.spacing(v) * float64(count) / (float64(others) * 2 * d)
 	return min(p, 1), true
+}
+
+// nearest returns d, the distance from v to the k-th nearest value other
+// than v, and count, the number of values other than v within d (all
+// those at distance d included); count is 0 when there are none.
+func (c *probeColumn) nearest(v float64, k int) (count int, d float64) {
+	r := sort.SearchFloat64s(c.vals, v) // the first value ≥ v
+	l := r - 1
+	if r < len(c.vals) && c.vals[r] == v {
+		r++
+	}
+	dist := func(j int) float64 {
+		if j < 0 || j >= len(c.vals) {
+			return math.Inf(1)
+		}
+		return math.Abs(c.vals[j] - v)
+	}
+	for count < k {
+		next := min(dist(l), dist(r))
+		if math.IsInf(next, 1) {
+			break
+		}
+		d = next
+		for ; dist(l) == d; l-- {
+			count += c.counts[l]
+		}
+		for ; dist(r) == d; r++ {
+			count += c.counts[r]
+		}
+	}
+	return count, d
 }
 
 // rowMass bounds the probability that a run releases exactly the probe

@@ -211,6 +211,15 @@ func TestProbeMassIgnoresCopies(t *testing.T) {
 	if !ok0 || !ok1 || m1 > m0*1.01 || m0 <= 0 {
 		t.Errorf("mass %g, with 5 copies %g", m0, m1)
 	}
+	// On a saturated grid (integers 1, 2, 3, seen 3, 5 and 4 times) the
+	// values nearest 2 are all 7 at distance 1, ties on both sides.
+	g := newProbeColumn([]float64{1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 3, 3}, gridOf([]float64{1, 2, 3}))
+	if count, d := g.nearest(2, repeatNeighbours); count != 7 || d != 1 {
+		t.Errorf("nearest 2: %d values within %g", count, d)
+	}
+	if m, ok := g.mass(2, 11); !ok || m != 7.0/22 {
+		t.Errorf("mass at 2: %g %v, want 7/22 (7 of 11 other runs on the 2 points at distance 1)", m, ok)
+	}
 	var d, dp [][]float64
 	for i := 0; i < 50; i++ {
 		d, dp = append(d, []float64{float64(float32(0.3))}), append(dp, []float64{float64(float32(1.3))})

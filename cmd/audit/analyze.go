@@ -204,7 +204,7 @@ func (f *analyzeFlags) register(fs *flagSet) {
 	fs.floatVar(&f.claimDelta, "claim-delta", math.NaN(), "[0, 1)", inDelta, "claimed δ (with --claim-epsilon), in")
 	fs.floatVar(&f.claimGDP, "claim-gdp", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed μ of μ-GDP, in")
 	fs.intVar(&f.workers, "workers", 0, 0, audit.MaxWorkers, "concurrent analyses (0: one per CPU; never changes the result),")
-	fs.BoolVar(&f.allowDuplicateRows, "allow-duplicate-rows", false, "accept rows that repeat another row exactly (a mechanism with a discrete output), with a warning and a note in the report")
+	fs.BoolVar(&f.allowDuplicateRows, "allow-duplicate-rows", false, "accept rows that repeat another row exactly more often than independent rows would at the values' resolution (a mechanism with a discrete output), with a warning and a note in the report")
 }
 
 // checkAnalyzeFlags checks the arguments, the flags that --scenario
