@@ -171,7 +171,7 @@ func (hdr *partHeader) check(size, hlen int64) error {
 	if hdr.Hashes {
 		want += 8 * m
 	}
-	if hdr.Probes < 0 || hdr.Probes > repeatProbes || hdr.Probes > 0 && !hdr.Hashes {
+	if !hdr.probesValid() {
 		return corrupt("release probes")
 	}
 	want += 8 * m * int64(hdr.Probes)
@@ -179,6 +179,12 @@ func (hdr *partHeader) check(size, hlen int64) error {
 		return corrupt(fmt.Sprintf("the header declares %d bytes, the file has %d", want, size))
 	}
 	return nil
+}
+
+// probesValid reports whether the header declares at most repeatProbes
+// probe values per trial, and none without hashes.
+func (hdr *partHeader) probesValid() bool {
+	return hdr.Probes == 0 || hdr.Hashes && hdr.Probes > 0 && hdr.Probes <= repeatProbes
 }
 
 // readPartHeader reads the magic and the header of a part of size bytes
@@ -378,11 +384,7 @@ func (m *Merger) Add(t *Trials, name string) error {
 		} else {
 			m.noHash = true
 		}
-		if k := t.probesKept(); k > 0 {
-			m.out.Probes, m.out.Probe = k, make([]float64, t.N*k)
-		} else {
-			m.noProbe = true
-		}
+		m.startProbes(t)
 		if t.TestSize > 0 {
 			m.out.Correct = make([]int64, t.P)
 		}
@@ -414,6 +416,28 @@ func (m *Merger) Add(t *Trials, name string) error {
 	default:
 		m.noHash, o.Hash = true, nil
 	}
+	m.addProbes(t)
+	o.Info.Add(t.Info)
+	for k, c := range t.Correct {
+		o.Correct[k] += c
+	}
+	return nil
+}
+
+// startProbes allocates the merged probe values when the first part t
+// carries them.
+func (m *Merger) startProbes(t *Trials) {
+	if k := t.probesKept(); k > 0 {
+		m.out.Probes, m.out.Probe = k, make([]float64, t.N*k)
+	} else {
+		m.noProbe = true
+	}
+}
+
+// addProbes copies the probe values of part t; a part without them, or
+// with another number per trial, leaves the merged trials without any.
+func (m *Merger) addProbes(t *Trials) {
+	o := m.out
 	switch {
 	case m.noProbe:
 	case t.probesKept() == o.Probes:
@@ -421,11 +445,6 @@ func (m *Merger) Add(t *Trials, name string) error {
 	default:
 		m.noProbe, o.Probe, o.Probes = true, nil, 0
 	}
-	o.Info.Add(t.Info)
-	for k, c := range t.Correct {
-		o.Correct[k] += c
-	}
-	return nil
 }
 
 // probesKept is the number of probe values per trial t carries (with its
