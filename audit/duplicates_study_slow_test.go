@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// The float32 study of docs/derivations/duplicate-rows.md, in full (about
-// a minute of CPU): its figures are this test's log (go test -tags slow
+// The float32 study of docs/derivations/duplicate-rows.md, in full (about 100 s
+// of CPU): its figures are this test's log (go test -tags slow
 // -run TestFloat32StudyFull -v ./audit/).
 //
 //   - 500 seeds of independent float32 N(0, 1) rows, 1,000 and 10,000 per
