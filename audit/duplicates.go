@@ -7,10 +7,10 @@ import (
 
 // Duplicates counts runs that repeat an earlier run exactly: the same
 // value, bit for bit, at every coordinate of every release point.
-// Independent runs of a sampler with a continuous output never repeat
-// (the chance that two of n runs coincide is 0), so a repeat is evidence
-// of copied rows or of runs that shared a seed; a mechanism with a
-// discrete output may legitimately repeat (docs/derivations/duplicate-rows.md).
+// Independent runs repeat only by chance, as often as the values'
+// resolution makes likely (float32 values often, float64 values almost
+// never: RepeatBound); repeats beyond that are evidence of copied rows or
+// of runs that shared a seed (docs/derivations/duplicate-rows.md).
 type Duplicates struct {
 	// WithinD counts the runs on D that repeat an earlier run on D;
 	// WithinDPrime the same on D′.
@@ -62,22 +62,27 @@ const (
 	// counts in the report (Report.Duplicates and a note).
 	RepeatsNoted
 	// RepeatsRefused makes Analyze refuse the trials with a
-	// *RepeatedRunsError: for a mechanism whose output is continuous,
-	// such as a program sampler given a fresh seed per trial.
+	// *RepeatedRunsError when they repeat more often than independent
+	// runs would at the values' resolution (RepeatBound), and note the
+	// repeats otherwise: for a mechanism whose output is continuous, such
+	// as a program sampler given a fresh seed per trial.
 	RepeatsRefused
 )
 
 // RepeatedRunsError reports trials that repeat an earlier trial on the
-// same dataset when Options.Repeats is RepeatsRefused.
+// same dataset more often than independent runs would, when
+// Options.Repeats is RepeatsRefused.
 type RepeatedRunsError struct {
 	Duplicates Duplicates
+	// Bound is what independent runs would repeat, and the limit.
+	Bound RepeatBound
 	// Mechanism names the mechanism that produced them.
 	Mechanism string
 }
 
 func (e *RepeatedRunsError) Error() string {
-	return fmt.Sprintf("audit: %s: %s, although every trial gets its own seed: the sampler likely ignores its seed (docs/protocol.md, field seed), and the bounds need independent runs; if its output is discrete (or of low resolution) and may repeat, set sampler.program.allow_repeated_releases",
-		e.Mechanism, e.Duplicates)
+	return fmt.Sprintf("audit: %s: %s (%d in all), where %s, although every trial gets its own seed: the sampler likely ignores its seed (docs/protocol.md, field seed), and the bounds need independent runs; if its output is discrete, or coarser than its values show, set sampler.program.allow_repeated_releases",
+		e.Mechanism, e.Duplicates, e.Duplicates.Total(), e.Bound)
 }
 
 // fnv1a64 constants (FNV-1a, 64 bits).
@@ -233,9 +238,10 @@ func (t *Trials) RepeatedRuns() (Duplicates, bool) {
 }
 
 // checkRepeats counts the trials that repeat an earlier one on the same
-// dataset and refuses them under RepeatsRefused; nil when none does, when
-// the trials carry no hashes, or under RepeatsIgnored.
-func (a *Audit) checkRepeats(t *Trials) (*Duplicates, error) {
+// dataset, with what independent runs would repeat, and refuses them under
+// RepeatsRefused when they exceed that; nil when none repeats, when the
+// trials carry no hashes, or under RepeatsIgnored.
+func (a *Audit) checkRepeats(t *Trials) (*repeats, error) {
 	if a.opts.Repeats == RepeatsIgnored {
 		return nil, nil
 	}
@@ -243,22 +249,38 @@ func (a *Audit) checkRepeats(t *Trials) (*Duplicates, error) {
 	if !ok || !d.Any() {
 		return nil, nil
 	}
-	if a.opts.Repeats == RepeatsRefused {
-		return nil, &RepeatedRunsError{Duplicates: d, Mechanism: a.design.Mechanism}
+	b := t.repeatBound()
+	if a.opts.Repeats == RepeatsRefused && b.Exceeded(d) {
+		return nil, &RepeatedRunsError{Duplicates: d, Bound: b, Mechanism: a.design.Mechanism}
 	}
-	return &d, nil
+	return &repeats{d, b}, nil
+}
+
+// repeats are counted repeats and what independent runs would repeat.
+type repeats struct {
+	d Duplicates
+	b RepeatBound
 }
 
 // noteRepeats states repeated runs in the report.
-func (r *Report) noteRepeats(d *Duplicates) {
-	if d == nil {
+func (r *Report) noteRepeats(rp *repeats) {
+	if rp == nil {
 		return
 	}
-	r.Duplicates = d
-	r.Notes = append(r.Notes[:len(r.Notes):len(r.Notes)], RepeatNote(*d))
+	r.Duplicates, r.RepeatBound = &rp.d, &rp.b
+	r.Notes = append(r.Notes[:len(r.Notes):len(r.Notes)], RepeatNote(rp.d, rp.b))
 }
 
-// RepeatNote is the report's note on repeated runs.
-func RepeatNote(d Duplicates) string {
-	return "Repeated runs: " + d.String() + ". The bounds assume independent runs; a mechanism with a continuous output never repeats a run, so a repeat means copied runs or a shared seed unless the output is discrete (or of low resolution)."
+// RepeatNote is the report's note on repeated runs d, with b what
+// independent runs would repeat.
+func RepeatNote(d Duplicates, b RepeatBound) string {
+	verdict := "within that: chance repeats"
+	if b.Exceeded(d) {
+		verdict = "more than that: likely copied runs or runs that shared a seed, unless the output is discrete or coarser than its values show"
+	}
+	return fmt.Sprintf("Repeated runs: %s. The bounds assume independent runs, and %s: the %d repeats are %s (docs/derivations/duplicate-rows.md).",
+		d, b, d.Total(), verdict)
 }
+
+// Total is the number of repeats counted: within each dataset and across.
+func (d Duplicates) Total() int { return d.WithinD + d.WithinDPrime + d.Across }

@@ -31,6 +31,10 @@ import (
 //	      trial's hash of its raw releases (Trials.Hash, kept when the
 //	      audit looks for repeated runs; parts written before it was
 //	      added have none, and a merge with such a part cannot look)
+//	(Hi−Lo)·K float64, only when the header says release_probes: K (at
+//	      most 4, with release_hashes): each trial's last K raw values
+//	      (Trials.Probe), from which the chance of a repeat is estimated;
+//	      a merge with a part without them expects no repeat
 //	32 bytes: SHA-256 of everything above (a truncated or corrupted file is refused)
 //
 // All numbers are little-endian. A reader checks that the sizes the header
@@ -61,6 +65,7 @@ type partHeader struct {
 	TestSize   int             `json:"test_size,omitempty"`
 	SpecLen    int64           `json:"spec_len"`
 	Hashes     bool            `json:"release_hashes,omitempty"`
+	Probes     int             `json:"release_probes,omitempty"`
 }
 
 // WritePart writes trials in the part format, with spec stored verbatim.
@@ -68,7 +73,7 @@ func WritePart(w io.Writer, t *Trials, spec []byte) error {
 	h := sha256.New()
 	bw := bufio.NewWriter(io.MultiWriter(w, h))
 	hdr, err := json.Marshal(partHeader{ConfigHash: t.ConfigHash, N: t.N, Lo: t.Lo, Hi: t.Hi, P: t.P, F: t.F,
-		Info: t.Info, Correct: t.Correct, TestSize: t.TestSize, SpecLen: int64(len(spec)), Hashes: len(t.Hash) == len(t.Side)})
+		Info: t.Info, Correct: t.Correct, TestSize: t.TestSize, SpecLen: int64(len(spec)), Hashes: len(t.Hash) == len(t.Side), Probes: t.probesKept()})
 	if err != nil {
 		return err
 	}
@@ -105,6 +110,15 @@ func WritePart(w io.Writer, t *Trials, spec []byte) error {
 			part := t.Hash[lo:min(lo+len(buf)/8, len(t.Hash))]
 			for i, x := range part {
 				binary.LittleEndian.PutUint64(buf[8*i:], x)
+			}
+			bw.Write(buf[:8*len(part)])
+		}
+	}
+	if t.probesKept() > 0 {
+		for lo := 0; lo < len(t.Probe); lo += len(buf) / 8 {
+			part := t.Probe[lo:min(lo+len(buf)/8, len(t.Probe))]
+			for i, x := range part {
+				binary.LittleEndian.PutUint64(buf[8*i:], math.Float64bits(x))
 			}
 			bw.Write(buf[:8*len(part)])
 		}
@@ -157,10 +171,20 @@ func (hdr *partHeader) check(size, hlen int64) error {
 	if hdr.Hashes {
 		want += 8 * m
 	}
+	if !hdr.probesValid() {
+		return corrupt("release probes")
+	}
+	want += 8 * m * int64(hdr.Probes)
 	if want != size {
 		return corrupt(fmt.Sprintf("the header declares %d bytes, the file has %d", want, size))
 	}
 	return nil
+}
+
+// probesValid reports whether the header declares at most repeatProbes
+// probe values per trial, and none without hashes.
+func (hdr *partHeader) probesValid() bool {
+	return hdr.Probes == 0 || hdr.Hashes && hdr.Probes > 0 && hdr.Probes <= repeatProbes
 }
 
 // readPartHeader reads the magic and the header of a part of size bytes
@@ -239,6 +263,15 @@ func ReadPart(r io.Reader, size int64) (*Trials, []byte, error) {
 				return nil, nil, corrupt("truncated hashes")
 			}
 			t.Hash[i] = binary.LittleEndian.Uint64(buf[:])
+		}
+	}
+	if hdr.Probes > 0 {
+		t.Probes, t.Probe = hdr.Probes, make([]float64, m*hdr.Probes)
+		for i := range t.Probe {
+			if _, err := io.ReadFull(hr, buf[:]); err != nil {
+				return nil, nil, corrupt("truncated release probes")
+			}
+			t.Probe[i] = math.Float64frombits(binary.LittleEndian.Uint64(buf[:]))
 		}
 	}
 	sum := hr.h.Sum(nil)
@@ -331,8 +364,9 @@ type Merger struct {
 	out   *Trials
 	first string
 	seen  []span
-	// noHash: some part carries no hashes of its releases.
-	noHash bool
+	// noHash: some part carries no hashes of its releases; noProbe: some
+	// part carries no probe values (or not as many as the first).
+	noHash, noProbe bool
 }
 
 type span struct {
@@ -361,6 +395,7 @@ func (m *Merger) Add(t *Trials, name string) error {
 		} else {
 			m.noHash = true
 		}
+		m.startProbes(t)
 		if t.TestSize > 0 {
 			m.out.Correct = make([]int64, t.P)
 		}
@@ -392,11 +427,45 @@ func (m *Merger) Add(t *Trials, name string) error {
 	default:
 		m.noHash, o.Hash = true, nil
 	}
+	m.addProbes(t)
 	o.Info.Add(t.Info)
 	for k, c := range t.Correct {
 		o.Correct[k] += c
 	}
 	return nil
+}
+
+// startProbes allocates the merged probe values when the first part t
+// carries them.
+func (m *Merger) startProbes(t *Trials) {
+	if k := t.probesKept(); k > 0 {
+		m.out.Probes, m.out.Probe = k, make([]float64, t.N*k)
+	} else {
+		m.noProbe = true
+	}
+}
+
+// addProbes copies the probe values of part t; a part without them, or
+// with another number per trial, leaves the merged trials without any.
+func (m *Merger) addProbes(t *Trials) {
+	o := m.out
+	switch {
+	case m.noProbe:
+	case t.probesKept() == o.Probes:
+		copy(o.Probe[t.Lo*o.Probes:], t.Probe)
+	default:
+		m.noProbe, o.Probe, o.Probes = true, nil, 0
+	}
+}
+
+// probesKept is the number of probe values per trial t carries (with its
+// hashes), 0 when it carries none.
+func (t *Trials) probesKept() int {
+	m := t.Hi - t.Lo
+	if t.Probes < 1 || len(t.Hash) != len(t.Side) || len(t.Probe) != m*t.Probes {
+		return 0
+	}
+	return t.Probes
 }
 
 // checkShape checks that the arrays of t match its declared range and

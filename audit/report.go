@@ -190,6 +190,9 @@ type Report struct {
 	// Duplicates counts the runs that repeat an earlier run exactly
 	// (absent when none does).
 	Duplicates *Duplicates `json:"duplicates,omitempty"`
+	// RepeatBound is what independent runs would repeat by chance at the
+	// values' resolution (present with Duplicates).
+	RepeatBound *RepeatBound `json:"repeats_expected,omitempty"`
 	// TestSize is the size of the held-out test set (0: no accuracy).
 	TestSize int `json:"test_size,omitempty"`
 	// TrainRuns, SelectRuns and EvalRuns give the split; EvalNegatives and

@@ -18,8 +18,8 @@ import (
 //
 // The bounds are valid only if the rows are independent runs of the same
 // mechanism: the engine cannot check that, only count the rows that
-// repeat another exactly (CountDuplicateRows), which independent runs of
-// a continuous sampler never do.
+// repeat another exactly (CountDuplicateRows) more often than independent
+// runs would at the values' resolution (ExpectedDuplicateRows).
 type Samples struct {
 	// Name describes where the samples come from.
 	Name   string
@@ -121,6 +121,7 @@ func (s *Samples) Trials(ctx context.Context, a *Audit) (*Trials, error) {
 		t.Side[i] = s.Sides[i]
 		if t.Hash != nil {
 			t.Hash[i] = tw.hash
+			t.keepProbes(i, tw.probe)
 		}
 	}
 	return t, nil

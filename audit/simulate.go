@@ -49,6 +49,13 @@ type Trials struct {
 	// unknown, and when the audit does not look for repeats
 	// (RepeatsIgnored).
 	Hash []uint64 `json:"-"`
+	// Probe[(i−Lo)·Probes + j] is value j of the last Probes raw values
+	// trial i released (Probes = min(4, points × dimension)), kept with
+	// Hash: they tell how often independent runs would repeat by chance
+	// (RepeatBound). Nil with Hash, and when unknown (trials files written
+	// before they were kept).
+	Probe  []float64 `json:"-"`
+	Probes int       `json:"-"`
 }
 
 // Row writes the features of trial i at release point p into out (length
@@ -244,6 +251,7 @@ func (w *trialWorker) runChunk(ctx context.Context, t *Trials, start, end int, r
 		ri := &w.info
 		if t.Hash != nil {
 			t.Hash[i-t.Lo] = w.hash
+			t.keepProbes(i, w.probe)
 		}
 		// Correct counts reported by the mechanism itself.
 		for k, c := range ri.Correct {
@@ -287,14 +295,31 @@ func (a *Audit) newTrials(lo, hi int, reuse *Trials) *Trials {
 		} else {
 			t.Hash = make([]uint64, n)
 		}
+		t.Probes = a.probes()
+		if reuse != nil && cap(reuse.Probe) >= n*t.Probes {
+			t.Probe = reuse.Probe[:n*t.Probes]
+		} else {
+			t.Probe = make([]float64, n*t.Probes)
+		}
 	}
 	return t
+}
+
+// probes is the number of raw values per trial kept in Trials.Probe.
+func (a *Audit) probes() int { return min(repeatProbes, len(a.points)*a.design.Dim) }
+
+// keepProbes stores trial i's probe values.
+func (t *Trials) keepProbes(i int, probe []float64) {
+	if t.Probes > 0 && len(t.Probe) == (t.Hi-t.Lo)*t.Probes {
+		copy(t.Probe[(i-t.Lo)*t.Probes:][:t.Probes], probe)
+	}
 }
 
 // replay feeds one precomputed run's releases (row, release point after
 // release point, dim values each) to the worker, as a trial would emit them.
 func (w *trialWorker) replay(row []float64, dim int) error {
 	w.released, w.hash = 0, fnvOffset
+	w.resetProbes()
 	for k := range w.a.points {
 		if err := w.emit(k, row[k*dim:(k+1)*dim]); err != nil {
 			return err
@@ -336,6 +361,10 @@ type trialWorker struct {
 	info mechanisms.Info
 	// hash is the FNV-1a hash of the current trial's raw releases.
 	hash uint64
+	// probe holds the current trial's last raw values (Trials.Probe) and
+	// flat counts the values released so far.
+	probe []float64
+	flat  int
 }
 
 func (a *Audit) newTrialWorker(test *mechanisms.TestSet, sink func(k int, feat []float64, correct int)) *trialWorker {
@@ -346,7 +375,29 @@ func (a *Audit) newTrialWorker(test *mechanisms.TestSet, sink func(k int, feat [
 	_, w.identity = a.opts.Features.(attacks.Theta)
 	w.points = len(a.points)
 	w.emit = w.release
+	if a.opts.Repeats != RepeatsIgnored {
+		w.probe = make([]float64, a.probes())
+	}
 	return w
+}
+
+// resetProbes starts a trial's probe values (so that they never depend on
+// the trial the worker ran before).
+func (w *trialWorker) resetProbes() {
+	w.flat = 0
+	clear(w.probe)
+}
+
+// keepProbes records those of theta's values that are among the run's
+// last len(w.probe) values.
+func (w *trialWorker) keepProbes(theta []float64) {
+	first := w.points*w.a.design.Dim - len(w.probe)
+	for j, v := range theta {
+		if s := w.flat + j - first; s >= 0 && s < len(w.probe) {
+			w.probe[s] = v
+		}
+	}
+	w.flat += len(theta)
 }
 
 // release is the emit function of the worker's trials. Its first branch
@@ -378,6 +429,7 @@ func (w *trialWorker) releaseAll(k int, theta []float64) error {
 	}
 	if a.opts.Repeats != RepeatsIgnored {
 		w.hash = hashFloats(w.hash, theta)
+		w.keepProbes(theta)
 	}
 	feat := w.feat
 	if w.identity && len(theta) >= len(feat) {
@@ -415,6 +467,7 @@ func (w *trialWorker) run(ctx context.Context, i int, side dataset.Side) error {
 		d = a.target.Pair.DPrime
 	}
 	w.released, w.hash = 0, fnvOffset
+	w.resetProbes()
 	var err error
 	if a.canaries != nil {
 		w.info, err = w.runCanary(ctx, i)

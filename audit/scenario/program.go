@@ -43,7 +43,8 @@ type ProgramSampler struct {
 	// process, whose releases must be identical (default 4; 0 disables).
 	DeterminismChecks *int `yaml:"determinism_checks,omitempty" json:"determinism_checks,omitempty"`
 	// AllowRepeatedReleases accepts trials on one dataset whose releases
-	// repeat another trial's exactly (a program with a discrete output);
+	// repeat another trial's exactly more often than independent runs
+	// would at the values' resolution (a program with a discrete output);
 	// by default they are refused, as the sign of a program that ignores
 	// its seed (audit.RepeatsRefused); allowed, the report counts them
 	// (audit.RepeatsNoted).

@@ -94,7 +94,8 @@ func runAnalyze(args []string, e *env) error {
 			"columns LABEL[j] (coordinate j of release LABEL); a column named trial gives each run's trial index,\n"+
 			"which fixes the split exactly as 'audit run' made it (run --save-releases writes such files). Without\n"+
 			"it the rows are split by a permutation drawn from --seed. The bounds are valid only if the rows are\n"+
-			"independent runs: a row that repeats another bit for bit (within a file or across the two) is refused\n"+
+			"independent runs: rows that repeat another bit for bit (within a file or across the two) more often\n"+
+			"than independent rows would at the values' resolution (float32 values repeat by chance) are refused\n"+
 			"unless --allow-duplicate-rows. Statistics come from --scenario (its audit and claim sections) or the flags.")
 	var f analyzeFlags
 	f.register(fs)
@@ -117,7 +118,7 @@ func runAnalyze(args []string, e *env) error {
 	if err != nil {
 		return err
 	}
-	dup, err := checkDuplicateRows(e, files, f.allowDuplicateRows)
+	dup, bound, err := checkDuplicateRows(e, files, f.allowDuplicateRows)
 	if err != nil {
 		return err
 	}
@@ -156,7 +157,7 @@ func runAnalyze(args []string, e *env) error {
 	if err != nil {
 		return runError(err)
 	}
-	if err := noteDuplicateRows(rep, dup); err != nil {
+	if err := noteDuplicateRows(rep, dup, bound); err != nil {
 		return err
 	}
 	doc := samplesDoc{Versions: audit.CurrentVersions(), Scenario: cfg, Report: rep}
@@ -203,7 +204,7 @@ func (f *analyzeFlags) register(fs *flagSet) {
 	fs.floatVar(&f.claimDelta, "claim-delta", math.NaN(), "[0, 1)", inDelta, "claimed δ (with --claim-epsilon), in")
 	fs.floatVar(&f.claimGDP, "claim-gdp", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed μ of μ-GDP, in")
 	fs.intVar(&f.workers, "workers", 0, 0, audit.MaxWorkers, "concurrent analyses (0: one per CPU; never changes the result),")
-	fs.BoolVar(&f.allowDuplicateRows, "allow-duplicate-rows", false, "accept rows that repeat another row exactly (a mechanism with a discrete output), with a warning and a note in the report")
+	fs.BoolVar(&f.allowDuplicateRows, "allow-duplicate-rows", false, "accept rows that repeat another row exactly more often than independent rows would at the values' resolution (a mechanism with a discrete output), with a warning and a note in the report")
 }
 
 // checkAnalyzeFlags checks the arguments, the flags that --scenario
@@ -242,23 +243,29 @@ func readSamplesFiles(ctx context.Context, fs *flagSet) ([2]*samplesFile, error)
 	return files, nil
 }
 
-// checkDuplicateRows counts the rows that repeat another, refusing them
-// unless allowed (then with a warning): independent runs of a continuous
-// sampler never repeat.
-func checkDuplicateRows(e *env, files [2]*samplesFile, allowed bool) (audit.Duplicates, error) {
+// checkDuplicateRows counts the rows that repeat another and refuses them
+// when they are more than independent runs would repeat at the values'
+// resolution (audit.ExpectedDuplicateRows), unless allowed (then with a
+// warning); repeats within that bound are stated in the report only.
+func checkDuplicateRows(e *env, files [2]*samplesFile, allowed bool) (audit.Duplicates, audit.RepeatBound, error) {
 	dup := audit.CountDuplicateRows(files[0].rows, files[1].rows)
-	if dup.Any() {
-		msg := duplicateRowsMessage(dup)
+	if !dup.Any() {
+		return dup, audit.RepeatBound{}, nil
+	}
+	b := audit.ExpectedDuplicateRows(files[0].rows, files[1].rows)
+	if b.Exceeded(dup) {
+		msg := duplicateRowsMessage(dup, b)
 		if !allowed {
-			return dup, usagef("%s; independent runs of a continuous sampler never repeat: pass --allow-duplicate-rows if the mechanism's output is discrete", msg)
+			return dup, b, usagef("%s: pass --allow-duplicate-rows if the mechanism's output is discrete, or coarser than its values show", msg)
 		}
 		fmt.Fprintf(e.stderr, "audit analyze: warning: %s; the bounds assume independent runs (accepted: --allow-duplicate-rows)\n", msg)
 	}
-	return dup, nil
+	return dup, b, nil
 }
 
-// duplicateRowsMessage gives the counts of repeated rows.
-func duplicateRowsMessage(d audit.Duplicates) string {
+// duplicateRowsMessage gives the counts of repeated rows and what
+// independent rows would repeat.
+func duplicateRowsMessage(d audit.Duplicates, b audit.RepeatBound) string {
 	rows := func(n int) string {
 		if n == 1 {
 			return "1 row"
@@ -269,15 +276,16 @@ func duplicateRowsMessage(d audit.Duplicates) string {
 	if d.Across == 1 {
 		verb = "repeats"
 	}
-	return fmt.Sprintf("samples: %s of D and %d of D′ repeat an earlier row of their file, and %s of D′ %s a row of D (across the files)",
-		rows(d.WithinD), d.WithinDPrime, rows(d.Across), verb)
+	return fmt.Sprintf("samples: %s of D and %d of D′ repeat an earlier row of their file, and %s of D′ %s a row of D (across the files): %d in all, where %s",
+		rows(d.WithinD), d.WithinDPrime, rows(d.Across), verb, d.Total(), b)
 }
 
-// noteDuplicateRows puts the files' counts of repeated rows in the report:
-// the audit counted the repeats within each side from the replayed runs
-// (and noted them), which must agree with the files' counts; the note is
-// replaced by one that also gives the repeats across the files.
-func noteDuplicateRows(rep *audit.Report, d audit.Duplicates) error {
+// noteDuplicateRows puts the files' counts of repeated rows in the report,
+// with b, what independent rows would repeat: the audit counted the
+// repeats within each side from the replayed runs (and noted them), which
+// must agree with the files' counts; the note is replaced by one that also
+// gives the repeats across the files.
+func noteDuplicateRows(rep *audit.Report, d audit.Duplicates, b audit.RepeatBound) error {
 	within := audit.Duplicates{WithinD: d.WithinD, WithinDPrime: d.WithinDPrime}
 	got := audit.Duplicates{}
 	if rep.Duplicates != nil {
@@ -291,12 +299,12 @@ func noteDuplicateRows(rep *audit.Report, d audit.Duplicates) error {
 	}
 	var notes []string
 	for _, n := range rep.Notes {
-		if !within.Any() || n != audit.RepeatNote(within) {
+		if rep.RepeatBound == nil || n != audit.RepeatNote(within, *rep.RepeatBound) {
 			notes = append(notes, n)
 		}
 	}
-	rep.Notes = append(notes, audit.RepeatNote(d))
-	rep.Duplicates = &d
+	rep.Notes = append(notes, audit.RepeatNote(d, b))
+	rep.Duplicates, rep.RepeatBound = &d, &b
 	return nil
 }
 
