@@ -282,22 +282,9 @@ func (a *Audit) openCheckpoint(dir string, o CheckpointOptions, hadLock bool) (c
 	case !absent && !o.Replace:
 		return man, &CheckpointError{Dir: dir, Err: ErrCheckpointExists}
 	case !absent:
-		// Blocks first: a crash midway leaves the old manifest with fewer
-		// of its own blocks, which still resumes.
-		blocks, err := blocksIn(dir)
-		if err != nil {
+		if err := discardBlocks(dir, o); err != nil {
 			return man, err
 		}
-		discarded := 0
-		for _, name := range blocks {
-			var lo, hi int
-			fmt.Sscanf(name, "trials-%012d-%012d.part", &lo, &hi)
-			if err := os.Remove(filepath.Join(dir, name)); err != nil {
-				return man, ckErr(dir, "cannot remove %s: %s", name, unwrapPathError(err))
-			}
-			discarded += hi - lo
-		}
-		o.note("the %d trials saved in %s by an earlier run were discarded (--resume continues such a run)", discarded, dir)
 		return man, write()
 	case o.Resume:
 		blocks, err := blocksIn(dir)
@@ -314,6 +301,28 @@ func (a *Audit) openCheckpoint(dir string, o CheckpointOptions, hadLock bool) (c
 		return man, write()
 	}
 	return man, write()
+}
+
+// discardBlocks removes the blocks of the checkpoint in dir that a new
+// run replaces, with a note. Blocks go before the manifest: a crash midway
+// leaves the old manifest with fewer of its own blocks, which still
+// resumes.
+func discardBlocks(dir string, o CheckpointOptions) error {
+	blocks, err := blocksIn(dir)
+	if err != nil {
+		return err
+	}
+	discarded := 0
+	for _, name := range blocks {
+		var lo, hi int
+		fmt.Sscanf(name, "trials-%012d-%012d.part", &lo, &hi)
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			return ckErr(dir, "cannot remove %s: %s", name, unwrapPathError(err))
+		}
+		discarded += hi - lo
+	}
+	o.note("the %d trials saved in %s by an earlier run were discarded (--resume continues such a run)", discarded, dir)
+	return nil
 }
 
 // SimulateCheckpointed runs all trials, persisting every completed block of
