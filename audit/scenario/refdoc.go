@@ -65,6 +65,9 @@ Rules that hold everywhere:
   ` + "`k: v`" + ` per line. Anchors, aliases and merge keys (` + "`<<: *anchor`" + `) work.
 - Limits: ` + fmt.Sprintf("%d", MaxConfigBytes) + ` bytes (64 MiB) and ` + fmt.Sprintf("%d", MaxConfigNodes) + ` YAML nodes per document
   (an alias counts as what it expands to); larger data belong in ` + "`data.csv`" + `.
+  The files a scenario names (` + "`data.csv`" + `, ` + "`audit.canaries.pool`" + `) must be regular
+  files within their size limits: a FIFO, a device or a directory is refused
+  without being waited on, a larger file before it is read.
 
 ## Samplers and models
 

@@ -413,7 +413,7 @@ var referenceTable = []Field{
 		Meaning: "The canaries and the attack's guesses of the one-run design."},
 	{Path: "audit.canaries.count", Required: "yes", Range: "[2, 1000000]", UsedBy: "audit.design canaries", Example: "1000",
 		Meaning: "m, the number of canaries; canary i is in the training data iff the seed's coin S_i = +1."},
-	{Path: "audit.canaries.pool", Range: "a CSV file (header x1,…,xd,y; the label, a class 0..K-1, last), relative to the scenario file's directory; with kind: mislabel in a scenario without data", UsedBy: "audit.design canaries with kind mislabel and no data section", Example: "canary-pool.csv",
+	{Path: "audit.canaries.pool", Range: fmt.Sprintf("a regular CSV file (header x1,…,xd,y; the label, a class 0..K-1, last; gzip allowed) of at most %d MiB as stored, %d records and %d feature values, relative to the scenario file's directory; with kind: mislabel in a scenario without data", MaxPoolBytes>>20, MaxPoolRecords, MaxPoolValues), UsedBy: "audit.design canaries with kind mislabel and no data section", Example: "canary-pool.csv",
 		Meaning: "Records to draw mislabel canaries from when the program loads its data itself (MNIST test images, say): each canary is a record of the pool (without replacement while they last) with a label drawn uniformly among the other K-1 classes, K inferred from the pool's labels."},
 	{Path: "audit.canaries.pool_sha256", Range: "64 hexadecimal digits", UsedBy: "audit.canaries.pool", Example: "9f86d0…",
 		Meaning: "The pool file's SHA-256: a file that differs is refused, so an audit is rerun on the same canaries."},
