@@ -261,6 +261,9 @@ func ParseConfig(b []byte) (*Config, error) {
 	if err := c.checkRequired(); err != nil {
 		return nil, err
 	}
+	if err := c.checkWritten(); err != nil {
+		return nil, err
+	}
 	c.defaults()
 	if err := c.Validate(); err != nil {
 		return nil, err

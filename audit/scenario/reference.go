@@ -334,7 +334,7 @@ var referenceTable = []Field{
 		Meaning: "Environment variables added to the program's."},
 	{Path: "sampler.program.timeout", Default: "60s", Range: "a duration in (0, 24h], e.g. 90s, 5m", UsedBy: "sampler.program", Example: "120s",
 		Meaning: "The longest a trial (or the handshake) may take; a program past it has its process group killed and the trial is retried."},
-	{Path: "sampler.program.retries", Default: "2", DefaultNote: "omitted or 0 means 2; -1 for none, one attempt only", Range: "[-1, 100]", UsedBy: "sampler.program", Example: "1",
+	{Path: "sampler.program.retries", Default: "2", DefaultNote: "omitted means 2; 0 for none, a single attempt", Range: "[0, 100]", UsedBy: "sampler.program", Example: "1",
 		Meaning: "Further attempts of a trial after a crash or a timeout, each in another process; then the audit stops with the trial, side, seed and the program's last stderr lines."},
 	{Path: "sampler.program.determinism_checks", Default: "4", DefaultNote: "omitted means 4; 0 disables", Range: "[0, 1000]", UsedBy: "sampler.program", Example: "2",
 		Meaning: "Trials, spread over the audit, also run in a fresh process: their releases must be identical bit for bit, or the program is refused (results must not depend on the worker count or shard layout)."},
@@ -408,7 +408,7 @@ var referenceTable = []Field{
 	// audit
 	{Path: "audit", Required: "yes", Meaning: "The statistics of the audit."},
 	{Path: "audit.design", Default: "runs", Range: "runs, canaries", Example: "canaries",
-		Meaning: "runs: many runs on D and D′, attacks trained and evaluated on them (Heller & Fetaya); canaries: the one-run design of Steinke, Nasr & Jagielski 2023 — canaries each added to D with probability ½ from the seed, one run (or audit.canaries.runs pooled runs), a score per canary (its log-likelihood under the released θ), ε_lb and μ_lb from the guesses; adjacency add/remove of one canary. trials, split, features, attacks and the neighbour section are not used."},
+		Meaning: "runs: many runs on D and D′, attacks trained and evaluated on them (Heller & Fetaya); canaries: the one-run design of Steinke, Nasr & Jagielski 2023 — canaries each added to D with probability ½ from the seed, one run (or audit.canaries.runs pooled runs), a score per canary (its log-likelihood under the released θ), ε_lb and μ_lb from the guesses; adjacency add/remove of one canary. split, features, attacks, attack_selection and the neighbour section are not used there, and are refused if given; trials, if given, must equal audit.canaries.runs."},
 	{Path: "audit.canaries", Required: "with audit.design = canaries", UsedBy: "audit.design canaries", Example: "{count: 1000, kind: mislabel, guesses: 100}",
 		Meaning: "The canaries and the attack's guesses of the one-run design."},
 	{Path: "audit.canaries.count", Required: "yes", Range: "[2, 1000000]", UsedBy: "audit.design canaries", Example: "1000",
