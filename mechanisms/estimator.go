@@ -34,21 +34,35 @@ func (e *EstimatorSpec) points(total int) ([]ReleasePoint, error) {
 	if e == nil {
 		return nil, field.Errorf(field.At("Estimator", "estimator"), "release.mode estimator needs the estimator section (f, from, to and the noise)")
 	}
+	if e.From < 1 || e.To < e.From || e.To > total {
+		return nil, field.Errorf(field.At("Estimator", "estimator").Field("To", "to"), "the window [from, to] must satisfy 1 ≤ from ≤ to ≤ the run's %d iterations, got [%d, %d]", total, e.From, e.To)
+	}
+	if err := e.check(); err != nil {
+		return nil, err
+	}
+	return []ReleasePoint{{Iteration: e.To, Label: EstimatorLabel}}, nil
+}
+
+// check validates what the spec says on its own, whatever the run's
+// length: a window [from, to] with 1 ≤ from ≤ to of at most
+// MaxReleasePoints iterations, one finite noise scale > 0 and finite
+// weights. It runs before anything is sized from the window.
+func (e *EstimatorSpec) check() error {
 	at := field.At("Estimator", "estimator")
 	switch {
-	case e.From < 1 || e.To < e.From || e.To > total:
-		return nil, field.Errorf(at.Field("To", "to"), "the window [from, to] must satisfy 1 ≤ from ≤ to ≤ the run's %d iterations, got [%d, %d]", total, e.From, e.To)
-	case e.To-e.From+1 > MaxReleasePoints:
-		return nil, field.Errorf(at.Field("From", "from"), "the window may hold at most %d iterations, got %d", MaxReleasePoints, e.To-e.From+1)
+	case e.From < 1 || e.To < e.From:
+		return field.Errorf(at.Field("To", "to"), "the window [from, to] must satisfy 1 ≤ from ≤ to ≤ the run's length, got [%d, %d]", e.From, e.To)
+	case e.To-e.From >= MaxReleasePoints:
+		return field.Errorf(at.Field("From", "from"), "the window may hold at most %d iterations, got %d", MaxReleasePoints, e.To-e.From+1)
 	case (e.Laplace > 0) == (e.Gaussian > 0) || math.IsInf(e.Laplace, 0) || math.IsInf(e.Gaussian, 0) || e.Laplace < 0 || e.Gaussian < 0:
-		return nil, field.Errorf(at.Field("Laplace", "laplace"), "give exactly one noise scale, laplace or gaussian, finite and > 0 (got laplace %g, gaussian %g)", e.Laplace, e.Gaussian)
+		return field.Errorf(at.Field("Laplace", "laplace"), "give exactly one noise scale, laplace or gaussian, finite and > 0 (got laplace %g, gaussian %g)", e.Laplace, e.Gaussian)
 	}
 	for _, w := range e.F {
 		if math.IsNaN(w) || math.IsInf(w, 0) {
-			return nil, field.Errorf(at.Field("F", "f"), "weights must be finite, got %v", e.F)
+			return field.Errorf(at.Field("F", "f"), "weights must be finite, got %v", e.F)
 		}
 	}
-	return []ReleasePoint{{Iteration: e.To, Label: EstimatorLabel}}, nil
+	return nil
 }
 
 // noise returns L's description for closedform.
@@ -72,8 +86,13 @@ func NewEstimator(c *Chain) (*Estimator, error) {
 		return nil, field.Errorf(field.At("Release", "release").Field("Mode", "mode"), "an estimator needs release.mode estimator and its estimator section")
 	}
 	s := *c.Release.Estimator
-	at := make([]int, 0, max(0, s.To-s.From+1))
-	for k := s.From; k <= s.To && len(at) <= MaxReleasePoints; k++ {
+	// The window sizes the snapshot list: it is checked first, so that a
+	// window of 10⁹ iterations is refused, not allocated.
+	if err := s.check(); err != nil {
+		return nil, field.Wrap(err, field.At("Release", "release"))
+	}
+	at := make([]int, 0, s.To-s.From+1)
+	for k := s.From; k <= s.To; k++ {
 		at = append(at, k)
 	}
 	inner := &Chain{Model: c.Model, Sampler: c.Sampler, Init: c.Init, Release: ReleaseSpec{Mode: ReleaseSnapshots, At: at}}

@@ -414,20 +414,45 @@ func canaryScores(m mechanisms.Model, cs []dataset.Record) attacks.FeatureMap {
 	return ll
 }
 
+// Limits on audit.canaries.pool: the pool only supplies count canaries
+// (a few thousand in practice: MNIST's 10,000 test images are 7.84·10⁶
+// values), so it is held to far less than data.csv, and a larger file is
+// refused before its values are kept, in a few tens of MB.
+const (
+	// MaxPoolBytes bounds the pool file as stored (it is read whole, for
+	// its digest and for trials files): 32 MiB.
+	MaxPoolBytes = 32 << 20
+	// MaxPoolRecords bounds the pool's records.
+	MaxPoolRecords = 100_000
+	// MaxPoolValues bounds its feature values (records × features).
+	MaxPoolValues = 10_000_000
+)
+
 // loadPool reads audit.canaries.pool, its digest checked against, or
 // pinned into, pool_sha256 (a trials file carries the bytes, as it carries
-// data.csv's).
+// data.csv's). The file is refused by its size before it is read (or once
+// it has grown past MaxPoolBytes while being read), and its text is
+// scanned under MaxPoolRecords and MaxPoolValues, keeping nothing, before
+// its values are parsed.
 func loadPool(c *Config) (*dataset.Dataset, error) {
 	cc := c.Audit.Canaries
 	path := cc.Pool
 	if !filepath.IsAbs(path) && c.baseDir != "" {
 		path = filepath.Join(c.baseDir, path)
 	}
-	raw, err := c.pinnedFile(path, &cc.PoolSHA256, "audit.canaries.pool")
+	raw, err := c.pinnedFile(path, &cc.PoolSHA256, "audit.canaries.pool", MaxPoolBytes)
 	if err != nil {
 		return nil, err
 	}
-	d, err := dataset.ReadCSVFrom(bytes.NewReader(raw), dataset.CSVOptions{Name: dataset.NameFromPath(cc.Pool), Header: true})
+	if len(raw) > MaxPoolBytes {
+		// Bytes a trials file brought, written under other limits.
+		return nil, errAt("audit.canaries.pool", "%s has %d bytes, more than the limit of %d", path, len(raw), MaxPoolBytes)
+	}
+	opts := dataset.CSVOptions{Name: dataset.NameFromPath(cc.Pool), Header: true, MaxRecords: MaxPoolRecords}
+	if _, err := dataset.ScanCSVFrom(bytes.NewReader(raw), opts, dataset.CSVLimits{MaxValues: MaxPoolValues}); err != nil {
+		return nil, wrapAt(err, "audit.canaries.pool")
+	}
+	d, err := dataset.ReadCSVFrom(bytes.NewReader(raw), opts)
 	if err != nil {
 		return nil, wrapAt(err, "audit.canaries.pool")
 	}

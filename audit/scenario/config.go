@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
+	"github.com/mcmcaudit/mcmcaudit/internal/filekind"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
@@ -260,6 +261,9 @@ func ParseConfig(b []byte) (*Config, error) {
 	if err := c.checkRequired(); err != nil {
 		return nil, err
 	}
+	if err := c.checkWritten(); err != nil {
+		return nil, err
+	}
 	c.defaults()
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -268,12 +272,14 @@ func ParseConfig(b []byte) (*Config, error) {
 }
 
 // LoadConfig reads and parses a scenario file; relative data paths in it
-// are resolved from the file's directory. It reads at most MaxConfigBytes
-// + 1 bytes, so that a device or a pipe that never ends is refused.
+// are resolved from the file's directory. The file must be a regular file:
+// a FIFO, a device or a directory is refused without blocking (opening a
+// FIFO would wait for a writer). It reads at most MaxConfigBytes + 1
+// bytes, so that a file growing without end is refused too.
 func LoadConfig(path string) (*Config, error) {
-	f, err := os.Open(path)
+	f, _, err := filekind.OpenRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("config: cannot read %s: %s", path, unwrapPathError(err))
+		return nil, fmt.Errorf("config: %v", err)
 	}
 	defer f.Close()
 	b, err := readConfig(f)

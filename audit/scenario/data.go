@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -34,7 +33,7 @@ func loadCSV(c *Config, m mechanisms.Model) (d, test *dataset.Dataset, err error
 	if !filepath.IsAbs(path) && c.baseDir != "" {
 		path = filepath.Join(c.baseDir, path)
 	}
-	raw, err := c.pinnedFile(path, &dc.SHA256, "data.csv.path")
+	raw, err := c.pinnedFile(path, &dc.SHA256, "data.csv.path", MaxCSVFileBytes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -75,30 +74,22 @@ func loadCSV(c *Config, m mechanisms.Model) (d, test *dataset.Dataset, err error
 	return d, test, nil
 }
 
-// readDataFile reads a regular file of at most MaxCSVFileBytes, opening it
-// once (a FIFO or device is refused before any read).
-func readDataFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+// readDataFile reads a regular file of at most limit bytes, opening it
+// once and without blocking (a FIFO, a device or a directory is refused
+// before any read, a larger file by its size, a file growing past the
+// limit after reading one byte more).
+func readDataFile(path string, limit int64) ([]byte, error) {
+	f, err := openDataFile(path, limit)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %s", path, unwrapPathError(err))
+		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %v", path, err)
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	if st.Size() > MaxCSVFileBytes {
-		return nil, fmt.Errorf("%s has %d bytes, more than the limit of %d", path, st.Size(), MaxCSVFileBytes)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxCSVFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %v", path, err)
-	}
-	if len(b) > MaxCSVFileBytes {
-		return nil, fmt.Errorf("%s grew beyond the limit of %d bytes while being read", path, MaxCSVFileBytes)
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s grew beyond the limit of %d bytes while being read", path, limit)
 	}
 	return b, nil
 }
@@ -206,14 +197,14 @@ func trainEnsemble(c *Config, p *Plan, d *dataset.Dataset, df *DeepFoolConfig, p
 }
 
 // pinnedFile reads a data file the scenario names at field (from the
-// config's embedded files when a trials file brought them), checks its
-// SHA-256 against *pin (field's sibling sha256 key), or pins it there when
-// empty, and keeps its bytes for trials files.
-func (c *Config) pinnedFile(path string, pin *string, field string) ([]byte, error) {
+// config's embedded files when a trials file brought them), of at most
+// limit bytes, checks its SHA-256 against *pin (field's sibling sha256
+// key), or pins it there when empty, and keeps its bytes for trials files.
+func (c *Config) pinnedFile(path string, pin *string, field string, limit int64) ([]byte, error) {
 	raw, ok := c.files[strings.ToLower(*pin)]
 	if !ok {
 		var err error
-		if raw, err = readDataFile(path); err != nil {
+		if raw, err = readDataFile(path, limit); err != nil {
 			return nil, wrapAt(err, field)
 		}
 	}

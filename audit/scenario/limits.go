@@ -110,7 +110,7 @@ func scanCSV(c *Config, m mechanisms.Model) (int, error) {
 		if !filepath.IsAbs(path) && c.baseDir != "" {
 			path = filepath.Join(c.baseDir, path)
 		}
-		f, err := openDataFile(path)
+		f, err := openDataFile(path, MaxCSVFileBytes)
 		if err != nil {
 			return 0, wrapAt(err, "data.csv.path")
 		}
@@ -148,9 +148,9 @@ func scanCSV(c *Config, m mechanisms.Model) (int, error) {
 	return shape.Rows, nil
 }
 
-// openDataFile opens a regular file of at most MaxCSVFileBytes without
+// openDataFile opens a regular file of at most limit bytes without
 // blocking: a FIFO, a device or a directory is refused before any read.
-func openDataFile(path string) (*os.File, error) {
+func openDataFile(path string, limit int64) (*os.File, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %s", path, unwrapPathError(err))
@@ -158,8 +158,8 @@ func openDataFile(path string) (*os.File, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file (%s)", path, filekind.Of(st.Mode()))
 	}
-	if st.Size() > MaxCSVFileBytes {
-		return nil, fmt.Errorf("%s has %d bytes, more than the limit of %d", path, st.Size(), MaxCSVFileBytes)
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s has %d bytes, more than the limit of %d", path, st.Size(), limit)
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {

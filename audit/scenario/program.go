@@ -37,8 +37,9 @@ type ProgramSampler struct {
 	// Timeout bounds each trial (a Go duration such as "60s"; default 60s).
 	Timeout string `yaml:"timeout,omitempty" json:"timeout,omitempty"`
 	// Retries is the number of further attempts after a crash or a hang,
-	// each in another process (default 2; −1 for none).
-	Retries int `yaml:"retries,omitempty" json:"retries,omitempty"`
+	// each in another process (nil: program.DefaultRetries; 0: none, a
+	// single attempt).
+	Retries *int `yaml:"retries,omitempty" json:"retries,omitempty"`
 	// DeterminismChecks is the number of trials also run in a fresh
 	// process, whose releases must be identical (default 4; 0 disables).
 	DeterminismChecks *int `yaml:"determinism_checks,omitempty" json:"determinism_checks,omitempty"`
@@ -61,6 +62,18 @@ const MaxProgramTestSize = 1_000_000_000
 // MaxProgramTimeout bounds sampler.program.timeout.
 const MaxProgramTimeout = 24 * time.Hour
 
+// retries is program.Config.Retries for the scenario's retries, whose 0
+// is a single attempt: there, 0 is the default and −1 none.
+func (s *ProgramSampler) retries() int {
+	switch {
+	case s.Retries == nil:
+		return 0
+	case *s.Retries == 0:
+		return -1
+	}
+	return *s.Retries
+}
+
 func (s *ProgramSampler) validate() error {
 	if len(s.Command) == 0 || s.Command[0] == "" {
 		return errAt("sampler.program.command", "required, e.g. [python3, my_sampler.py]")
@@ -68,8 +81,8 @@ func (s *ProgramSampler) validate() error {
 	if _, err := s.timeout(); err != nil {
 		return err
 	}
-	if s.Retries < -1 || s.Retries > 100 {
-		return errAt("sampler.program.retries", "must be in [-1, 100] (0: the default %d), got %d", program.DefaultRetries, s.Retries)
+	if r := s.Retries; r != nil && (*r < 0 || *r > program.MaxRetries) {
+		return errAt("sampler.program.retries", "must be in [0, %d] (0: a single attempt; omit it for the default %d), got %d", program.MaxRetries, program.DefaultRetries, *r)
 	}
 	if d := s.DeterminismChecks; d != nil && (*d < 0 || *d > 1000) {
 		return errAt("sampler.program.determinism_checks", "must be in [0, 1000], got %d", *d)
@@ -137,7 +150,7 @@ func buildProgram(c *Config, p *Plan, o BuildOptions) (*program.Mechanism, error
 	}
 	sort.Strings(env)
 	mc := program.MechanismConfig{
-		Config: program.Config{Command: s.Command, Dir: dir, Timeout: timeout, Retries: s.Retries,
+		Config: program.Config{Command: s.Command, Dir: dir, Timeout: timeout, Retries: s.retries(),
 			Stderr: o.Stderr, MaxProcs: audit.Workers(c.Audit.Workers)},
 		CheckTrials: program.CheckTrialsOf(c.Audit.Trials, s.checks()),
 	}

@@ -61,10 +61,18 @@ Rules that hold everywhere:
   as YAML would read it in octal.
 - A field marked *required* has no default; "with C" / "unless C" make a
   field required only when the condition C holds / does not hold.
+- An omitted field takes its default. A field written as ` + "`0`" + ` or ` + "`[]`" + ` takes it
+  only where its entry says so ("0 also means 1"); where its range leaves 0
+  (or the empty list) out, it is an error. So is a key that the scenario's
+  other choices leave without effect (` + "`release.estimator`" + ` with another
+  ` + "`release.mode`" + `, ` + "`audit.split`" + ` in the canary design).
 - Lists are written ` + "`[a, b]`" + ` or one ` + "`- item`" + ` per line; mappings ` + "`{k: v}`" + ` or one
   ` + "`k: v`" + ` per line. Anchors, aliases and merge keys (` + "`<<: *anchor`" + `) work.
 - Limits: ` + fmt.Sprintf("%d", MaxConfigBytes) + ` bytes (64 MiB) and ` + fmt.Sprintf("%d", MaxConfigNodes) + ` YAML nodes per document
   (an alias counts as what it expands to); larger data belong in ` + "`data.csv`" + `.
+  The files a scenario names (` + "`data.csv`" + `, ` + "`audit.canaries.pool`" + `) must be regular
+  files within their size limits: a FIFO, a device or a directory is refused
+  without being waited on, a larger file before it is read.
 
 ## Samplers and models
 

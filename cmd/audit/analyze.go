@@ -24,6 +24,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
+	"github.com/mcmcaudit/mcmcaudit/internal/filekind"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
@@ -534,23 +535,20 @@ func columnLabel(name string) string {
 // readSamplesFile reads a .npy, .csv or .csv.gz file of runs; ctx
 // interrupts it.
 func readSamplesFile(ctx context.Context, path string) (*samplesFile, error) {
-	f, err := os.Open(path)
+	// Opened without blocking: a FIFO is refused, not waited on.
+	f, size, err := filekind.OpenRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %v", path, errors.Unwrap(err))
+		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("cannot read %s: not a regular file", path)
-	}
-	if st.Size() > maxSamplesFileBytes {
-		return nil, fmt.Errorf("%s: %d bytes, more than the limit of %d", path, st.Size(), int64(maxSamplesFileBytes))
+	if size > maxSamplesFileBytes {
+		return nil, fmt.Errorf("%s: %d bytes, more than the limit of %d", path, size, int64(maxSamplesFileBytes))
 	}
 	h := sha256.New()
 	r := bufio.NewReaderSize(io.TeeReader(ctxReader{ctx, f}, h), 64<<10)
 	out := &samplesFile{path: path}
 	if strings.HasSuffix(strings.ToLower(path), ".npy") {
-		err = readNPY(ctx, r, st.Size(), out)
+		err = readNPY(ctx, r, size, out)
 	} else {
 		err = readSamplesCSV(ctx, r, f, out)
 	}
@@ -837,7 +835,7 @@ func csvQuote(s string) string {
 func analyzedAsWritten(path string, doc samplesDoc) []byte {
 	var b strings.Builder
 	if path != "" {
-		if text, err := os.ReadFile(path); err == nil {
+		if text, err := filekind.ReadRegular(path, scenario.MaxConfigBytes); err == nil {
 			fmt.Fprintf(&b, "# --scenario %s\n%s", path, text)
 			if len(text) > 0 && text[len(text)-1] != '\n' {
 				b.WriteByte('\n')

@@ -660,7 +660,7 @@ func loadScenario(fs *flagSet) (*scenario.Config, error) {
 func scenarioAsWritten(fs *flagSet, args []string) []byte {
 	var text []byte
 	if fs.NArg() == 1 {
-		b, err := os.ReadFile(fs.Arg(0))
+		b, err := filekind.ReadRegular(fs.Arg(0), scenario.MaxConfigBytes)
 		if err != nil {
 			return nil
 		}

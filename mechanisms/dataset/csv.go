@@ -10,13 +10,13 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/field"
+	"github.com/mcmcaudit/mcmcaudit/internal/filekind"
 )
 
 // FeatureScaling names the per-feature transformation ReadCSV applies after
@@ -324,9 +324,11 @@ func ScanCSVFrom(r io.Reader, opts CSVOptions, lim CSVLimits) (CSVShape, error) 
 }
 
 // ReadCSVFile is ReadCSVFrom on a file, named after the file's base name
-// (without .csv and .gz) unless opts.Name is set.
+// (without .csv and .gz) unless opts.Name is set. The file must be a
+// regular file: a FIFO, a device or a directory is refused without
+// blocking.
 func ReadCSVFile(path string, opts CSVOptions) (*Dataset, error) {
-	f, err := os.Open(path)
+	f, _, err := filekind.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,10 @@ const (
 	// adds 44. 29 × 2^23 + 44 = 243,269,676 ≤ 2^28 = 268,435,456, which
 	// leaves 25 MB for "info"; 2^24 values would not fit.
 	MaxValues = 1 << 23
+	// AnswerSlackBytes is what an answer line may hold beyond its numbers
+	// and the per-release "correct" counts of its "info": the other info
+	// counters, an error message, white space. See answerLineLimit.
+	AnswerSlackBytes = 1 << 20
 	// MaxRetries bounds Config.Retries.
 	MaxRetries = 100
 	// StderrTail is the number of stderr lines kept per process for error
@@ -166,4 +170,42 @@ func commandLine(cmd []string) string {
 		}
 	}
 	return b.String()
+}
+
+// Bytes an answer line spends per value and per release point, as
+// MaxValues budgets them: a value of at most MaxValueBytes, ", " after it
+// and, for dim 1, its release's brackets; a "correct" count of info (up to
+// 20 digits and ", ") per release point; and the line's frame
+// {"trial": 9223372036854775807, "releases": }.
+const (
+	valueSlotBytes   = MaxValueBytes + 4
+	countSlotBytes   = 22
+	answerFrameBytes = 44
+)
+
+// answerLineLimit is the longest line an answer to handshake hs may take:
+// its numbers (dim per release point, or, for a scores program, the m
+// canaries' scores), written as encoders write them (valueSlotBytes
+// each), its frame, a "correct" count per release point and
+// AnswerSlackBytes, at most MaxLineBytes. A longer line is refused while
+// it is read, so that a program cannot make the tool buffer and parse
+// 2^28 bytes (10⁸ numbers) in answer to a request for 1,000 scores.
+func answerLineLimit(hs Handshake, canaries int) int64 {
+	per := int64(hs.Dim)
+	if hs.Scores {
+		per = int64(canaries)
+	}
+	nrel := int64(len(hs.Releases))
+	limit := valueSlotBytes*nrel*per + answerFrameBytes + countSlotBytes*nrel + AnswerSlackBytes
+	return min(limit, MaxLineBytes)
+}
+
+// answerLimitText explains answerLineLimit for a refusal.
+func answerLimitText(hs Handshake, canaries int) string {
+	what, per := "coordinates", hs.Dim
+	if hs.Scores {
+		what, per = "scores", canaries
+	}
+	return fmt.Sprintf("the most an answer of %d release point(s) × %d %s may take (%d bytes a number, plus %d for info and the rest)",
+		len(hs.Releases), per, what, valueSlotBytes, AnswerSlackBytes)
 }

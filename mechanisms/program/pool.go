@@ -278,6 +278,8 @@ func (pl *Pool) startNew(ctx context.Context, id int, first bool) (*proc, *Error
 			Detail: fmt.Sprintf("process %d's handshake %v differs from the first process's %v (a program must declare the same releases every time)", id, hs, pl.hs)})
 	}
 	p.hs = hs
+	// From now on the process may only write answers to this handshake.
+	p.lineLimit.Store(min(int64(pl.maxLine), answerLineLimit(hs, pl.cfg.Canaries)))
 	return p, nil
 }
 
@@ -324,7 +326,11 @@ func (pl *Pool) stdoutEnded(p *proc, when string) *Error {
 	e := &Error{Command: pl.cfg.Command, Process: p.id}
 	if errors.Is(p.readErr, errLineTooLong) {
 		e.Fault = FaultProtocol
-		e.Detail = fmt.Sprintf("process %d wrote a stdout line longer than %d bytes", p.id, pl.maxLine)
+		lim := p.lineLimit.Load()
+		e.Detail = fmt.Sprintf("process %d wrote a stdout line longer than %d bytes", p.id, lim)
+		if p.hs.Dim > 0 && lim < MaxLineBytes && lim == answerLineLimit(p.hs, pl.cfg.Canaries) {
+			e.Detail += ", " + answerLimitText(p.hs, pl.cfg.Canaries)
+		}
 		e.Line = string(p.partial)
 		return e
 	}

@@ -36,6 +36,10 @@ type proc struct {
 	lines   chan []byte
 	readErr error  // errLineTooLong or a read error; nil at a clean EOF
 	partial []byte // an unterminated last line (or the start of a too long one)
+	// lineLimit bounds a stdout line, newline excluded: the pool's limit
+	// until the handshake, then what an answer to it may take
+	// (answerLineLimit). The reader reads it at every fragment.
+	lineLimit atomic.Int64
 
 	quit     chan struct{} // closed when the process is being discarded
 	quitOnce sync.Once
@@ -120,7 +124,8 @@ func startProc(c *Config, id int, sink *stderrSink, maxLine int) (*proc, error) 
 	if testHookStarted != nil {
 		testHookStarted(p.pid)
 	}
-	go p.readStdout(outR, maxLine)
+	p.lineLimit.Store(int64(maxLine))
+	go p.readStdout(outR)
 	go p.readStderr(errR, sink, "["+c.Name+" "+strconv.Itoa(id)+"] ")
 	go func() {
 		p.waitErr = cmd.Wait()
@@ -136,8 +141,10 @@ func startProc(c *Config, id int, sink *stderrSink, maxLine int) (*proc, error) 
 var testHookStarted func(pid int)
 
 // readStdout sends stdout lines to p.lines until end of file, an error, a
-// line longer than maxLine, or p.quit.
-func (p *proc) readStdout(r *os.File, maxLine int) {
+// line longer than p.lineLimit (refused as soon as it is read past the
+// limit, in fragments of the reader's buffer, so that refusing a huge line
+// costs the limit in memory, not the line), or p.quit.
+func (p *proc) readStdout(r *os.File) {
 	defer close(p.lines)
 	defer r.Close()
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -147,7 +154,7 @@ func (p *proc) readStdout(r *os.File, maxLine int) {
 		for {
 			var frag []byte
 			frag, err = br.ReadSlice('\n')
-			if len(line)+len(frag) > maxLine+1 {
+			if int64(len(line)+len(frag)) > p.lineLimit.Load()+1 {
 				n := min(len(line), 200)
 				head := append(line[:n:n], frag[:min(len(frag), 200)]...)
 				p.partial = head[:min(len(head), 200)]
