@@ -60,6 +60,9 @@ func runBounds(args []string, e *env) error {
 	if err != nil {
 		return err
 	}
+	if err := checkDataInputs(outs.named(), cfg); err != nil {
+		return err
+	}
 	plan, err := scenario.BuildWith(cfg, scenario.BuildOptions{Stderr: e.stderr})
 	if err != nil {
 		return usageError{err.Error()}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// refusedOneLine asserts the contract of a refused command line: exit 2,
+// nothing on stdout, one line on stderr containing want.
+func refusedOneLine(t *testing.T, args []string, want string) {
+	t.Helper()
+	out, errs, code := runCLI(t, args...)
+	if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, want) {
+		t.Errorf("%q:\n  exit %d, stdout %.80q, stderr %q\n  want exit 2, no stdout, one line containing %q", args, code, out, errs, want)
+	}
+}
+
+// tinyScenario copies the hostile corpus's quick scenario into dir.
+func tinyScenario(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(hostileDir, "tiny.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "scen.yaml")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// An empty output path (--json ” or --json=) used to mean "no output":
+// the command did its work, wrote nothing and exited 0. Every command's
+// file outputs refuse it, naming the flag.
+func TestEmptyOutputPathRefused(t *testing.T) {
+	dir := t.TempDir()
+	scen := tinyScenario(t, dir)
+	eps := []string{"epsilon", "--fp", "1", "--negatives", "100", "--fn", "2", "--positives", "100"}
+	oneRun := []string{"epsilon", "--one-run", "--canaries", "10", "--guesses", "10", "--correct", "9"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(eps, "--json", ""), `--json: invalid value "": needs a file name, or - for standard output`},
+		{append(eps, "--json="), `--json: invalid value "": needs a file name, or - for standard output`},
+		{append(oneRun, "--json", ""), `--json: invalid value "": needs a file name`},
+		{append(oneRun, "--json="), `--json: invalid value "": needs a file name`},
+		{[]string{"run", scen, "--quiet", "--csv", ""}, `--csv: invalid value "": needs a file name`},
+		{[]string{"run", scen, "--quiet", "--html="}, `--html: invalid value "": needs a file name`},
+		{[]string{"run", scen, "--quiet", "--plot", ""}, `--plot: invalid value "": needs a file name`},
+		{[]string{"run", scen, "--shard", "0/2", "--out", ""}, `--out: invalid value "": needs a file name`},
+		{[]string{"bounds", scen, "--json", ""}, `--json: invalid value "": needs a file name`},
+		{[]string{"curve", "--c", "1", "--epochs", "1:2", "--json="}, `--json: invalid value "": needs a file name`},
+		{[]string{"merge", filepath.Join(dir, "part"), "--csv", ""}, `--csv: invalid value "": needs a file name`},
+		{[]string{"analyze", scen, scen, "--json", ""}, `--json: invalid value "": needs a file name`},
+	} {
+		refusedOneLine(t, c.args, c.want)
+	}
+}
+
+// --save-releases PREFIX names files PREFIX-D.csv and PREFIX-DPRIME.csv: a
+// PREFIX ending in a separator wrote the hidden files out/-D.csv and
+// out/-DPRIME.csv, and one naming a directory wrote out-D.csv beside it.
+// Both are refused before the run, and nothing is written.
+func TestSaveReleasesPrefixIsAFileName(t *testing.T) {
+	dir := t.TempDir()
+	scen := tinyScenario(t, dir)
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+	refusedOneLine(t, []string{"run", scen, "--quiet", "--save-releases", out + "/"}, "--save-releases: PREFIX "+`"`+out+`/" ends in a path separator`)
+	refusedOneLine(t, []string{"run", scen, "--quiet", "--save-releases", out}, "--save-releases: PREFIX "+`"`+out+`" is a directory`)
+	refusedOneLine(t, []string{"run", scen, "--quiet", "--save-releases", "."}, `--save-releases: PREFIX "." is a directory`)
+	if after := snapshot(t, dir); after != before {
+		t.Errorf("the directory changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	// A PREFIX inside the directory is what was meant.
+	if _, errs, code := runCLI(t, "run", scen, "--quiet", "--save-releases", filepath.Join(out, "r")); code != 0 {
+		t.Fatalf("--save-releases out/r: exit %d, %s", code, errs)
+	}
+	for _, f := range []string{"r-D.csv", "r-DPRIME.csv"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// "audit curve --json scen.yaml" replaced a scenario with JSON. curve reads
+// no file, so the check of outputs against a command's inputs had nothing
+// to compare with; no output of the tool is YAML, so every command now
+// refuses to replace an existing .yaml or .yml file, and the file is left
+// as it was.
+func TestOutputNeverReplacesYAML(t *testing.T) {
+	dir := t.TempDir()
+	scen := tinyScenario(t, dir)
+	other := filepath.Join(dir, "other.YML")
+	if err := os.WriteFile(other, []byte("name: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+	refusedOneLine(t, []string{"curve", "--c", "1", "--epochs", "1:2", "--json", scen}, "--json: "+scen+" is a YAML file, the format of scenarios")
+	refusedOneLine(t, []string{"curve", "--c", "1", "--epochs", "1:2", "--csv", other}, "--csv: "+other+" is a YAML file")
+	refusedOneLine(t, []string{"epsilon", "--one-run", "--canaries", "10", "--guesses", "10", "--correct", "9", "--json", scen}, "--json: "+scen+" is a YAML file")
+	refusedOneLine(t, []string{"run", scen, "--quiet", "--html", other}, "--html: "+other+" is a YAML file")
+	// The scenario the command reads keeps its own message.
+	refusedOneLine(t, []string{"bounds", scen, "--json", scen}, "--json: "+scen+" is the scenario file this command reads")
+	if after := snapshot(t, dir); after != before {
+		t.Errorf("the directory changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+// The data file a scenario reads (data.csv.path) is an input of "audit
+// run" and "audit bounds" like the scenario itself: an output that would
+// replace it — after the run, with the report — is refused before any
+// work.
+func TestOutputNeverReplacesScenarioData(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "s.yaml")
+	data := filepath.Join(dir, "data.csv")
+	text := `name: data-file
+seed: 7
+model: {linreg: {dim: 1, alpha: 1, beta: 1}}
+data:
+  csv: {path: data.csv, options: {header: true, real_labels: true}}
+neighbour: {adjacency: replace-one, index: 2, record: {x: [1], y: 0}}
+sampler: {gaussian_query: {sigma: 1}}
+audit: {trials: 400, split: {train: 0.5, eval: 0.5}, attacks: [threshold], delta: 1.0e-5, confidence: 0.95}
+`
+	if err := os.WriteFile(scen, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(data, []byte("x1,y\n0.3,0\n-0.2,0\n0,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+	want := "--json: " + data + " is the scenario's data.csv.path, which this command reads"
+	refusedOneLine(t, []string{"run", scen, "--quiet", "--json", data}, want)
+	refusedOneLine(t, []string{"bounds", scen, "--json", data}, want)
+	refusedOneLine(t, []string{"run", scen, "--quiet", "--csv", filepath.Join(dir, ".", "data.csv")}, "--csv: ")
+	if after := snapshot(t, dir); after != before {
+		t.Errorf("the directory changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if _, errs, code := runCLI(t, "run", scen, "--quiet", "--json", filepath.Join(dir, "r.json")); code != 0 {
+		t.Errorf("the same scenario with another output: exit %d, %s", code, errs)
+	}
+}
