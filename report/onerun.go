@@ -100,7 +100,7 @@ func oneRunHeadline(r *audit.Report) string {
 
 // writeOneRunTable is WriteTable for a canary design.
 func writeOneRunTable(w io.Writer, r *audit.Report) error {
-	fmt.Fprintf(w, "scenario   %s (config %.12s)\n", r.Name, r.ConfigHash)
+	fmt.Fprintf(w, "scenario   %s (config %.12s)\n", ClipName(r.Name, NameRunes), r.ConfigHash)
 	fmt.Fprintf(w, "mechanism  %s\n", r.Mechanism)
 	for _, l := range oneRunSetting(r) {
 		fmt.Fprintln(w, l)
@@ -228,7 +228,7 @@ func writeOneRunHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []
 		verdict += " Level: " + l + "."
 	}
 	page := HTMLPage{
-		Title:     "Privacy audit (one run, canaries): " + r.Name,
+		Title:     "Privacy audit (one run, canaries): " + ClipName(r.Name, TitleNameRunes),
 		Subtitle:  r.Mechanism,
 		Verdict:   verdict,
 		Violation: r.Violated(),

@@ -235,7 +235,7 @@ const boundsWidth = 120
 // it as data.
 func printBounds(w io.Writer, cfg *scenario.Config, plan *scenario.Plan, iters int, delta float64, rows []boundRow) error {
 	head := [][2]string{
-		{"scenario   ", cfg.Name},
+		{"scenario   ", report.ClipName(cfg.Name, report.NameRunes)},
 		{"mechanism  ", fmt.Sprintf("%s, %d iterations", mechanisms.NameOf(plan.Mechanism), iters)},
 		{"datasets   ", boundsDatasets(plan.Pair)},
 	}

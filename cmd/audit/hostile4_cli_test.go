@@ -31,7 +31,7 @@ func tinyScenario(t *testing.T, dir string) string {
 	return p
 }
 
-// An empty output path (--json ” or --json=) used to mean "no output":
+// An empty output path (--json "" or --json=) used to mean "no output":
 // the command did its work, wrote nothing and exited 0. Every command's
 // file outputs refuse it, naming the flag.
 func TestEmptyOutputPathRefused(t *testing.T) {
@@ -146,5 +146,71 @@ audit: {trials: 400, split: {train: 0.5, eval: 0.5}, attacks: [threshold], delta
 	}
 	if _, errs, code := runCLI(t, "run", scen, "--quiet", "--json", filepath.Join(dir, "r.json")); code != 0 {
 		t.Errorf("the same scenario with another output: exit %d, %s", code, errs)
+	}
+}
+
+// namedScenario writes the quick scenario under another name.
+func namedScenario(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(hostileDir, "tiny.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(b), "name: hostile-tiny", "name: "+name, 1)
+	p := filepath.Join(dir, "named.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A scenario named by 100 kB of text (the issue's 1 MB took 49 s of CPU
+// in the text report, whose wrapping was quadratic): the text report's
+// "scenario" line shows the first report.NameRunes = 60 runes and the
+// name's length, on one line that fits the report's 110 columns, so the
+// report is as long as for any name; the JSON report keeps the name whole.
+// (The wrapping's linearity is counted in report's TestWrapTextLinear and
+// TestWrapStyledLinear.)
+func TestHugeScenarioNameClipped(t *testing.T) {
+	dir := t.TempDir()
+	name := strings.Repeat("a", 100_000)
+	scen := namedScenario(t, dir, name)
+	js := filepath.Join(dir, "r.json")
+	out, errs, code := runCLI(t, "run", scen, "--quiet", "--json", js)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	first, _, _ := strings.Cut(out, "\n")
+	want := "scenario   " + strings.Repeat("a", 60) + "…(100000 bytes) (config "
+	if !strings.HasPrefix(first, want) || len([]rune(first)) > 110 {
+		t.Errorf("scenario line %.200q, want it to start %q and fit 110 columns", first, want)
+	}
+	if strings.Count(out, "a") > 1000 {
+		t.Errorf("the text report holds %d bytes, %d of them 'a'", len(out), strings.Count(out, "a"))
+	}
+	b, err := os.ReadFile(js)
+	if err != nil || !strings.Contains(string(b), `"`+name+`"`) {
+		t.Errorf("the JSON report lacks the whole name (%v)", err)
+	}
+}
+
+// Plot titles and the HTML report's title keep up to
+// report.TitleNameRunes = 240 runes of the name, wrapped, then its length.
+func TestLongScenarioNameInHTMLTitle(t *testing.T) {
+	dir := t.TempDir()
+	name := strings.Repeat("b", 1000)
+	scen := namedScenario(t, dir, name)
+	html := filepath.Join(dir, "r.html")
+	if _, errs, code := runCLI(t, "run", scen, "--quiet", "--html", html); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "<title>Privacy audit: " + strings.Repeat("b", 240) + "…(1000 bytes)</title>"
+	if !strings.Contains(string(b), want) {
+		i := strings.Index(string(b), "<title>")
+		t.Errorf("HTML title %.400q…, want %.60q…", string(b)[max(i, 0):], want)
 	}
 }
