@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/csv"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,5 +214,139 @@ func TestLongScenarioNameInHTMLTitle(t *testing.T) {
 	if !strings.Contains(string(b), want) {
 		i := strings.Index(string(b), "<title>")
 		t.Errorf("HTML title %.400q…, want %.60q…", string(b)[max(i, 0):], want)
+	}
+}
+
+// pointwiseScenario is a canary design (10 releases, the last one the
+// headline) whose claim, (0.5, 1e-5)-DP, is rejected by the test of epoch
+// 8 alone (33/40 guesses correct, ε_lb 0.7159) but not at the headline,
+// epoch 10 (29/40, ε_lb 0.2437).
+func pointwiseScenario(t *testing.T, dir string) string {
+	t.Helper()
+	scen := filepath.Join(dir, "pointwise.yaml")
+	yml := `name: canaries-pointwise
+seed: 9
+model: {logistic: {dim: 100, alpha: 1}}
+data: {synthetic_logistic: {n: 10, theta_star: [` + strings.Repeat("0.5, ", 99) + `0.5], seed: 3}}
+sampler: {sgld: {step: {eta: 0.01}, batch: 5, scheme: without-replacement, epochs: 10}}
+init: {from_prior: true}
+release: {mode: epochs}
+audit:
+  design: canaries
+  canaries: {count: 200, kind: random, guess_grid: [20, 40], runs: 4}
+  delta: 1.0e-5
+  confidence: 0.95
+claim: {epsilon: 0.5, delta: 1.0e-5}
+`
+	if err := os.WriteFile(scen, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return scen
+}
+
+// In the canary design the verdict rests on the headline release alone;
+// a claim rejected by another release's test, at the level of one test,
+// is no refutation. The text, HTML and CSV reports said "REFUTED" (JSON
+// refuted: true) beside "verdict: not refuted", exit 0; they now mark it
+// "rejected pointwise" (JSON pointwise_refuted: true, refuted: false). The
+// headline row's "*" is explained in the legend, whose descriptive
+// columns are marked "†" instead of the same "*".
+func TestCanaryPointwiseRejectionIsNotRefutation(t *testing.T) {
+	dir := t.TempDir()
+	scen := pointwiseScenario(t, dir)
+	js, html, csvPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html"), filepath.Join(dir, "r.csv")
+	out, errs, code := runCLI(t, "run", scen, "--quiet", "--no-checkpoint", "--json", js, "--html", html, "--csv", csvPath)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0: %s", code, errs)
+	}
+	if !strings.Contains(out, "verdict: not refuted") {
+		t.Errorf("verdict:\n%s", out)
+	}
+	var row8, row10 string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "epoch ") && strings.Contains(l, "REFUTED") {
+			t.Errorf("a row says REFUTED beside \"verdict: not refuted\": %q", l)
+		}
+		switch {
+		case strings.HasPrefix(l, "epoch 8 "):
+			row8 = l
+		case strings.HasPrefix(l, "epoch 10 "):
+			row10 = l
+		}
+	}
+	if !strings.Contains(row8, "33/40") || !strings.HasSuffix(row8, "rejected pointwise") {
+		t.Errorf("epoch 8's row %q: want 33/40 and the claim rejected pointwise", row8)
+	}
+	if !strings.HasPrefix(row10, "epoch 10 *") || !strings.HasSuffix(row10, " ok") {
+		t.Errorf("the headline row %q: want \"epoch 10 *\" and the claim ok", row10)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"AUROC† TPR@1%† TPR@0.1%†", "† descriptive.", "* the headline release, fixed in advance: the verdict rests on it alone.",
+		`claim: "rejected pointwise" — this release's test rejects the claim on its own`} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if strings.Contains(flat, "* descriptive") || strings.Contains(flat, "AUROC*") {
+		t.Error(`the descriptive columns are still marked "*", the headline's mark`)
+	}
+
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Report struct {
+			Verdict string `json:"verdict"`
+			OneRun  struct {
+				Headline int `json:"headline"`
+				Points   []struct {
+					Claims []struct {
+						Refuted          *bool `json:"refuted"`
+						PointwiseRefuted *bool `json:"pointwise_refuted"`
+					} `json:"claims"`
+				} `json:"points"`
+			} `json:"one_run"`
+		} `json:"report"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	o := doc.Report.OneRun
+	if len(o.Points) != 10 || o.Headline != 9 {
+		t.Fatalf("%d points, headline %d; want 10 and 9", len(o.Points), o.Headline)
+	}
+	for k, p := range o.Points {
+		c := p.Claims[0]
+		if c.Refuted == nil || c.PointwiseRefuted == nil {
+			t.Fatalf("point %d: refuted or pointwise_refuted missing", k)
+		}
+		if *c.Refuted || *c.PointwiseRefuted != (k == 7) {
+			t.Errorf("point %d: refuted %v, pointwise_refuted %v; want false, %v", k, *c.Refuted, *c.PointwiseRefuted, k == 7)
+		}
+	}
+	h, _ := os.ReadFile(html)
+	if strings.Contains(string(h), ">REFUTED<") || !strings.Contains(string(h), ">rejected pointwise<") {
+		t.Error("the HTML table says REFUTED, or lacks the pointwise mark")
+	}
+	f, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) != 11 {
+		t.Fatalf("CSV: %d rows, %v", len(rows), err)
+	}
+	n := len(rows[0])
+	name := "claimed (0.5, 1e-05)-DP"
+	if rows[0][n-2] != "claim_refuted:"+name || rows[0][n-1] != "claim_pointwise_refuted:"+name {
+		t.Errorf("CSV header ends %q", rows[0][n-2:])
+	}
+	if got := rows[8][n-2:]; got[0] != "false" || got[1] != "true" {
+		t.Errorf("CSV epoch 8: refuted, pointwise %q; want false, true", got)
+	}
+	if got := rows[10][n-2:]; got[0] != "false" || got[1] != "false" {
+		t.Errorf("CSV epoch 10: refuted, pointwise %q; want false, false", got)
 	}
 }
