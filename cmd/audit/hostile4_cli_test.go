@@ -350,3 +350,16 @@ func TestCanaryPointwiseRejectionIsNotRefutation(t *testing.T) {
 		t.Errorf("CSV epoch 10: refuted, pointwise %q; want false, false", got)
 	}
 }
+
+// "command: [prog, null]" ran prog with an empty argument; it is refused
+// before anything starts (exit 2, the line and the item's path).
+func TestProgramCommandNullRefused(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "p.yaml")
+	text := "name: n\nseed: 1\nsampler: {program: {command: [/bin/true, null]}}\n" +
+		"audit: {trials: 20, split: {train: 0.5, eval: 0.5}, attacks: [threshold], delta: 1.0e-5, confidence: 0.95}\n"
+	if err := os.WriteFile(scen, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refusedOneLine(t, []string{"run", scen, "--quiet"}, `line 3: sampler.program.command[1]: must be a string, got nothing (null); write "" for an empty string`)
+}
