@@ -87,9 +87,17 @@ func (e OneRunEstimate) String() string {
 	return s + "]"
 }
 
-// MarshalJSON encodes a OneRunEstimate, writing a +Inf ε as "+Inf".
+// MarshalJSON encodes a OneRunEstimate, writing a +Inf ε as "+Inf", and
+// the μ of the f-DP estimate even when it is 0 (μ_lb = 0 is a result).
 func (e OneRunEstimate) MarshalJSON() ([]byte, error) {
 	type plain OneRunEstimate
+	if e.Estimator == EstimatorOneRunFDP {
+		return json.Marshal(struct {
+			plain
+			Epsilon JSONFloat `json:"epsilon"`
+			Mu      float64   `json:"mu"`
+		}{plain(e), JSONFloat(e.Epsilon), e.Mu})
+	}
 	return json.Marshal(struct {
 		plain
 		Epsilon JSONFloat `json:"epsilon"`

@@ -363,3 +363,41 @@ func TestProgramCommandNullRefused(t *testing.T) {
 	}
 	refusedOneLine(t, []string{"run", scen, "--quiet"}, `line 3: sampler.program.command[1]: must be a string, got nothing (null); write "" for an empty string`)
 }
+
+// μ_lb = 0 is a result, not a missing value: "audit epsilon --one-run
+// --json" wrote fdp without "mu" when it was 0 (and "audit epsilon" its
+// gdp likewise). Both write "mu": 0; the Steinke et al. estimate, which
+// has no μ, still has no "mu".
+func TestEpsilonJSONWritesZeroMu(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		key  string
+	}{
+		{[]string{"epsilon", "--one-run", "--canaries", "10", "--guesses", "10", "--correct", "5", "--json", "-"}, "fdp"},
+		{[]string{"epsilon", "--fp", "50", "--negatives", "100", "--fn", "50", "--positives", "100", "--json", "-"}, "gdp"},
+	} {
+		out, errs, code := runCLI(t, c.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d, %s", c.args, code, errs)
+		}
+		var doc map[string]json.RawMessage
+		var est, steinke map[string]any
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if err := json.Unmarshal(doc[c.key], &est); err != nil {
+			t.Fatalf("%v: %s: %v", c.args, c.key, err)
+		}
+		if mu, ok := est["mu"]; !ok || mu != 0.0 {
+			t.Errorf("%v: %s.mu = %v (present %v), want 0", c.args, c.key, mu, ok)
+		}
+		if doc["one_run"] != nil {
+			if err := json.Unmarshal(doc["one_run"], &steinke); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := steinke["mu"]; ok {
+				t.Errorf("%v: one_run has a mu", c.args)
+			}
+		}
+	}
+}
