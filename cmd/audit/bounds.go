@@ -88,7 +88,7 @@ func runBounds(args []string, e *env) error {
 	var rows []boundRow
 	for _, g := range gs {
 		r := boundRow{Source: g.Source, Variant: g.Variant, Release: g.Release, Applies: g.Applies,
-			Reason: g.Reason, Delta: delta, Iterations: iters, Checks: g.Checks, Note: g.Note}
+			Reason: g.Reason, Delta: delta, Iterations: iters, Checks: g.Checks, Note: g.NoteFor(delta)}
 		if g.Applies {
 			eps, err := g.Epsilon(delta)
 			if err != nil {

@@ -401,3 +401,26 @@ func TestEpsilonJSONWritesZeroMu(t *testing.T) {
 		}
 	}
 }
+
+// "audit bounds --delta D" printed the accountants' notes at δ = 1e-05
+// whatever D was; the notes, text and JSON, now state their figures at D.
+func TestBoundsNotesAtAskedDelta(t *testing.T) {
+	scen := "../../testdata/dp-sgld-correct.yaml"
+	out, errs, code := runCLI(t, "bounds", scen, "--delta", "0.001")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"at δ = 0.001 the PLD bound is the tighter", "ε(0.001) = "} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the notes lack %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "1e-05") {
+		t.Errorf("the report at δ = 0.001 speaks of 1e-05:\n%s", out)
+	}
+	js, errs, code := runCLI(t, "bounds", scen, "--delta", "0.001", "--json", "-")
+	if code != 0 || !strings.Contains(js, "at δ = 0.001 the PLD bound") || strings.Contains(js, "1e-05") {
+		t.Errorf("--json: exit %d, %s; the notes at δ = 0.001:\n%.2000s", code, errs, js)
+	}
+}
