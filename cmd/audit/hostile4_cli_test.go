@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -422,5 +423,46 @@ func TestBoundsNotesAtAskedDelta(t *testing.T) {
 	js, errs, code := runCLI(t, "bounds", scen, "--delta", "0.001", "--json", "-")
 	if code != 0 || !strings.Contains(js, "at δ = 0.001 the PLD bound") || strings.Contains(js, "1e-05") {
 		t.Errorf("--json: exit %d, %s; the notes at δ = 0.001:\n%.2000s", code, errs, js)
+	}
+}
+
+// Comments and documents cite only files of the repository:
+// epsilon_onerun_test.go and docs/derivations/one-run.md cited §6 of a
+// mathematics note kept outside it. Every Markdown file named in a .go or
+// Markdown file must be one of the repository's (by its base name).
+func TestCitedMarkdownFilesExist(t *testing.T) {
+	root := "../.."
+	have := map[string]bool{}
+	var files []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		switch filepath.Ext(p) {
+		case ".md":
+			have[d.Name()] = true
+			files = append(files, p)
+		case ".go":
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cite := regexp.MustCompile(`[A-Za-z0-9_-]+\.md\b`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range cite.FindAll(b, -1) {
+			if !have[string(m)] {
+				t.Errorf("%s cites %s, which is not in the repository", strings.TrimPrefix(f, root+"/"), m)
+			}
+		}
 	}
 }
