@@ -101,10 +101,19 @@ func (a *Audit) analyzeCanaries(ctx context.Context, t *Trials) (*Report, error)
 	}
 	g := len(cd.Guesses)
 	alpha := 1 - o.Confidence
-	conf := 1 - alpha/float64(g*mP)
+	// α divided among k tests; with one test the confidence itself, which
+	// 1 − (1 − c) would lose when c is tiny (the one-run bounds take c
+	// down to stats.MinOneRunConfidence).
+	divided := func(k int) float64 {
+		if k == 1 {
+			return o.Confidence
+		}
+		return 1 - alpha/float64(k)
+	}
+	conf := divided(g * mP)
 	claimConf := conf
 	if n := len(a.claims); n > 0 {
-		claimConf = 1 - alpha/float64(g*mP*n)
+		claimConf = divided(g * mP * n)
 		r.ClaimsTested, r.ClaimConfidence = n, claimConf
 	}
 	r.TestConfidence = conf

@@ -466,3 +466,40 @@ func TestCitedMarkdownFilesExist(t *testing.T) {
 		}
 	}
 }
+
+// "audit epsilon --one-run --canaries 10 --guesses 10 --correct 10
+// --confidence 1e-300" ended in "internal error … no crossing below 4096"
+// (exit 3). The bounds exist: ε_lb = 693.0779 (δ = 1e-5) and μ_lb =
+// 74.1753, as an independent computation at 400 digits gives
+// (stats/testdata/onerun_refs.py); below 1e-300 the confidence is refused
+// with its range (exit 2), here and in a canary scenario's audit.confidence.
+func TestEpsilonOneRunTinyConfidence(t *testing.T) {
+	args := []string{"epsilon", "--one-run", "--canaries", "10", "--guesses", "10", "--correct", "10"}
+	out, errs, code := runCLI(t, append(args, "--confidence", "1e-300")...)
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if !strings.HasPrefix(out, "ε_lb = 693.0779 ") || !strings.Contains(out, "μ_lb = 74.1753,") {
+		t.Errorf("output:\n%s", out)
+	}
+	refusedOneLine(t, append(args, "--confidence", "1e-301"), "--confidence: must be in [1e-300, 1) with --one-run, got 1e-301")
+
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "c.yaml")
+	text := "name: c\nseed: 9\nmodel: {logistic: {dim: 2, alpha: 1}}\ndata: {synthetic_logistic: {n: 10, theta_star: [0.5, 0.5], seed: 3}}\n" +
+		"sampler: {sgld: {step: {eta: 0.01}, batch: 5, scheme: cyclic, epochs: 2}}\ninit: {from_prior: true}\n" +
+		"audit: {design: canaries, canaries: {count: 20, kind: random, guesses: 4}, delta: 1.0e-5, confidence: 1.0e-301}\n"
+	if err := os.WriteFile(scen, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refusedOneLine(t, []string{"run", scen, "--quiet"}, "audit.confidence: must be in [1e-300, 1) in the canary design (the one-run bounds), got 1e-301")
+	// At 1e-300 the canary design runs: one guess pair at one release
+	// point is tested at the confidence itself (1 − (1 − c) was 0).
+	if err := os.WriteFile(scen, []byte(strings.Replace(text, "1.0e-301", "1.0e-300", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code = runCLI(t, "run", scen, "--quiet", "--no-checkpoint")
+	if code != 0 || !strings.Contains(out, "; confidence 1e-300; δ = 1e-05; one-run design") {
+		t.Errorf("confidence 1e-300 in the canary design: exit %d, %s\n%s", code, errs, out)
+	}
+}
