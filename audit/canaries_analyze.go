@@ -271,9 +271,11 @@ func (a *Audit) canaryPoint(k int, scores []float64, incl []bool, conf, claimCon
 
 // testCanaryClaim tests a claim given as data against the guesses of every
 // pair, each at level 1 − claimConf (PointwiseRefuted; analyzeCanaries
-// sets Refuted at the points the verdict rests on): a pure (ε₀, δ₀) claim by the p-value
-// of Steinke et al. (stats.OneRunPValue at ε₀, δ₀), a μ-GDP claim by the
-// f-DP test of Mahloujifar et al. (stats.OneRunFDPTest).
+// sets Refuted at the points the verdict rests on): a pure (ε₀, δ₀) claim
+// by the p-value of Steinke et al. (stats.OneRunPValue at ε₀, δ₀, decided
+// by stats.OneRunPureRejected), a μ-GDP claim by the f-DP test of
+// Mahloujifar et al. (stats.OneRunFDPStatistic); both decide in the
+// confidence itself when it is small.
 func (a *Audit) testCanaryClaim(cl Claim, k int, counts []stats.OneRunCounts, claimConf float64) OneRunClaim {
 	level := 1 - claimConf
 	res := OneRunClaim{Name: cl.Name}
@@ -288,14 +290,16 @@ func (a *Audit) testCanaryClaim(cl Claim, k int, counts []stats.OneRunCounts, cl
 			if p := stats.OneRunPValue(c, s.Epsilon, s.Delta); p < best {
 				best, bi = p, i
 			}
+			if stats.OneRunPureRejected(c, s.Epsilon, s.Delta, claimConf) {
+				res.PointwiseRefuted = true
+			}
 		}
-		res.PointwiseRefuted = best <= level
 		c := counts[bi]
 		res.Test = fmt.Sprintf("one-run p-value of (%g, %g)-DP = %.4g with %d/%d guesses correct (level %.4g)", s.Epsilon, s.Delta, best, c.Correct, c.Guesses, level)
 	case "gdp":
 		best, bi := math.Inf(-1), 0
 		for i, c := range counts {
-			if v := stats.OneRunFDPTest(c, s.Mu, level); v > best {
+			if v := stats.OneRunFDPStatistic(c, s.Mu, claimConf); v > best {
 				best, bi = v, i
 			}
 		}

@@ -248,6 +248,27 @@ func OneRunFDPTest(c OneRunCounts, mu, alpha float64) float64 {
 	return rho + eta - float64(r)/m
 }
 
+// OneRunPureRejected reports whether the guesses reject "(ε, δ)-DP" at
+// level α = 1 − confidence in the test of OneRunPValue: p ≤ α, decided as
+// 1 − p ≥ confidence (OneRunPValueComplement) below a confidence of 1/2,
+// where α keeps few of the confidence's digits.
+func OneRunPureRejected(c OneRunCounts, eps, delta, confidence float64) bool {
+	if confidence < complementBelow {
+		return OneRunPValueComplement(c, eps, delta) >= confidence
+	}
+	return OneRunPValue(c, eps, delta) <= 1-confidence
+}
+
+// OneRunFDPStatistic is OneRunFDPTest at level α = 1 − confidence (μ-GDP
+// rejected when it is > 0), written in the confidence itself below 1/2
+// (oneRunFDPTestConfidence).
+func OneRunFDPStatistic(c OneRunCounts, mu, confidence float64) float64 {
+	if confidence < complementBelow {
+		return oneRunFDPTestConfidence(c, mu, confidence)
+	}
+	return OneRunFDPTest(c, mu, 1-confidence)
+}
+
 // oneRunFDPTestConfidence is OneRunFDPTest at α = 1 − confidence written
 // for a small confidence c, where α keeps few of c's digits: it follows
 // 1 − ρ (from (m − v + c·v)/m) instead of ρ, with Φ⁻¹(ρ) = −Φ⁻¹(1 − ρ), and
@@ -285,12 +306,7 @@ func OneRunFDP(c OneRunCounts, delta, confidence float64) (OneRunEstimate, error
 	if err := checkOneRun(c, delta, confidence); err != nil {
 		return OneRunEstimate{}, err
 	}
-	alpha := 1 - confidence
-	test := func(mu float64) float64 { return OneRunFDPTest(c, mu, alpha) }
-	if confidence < complementBelow {
-		test = func(mu float64) float64 { return oneRunFDPTestConfidence(c, mu, confidence) }
-	}
-	mu, err := crossing(test)
+	mu, err := crossing(func(mu float64) float64 { return OneRunFDPStatistic(c, mu, confidence) })
 	if err != nil {
 		return OneRunEstimate{}, fmt.Errorf("stats: one-run μ for %+v: %w", c, err)
 	}

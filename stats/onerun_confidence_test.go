@@ -170,3 +170,29 @@ func TestOneRunConfidenceFloor(t *testing.T) {
 		t.Errorf("confidence 1e-300: %v", err)
 	}
 }
+
+// A claim is tested at the same levels: the guesses reject (ε, δ)-DP just
+// below ε_lb and not just above it (OneRunPureRejected), and the f-DP
+// statistic is positive just below μ_lb and not just above it — at
+// confidence 1e-300 too, where p ≤ 1 − confidence read every p < 1 as a
+// rejection (10 of 10 correct: p(700) = q¹⁰ rounds to 1 − 0, so (700, 0)-DP
+// was "refuted" although ε_lb = 693.08).
+func TestOneRunClaimTestsAtSmallConfidence(t *testing.T) {
+	for _, c := range oneRunSmallConfidenceRefs {
+		if c.mu < 0 || c.epsilon == 0 {
+			continue
+		}
+		counts := OneRunCounts{Canaries: c.m, Guesses: c.r, Correct: c.v}
+		if !OneRunPureRejected(counts, c.epsilon-1e-6, c.delta, c.conf) || OneRunPureRejected(counts, c.epsilon+1e-6, c.delta, c.conf) {
+			t.Errorf("%+v δ = %g, confidence %g: (ε, δ)-DP rejected at ε_lb − 10⁻⁶ %v, at ε_lb + 10⁻⁶ %v; want true, false", counts, c.delta, c.conf,
+				OneRunPureRejected(counts, c.epsilon-1e-6, c.delta, c.conf), OneRunPureRejected(counts, c.epsilon+1e-6, c.delta, c.conf))
+		}
+		if c.mu > 0 && (!(OneRunFDPStatistic(counts, c.mu-1e-6, c.conf) > 0) || OneRunFDPStatistic(counts, c.mu+1e-6, c.conf) > 0) {
+			t.Errorf("%+v confidence %g: f-DP statistic %g at μ_lb − 10⁻⁶, %g at μ_lb + 10⁻⁶; want > 0, ≤ 0", counts, c.conf,
+				OneRunFDPStatistic(counts, c.mu-1e-6, c.conf), OneRunFDPStatistic(counts, c.mu+1e-6, c.conf))
+		}
+	}
+	if OneRunPureRejected(OneRunCounts{10, 10, 10}, 700, 0, 1e-300) {
+		t.Error("(700, 0)-DP rejected by 10 of 10 correct guesses at confidence 1e-300")
+	}
+}
