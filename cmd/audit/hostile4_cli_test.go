@@ -503,3 +503,34 @@ func TestEpsilonOneRunTinyConfidence(t *testing.T) {
 		t.Errorf("confidence 1e-300 in the canary design: exit %d, %s\n%s", code, errs, out)
 	}
 }
+
+// "audit bounds --sweep" printed a scenario's name whole on its first line
+// and in its plot's title, one line of glyph outlines: a 100 kB name made
+// a 4.7 MB SVG. Both are clipped like the report's.
+func TestSweepClipsScenarioName(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile("../../testdata/dp-sgld-correct.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile(`(?m)^name: .*$`).ReplaceAllString(string(b), "name: "+strings.Repeat("z", 100_000))
+	scen := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(scen, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	svg := filepath.Join(dir, "s.svg")
+	out, errs, code := runCLI(t, "bounds", scen, "--sweep", "iterations=1:10:4", "--plot", svg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if first, _, _ := strings.Cut(out, "\n"); first != "scenario   "+strings.Repeat("z", 60)+"…(100000 bytes)" {
+		t.Errorf("first line %.200q", first)
+	}
+	st, err := os.Stat(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() > 200_000 {
+		t.Errorf("the plot has %d bytes, more than 200 kB: the name is drawn whole", st.Size())
+	}
+}
