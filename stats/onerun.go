@@ -140,7 +140,8 @@ func CheckOneRunConfidence(confidence float64) error {
 const complementBelow = 0.5
 
 // maxOneRunEpsilon bounds the bracket search; no count gives an ε_lb near it
-// (r = 10⁷ guesses all correct at α = 10⁻¹⁰ give about 16).
+// (r = 10⁷ guesses all correct give about 16 at α = 10⁻¹⁰, and 706.9 at a
+// confidence of MinOneRunConfidence; μ_lb stays below 80 there).
 const maxOneRunEpsilon = 1 << 12
 
 // OneRunPValue returns the p-value of the hypothesis "the mechanism is
