@@ -62,7 +62,14 @@ type OneRunClaim struct {
 	Name string `json:"name"`
 	// EpsilonAtDelta is the claim's ε at the audit's δ.
 	EpsilonAtDelta stats.JSONFloat `json:"epsilon_at_delta"`
-	Refuted        bool            `json:"refuted"`
+	// Refuted says the claim is refuted at this point: its test rejected
+	// it at a point the verdict rests on (the headline, or every point
+	// under Bonferroni over points). It is what makes the verdict.
+	Refuted bool `json:"refuted"`
+	// PointwiseRefuted says this point's test alone rejected the claim at
+	// its level. At a point the verdict does not rest on that is no
+	// refutation: the level is not divided among the points.
+	PointwiseRefuted bool `json:"pointwise_refuted"`
 	// Test says which test was run and what it gave.
 	Test string `json:"test"`
 }
@@ -94,10 +101,19 @@ func (a *Audit) analyzeCanaries(ctx context.Context, t *Trials) (*Report, error)
 	}
 	g := len(cd.Guesses)
 	alpha := 1 - o.Confidence
-	conf := 1 - alpha/float64(g*mP)
+	// α divided among k tests; with one test the confidence itself, which
+	// 1 − (1 − c) would lose when c is tiny (the one-run bounds take c
+	// down to stats.MinOneRunConfidence).
+	divided := func(k int) float64 {
+		if k == 1 {
+			return o.Confidence
+		}
+		return 1 - alpha/float64(k)
+	}
+	conf := divided(g * mP)
 	claimConf := conf
 	if n := len(a.claims); n > 0 {
-		claimConf = 1 - alpha/float64(g*mP*n)
+		claimConf = divided(g * mP * n)
 		r.ClaimsTested, r.ClaimConfidence = n, claimConf
 	}
 	r.TestConfidence = conf
@@ -145,6 +161,12 @@ func (a *Audit) analyzeCanaries(ctx context.Context, t *Trials) (*Report, error)
 	} else {
 		res.Headline = len(a.points) - 1
 		res.Epsilon = res.Points[res.Headline].Epsilon
+	}
+	for _, k := range judged {
+		for i := range res.Points[k].Claims {
+			c := &res.Points[k].Claims[i]
+			c.Refuted = c.PointwiseRefuted
+		}
 	}
 	r.OneRun = res
 	r.judgeCanaries(judged)
@@ -248,9 +270,12 @@ func (a *Audit) canaryPoint(k int, scores []float64, incl []bool, conf, claimCon
 }
 
 // testCanaryClaim tests a claim given as data against the guesses of every
-// pair, each at level 1 − claimConf: a pure (ε₀, δ₀) claim by the p-value
-// of Steinke et al. (stats.OneRunPValue at ε₀, δ₀), a μ-GDP claim by the
-// f-DP test of Mahloujifar et al. (stats.OneRunFDPTest).
+// pair, each at level 1 − claimConf (PointwiseRefuted; analyzeCanaries
+// sets Refuted at the points the verdict rests on): a pure (ε₀, δ₀) claim
+// by the p-value of Steinke et al. (stats.OneRunPValue at ε₀, δ₀, decided
+// by stats.OneRunPureRejected), a μ-GDP claim by the f-DP test of
+// Mahloujifar et al. (stats.OneRunFDPStatistic); both decide in the
+// confidence itself when it is small.
 func (a *Audit) testCanaryClaim(cl Claim, k int, counts []stats.OneRunCounts, claimConf float64) OneRunClaim {
 	level := 1 - claimConf
 	res := OneRunClaim{Name: cl.Name}
@@ -265,18 +290,20 @@ func (a *Audit) testCanaryClaim(cl Claim, k int, counts []stats.OneRunCounts, cl
 			if p := stats.OneRunPValue(c, s.Epsilon, s.Delta); p < best {
 				best, bi = p, i
 			}
+			if stats.OneRunPureRejected(c, s.Epsilon, s.Delta, claimConf) {
+				res.PointwiseRefuted = true
+			}
 		}
-		res.Refuted = best <= level
 		c := counts[bi]
 		res.Test = fmt.Sprintf("one-run p-value of (%g, %g)-DP = %.4g with %d/%d guesses correct (level %.4g)", s.Epsilon, s.Delta, best, c.Correct, c.Guesses, level)
 	case "gdp":
 		best, bi := math.Inf(-1), 0
 		for i, c := range counts {
-			if v := stats.OneRunFDPTest(c, s.Mu, level); v > best {
+			if v := stats.OneRunFDPStatistic(c, s.Mu, claimConf); v > best {
 				best, bi = v, i
 			}
 		}
-		res.Refuted = best > 0
+		res.PointwiseRefuted = best > 0
 		c := counts[bi]
 		res.Test = fmt.Sprintf("f-DP test (audit with cap) of %g-GDP: statistic %.4g (> 0 rejects) with %d/%d guesses correct (level %.4g)", s.Mu, best, c.Correct, c.Guesses, level)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/attacks"
 	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
 // Assignment says how trials are given to D or D′.
@@ -277,6 +278,9 @@ func (o Options) Validate() error {
 func (o Options) validateCanaries() error {
 	if err := o.Canaries.validate(); err != nil {
 		return err
+	}
+	if o.Confidence != 0 && o.Confidence < stats.MinOneRunConfidence {
+		return fieldErr("Confidence", "must be in [%g, 1) in the canary design (the one-run bounds), got %g", stats.MinOneRunConfidence, o.Confidence)
 	}
 	if runs := max(o.Canaries.Runs, 1); o.Trials != 0 && o.Trials != runs {
 		return fieldErr("Trials", "the canary design's trials are its runs: 0 or Canaries.Runs (%d), got %d", runs, o.Trials)

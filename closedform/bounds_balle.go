@@ -526,7 +526,11 @@ func postProcessed(g Guarantee, gamma float64, thm, kind string) (Guarantee, err
 	out.Source = fmt.Sprintf("%s + Balle et al. 2019, %s (γ-%s post-processing)", g.Source, thm, kind)
 	out.Release = g.Release + ", post-processed by a data-independent kernel"
 	out.Profile, out.EpsilonAt, out.RDP = nil, nil, nil
-	out.Note = joinNote(g.Note, fmt.Sprintf("amplified by a %g-%s kernel", gamma, kind))
+	amp := fmt.Sprintf("amplified by a %g-%s kernel", gamma, kind)
+	out.Note = joinNote(g.Note, amp)
+	if at := g.NoteAt; at != nil {
+		out.NoteAt = func(delta float64) string { return joinNote(at(delta), amp) }
+	}
 	return out, nil
 }
 

@@ -249,13 +249,16 @@ func (m SGM) pldGuarantee(adj Adjacency) (Guarantee, *PLDProfile, error) {
 	if err != nil {
 		return Guarantee{}, nil, err
 	}
-	ref := a.opt.ReferenceDelta
+	noteAt := func(delta float64) string {
+		return fmt.Sprintf("%v, %v sampling, q = %g, z = σ/C = %g, T = %d; %s", adj, m.Sampling, m.Rate,
+			m.NoiseMultiplier, m.Steps, pldSummary(p, delta))
+	}
 	return Guarantee{
 		Source: SGMPLDSource, Variant: adj.String(), Release: "path", Checks: sgmChecks(m), Applies: true,
 		Profile:   p.Delta,
 		EpsilonAt: p.Epsilon,
-		Note: fmt.Sprintf("%v, %v sampling, q = %g, z = σ/C = %g, T = %d; %s", adj, m.Sampling, m.Rate,
-			m.NoiseMultiplier, m.Steps, pldSummary(p, ref)),
+		Note:      noteAt(a.opt.ReferenceDelta),
+		NoteAt:    noteAt,
 	}, p, nil
 }
 
@@ -271,8 +274,8 @@ func pldSummary(p *PLDProfile, delta float64) string {
 // PLD accountant's (ReplaceOnePLD) and the RDP accountant's (ReplaceOne).
 // The minimum of valid bounds is valid; the PLD is the tighter one except
 // at δ near or below its floor (δ ≈ 1e-13), where the RDP bound decays
-// further. The Note gives both ε at δ = 1e-5 and the δ below which the RDP
-// bound takes over. When the PLD accountant cannot handle the noise level
+// further. The Note gives both ε at δ = 1e-5 (NoteAt at any δ) and the δ
+// below which the RDP bound takes over. When the PLD accountant cannot handle the noise level
 // (per-step losses beyond ±500), the RDP guarantee is returned alone.
 func (m SGM) ReplaceOneTightest() (Guarantee, error) {
 	rdp, err := m.ReplaceOne()
@@ -289,25 +292,29 @@ func (m SGM) ReplaceOneTightest() (Guarantee, error) {
 	pld, prof, perr := m.pldGuarantee(AdjacencyReplaceOne)
 	if perr != nil {
 		rdp.Source = source
-		rdp.Note += "; PLD accountant unavailable (" + perr.Error() + "), RDP only"
+		rdp.appendNote("; PLD accountant unavailable (" + perr.Error() + "), RDP only")
 		return rdp, nil
 	}
-	const ref = 1e-5
-	ep, er := pld.EpsilonAt(ref), rdp.EpsilonAt(ref)
-	tighter := "the PLD"
-	if er < ep {
-		tighter = "the RDP"
+	cross := crossover(pld, rdp)
+	noteAt := func(delta float64) string {
+		ep, er := pld.EpsilonAt(delta), rdp.EpsilonAt(delta)
+		tighter := "the PLD"
+		if er < ep {
+			tighter = "the RDP"
+		}
+		return fmt.Sprintf("%s; at δ = %g %s bound is the tighter (PLD ε = %.6g, RDP ε = %.6g)%s; %s",
+			rdp.NoteFor(delta), delta, tighter, ep, er, cross, pldSummary(prof, delta))
 	}
-	note := fmt.Sprintf("%s; at δ = %g %s bound is the tighter (PLD ε = %.6g, RDP ε = %.6g)%s; %s",
-		rdp.Note, ref, tighter, ep, er, crossover(pld, rdp), pldSummary(prof, ref))
+	note := noteAt(1e-5)
 	return Guarantee{
 		Source: source, Release: "path", Checks: rdp.Checks, Applies: true,
 		Profile: func(eps float64) float64 { return math.Min(pld.Profile(eps), rdp.Profile(eps)) },
 		EpsilonAt: func(delta float64) float64 {
 			return math.Min(pld.EpsilonAt(delta), rdp.EpsilonAt(delta))
 		},
-		RDP:  rdp.RDP,
-		Note: note,
+		RDP:    rdp.RDP,
+		Note:   note,
+		NoteAt: noteAt,
 	}, nil
 }
 
@@ -717,6 +724,6 @@ func (c DPSGLD) Guarantees() ([]Guarantee, error) {
 	if err != nil {
 		return nil, err
 	}
-	g.Note += fmt.Sprintf("; DP-SGLD mapped with s = %g, z = √v/(h·s·C) = %g", c.GradientScale(), m.NoiseMultiplier)
+	g.appendNote(fmt.Sprintf("; DP-SGLD mapped with s = %g, z = √v/(h·s·C) = %g", c.GradientScale(), m.NoiseMultiplier))
 	return []Guarantee{g}, nil
 }

@@ -43,7 +43,29 @@ type Guarantee struct {
 	// RDP is the Rényi-DP curve when the theorem gives one, else nil.
 	RDP stats.RDPCurve `json:"-"`
 	// Note carries anything a reader needs, e.g. "order α = 27 used".
+	// A note that states figures at some δ gives them at 1e-5; NoteAt
+	// gives it at any δ.
 	Note string `json:"note,omitempty"`
+	// NoteAt, when set, returns the note with its figures at δ (Note is
+	// NoteAt(1e-5)). Use NoteFor.
+	NoteAt func(delta float64) string `json:"-"`
+}
+
+// NoteFor returns the note with its figures at δ: NoteAt(δ) when the note
+// depends on δ, else Note.
+func (g Guarantee) NoteFor(delta float64) string {
+	if g.NoteAt != nil {
+		return g.NoteAt(delta)
+	}
+	return g.Note
+}
+
+// appendNote adds text to the note, at every δ.
+func (g *Guarantee) appendNote(text string) {
+	g.Note += text
+	if at := g.NoteAt; at != nil {
+		g.NoteAt = func(delta float64) string { return at(delta) + text }
+	}
 }
 
 // NotApplicable returns a Guarantee recording the failed checks.

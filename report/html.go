@@ -225,7 +225,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	headline := fmt.Sprintf("ε_lb = %s %s — %s; confidence %.6g; δ = %g; %d evaluation runs (FP %d/%d, FN %d/%d).",
 		f(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, r.EvalRuns, e.Counts.FP, e.Counts.Negatives, e.Counts.FN, e.Counts.Positives)
 	page := HTMLPage{
-		Title:     "Privacy audit: " + r.Name,
+		Title:     "Privacy audit: " + ClipName(r.Name, TitleNameRunes),
 		Subtitle:  DisplayName(r.Mechanism) + "; " + DatasetsLine(r),
 		Verdict:   verdict,
 		Violation: r.Violated(),

@@ -37,7 +37,7 @@ func releasePoints(r *audit.Report) []mechanisms.ReleasePoint {
 
 // oneRunHeader and oneRunRow are the per-point table of a canary design.
 func oneRunHeader(r *audit.Report) []string {
-	h := []string{"release", "guesses (k+, k-)", "correct", "ε_lb", "μ_lb", "ε(μ_lb) if Gaussian", "ceiling", "AUROC*", "TPR@1%*", "TPR@0.1%*"}
+	h := []string{"release", "guesses (k+, k-)", "correct", "ε_lb", "μ_lb", "ε(μ_lb) if Gaussian", "ceiling", "AUROC†", "TPR@1%†", "TPR@0.1%†"}
 	if len(r.OneRun.Points) > 0 && r.OneRun.Points[0].TestAccuracy != nil {
 		h = append(h, "test acc.")
 	}
@@ -62,12 +62,39 @@ func oneRunRow(r *audit.Report, k int, p audit.OneRunPoint) []string {
 	}
 	for _, cl := range p.Claims {
 		v := "ok"
-		if cl.Refuted {
+		switch {
+		case cl.Refuted:
 			v = "REFUTED"
+		case cl.PointwiseRefuted:
+			v = pointwiseCell
 		}
 		row = append(row, f4(float64(cl.EpsilonAtDelta)), v)
 	}
 	return row
+}
+
+// pointwiseCell marks a claim that the test of a release the verdict does
+// not rest on rejects on its own: no refutation (OneRunMarks).
+const pointwiseCell = "rejected pointwise"
+
+// OneRunMarks explains the marks of a canary design's table: the
+// descriptive columns, the headline row and a pointwise rejection.
+func OneRunMarks(r *audit.Report) string {
+	s := "† descriptive."
+	if r.OneRun.Headline >= 0 {
+		s += " * the headline release, fixed in advance: the verdict rests on it alone."
+	} else {
+		s += " The verdict rests on every release, α divided among them (Bonferroni)."
+	}
+	for _, p := range r.OneRun.Points {
+		for _, c := range p.Claims {
+			if c.PointwiseRefuted && !c.Refuted {
+				return s + " claim: \"" + pointwiseCell + "\" — this release's test rejects the claim on its own, at the level " +
+					"of one test, not divided among the releases: not a refutation (REFUTED marks one at a release the verdict rests on)."
+			}
+		}
+	}
+	return s
 }
 
 // oneRunSetting describes the canary design in lines of "key value".
@@ -100,7 +127,7 @@ func oneRunHeadline(r *audit.Report) string {
 
 // writeOneRunTable is WriteTable for a canary design.
 func writeOneRunTable(w io.Writer, r *audit.Report) error {
-	fmt.Fprintf(w, "scenario   %s (config %.12s)\n", r.Name, r.ConfigHash)
+	fmt.Fprintf(w, "scenario   %s (config %.12s)\n", ClipName(r.Name, NameRunes), r.ConfigHash)
 	fmt.Fprintf(w, "mechanism  %s\n", r.Mechanism)
 	for _, l := range oneRunSetting(r) {
 		fmt.Fprintln(w, l)
@@ -117,7 +144,7 @@ func writeOneRunTable(w io.Writer, r *audit.Report) error {
 	if err := t.Render(w, 0); err != nil {
 		return err
 	}
-	if err := WriteWrapped(w, "", OneRunLegend+" * descriptive.", 110); err != nil {
+	if err := WriteWrapped(w, "", OneRunLegend+" "+OneRunMarks(r), 110); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
@@ -150,7 +177,7 @@ func writeOneRunCSV(w io.Writer, r *audit.Report) error {
 		"eps_lb", "fdp_guesses_plus", "fdp_guesses_minus", "fdp_correct", "mu_lb", "eps_if_gaussian", "ceiling", "confidence", "delta",
 		"headline", "auroc_descriptive", "tpr_at_fpr_1pct_descriptive", "tpr_at_fpr_0.1pct_descriptive", "test_accuracy"}
 	for _, name := range r.Claims {
-		head = append(head, "claim_eps_at_delta:"+name, "claim_refuted:"+name)
+		head = append(head, "claim_eps_at_delta:"+name, "claim_refuted:"+name, "claim_pointwise_refuted:"+name)
 	}
 	if err := cw.Write(head); err != nil {
 		return err
@@ -169,7 +196,7 @@ func writeOneRunCSV(w io.Writer, r *audit.Report) error {
 			g(f.Mu), g(f.Epsilon), g(float64(p.Ceiling)), g(e.Confidence), g(e.Delta), strconv.FormatBool(k == o.Headline),
 			g(float64(p.Descriptive.AUROC)), g(float64(p.Descriptive.TPRAt1)), g(float64(p.Descriptive.TPRAt01)), acc}
 		for _, cl := range p.Claims {
-			row = append(row, g(float64(cl.EpsilonAtDelta)), strconv.FormatBool(cl.Refuted))
+			row = append(row, g(float64(cl.EpsilonAtDelta)), strconv.FormatBool(cl.Refuted), strconv.FormatBool(cl.PointwiseRefuted))
 		}
 		if err := cw.Write(row); err != nil {
 			return err
@@ -228,14 +255,14 @@ func writeOneRunHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []
 		verdict += " Level: " + l + "."
 	}
 	page := HTMLPage{
-		Title:     "Privacy audit (one run, canaries): " + r.Name,
+		Title:     "Privacy audit (one run, canaries): " + ClipName(r.Name, TitleNameRunes),
 		Subtitle:  r.Mechanism,
 		Verdict:   verdict,
 		Violation: r.Violated(),
 		Sections: []HTMLSection{
 			{"Headline", HTMLText("headline", oneRunHeadline(r)) + HTMLText("note", strings.Join(oneRunSetting(r), " · ")) + notes(r.Notes)},
 			{"ε lower bound per release", HTMLPlot(plot.Bytes())},
-			{"Per release", HTMLTable(header, rows, r.OneRun.Headline) + HTMLText("note", OneRunLegend)},
+			{"Per release", HTMLTable(header, rows, r.OneRun.Headline) + HTMLText("note", OneRunLegend+" "+OneRunMarks(r))},
 			{"Report as printed", template.HTML("<pre>" + template.HTMLEscapeString(table.String()) + "</pre>")},
 			{"Scenario", template.HTML("<pre>" + template.HTMLEscapeString(string(scenario)) + "</pre>")},
 		},

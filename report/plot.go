@@ -176,7 +176,7 @@ func WritePlot(w io.Writer, format string, r *audit.Report, extra ...Curve) erro
 		return writeBarPlot(w, format, r, ss)
 	}
 	p := plot.New()
-	title := fmt.Sprintf("%s: ε lower bound per release (δ = %g, confidence %.4g)", r.Name, r.Delta, r.TestConfidence)
+	title := fmt.Sprintf("%s: ε lower bound per release (δ = %g, confidence %.4g)", ClipName(r.Name, TitleNameRunes), r.Delta, r.TestConfidence)
 	p.Title.Text = wrapStyled(p.Title.TextStyle, title, plotWidth-2*plotMargin)
 	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text = "iteration"
@@ -275,7 +275,7 @@ func writeBarPlot(w io.Writer, format string, r *audit.Report, ss []series) erro
 	if pt.Label == "final" {
 		where = "the final state"
 	}
-	title := fmt.Sprintf("%s: ε at %s (δ = %g, confidence %.4g)", r.Name, where, r.Delta, r.TestConfidence)
+	title := fmt.Sprintf("%s: ε at %s (δ = %g, confidence %.4g)", ClipName(r.Name, TitleNameRunes), where, r.Delta, r.TestConfidence)
 	p.Title.Text = wrapStyled(p.Title.TextStyle, title, plotWidth-2*plotMargin)
 	p.Title.Padding = vg.Points(6)
 	p.Add(plotter.NewGrid())
@@ -407,24 +407,28 @@ func drawWithLegend(w io.Writer, format string, drawPlot func(draw.Canvas), entr
 }
 
 // wrapStyled breaks text at spaces into lines no wider than width points
-// in the given style (a word wider than that is broken).
+// in the given style (a word wider than that is broken). Its work is about
+// linear in the length of text: a word is measured whole only when it is
+// short, and a long one is cut a line at a time (fitPrefix).
 func wrapStyled(sty text.Style, s string, width float64) string {
 	var lines []string
 	cur := ""
 	for _, word := range strings.Fields(s) {
 		// A word wider than the line is broken where it must be.
-		for sty.Width(word).Points() > width && len([]rune(word)) > 1 {
-			r := []rune(word)
-			k := len(r) - 1
-			for k > 1 && sty.Width(string(r[:k])).Points() > width {
-				k--
-			}
+		if r := []rune(word); len(r) > 1 && !fitsStyled(sty, r, width) {
 			if cur != "" {
 				lines = append(lines, cur)
 				cur = ""
 			}
-			lines = append(lines, string(r[:k]))
-			word = string(r[k:])
+			for len(r) > 1 {
+				k := fitPrefix(sty, r, width)
+				if k == len(r) {
+					break
+				}
+				lines = append(lines, string(r[:k]))
+				r = r[k:]
+			}
+			word = string(r)
 		}
 		try := word
 		if cur != "" {
@@ -441,6 +445,35 @@ func wrapStyled(sty text.Style, s string, width float64) string {
 		lines = append(lines, cur)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// fitsStyled reports whether the runes r fit width points; a word far
+// longer than a line is not measured whole (fitPrefix stops early).
+func fitsStyled(sty text.Style, r []rune, width float64) bool {
+	return fitPrefix(sty, r, width) == len(r)
+}
+
+// fitPrefix returns the largest k ≥ 1 such that r[:k] is at most width
+// points wide (1 when even one rune is wider). The sum of the runes' own
+// widths finds k from the start of r without measuring past it; the exact
+// width of the prefix (kerning included) then corrects it by a few runes.
+func fitPrefix(sty text.Style, r []rune, width float64) int {
+	k, sum := 0, 0.0
+	for k < len(r) {
+		w := sty.Width(string(r[k])).Points()
+		if sum+w > width {
+			break
+		}
+		sum += w
+		k++
+	}
+	for k > 1 && sty.Width(string(r[:k])).Points() > width {
+		k--
+	}
+	for k < len(r) && sty.Width(string(r[:k+1])).Points() <= width {
+		k++
+	}
+	return max(k, 1)
 }
 
 // IntegerTicks marks an axis of epochs or iterations (a plot.Ticker):

@@ -114,7 +114,7 @@ func DatasetsLine(r *audit.Report) string {
 // width of the report.
 func writeSetting(w io.Writer, r *audit.Report) {
 	field := func(name, text string) { _ = WriteWrapped(w, fmt.Sprintf("%-11s", name), text, textWidth) }
-	field("scenario", fmt.Sprintf("%s (config %.12s)", r.Name, r.ConfigHash))
+	field("scenario", fmt.Sprintf("%s (config %.12s)", ClipName(r.Name, NameRunes), r.ConfigHash))
 	field("mechanism", DisplayName(r.Mechanism))
 	field("datasets", DatasetsLine(r))
 	field("runs", RunsLine(r))

@@ -122,32 +122,45 @@ func (t TextTable) cell(b *strings.Builder, c string, width, i int, last bool) {
 
 // WrapText breaks text into lines of at most width runes at spaces,
 // breaking a longer word; it returns one (possibly empty) line at least.
+// Its work is linear in the length of text: a long word is cut into lines
+// from one conversion to runes, and a line grows by appending.
 func WrapText(text string, width int) []string {
 	width = max(width, 1)
 	var lines []string
-	cur := ""
+	var cur strings.Builder
+	n := 0 // runes in cur
 	for _, word := range strings.Fields(text) {
-		for runes(word) > width {
-			if cur != "" {
-				lines = append(lines, cur)
-				cur = ""
+		wn := runes(word)
+		if wn > width {
+			if n > 0 {
+				lines = append(lines, cur.String())
+				cur.Reset()
+				n = 0
 			}
 			r := []rune(word)
-			lines = append(lines, string(r[:width]))
-			word = string(r[width:])
+			for len(r) > width {
+				lines = append(lines, string(r[:width]))
+				r = r[width:]
+			}
+			word, wn = string(r), len(r)
 		}
 		switch {
-		case cur == "":
-			cur = word
-		case runes(cur)+1+runes(word) <= width:
-			cur += " " + word
+		case n == 0:
+			cur.WriteString(word)
+			n = wn
+		case n+1+wn <= width:
+			cur.WriteByte(' ')
+			cur.WriteString(word)
+			n += 1 + wn
 		default:
-			lines = append(lines, cur)
-			cur = word
+			lines = append(lines, cur.String())
+			cur.Reset()
+			cur.WriteString(word)
+			n = wn
 		}
 	}
-	if cur != "" || len(lines) == 0 {
-		lines = append(lines, cur)
+	if n > 0 || len(lines) == 0 {
+		lines = append(lines, cur.String())
 	}
 	return lines
 }
@@ -169,3 +182,28 @@ func WriteWrapped(w io.Writer, prefix, text string, width int) error {
 }
 
 func runes(s string) int { return utf8.RuneCountInString(s) }
+
+// NameRunes is the most runes of a scenario's name that the text report
+// shows on its "scenario" line, which then fits the report's width; a
+// longer name is cut (ClipName), so that a name of a megabyte does not
+// fill pages. Plot titles and the HTML report's title, which wrap, keep
+// up to TitleNameRunes; the JSON and CSV reports keep the name whole.
+const NameRunes = 60
+
+// TitleNameRunes is the most runes of a scenario's name in a plot title
+// or the HTML report's title (a few wrapped lines).
+const TitleNameRunes = 240
+
+// ClipName returns a scenario's name cut to at most n runes, followed by
+// its length in bytes when it was longer: "aaaa…(1048576 bytes)".
+func ClipName(name string, n int) string {
+	if len(name) <= n || runes(name) <= n {
+		return name
+	}
+	i := 0
+	for k := 0; k < n; k++ {
+		_, w := utf8.DecodeRuneInString(name[i:])
+		i += w
+	}
+	return fmt.Sprintf("%s…(%d bytes)", name[:i], len(name))
+}

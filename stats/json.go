@@ -47,9 +47,17 @@ func (f *JSONFloat) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// MarshalJSON encodes an Estimate, writing a +Inf point estimate as "+Inf".
+// MarshalJSON encodes an Estimate, writing a +Inf point estimate as "+Inf",
+// and the μ of a GDP estimate even when it is 0 (μ_lb = 0 is a result).
 func (e Estimate) MarshalJSON() ([]byte, error) {
 	type plain Estimate
+	if e.Estimator == EstimatorGDP {
+		return json.Marshal(struct {
+			plain
+			Epsilon JSONFloat `json:"epsilon"`
+			Mu      float64   `json:"mu"`
+		}{plain(e), JSONFloat(e.Epsilon), e.Mu})
+	}
 	return json.Marshal(struct {
 		plain
 		Epsilon JSONFloat `json:"epsilon"`

@@ -87,9 +87,17 @@ func (e OneRunEstimate) String() string {
 	return s + "]"
 }
 
-// MarshalJSON encodes a OneRunEstimate, writing a +Inf ε as "+Inf".
+// MarshalJSON encodes a OneRunEstimate, writing a +Inf ε as "+Inf", and
+// the μ of the f-DP estimate even when it is 0 (μ_lb = 0 is a result).
 func (e OneRunEstimate) MarshalJSON() ([]byte, error) {
 	type plain OneRunEstimate
+	if e.Estimator == EstimatorOneRunFDP {
+		return json.Marshal(struct {
+			plain
+			Epsilon JSONFloat `json:"epsilon"`
+			Mu      float64   `json:"mu"`
+		}{plain(e), JSONFloat(e.Epsilon), e.Mu})
+	}
 	return json.Marshal(struct {
 		plain
 		Epsilon JSONFloat `json:"epsilon"`
@@ -103,11 +111,37 @@ func checkOneRun(c OneRunCounts, delta, confidence float64) error {
 	if err := CheckDelta(delta); err != nil {
 		return err
 	}
-	return CheckConfidence(confidence)
+	return CheckOneRunConfidence(confidence)
 }
 
+// MinOneRunConfidence is the smallest confidence the one-run bounds take.
+// As the confidence c falls the bounds grow without limit (all r guesses
+// correct give about ε = ln(r/c)) and the tail probabilities they are
+// solved from fall to about c: below 10⁻³⁰⁰ they would leave the normal
+// range of double precision (2.2·10⁻³⁰⁸) at r = 10⁷ guesses.
+const MinOneRunConfidence = 1e-300
+
+// CheckOneRunConfidence returns an error unless confidence lies in
+// [MinOneRunConfidence, 1).
+func CheckOneRunConfidence(confidence float64) error {
+	if !(confidence >= MinOneRunConfidence && confidence < 1) {
+		return fmt.Errorf("confidence: must be in [%g, 1) for the one-run bounds, got %g", MinOneRunConfidence, confidence)
+	}
+	return nil
+}
+
+// complementBelow is the confidence below which the one-run bounds are
+// solved from the confidence c itself rather than from α = 1 − c: once c
+// is small, α = 1 − c keeps few of c's digits (none below 1.1·10⁻¹⁶, where
+// α rounds to 1 and the bounds came out wrong or not at all), so the
+// crossings are written as 1 − p(ε) = c (OneRunPValueComplement) and as the
+// f-DP statistic summed from its start −c·r/m (oneRunFDPTestConfidence).
+// At and above it the α forms are used, as jax_privacy computes them.
+const complementBelow = 0.5
+
 // maxOneRunEpsilon bounds the bracket search; no count gives an ε_lb near it
-// (r = 10⁷ guesses all correct at α = 10⁻¹⁰ give about 16).
+// (r = 10⁷ guesses all correct give about 16 at α = 10⁻¹⁰, and 706.9 at a
+// confidence of MinOneRunConfidence; μ_lb stays below 80 there).
 const maxOneRunEpsilon = 1 << 12
 
 // OneRunPValue returns the p-value of the hypothesis "the mechanism is
@@ -129,12 +163,32 @@ func OneRunPValue(c OneRunCounts, eps, delta float64) float64 {
 	return math.Min(1, beta+2*float64(m)*delta*math.Exp(logMaxBinomIncrement(r, v, logq, log1mq)))
 }
 
+// OneRunPValueComplement returns 1 − p for the p of OneRunPValue, from the
+// lower tail P[X ≤ v−1] itself so that it keeps its relative accuracy when
+// it is small (where 1 − OneRunPValue would be all rounding):
+//
+//	1 − p = P[X ≤ v−1] − 2mδ · max_{1≤i≤v} P[v−i ≤ X ≤ v−1] / i,
+//
+// negative where p is capped at 1. The counts must be valid; ε ≥ 0 and
+// δ ∈ [0, 1).
+func OneRunPValueComplement(c OneRunCounts, eps, delta float64) float64 {
+	m, r, v := c.Canaries, c.Guesses, c.Correct
+	logq, log1mq := logLogistic(eps), logLogistic(-eps)
+	low := binomCDFBelow(r, v, logq, log1mq)
+	if delta == 0 || v == 0 {
+		return low
+	}
+	return low - 2*float64(m)*delta*math.Exp(logMaxBinomIncrement(r, v, logq, log1mq))
+}
+
 // OneRunEpsilon returns the ε lower bound of Steinke, Nasr & Jagielski 2023
 // (Thm 3.1 for δ = 0, Thm 3.2 / App. D for δ > 0): the ε at which
 // OneRunPValue crosses α = 1 − confidence, so that every smaller ε is
 // rejected at level α. As in jax_privacy's _epsilon_one_run, it is 0 when
 // ε = 0 is not rejected; otherwise the crossing is bracketed by doubling
-// from 1 and found by Brent's method to 10⁻¹² absolute.
+// from 1 and found by Brent's method to 10⁻¹² absolute. Below a confidence
+// of 1/2 the crossing is solved as OneRunPValueComplement = confidence
+// (complementBelow); the confidence must be at least MinOneRunConfidence.
 func OneRunEpsilon(c OneRunCounts, delta, confidence float64) (OneRunEstimate, error) {
 	if err := checkOneRun(c, delta, confidence); err != nil {
 		return OneRunEstimate{}, err
@@ -143,6 +197,9 @@ func OneRunEpsilon(c OneRunCounts, delta, confidence float64) (OneRunEstimate, e
 	est := OneRunEstimate{Kind: LowerBound, Estimator: EstimatorOneRun, Delta: delta,
 		Confidence: confidence, Counts: c}
 	f := func(eps float64) float64 { return alpha - OneRunPValue(c, eps, delta) }
+	if confidence < complementBelow {
+		f = func(eps float64) float64 { return OneRunPValueComplement(c, eps, delta) - confidence }
+	}
 	eps, err := crossing(f)
 	if err != nil {
 		return OneRunEstimate{}, fmt.Errorf("stats: one-run ε for %+v: %w", c, err)
@@ -192,9 +249,55 @@ func OneRunFDPTest(c OneRunCounts, mu, alpha float64) float64 {
 	return rho + eta - float64(r)/m
 }
 
+// OneRunPureRejected reports whether the guesses reject "(ε, δ)-DP" at
+// level α = 1 − confidence in the test of OneRunPValue: p ≤ α, decided as
+// 1 − p ≥ confidence (OneRunPValueComplement) below a confidence of 1/2,
+// where α keeps few of the confidence's digits.
+func OneRunPureRejected(c OneRunCounts, eps, delta, confidence float64) bool {
+	if confidence < complementBelow {
+		return OneRunPValueComplement(c, eps, delta) >= confidence
+	}
+	return OneRunPValue(c, eps, delta) <= 1-confidence
+}
+
+// OneRunFDPStatistic is OneRunFDPTest at level α = 1 − confidence (μ-GDP
+// rejected when it is > 0), written in the confidence itself below 1/2
+// (oneRunFDPTestConfidence).
+func OneRunFDPStatistic(c OneRunCounts, mu, confidence float64) float64 {
+	if confidence < complementBelow {
+		return oneRunFDPTestConfidence(c, mu, confidence)
+	}
+	return OneRunFDPTest(c, mu, 1-confidence)
+}
+
+// oneRunFDPTestConfidence is OneRunFDPTest at α = 1 − confidence written
+// for a small confidence c, where α keeps few of c's digits: it follows
+// 1 − ρ (from (m − v + c·v)/m) instead of ρ, with Φ⁻¹(ρ) = −Φ⁻¹(1 − ρ), and
+// sums the statistic ρ + η − r/m from its start −c·r/m by the steps of ρ
+// and η, so that neither is lost against a ρ near 1.
+func oneRunFDPTestConfidence(c OneRunCounts, mu, confidence float64) float64 {
+	m, r, v := float64(c.Canaries), c.Guesses, c.Correct
+	rhoC := (m - float64(v) + confidence*float64(v)) / m // 1 − ρ
+	eta := (1 - confidence) * float64(r-v) / m
+	stat := -confidence * float64(r) / m // ρ + η − r/m
+	for i := v - 1; i >= 0; i-- {
+		etaNew := math.Max(eta, numeric.NormCDF(-mathext.NormalQuantile(rhoC)-mu))
+		if etaNew == eta {
+			break
+		}
+		dEta := etaNew - eta
+		dRho := math.Min(float64(i)/float64(r-i)*dEta, rhoC)
+		rhoC -= dRho
+		stat += dRho + dEta
+		eta = etaNew
+	}
+	return stat
+}
+
 // OneRunFDP returns μ_lb — the largest μ whose μ-GDP claim the guesses
 // reject at α = 1 − confidence in OneRunFDPTest (found like OneRunEpsilon's
-// crossing, but in μ) — and, in Epsilon, the ε(δ) that μ_lb-GDP implies
+// crossing, but in μ; below a confidence of 1/2 with the test written in
+// the confidence, oneRunFDPTestConfidence) — and, in Epsilon, the ε(δ) that μ_lb-GDP implies
 // (GDPEpsilon; +Inf when δ = 0 and μ_lb > 0). The ε holds only if the
 // mechanism's trade-off curve is Gaussian; Assumption says so. jax_privacy's
 // _epsilon_one_run_fdp searches the same test in ε, mapping ε to μ by the
@@ -204,8 +307,7 @@ func OneRunFDP(c OneRunCounts, delta, confidence float64) (OneRunEstimate, error
 	if err := checkOneRun(c, delta, confidence); err != nil {
 		return OneRunEstimate{}, err
 	}
-	alpha := 1 - confidence
-	mu, err := crossing(func(mu float64) float64 { return OneRunFDPTest(c, mu, alpha) })
+	mu, err := crossing(func(mu float64) float64 { return OneRunFDPStatistic(c, mu, confidence) })
 	if err != nil {
 		return OneRunEstimate{}, fmt.Errorf("stats: one-run μ for %+v: %w", c, err)
 	}
@@ -251,22 +353,37 @@ func binomSF(r, v int, logq, log1mq float64) float64 {
 
 // sumSF is binomSF's summation route (any r, 1 ≤ v ≤ r).
 func sumSF(r, v int, logq, log1mq float64) float64 {
-	// ratio of pmf(j+1)/pmf(j) = (r−j)/(j+1) · q/(1−q)
-	lodds := logq - log1mq
 	mode := math.Floor(float64(r+1) * math.Exp(logq))
 	if float64(v) > mode { // terms decrease upward from v
-		first := binomLogPMF(r, v, logq, log1mq)
-		sum, term := 1.0, 1.0
-		for j := v; j < r; j++ {
-			term *= math.Exp(math.Log(float64(r-j)) - math.Log(float64(j+1)) + lodds)
-			sum += term
-			if term < 1e-17*sum {
-				break
-			}
-		}
-		return math.Exp(first + math.Log(sum))
+		return math.Exp(logSumUp(r, v, logq, log1mq))
 	}
 	// v ≤ mode: 1 − P[X ≤ v−1], terms decrease downward from v−1
+	return -math.Expm1(logSumDown(r, v, logq, log1mq))
+}
+
+// logSumUp returns ln P[X ≥ v] for X ~ Bin(r, q) as a sum of the pmf from
+// v upward, for v above the mode (where the terms decrease), the terms
+// scaled by the first so none underflows.
+func logSumUp(r, v int, logq, log1mq float64) float64 {
+	// ratio of pmf(j+1)/pmf(j) = (r−j)/(j+1) · q/(1−q)
+	lodds := logq - log1mq
+	first := binomLogPMF(r, v, logq, log1mq)
+	sum, term := 1.0, 1.0
+	for j := v; j < r; j++ {
+		term *= math.Exp(math.Log(float64(r-j)) - math.Log(float64(j+1)) + lodds)
+		sum += term
+		if term < 1e-17*sum {
+			break
+		}
+	}
+	return first + math.Log(sum)
+}
+
+// logSumDown returns ln P[X ≤ v−1] for X ~ Bin(r, q), 1 ≤ v ≤ r, as a sum
+// of the pmf from v−1 downward, for v at or below the mode (where the
+// terms decrease), the terms scaled by the first.
+func logSumDown(r, v int, logq, log1mq float64) float64 {
+	lodds := logq - log1mq
 	first := binomLogPMF(r, v-1, logq, log1mq)
 	sum, term := 1.0, 1.0
 	for j := v - 1; j > 0; j-- {
@@ -276,7 +393,32 @@ func sumSF(r, v int, logq, log1mq float64) float64 {
 			break
 		}
 	}
-	return -math.Expm1(first + math.Log(sum))
+	return first + math.Log(sum)
+}
+
+// binomCDFBelow returns P[X ≤ v−1] = 1 − binomSF for X ~ Bin(r, q), q
+// given as ln q and ln(1−q), to full relative accuracy when it is small:
+// I_{1−q}(r−v+1, v) (gonum) up to regIncBetaMaxTrials, above that 1 − q^r
+// for v = r and otherwise the sum of binomSF's route on the side of the
+// mode where it is small (to about 10⁻¹⁰ relative at r = 10⁷, the
+// accuracy of binomLogPMF there).
+func binomCDFBelow(r, v int, logq, log1mq float64) float64 {
+	if v <= 0 {
+		return 0
+	}
+	if v > r {
+		return 1
+	}
+	if r <= regIncBetaMaxTrials {
+		return mathext.RegIncBeta(float64(r-v+1), float64(v), math.Exp(log1mq))
+	}
+	if v == r { // 1 − q^r, exactly (the ceiling's case)
+		return -math.Expm1(float64(r) * logq)
+	}
+	if mode := math.Floor(float64(r+1) * math.Exp(logq)); float64(v) > mode {
+		return -math.Expm1(logSumUp(r, v, logq, log1mq))
+	}
+	return math.Exp(logSumDown(r, v, logq, log1mq))
 }
 
 // logMaxBinomIncrement returns ln max_{1≤i≤v} P[v−i ≤ X ≤ v−1]/i for

@@ -258,6 +258,12 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) error {
 		}
 		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
 		for i, item := range n.Content {
+			if t.Elem().Kind() == reflect.String && isNull(item) {
+				// An unquoted null (or ~, or nothing after "- ") in a
+				// list of strings would become an empty string: in a
+				// program's command, an empty argument nobody wrote.
+				return fail(item, fmt.Sprintf("%s[%d]", path, i), "must be a string, got nothing (null); write \"\" for an empty string")
+			}
 			if err := d.value(item, s.Index(i), fmt.Sprintf("%s[%d]", path, i)); err != nil {
 				return err
 			}
@@ -269,6 +275,14 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) error {
 		return fail(n, path, "must be %s, got %s", withArticle(typeText(t)), got(n))
 	}
 	return scalar(n, v, path)
+}
+
+// isNull reports whether n is, or is an alias of, a null scalar.
+func isNull(n *yaml.Node) bool {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == nullTag
 }
 
 // mapping decodes a YAML mapping into the struct v.

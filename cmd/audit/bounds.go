@@ -60,6 +60,9 @@ func runBounds(args []string, e *env) error {
 	if err != nil {
 		return err
 	}
+	if err := checkDataInputs(outs.named(), cfg); err != nil {
+		return err
+	}
 	plan, err := scenario.BuildWith(cfg, scenario.BuildOptions{Stderr: e.stderr})
 	if err != nil {
 		return usageError{err.Error()}
@@ -85,7 +88,7 @@ func runBounds(args []string, e *env) error {
 	var rows []boundRow
 	for _, g := range gs {
 		r := boundRow{Source: g.Source, Variant: g.Variant, Release: g.Release, Applies: g.Applies,
-			Reason: g.Reason, Delta: delta, Iterations: iters, Checks: g.Checks, Note: g.Note}
+			Reason: g.Reason, Delta: delta, Iterations: iters, Checks: g.Checks, Note: g.NoteFor(delta)}
 		if g.Applies {
 			eps, err := g.Epsilon(delta)
 			if err != nil {
@@ -232,7 +235,7 @@ const boundsWidth = 120
 // it as data.
 func printBounds(w io.Writer, cfg *scenario.Config, plan *scenario.Plan, iters int, delta float64, rows []boundRow) error {
 	head := [][2]string{
-		{"scenario   ", cfg.Name},
+		{"scenario   ", report.ClipName(cfg.Name, report.NameRunes)},
 		{"mechanism  ", fmt.Sprintf("%s, %d iterations", mechanisms.NameOf(plan.Mechanism), iters)},
 		{"datasets   ", boundsDatasets(plan.Pair)},
 	}

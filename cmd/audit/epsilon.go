@@ -191,6 +191,9 @@ func runEpsilonOneRun(e *env, c stats.OneRunCounts, delta, conf float64, outs ou
 	if c.Correct > c.Guesses {
 		return usagef("--correct: must be in [0, guesses=%d], got %d", c.Guesses, c.Correct)
 	}
+	if err := stats.CheckOneRunConfidence(conf); err != nil {
+		return usagef("--confidence: must be in [%g, 1) with --one-run, got %g", stats.MinOneRunConfidence, conf)
+	}
 	out := output(outs.json)
 	if err := outs.check(e, nil); err != nil {
 		return err

@@ -8,9 +8,12 @@ import (
 	"testing"
 )
 
-// The reference case of MATH.md §6 (jax_privacy's _epsilon_one_run and
-// _epsilon_one_run_fdp on m = 1000, r = 100, v = 95, α = 0.05; the full peer
-// table is in stats/onerun_test.go): ε_lb = 2.165175787875041 at δ = 1e-5,
+// The reference case of docs/derivations/one-run.md (Steinke, Nasr &
+// Jagielski 2023, arXiv 2305.08846, Thm 3.1 / App. D, and Mahloujifar,
+// Melis & Chaudhuri 2024, arXiv 2410.22235, as jax_privacy's
+// _epsilon_one_run and _epsilon_one_run_fdp compute them on m = 1000,
+// r = 100, v = 95, α = 0.05; the full peer table is in
+// stats/onerun_test.go): ε_lb = 2.165175787875041 at δ = 1e-5,
 // f-DP ε = 3.3233004900323637 with μ = 0.7868118148693677.
 func TestEpsilonOneRun(t *testing.T) {
 	args := []string{"epsilon", "--one-run", "--canaries", "1000", "--guesses", "100", "--correct", "95",

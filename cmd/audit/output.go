@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/filekind"
 	"github.com/mcmcaudit/mcmcaudit/report"
@@ -149,6 +150,9 @@ func checkOutputs(e *env, outs []namedOutput, inputs []namedInput) error {
 				return usagef("--%s: %s is the %s this command reads; write the output elsewhere", o.flag, o.o, in.what)
 			}
 		}
+		if s.info != nil && isYAMLName(p) {
+			return usagef("--%s: %s is a YAML file, the format of scenarios; no output is YAML and none replaces a YAML file: write the output elsewhere", o.flag, o.o)
+		}
 		for _, std := range []struct {
 			name string
 			w    io.Writer
@@ -163,6 +167,16 @@ func checkOutputs(e *env, outs []namedOutput, inputs []namedInput) error {
 		return usagef("only one of --json, --csv, --html can write to stdout (-), got %s", strings.Join(stdout, " and "))
 	}
 	return nil
+}
+
+// isYAMLName reports whether a path ends in .yaml or .yml (any case). No
+// output of the tool is YAML, so an existing file of that name is a
+// scenario (or another YAML document): replacing it would destroy an input
+// of another command — "audit curve --json scen.yaml" reads no scenario,
+// so the check against the command's own inputs cannot catch it.
+func isYAMLName(p string) bool {
+	ext := strings.ToLower(filepath.Ext(p))
+	return ext == ".yaml" || ext == ".yml"
 }
 
 // fileInfoOf returns the file behind a stream (through checkedWriter),
@@ -338,11 +352,46 @@ func (o *outputFlags) register(fs *flagSet, h outputHelp) {
 	for _, f := range []struct {
 		p          *string
 		name, help string
-	}{{&o.json, "json", h.json}, {&o.csv, "csv", h.csv}, {&o.plot, "plot", h.plot}, {&o.html, "html", h.html}} {
+		stdout     bool
+	}{{&o.json, "json", h.json, true}, {&o.csv, "csv", h.csv, true}, {&o.plot, "plot", h.plot, false}, {&o.html, "html", h.html, true}} {
 		if f.help != "" {
-			fs.StringVar(f.p, f.name, "", f.help)
+			fs.pathVar(f.p, f.name, f.stdout, f.help)
 		}
 	}
+}
+
+// pathFlag is a flag naming a file a command writes. An empty value
+// (--json "", --json=) is refused: it would otherwise read as "no
+// output", and the command would end with exit 0 having written nothing.
+type pathFlag struct {
+	v *string
+	// stdout says whether "-" (standard output) is allowed, for the
+	// message.
+	stdout bool
+}
+
+func (f pathFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return *f.v
+}
+
+// Set refuses an empty path.
+func (f pathFlag) Set(s string) error {
+	if s == "" {
+		if f.stdout {
+			return errors.New("needs a file name, or - for standard output")
+		}
+		return errors.New("needs a file name")
+	}
+	*f.v = s
+	return nil
+}
+
+// pathVar defines a pathFlag; stdout says whether it takes "-".
+func (f *flagSet) pathVar(p *string, name string, stdout bool, usage string) {
+	f.Var(pathFlag{p, stdout}, name, usage)
 }
 
 // asked reports whether any output is asked for.
@@ -357,8 +406,34 @@ func (o outputFlags) stdoutTaken() bool {
 // check checks the outputs, and the command's other ones (extra), before
 // any work (checkOutputs): none may replace one of the inputs.
 func (o outputFlags) check(e *env, inputs []namedInput, extra ...namedOutput) error {
-	outs := []namedOutput{{output(o.json), "json"}, {output(o.csv), "csv"}, {output(o.plot), "plot"}, {output(o.html), "html"}}
-	return checkOutputs(e, append(outs, extra...), inputs)
+	return checkOutputs(e, append(o.named(), extra...), inputs)
+}
+
+// named lists the outputs with their flags.
+func (o outputFlags) named() []namedOutput {
+	return []namedOutput{{output(o.json), "json"}, {output(o.csv), "csv"}, {output(o.plot), "plot"}, {output(o.html), "html"}}
+}
+
+// checkDataInputs refuses an output that is one of the data files the
+// scenario reads (scenario.Config.InputFiles): checked once the scenario
+// is loaded, before it is built, so that "audit run s.yaml --json data.csv"
+// cannot replace the data after the run.
+func checkDataInputs(outs []namedOutput, cfg *scenario.Config) error {
+	for _, in := range cfg.InputFiles() {
+		ist, err := os.Stat(in.Path)
+		if err != nil {
+			continue // Build says what is wrong with it
+		}
+		for _, o := range outs {
+			if o.o == "" || o.o.toStdout() {
+				continue
+			}
+			if st, err := os.Stat(string(o.o)); err == nil && os.SameFile(st, ist) {
+				return usagef("--%s: %s is the scenario's %s, which this command reads; write the output elsewhere", o.flag, o.o, in.Field)
+			}
+		}
+	}
+	return nil
 }
 
 // checkReportPlot checks the --plot of a report (run, analyze, merge): a

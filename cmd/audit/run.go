@@ -74,6 +74,9 @@ func runRun(args []string, e *env) error {
 	if err != nil {
 		return err
 	}
+	if err := checkDataInputs(f.outputs(), cfg); err != nil {
+		return err
+	}
 	plan, err := untilInterrupted(ctx, func() (*scenario.Plan, error) {
 		return scenario.BuildWith(cfg, scenario.BuildOptions{Context: ctx, Stderr: e.stderr})
 	})
@@ -142,7 +145,7 @@ func (f *runFlags) register(fs *flagSet) {
 	fs.BoolVar(&f.printDefault, "print-default", false, "print the built-in scenario's YAML and exit")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output on stderr")
 	fs.StringVar(&f.shard, "shard", "", "run only shard I/N of the trials (I in [0, N)) and write them to --out for 'audit merge'")
-	fs.StringVar(&f.out, "out", "", "trials file written by --shard")
+	fs.pathVar(&f.out, "out", false, "trials file written by --shard")
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "persist completed trials in DIR as the run goes (resumable; default: a directory in the user's cache, removed when the run ends)")
 	fs.BoolVar(&f.noCheckpoint, "no-checkpoint", false, "do not persist completed trials (an interrupted run is then lost)")
 	fs.BoolVar(&f.resume, "resume", false, "continue the run saved in --checkpoint DIR, or in the default checkpoint of this scenario and flags")
@@ -337,6 +340,9 @@ func checkRunFlags(e *env, fs *flagSet, f *runFlags) (shardI, shardN int, err er
 	if f.saveReleases == "" && flagGiven(fs, "save-releases") {
 		return 0, 0, usagef("--save-releases: needs a PREFIX for PREFIX-D.csv and PREFIX-DPRIME.csv, got \"\"")
 	}
+	if err := checkReleasesPrefix(f.saveReleases); err != nil {
+		return 0, 0, err
+	}
 	if err := f.outs.checkReportPlot(); err != nil {
 		return 0, 0, err
 	}
@@ -375,6 +381,33 @@ func checkRunFlags(e *env, fs *flagSet, f *runFlags) (shardI, shardN int, err er
 		extra = append(extra, namedOutput{output(f.saveReleases + "-D.csv"), "save-releases"}, namedOutput{output(f.saveReleases + "-DPRIME.csv"), "save-releases"})
 	}
 	return 0, 0, f.outs.check(e, inputs, extra...)
+}
+
+// outputs lists every file output of "audit run" with its flag.
+func (f *runFlags) outputs() []namedOutput {
+	outs := append(f.outs.named(), namedOutput{output(f.out), "out"})
+	if f.saveReleases != "" {
+		outs = append(outs, namedOutput{output(f.saveReleases + "-D.csv"), "save-releases"}, namedOutput{output(f.saveReleases + "-DPRIME.csv"), "save-releases"})
+	}
+	return outs
+}
+
+// checkReleasesPrefix refuses a --save-releases PREFIX that is a
+// directory or ends in a path separator: "out/" would write the hidden
+// files out/-D.csv and out/-DPRIME.csv. PREFIX is the start of a file name.
+func checkReleasesPrefix(prefix string) error {
+	if prefix == "" {
+		return nil
+	}
+	if strings.HasSuffix(prefix, "/") || strings.HasSuffix(prefix, string(filepath.Separator)) {
+		return usagef("--save-releases: PREFIX %s ends in a path separator; it starts the names PREFIX-D.csv and PREFIX-DPRIME.csv (e.g. %s)",
+			clip.Quote(prefix), clip.Quote(filepath.Join(prefix, "releases")))
+	}
+	if st, err := os.Stat(prefix); err == nil && st.IsDir() {
+		return usagef("--save-releases: PREFIX %s is a directory; it starts the names PREFIX-D.csv and PREFIX-DPRIME.csv (e.g. %s)",
+			clip.Quote(prefix), clip.Quote(filepath.Join(prefix, "releases")))
+	}
+	return nil
 }
 
 // parseShard parses I/N with 0 ≤ I < N.

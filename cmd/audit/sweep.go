@@ -20,6 +20,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+	"github.com/mcmcaudit/mcmcaudit/report"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -527,7 +528,7 @@ func writeSweep(ctx context.Context, e *env, sw *sweeper, f sweepFlags, out outp
 		}},
 		document{out.csv, func(w io.Writer) error { return writeSweepCSV(w, what, sw.labels, rows) }},
 		document{out.plot, func(w io.Writer) error {
-			return plotSweep(w, out.plot, cfg.Name, what, series, sw.delta, f.log, sw.labels, rows)
+			return plotSweep(w, out.plot, report.ClipName(cfg.Name, report.TitleNameRunes), what, series, sw.delta, f.log, sw.labels, rows)
 		}},
 	)
 }
@@ -605,7 +606,7 @@ func accuracyOf(draws [][]float64, law audit.Normal, runs int, info mechanisms.I
 // writeSweepTable prints the sweep: one row per value (and series value),
 // one column per theorem, then the accuracy columns.
 func writeSweepTable(w io.Writer, cfg *scenario.Config, plan *scenario.Plan, sets []string, what, series string, delta float64, labels []string, rows []sweepRow) {
-	fmt.Fprintf(w, "scenario   %s\nmechanism  %s\n", cfg.Name, mechanisms.NameOf(plan.Mechanism))
+	fmt.Fprintf(w, "scenario   %s\nmechanism  %s\n", report.ClipName(cfg.Name, report.NameRunes), mechanisms.NameOf(plan.Mechanism))
 	if len(sets) > 0 {
 		fmt.Fprintf(w, "fixed      %s\n", strings.Join(sets, ", "))
 	}
