@@ -217,6 +217,9 @@ func checkAnalyzeFlags(e *env, fs *flagSet, f *analyzeFlags) error {
 	if f.points == "" && flagGiven(fs, "points") {
 		return usagef("--points: needs a count or comma-separated labels, got \"\"")
 	}
+	if f.scenario == "" && flagGiven(fs, "scenario") {
+		return usagef("--scenario: needs a scenario file, got \"\"")
+	}
 	if f.scenario != "" {
 		// The scenario's audit section sets these: which would win is
 		// not for the user to guess.

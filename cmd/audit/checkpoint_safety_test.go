@@ -266,3 +266,30 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// An empty --checkpoint (or --scenario of audit analyze) is a mistake,
+// not a request for the default: on 3f163e1 '--checkpoint ""' ran with the
+// default checkpoint and 'analyze --scenario ""' ignored the scenario, both
+// exit 0.
+func TestEmptyDirectoryFlagsRefused(t *testing.T) {
+	testCache(t)
+	tiny, _ := filepath.Abs(filepath.Join(hostileDir, "tiny.yaml"))
+	dir := t.TempDir()
+	d, dp := filepath.Join(dir, "d.csv"), filepath.Join(dir, "dp.csv")
+	must(t, os.WriteFile(d, []byte("0.1\n0.2\n0.3\n"), 0o644))
+	must(t, os.WriteFile(dp, []byte("1.1\n1.2\n1.3\n"), 0o644))
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"run", tiny, "--quiet", "--checkpoint", ""}, "--checkpoint"},
+		{[]string{"run", tiny, "--quiet", "--checkpoint="}, "--checkpoint"},
+		{[]string{"analyze", d, dp, "--scenario", ""}, "--scenario"},
+		{[]string{"analyze", d, dp, "--scenario="}, "--scenario"},
+	} {
+		out, errs, code := runCLI(t, c.args...)
+		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.flag+": needs a") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", c.args, code, out, errs)
+		}
+	}
+}

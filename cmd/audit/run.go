@@ -337,6 +337,9 @@ func (p *progress) note(msg string) {
 // anything is loaded: a long run must not end in "cannot write". It
 // returns the shard, when one is asked for.
 func checkRunFlags(e *env, fs *flagSet, f *runFlags) (shardI, shardN int, err error) {
+	if f.checkpoint == "" && flagGiven(fs, "checkpoint") {
+		return 0, 0, usagef("--checkpoint: needs a DIR, got \"\" (without --checkpoint the run keeps its default checkpoint)")
+	}
 	if f.saveReleases == "" && flagGiven(fs, "save-releases") {
 		return 0, 0, usagef("--save-releases: needs a PREFIX for PREFIX-D.csv and PREFIX-DPRIME.csv, got \"\"")
 	}
