@@ -137,10 +137,13 @@ class TestInterrupt(unittest.TestCase):
             with open(script, "w") as f:
                 f.write(INTERRUPT_SCRIPT)
             env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__))] + sys.path),
-                       XDG_CACHE_HOME=os.path.join(tmp, "cache"), SLOW_LOG=os.path.join(tmp, "trials.log"))
+                       XDG_CACHE_HOME=os.path.join(tmp, "cache"), SLOW_LOG=os.path.join(tmp, "trials.log"),
+                       SLOW_GATE=os.path.join(tmp, "gate"), SLOW_HOLD_AFTER="320")
             p = subprocess.Popen([sys.executable, script, "start"], cwd=tmp, env=env, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
-            # Interrupt once the first checkpoint block (256 trials) is surely complete.
+            # Interrupt once the first checkpoint block (256 trials) is surely complete. Trials past the
+            # 320th are held until the gate opens (samplers.slow), so the run cannot end first: it once
+            # did, on a loaded machine ("0 != 42").
             deadline = time.time() + 300
             while time.time() < deadline and p.poll() is None:
                 try:
@@ -152,6 +155,7 @@ class TestInterrupt(unittest.TestCase):
                 time.sleep(0.05)
             p.send_signal(signal.SIGINT)
             out, err = p.communicate(timeout=120)
+            open(env["SLOW_GATE"], "w").close()
             self.assertEqual(p.returncode, 42, out + err)
             self.assertIn("INTERRUPTED", out)
             self.assertIn("resume=True", out)
