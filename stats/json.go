@@ -51,7 +51,9 @@ func (f *JSONFloat) UnmarshalJSON(b []byte) error {
 // and the μ of a GDP estimate even when it is 0 (μ_lb = 0 is a result).
 func (e Estimate) MarshalJSON() ([]byte, error) {
 	type plain Estimate
-	if e.Estimator == EstimatorGDP {
+	if e.Estimator == EstimatorGDP && e.Mu == 0 {
+		// The field's omitempty would drop it: written last, where a
+		// non-zero μ keeps its place (the reports' bytes unchanged).
 		return json.Marshal(struct {
 			plain
 			Epsilon JSONFloat `json:"epsilon"`

@@ -91,7 +91,9 @@ func (e OneRunEstimate) String() string {
 // the μ of the f-DP estimate even when it is 0 (μ_lb = 0 is a result).
 func (e OneRunEstimate) MarshalJSON() ([]byte, error) {
 	type plain OneRunEstimate
-	if e.Estimator == EstimatorOneRunFDP {
+	if e.Estimator == EstimatorOneRunFDP && e.Mu == 0 {
+		// The field's omitempty would drop it: written last, where a
+		// non-zero μ keeps its place (the reports' bytes unchanged).
 		return json.Marshal(struct {
 			plain
 			Epsilon JSONFloat `json:"epsilon"`

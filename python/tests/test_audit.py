@@ -116,7 +116,11 @@ class TestAuditGaussian(unittest.TestCase):
 
 # Interrupted, then resumed: a script so that SIGINT reaches its process as Ctrl-C would.
 INTERRUPT_SCRIPT = textwrap.dedent("""
+    import signal
     import sys
+    # Ctrl-C raises KeyboardInterrupt even when the test runs under a shell that started it with SIGINT
+    # ignored (a background job without job control), which Python would otherwise keep.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import mcmcaudit as ma
     import samplers
     resume = sys.argv[1] == "resume"
