@@ -131,6 +131,14 @@ func EstimatorsByName(names []string) ([]Estimator, error) {
 	return out, nil
 }
 
+// Documented is implemented by an estimator that documents itself: Doc is
+// its entry in the scenario reference ("name (what it bounds, and what it
+// assumes)"). The reference names an estimator without it by its name
+// alone.
+type Documented interface {
+	Doc() string
+}
+
 // RegionEstimator is the Clopper–Pearson region bound of Heller & Fetaya
 // (2023), eq. 12: ε at δ from the one-sided upper bounds of the two error
 // rates. It assumes nothing about the mechanism's trade-off curve; the
@@ -151,6 +159,11 @@ func (RegionEstimator) Bound(c stats.Counts, delta, confidence float64) (stats.E
 // Value returns the bound's ε.
 func (RegionEstimator) Value(e stats.Estimate) float64 { return e.Epsilon }
 
+// Doc documents the region bound.
+func (RegionEstimator) Doc() string {
+	return "region (the Clopper–Pearson region bound of Heller & Fetaya eq. 12: ε from the error rates' upper bounds, assuming nothing about the trade-off curve)"
+}
+
 // GDPEstimator is the μ lower bound of a Gaussian trade-off curve through
 // the error rates' Clopper–Pearson upper bounds (Dong, Roth & Su 2019,
 // Def. 2.7), with the ε it implies when the mechanism is μ-GDP
@@ -170,6 +183,11 @@ func (GDPEstimator) Bound(c stats.Counts, delta, confidence float64) (stats.Esti
 
 // Value returns the bound's μ.
 func (GDPEstimator) Value(e stats.Estimate) float64 { return e.Mu }
+
+// Doc documents the GDP bound.
+func (GDPEstimator) Doc() string {
+	return "gdp (the μ of the Gaussian trade-off curve through the error rates' upper bounds, Dong, Roth & Su 2019 Def. 2.7, with the ε it implies if the mechanism is μ-GDP)"
+}
 
 // checkEstimators validates Options.Estimators (nil is the default): no
 // nil estimator, names unique and non-empty. The region bound may be left

@@ -3,7 +3,6 @@ package scenario
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
@@ -518,53 +517,6 @@ func neighbourOf(nb *NeighbourConfig, d *dataset.Dataset, m mechanisms.Model) (d
 	return pair, nil
 }
 
-// buildFeatures parses the feature list: theta, norm, coord:K, loglik,
-// probs, logprobs.
-func buildFeatures(names []string, p *Plan, dim int) (attacks.FeatureMap, error) {
-	var maps attacks.Concat
-	for _, name := range names {
-		switch {
-		case name == "theta":
-			maps = append(maps, attacks.Theta{D: dim})
-		case name == "norm":
-			maps = append(maps, attacks.Norm{})
-		case strings.HasPrefix(name, "coord:"):
-			k, err := strconv.Atoi(strings.TrimPrefix(name, "coord:"))
-			if err != nil || k < 0 || k >= dim {
-				return nil, errAt("audit.features", "coord:K needs K in [0, %d], got %s", dim-1, clip.Quote(name))
-			}
-			maps = append(maps, attacks.Coords{Idx: []int{k}})
-		case name == "probs" || name == "logprobs":
-			cl, ok := p.Model.(mechanisms.Classifier)
-			if !ok || p.Canary == nil {
-				return nil, errAt("audit.features", "%s needs a classification model and a DeepFool canary (neighbour.deepfool)", name)
-			}
-			maps = append(maps, canaryFeatures{cl, *p.Canary, name == "logprobs"})
-		case name == "loglik":
-			ll := attacks.LogLik{Model: p.Model}
-			pr := p.Pair
-			switch pr.Adjacency {
-			case dataset.ReplaceOne:
-				ll.Records = []dataset.Record{pr.D.Records[pr.Index], pr.DPrime.Records[pr.Index]}
-				ll.Labels = []string{"record in D", "record in D′"}
-			case dataset.RemoveOne:
-				ll.Records = []dataset.Record{pr.D.Records[pr.Index]}
-				ll.Labels = []string{"removed record"}
-			case dataset.AddOne:
-				ll.Records = []dataset.Record{pr.DPrime.Records[pr.Index]}
-				ll.Labels = []string{"added record"}
-			}
-			maps = append(maps, ll)
-		default:
-			return nil, errAt("audit.features", "must be theta, norm, coord:K, loglik, probs or logprobs, got %s", clip.Quote(name))
-		}
-	}
-	if len(maps) == 1 {
-		return maps[0], nil
-	}
-	return maps, nil
-}
-
 // Document is the JSON written by "audit run --json": what produced the
 // result, the scenario, and the result.
 type Document struct {
@@ -585,24 +537,13 @@ func (r recordsModel) DataDim() int { return r.dim }
 func (r recordsModel) Dim() int     { return r.dim }
 func (recordsModel) Name() string   { return "(no model)" }
 
-// estimatorFeatures checks that the features of an estimator release (a
-// scalar) read it as a number, not as the model's parameters.
-func estimatorFeatures(names []string) error {
-	for _, f := range names {
-		if f != "theta" && f != "norm" && f != "coord:0" {
-			return errAt("audit.features", "the release is a scalar estimator (release.mode estimator): use theta, norm or coord:0, got %s", clip.Quote(f))
-		}
-	}
-	return nil
-}
-
 // programFeatures checks the features of a program's releases: theta (the
 // releases themselves), norm and coord:K always; features that read a
 // release as the model's parameters (loglik, probs, logprobs) only when
 // the scenario has a model whose dimension is the program's.
 func programFeatures(names []string, m mechanisms.Model, dim int) error {
 	for _, f := range names {
-		if f == "theta" || f == "norm" || strings.HasPrefix(f, "coord:") {
+		if e, _, ok := lookupFeature(f); !ok || !e.ReadsModel {
 			continue
 		}
 		if m == nil || m.Dim() != dim {
@@ -610,7 +551,7 @@ func programFeatures(names []string, m mechanisms.Model, dim int) error {
 			if m != nil {
 				have = fmt.Sprintf("model %s has %d", m.Name(), m.Dim())
 			}
-			return errAt("audit.features", "%s reads a release as the model's parameters, but the program releases %d values (%s); use theta, norm or coord:K", f, dim, have)
+			return errAt("audit.features", "%s reads a release as the model's parameters, but the program releases %d values (%s); use %s", f, dim, have, wordList(featureNames(readsRelease, ""), "or"))
 		}
 	}
 	return nil

@@ -219,9 +219,13 @@ type AuditConfig struct {
 	// PointSelection decides how the verdict treats several release
 	// points: training (default: one point chosen on training runs) or
 	// bonferroni (every point tested at α/P).
-	PointSelection string  `yaml:"point_selection,omitempty" json:"point_selection"`
-	Delta          float64 `yaml:"delta" json:"delta"`
-	Confidence     float64 `yaml:"confidence" json:"confidence"`
+	PointSelection string `yaml:"point_selection,omitempty" json:"point_selection"`
+	// Estimators lists the estimators that turn the attacks' errors into
+	// bounds, by their registered names (default: region and gdp). The
+	// headline rests on region when it is listed, else on the first.
+	Estimators []string `yaml:"estimators,omitempty" json:"estimators,omitempty"`
+	Delta      float64  `yaml:"delta" json:"delta"`
+	Confidence float64  `yaml:"confidence" json:"confidence"`
 	// Workers is the number of concurrent runs (0: one per CPU). It never
 	// changes the result.
 	Workers int `yaml:"workers,omitempty" json:"-"`
@@ -572,6 +576,11 @@ func (c *Config) options() (audit.Options, error) {
 	}
 	if o.PointSelection, err = audit.ParseSelection(a.PointSelection); err != nil {
 		return o, wrapAt(err, "audit.point_selection")
+	}
+	if len(a.Estimators) > 0 {
+		if o.Estimators, err = audit.EstimatorsByName(a.Estimators); err != nil {
+			return o, errAt("audit.estimators", "%s", err)
+		}
 	}
 	err = o.Validate()
 	if err == nil {
