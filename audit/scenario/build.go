@@ -13,7 +13,6 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
-	"github.com/mcmcaudit/mcmcaudit/mechanisms/presets"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/program"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/synthetic"
 )
@@ -226,25 +225,6 @@ func (p *Plan) buildMechanism(bo BuildOptions) error {
 	return nil
 }
 
-// sampler returns the chosen step-by-step sampler.
-func (s SamplerConfig) sampler() mechanisms.Sampler {
-	switch {
-	case s.SGLD != nil:
-		return s.SGLD
-	case s.ULA != nil:
-		return s.ULA
-	case s.DPPenalty != nil:
-		return s.DPPenalty
-	case s.DPHMC != nil:
-		return s.DPHMC
-	case s.DPBarker != nil:
-		return s.DPBarker
-	case s.GaussianQuery != nil:
-		return s.GaussianQuery
-	}
-	return nil
-}
-
 // buildMetrics parses the metrics list: accuracy.
 func buildMetrics(names []string, p *Plan) (*audit.Accuracy, error) {
 	var acc *audit.Accuracy
@@ -318,64 +298,6 @@ func exactFieldError(err error, ex *ExactCyclicSGLD) error {
 		return wrapAt(err, "sampler.exact_cyclic_sgld")
 	}
 	return errAt(field, "%s (the exact sampler's closed form)", msg)
-}
-
-func buildModel(mc ModelConfig) (mechanisms.Model, error) {
-	switch {
-	case mc.LinReg != nil:
-		m := *mc.LinReg
-		if m.D == 0 {
-			m.D = 1
-		}
-		if err := m.Check(); err != nil {
-			return nil, wrapAt(err, "model.linreg")
-		}
-		return m, nil
-	case mc.Logistic != nil:
-		m := *mc.Logistic
-		if err := m.Check(); err != nil {
-			return nil, wrapAt(err, "model.logistic")
-		}
-		return m, nil
-	case mc.Gauss != nil:
-		g := mc.Gauss
-		cov := g.Cov
-		if (len(cov) > 0) == (g.RaisaCov != nil) {
-			return nil, errAt("model.gauss", "give exactly one of cov or raisa_cov")
-		}
-		if g.RaisaCov != nil {
-			var err error
-			if cov, err = presets.RaisaCovariance(g.RaisaCov.Dim, g.RaisaCov.Shape, g.RaisaCov.Seed); err != nil {
-				return nil, wrapAt(err, "model.gauss.raisa_cov")
-			}
-		}
-		m, err := mechanisms.NewGauss(g.PriorMean, g.PriorSD, cov)
-		if err != nil {
-			return nil, wrapAt(err, "model.gauss")
-		}
-		return m, nil
-	case mc.Banana != nil:
-		if err := mc.Banana.Check(); err != nil {
-			return nil, wrapAt(err, "model.banana")
-		}
-		return *mc.Banana, nil
-	case mc.Softmax != nil:
-		if err := mc.Softmax.Check(); err != nil {
-			return nil, wrapAt(err, "model.softmax")
-		}
-		return *mc.Softmax, nil
-	case mc.MLP != nil:
-		if err := mc.MLP.Check(); err != nil {
-			return nil, wrapAt(err, "model.mlp")
-		}
-		return *mc.MLP, nil
-	case mc.Mixture != nil:
-		if err := mc.Mixture.Check(); err != nil {
-			return nil, wrapAt(err, "model.mixture")
-		}
-		return *mc.Mixture, nil
-	}
-	return nil, errAt("model", "no model set")
 }
 
 // buildPair builds D (and the held-out test set of a CSV dataset) and its
