@@ -79,35 +79,10 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 	}
 	o.ID = p.Hash
 	t := audit.Target{Name: c.Name, Mechanism: p.Mechanism, Pair: p.Pair}
-	if pm, ok := p.Mechanism.(*program.Mechanism); ok {
-		if err := programFeatures(c.Audit.Features, p.Model, pm.Dim()); err != nil {
-			return p, err
-		}
-		t.ReportedTestSize = pm.TestSize()
-		o.Repeats = audit.RepeatsRefused
-		if c.Sampler.Program.AllowRepeatedReleases {
-			o.Repeats = audit.RepeatsNoted
-		}
-	}
-	if _, ok := p.Mechanism.(*mechanisms.Estimator); ok {
-		if err := estimatorFeatures(c.Audit.Features); err != nil {
-			return p, err
-		}
-	}
-	dim := p.Mechanism.Dim()
-	if c.canaryDesign() {
-		if err := p.canaryTarget(&t, &o); err != nil {
-			return p, err
-		}
-	} else if o.Features, err = buildFeatures(c.Audit.Features, p, dim); err != nil {
+	if err := p.targetFeatures(&t, &o); err != nil {
 		return p, err
 	}
-	if t.ReportedTestSize == 0 {
-		t.Accuracy, err = buildMetrics(c.Audit.Metrics, p)
-	} else if len(c.Audit.Metrics) != 1 || c.Audit.Metrics[0] != "accuracy" {
-		err = errAt("audit.metrics", "must be accuracy, got %v", c.Audit.Metrics)
-	}
-	if err != nil {
+	if err := p.targetMetrics(&t); err != nil {
 		return p, err
 	}
 	if err := c.attacksAndClaims(&o); err != nil {
@@ -121,20 +96,70 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 			t.Exact = exactEpsilons(c, p, pts)
 		}
 	}
+	return p, p.newAudit(t, o)
+}
+
+// targetFeatures checks the features against the mechanism (a program's
+// releases, an estimator's scalar) and sets the options' feature map: the
+// canaries' scores in the canary design, audit.features otherwise.
+func (p *Plan) targetFeatures(t *audit.Target, o *audit.Options) error {
+	c := p.Config
+	if pm, ok := p.Mechanism.(*program.Mechanism); ok {
+		if err := programFeatures(c.Audit.Features, p.Model, pm.Dim()); err != nil {
+			return err
+		}
+		t.ReportedTestSize = pm.TestSize()
+		o.Repeats = audit.RepeatsRefused
+		if c.Sampler.Program.AllowRepeatedReleases {
+			o.Repeats = audit.RepeatsNoted
+		}
+	}
+	if _, ok := p.Mechanism.(*mechanisms.Estimator); ok {
+		if err := estimatorFeatures(c.Audit.Features); err != nil {
+			return err
+		}
+	}
+	if c.canaryDesign() {
+		return p.canaryTarget(t, o)
+	}
+	var err error
+	o.Features, err = buildFeatures(c.Audit.Features, p, p.Mechanism.Dim())
+	return err
+}
+
+// targetMetrics sets what is measured besides ε (audit.metrics): the
+// tool's accuracy on the test set, or the accuracy a program reports.
+func (p *Plan) targetMetrics(t *audit.Target) error {
+	c := p.Config
+	if t.ReportedTestSize == 0 {
+		var err error
+		t.Accuracy, err = buildMetrics(c.Audit.Metrics, p)
+		return err
+	}
+	if len(c.Audit.Metrics) != 1 || c.Audit.Metrics[0] != "accuracy" {
+		return errAt("audit.metrics", "must be accuracy, got %v", c.Audit.Metrics)
+	}
+	return nil
+}
+
+// newAudit prepares the engine's audit, naming an option's error by its
+// scenario field.
+func (p *Plan) newAudit(t audit.Target, o audit.Options) error {
+	var err error
 	p.Audit, err = audit.New(t, o)
 	if err == nil {
-		p.Audit, err = p.Audit.WithExecution(c.execution())
+		p.Audit, err = p.Audit.WithExecution(p.Config.execution())
 	}
 	if err != nil {
 		var fe *audit.FieldError
 		if errors.As(err, &fe) {
 			if name, ok := auditFields[fe.Path.Go()]; ok {
-				return p, errAt(name, "%s", fe.Msg)
+				return errAt(name, "%s", fe.Msg)
 			}
 		}
-		return p, err
+		return err
 	}
-	return p, nil
+	return nil
 }
 
 // canaryTarget draws the canaries of the canary design (a program's are
@@ -351,71 +376,90 @@ func buildPairOf(c *Config, p *Plan) (dataset.Pair, error) {
 // CSV file with its held-out test set, or inline records) for model m.
 func buildDataset(c *Config, p *Plan, m mechanisms.Model) (*dataset.Dataset, error) {
 	dc := c.Data
-	var d *dataset.Dataset
-	var err error
+	switch {
+	case dc.CSV != nil:
+		d, test, err := loadCSV(c, m)
+		if err != nil {
+			return nil, err
+		}
+		p.TestSet = test
+		return d, nil
+	case len(dc.Records) > 0:
+		return &dataset.Dataset{Name: "inline", Records: dc.Records}, nil
+	}
+	return buildSynthetic(dc, m)
+}
+
+// buildSynthetic draws D from the chosen synthetic generator (nil when
+// none is chosen).
+func buildSynthetic(dc DataConfig, m mechanisms.Model) (*dataset.Dataset, error) {
+	var (
+		d    *dataset.Dataset
+		err  error
+		kind string
+	)
 	switch {
 	case dc.SyntheticLinReg != nil:
-		s := dc.SyntheticLinReg
+		kind = "data.synthetic_linreg"
+		s := dc.SyntheticLinReg // defaults are written into the config (and its hash)
 		if s.XScale == 0 {
 			s.XScale = 1
 		}
-		if s.Beta == 0 {
-			if lr, ok := m.(mechanisms.LinReg); ok {
-				s.Beta = lr.Beta
-			}
+		if lr, ok := m.(mechanisms.LinReg); ok && s.Beta == 0 {
+			s.Beta = lr.Beta
 		}
 		d, err = synthetic.LinReg(s.N, s.ThetaStar, s.Beta, s.XScale, s.Seed)
-		if err != nil {
-			return nil, wrapAt(err, "data.synthetic_linreg")
-		}
 	case dc.SyntheticLogistic != nil:
+		kind = "data.synthetic_logistic"
 		s := dc.SyntheticLogistic
 		if s.XScale == 0 {
 			s.XScale = 1
 		}
 		d, err = synthetic.Logistic(s.N, s.ThetaStar, s.XScale, s.Seed)
-		if err != nil {
-			return nil, wrapAt(err, "data.synthetic_logistic")
-		}
 	case dc.SyntheticGauss != nil:
-		g, ok := m.(*mechanisms.Gauss)
-		if !ok {
-			return nil, errAt("data.synthetic_gauss", "needs model.gauss")
-		}
-		s := dc.SyntheticGauss
-		d, err = synthetic.Gauss(s.N, s.ThetaStar, g.Cov(), s.Seed)
-		if err != nil {
-			return nil, wrapAt(err, "data.synthetic_gauss")
-		}
+		return syntheticGauss(dc.SyntheticGauss, m)
 	case dc.SyntheticBanana != nil:
-		b, ok := m.(mechanisms.Banana)
-		if !ok {
-			return nil, errAt("data.synthetic_banana", "needs model.banana")
-		}
-		s := dc.SyntheticBanana
-		if len(s.ThetaStar) != 2 {
-			return nil, errAt("data.synthetic_banana.theta_star", "must have 2 values, got %d", len(s.ThetaStar))
-		}
-		d, err = synthetic.Banana(s.N, [2]float64{s.ThetaStar[0], s.ThetaStar[1]}, b, s.Seed)
-		if err != nil {
-			return nil, wrapAt(err, "data.synthetic_banana")
-		}
+		return syntheticBanana(dc.SyntheticBanana, m)
 	case dc.SyntheticMixture != nil:
+		kind = "data.synthetic_mixture"
 		mx, ok := m.(mechanisms.Mixture)
 		if !ok {
-			return nil, errAt("data.synthetic_mixture", "needs model.mixture")
+			return nil, errAt(kind, "needs model.mixture")
 		}
 		s := dc.SyntheticMixture
 		d, err = synthetic.Mixture(s.N, s.ThetaStar, mx, s.Seed)
-		if err != nil {
-			return nil, wrapAt(err, "data.synthetic_mixture")
-		}
-	case dc.CSV != nil:
-		if d, p.TestSet, err = loadCSV(c, m); err != nil {
-			return nil, err
-		}
-	case len(dc.Records) > 0:
-		d = &dataset.Dataset{Name: "inline", Records: dc.Records}
+	}
+	if err != nil {
+		return nil, wrapAt(err, kind)
+	}
+	return d, nil
+}
+
+// syntheticGauss draws D for the Gauss model.
+func syntheticGauss(s *SyntheticData, m mechanisms.Model) (*dataset.Dataset, error) {
+	g, ok := m.(*mechanisms.Gauss)
+	if !ok {
+		return nil, errAt("data.synthetic_gauss", "needs model.gauss")
+	}
+	d, err := synthetic.Gauss(s.N, s.ThetaStar, g.Cov(), s.Seed)
+	if err != nil {
+		return nil, wrapAt(err, "data.synthetic_gauss")
+	}
+	return d, nil
+}
+
+// syntheticBanana draws D for the banana model.
+func syntheticBanana(s *SyntheticData, m mechanisms.Model) (*dataset.Dataset, error) {
+	b, ok := m.(mechanisms.Banana)
+	if !ok {
+		return nil, errAt("data.synthetic_banana", "needs model.banana")
+	}
+	if len(s.ThetaStar) != 2 {
+		return nil, errAt("data.synthetic_banana.theta_star", "must have 2 values, got %d", len(s.ThetaStar))
+	}
+	d, err := synthetic.Banana(s.N, [2]float64{s.ThetaStar[0], s.ThetaStar[1]}, b, s.Seed)
+	if err != nil {
+		return nil, wrapAt(err, "data.synthetic_banana")
 	}
 	return d, nil
 }
