@@ -166,9 +166,9 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 	for k := range a.design.Convergence {
 		r.Points[k].Convergence = &a.design.Convergence[k]
 	}
-	c := r.Points[0].Region().Counts
+	c := r.Points[0].Estimates[a.primary].Bound.Counts
 	r.EvalNegatives, r.EvalPositives = c.Negatives, c.Positives
-	r.headline(mP)
+	r.headline(mP, a.primary, a.opts.Estimators[a.primary])
 	r.DescriptiveNote = DescriptiveNote
 	if err := a.utility(t, r); err != nil {
 		return nil, err
@@ -233,8 +233,9 @@ func (a *Audit) analyzePoints(ctx context.Context, t *Trials, r *Report) error {
 
 // headline chooses the release point the verdict rests on — on training
 // runs, unless every point is tested under Bonferroni — and judges the
-// claims there.
-func (r *Report) headline(mP int) {
+// claims there. The headline bound is estimator j's (e): the region bound
+// unless the audit leaves it out.
+func (r *Report) headline(mP, j int, e Estimator) {
 	if mP == 1 {
 		best := 0
 		for k, pr := range r.Points {
@@ -243,17 +244,17 @@ func (r *Report) headline(mP int) {
 			}
 		}
 		r.Headline = best
-		r.Epsilon = r.Points[best].Region()
+		r.Epsilon = r.Points[best].Estimates[j].Bound
 		r.judge([]int{best})
 		return
 	}
 	best := 0
 	for k := range r.Points {
-		if r.Points[k].Region().Epsilon > r.Points[best].Region().Epsilon {
+		if e.Value(r.Points[k].Estimates[j].Bound) > e.Value(r.Points[best].Estimates[j].Bound) {
 			best = k
 		}
 	}
-	r.Epsilon = r.Points[best].Region()
+	r.Epsilon = r.Points[best].Estimates[j].Bound
 	all := make([]int, len(r.Points))
 	for k := range all {
 		all[k] = k
@@ -484,10 +485,11 @@ func (a *Audit) chooseRules(bufs *buffers, labels []bool) (AttackResult, error) 
 // must not enter: the attack reported under Bonferroni is re-picked on
 // them, and ranking by its score would choose the release on them too.
 func (a *Audit) selectionScore(pr *PointResult, best int) float64 {
-	s := pr.Attacks[best].Estimates[a.primary].Selection.Epsilon
+	e := a.opts.Estimators[a.primary]
+	s := e.Value(pr.Attacks[best].Estimates[a.primary].Selection)
 	if a.opts.AttackSelection == SelectBonferroni {
 		for _, ar := range pr.Attacks {
-			s = math.Max(s, ar.Estimates[a.primary].Selection.Epsilon)
+			s = math.Max(s, e.Value(ar.Estimates[a.primary].Selection))
 		}
 	}
 	return s

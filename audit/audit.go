@@ -66,7 +66,8 @@ type Audit struct {
 	points   []mechanisms.ReleasePoint
 	features []string
 	claims   []Claim
-	// primary indexes the region bound in opts.Estimators.
+	// primary indexes the headline's estimator in opts.Estimators
+	// (primaryEstimator: the region bound unless it is left out).
 	primary int
 	// design is what the analysis reads (Design); opts, points, features
 	// and claims are its fields too.

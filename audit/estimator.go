@@ -2,8 +2,11 @@ package audit
 
 import (
 	"fmt"
+	"strings"
+	"sync"
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
+	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
@@ -15,8 +18,9 @@ import (
 // (Estimate.Estimator), confidence, δ, counts and the assumptions it rests
 // on beyond the runs' independence (Estimate.Assumption).
 //
-// Adding an estimator is a file with its implementation and a line in
-// registered.
+// Adding an estimator is a file with its implementation and a call of
+// RegisterEstimator in that file's init function (a built-in one that
+// every audit runs by default is listed in registered instead).
 type Estimator interface {
 	// Name is the estimator's key in reports ("region", "gdp"); it is
 	// unique among the registered estimators.
@@ -32,24 +36,107 @@ type Estimator interface {
 	Value(e stats.Estimate) float64
 }
 
-// registered lists every estimator, in the order reports give them.
-var registered = []Estimator{
-	RegionEstimator{},
-	GDPEstimator{},
+// The estimator registry: every estimator a design may name, by its Name.
+// The built-in ones are registered here, in report order, and are the
+// default of Options.Estimators; RegisterEstimator adds a user's, which a
+// design then names (and serialises, and merges) like a built-in one, but
+// which runs only where a design lists it.
+var (
+	registryMu sync.RWMutex
+	// registered lists every registered estimator, in registration order.
+	registered = []Estimator{RegionEstimator{}, GDPEstimator{}}
+	// defaults is how many of registered are the default estimators.
+	defaults = len(registered)
+)
+
+// RegisterEstimator makes e known by its name: designs may then list it
+// (Options.Estimators, audit.estimators in a scenario, --estimators), and
+// a design holding it serialises and merges. A nil estimator, an empty
+// name, a name with a comma or a space, or the name of an estimator
+// already registered is refused. Register at initialisation (an init
+// function), before any design that names it is decoded.
+func RegisterEstimator(e Estimator) error {
+	if e == nil {
+		return fmt.Errorf("audit: RegisterEstimator: nil estimator")
+	}
+	n := e.Name()
+	if n == "" || strings.ContainsAny(n, ", \t\n") {
+		return fmt.Errorf("audit: RegisterEstimator: the name %q must be non-empty, without commas or spaces", n)
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	for _, r := range registered {
+		if r.Name() == n {
+			return fmt.Errorf("audit: RegisterEstimator: an estimator named %q is already registered", n)
+		}
+	}
+	registered = append(registered, e)
+	return nil
 }
 
-// Estimators returns every registered estimator, in report order: the
-// default of Options.Estimators.
-func Estimators() []Estimator { return append([]Estimator(nil), registered...) }
+// Estimators returns the default estimators, in report order: the default
+// of Options.Estimators (the region bound, then the GDP bound).
+func Estimators() []Estimator {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	return append([]Estimator(nil), registered[:defaults]...)
+}
 
-// EstimatorByName returns the registered estimator with this name.
+// RegisteredEstimators returns every registered estimator: the defaults,
+// then those added by RegisterEstimator in the order they were.
+func RegisteredEstimators() []Estimator {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	return append([]Estimator(nil), registered...)
+}
+
+// EstimatorNames returns the names of the registered estimators, in the
+// order of RegisteredEstimators.
+func EstimatorNames() []string {
+	var names []string
+	for _, e := range RegisteredEstimators() {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// EstimatorByName returns the registered estimator with this name; the
+// error lists the registered names.
 func EstimatorByName(name string) (Estimator, error) {
-	for _, e := range registered {
+	for _, e := range RegisteredEstimators() {
 		if e.Name() == name {
 			return e, nil
 		}
 	}
-	return nil, fmt.Errorf("no estimator named %q", name)
+	return nil, fmt.Errorf("no estimator named %s (registered: %s)", clip.Quote(name), strings.Join(EstimatorNames(), ", "))
+}
+
+// EstimatorsByName returns the registered estimators of these names, in
+// this order; a name given twice or not registered is an error naming the
+// registered ones.
+func EstimatorsByName(names []string) ([]Estimator, error) {
+	var out []Estimator
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			return nil, fmt.Errorf("%s is listed twice", clip.Quote(n))
+		}
+		seen[n] = true
+		e, err := EstimatorByName(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Documented is implemented by an estimator that documents itself: Doc is
+// its entry in the scenario reference ("name (what it bounds, and what it
+// assumes)"). The reference names an estimator without it by its name
+// alone.
+type Documented interface {
+	Doc() string
 }
 
 // RegionEstimator is the Clopper–Pearson region bound of Heller & Fetaya
@@ -72,6 +159,11 @@ func (RegionEstimator) Bound(c stats.Counts, delta, confidence float64) (stats.E
 // Value returns the bound's ε.
 func (RegionEstimator) Value(e stats.Estimate) float64 { return e.Epsilon }
 
+// Doc documents the region bound.
+func (RegionEstimator) Doc() string {
+	return "region (the Clopper–Pearson region bound of Heller & Fetaya eq. 12: ε from the error rates' upper bounds, assuming nothing about the trade-off curve)"
+}
+
 // GDPEstimator is the μ lower bound of a Gaussian trade-off curve through
 // the error rates' Clopper–Pearson upper bounds (Dong, Roth & Su 2019,
 // Def. 2.7), with the ε it implies when the mechanism is μ-GDP
@@ -92,13 +184,17 @@ func (GDPEstimator) Bound(c stats.Counts, delta, confidence float64) (stats.Esti
 // Value returns the bound's μ.
 func (GDPEstimator) Value(e stats.Estimate) float64 { return e.Mu }
 
-// checkEstimators validates Options.Estimators (nil is the default).
+// Doc documents the GDP bound.
+func (GDPEstimator) Doc() string {
+	return "gdp (the μ of the Gaussian trade-off curve through the error rates' upper bounds, Dong, Roth & Su 2019 Def. 2.7, with the ε it implies if the mechanism is μ-GDP)"
+}
+
+// checkEstimators validates Options.Estimators (nil is the default): no
+// nil estimator, names unique and non-empty. The region bound may be left
+// out: the headline then rests on the first estimator listed
+// (primaryEstimator).
 func checkEstimators(es []Estimator) error {
-	if len(es) == 0 {
-		return nil
-	}
 	seen := map[string]bool{}
-	region := false
 	for i, e := range es {
 		if e == nil {
 			return fieldErr("Estimators", "estimator %d is nil", i)
@@ -108,33 +204,33 @@ func checkEstimators(es []Estimator) error {
 			return fieldErr("Estimators", "estimator %d: names must be unique and non-empty, got %q", i, n)
 		}
 		seen[n] = true
-		region = region || n == (RegionEstimator{}).Name()
-	}
-	if !region {
-		return fieldErr("Estimators", "must include the region bound (RegionEstimator): the headline ε rests on it")
 	}
 	return nil
 }
 
-// primaryEstimator returns the index of the region bound in es.
+// primaryEstimator returns the index in es of the estimator the headline,
+// the ceiling and the verdict's ranking rest on: the region bound when es
+// holds it (the one bound that assumes nothing about the mechanism's
+// trade-off curve), else the first estimator listed.
 func primaryEstimator(es []Estimator) int {
 	for i, e := range es {
 		if e.Name() == (RegionEstimator{}).Name() {
 			return i
 		}
 	}
-	return -1
+	return 0
 }
 
 // estimatorNames returns the names of es, or nil when they are the
-// registered estimators in order (so that the default leaves audit IDs as
+// default estimators in order (so that the default leaves audit IDs as
 // they were).
 func estimatorNames(es []Estimator) []string {
 	var names []string
-	same := len(es) == len(registered)
+	def := Estimators()
+	same := len(es) == len(def)
 	for i, e := range es {
 		names = append(names, e.Name())
-		same = same && e.Name() == registered[i].Name()
+		same = same && e.Name() == def[i].Name()
 	}
 	if same {
 		return nil

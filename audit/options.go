@@ -166,10 +166,11 @@ type Options struct {
 	AttackSelection Selection
 	PointSelection  Selection
 	// Estimators turn the attacks' errors into bounds, each choosing its
-	// own rules on the selection runs (nil: every registered estimator,
-	// Estimators()). The region bound must be among them: the headline ε,
-	// the ceiling and the verdict's ranking rest on it, the one bound that
-	// assumes nothing about the mechanism's trade-off curve.
+	// own rules on the selection runs (nil: the default estimators,
+	// Estimators(); others by name: EstimatorByName). The headline, the
+	// ceiling and the verdict's ranking rest on the region bound, the one
+	// bound that assumes nothing about the mechanism's trade-off curve,
+	// or, when it is left out, on the first estimator listed (its Value).
 	Estimators []Estimator
 	// Delta is the δ of the (ε, δ) lower bounds, in [0, 1); the zero value
 	// means δ = 0 (pure ε).

@@ -94,7 +94,18 @@ func TestPerReleaseCounters(t *testing.T) {
 		}
 	}
 	// The batch-1 fast path counts one gradient per iteration.
-	c := cases[5].c
+	i := slices.IndexFunc(cases, func(tc struct {
+		name string
+		c    *Chain
+		d    *dataset.Dataset
+		mh   bool
+	}) bool {
+		return tc.name == "sgld-affine-cyclic"
+	})
+	if i < 0 {
+		t.Fatal("no case sgld-affine-cyclic")
+	}
+	c := cases[i].c
 	info, _ := c.Run(context.Background(), NewTrial(7, dataset.SideD, 3), lin, nil)
 	for k, s := range info.PerRelease {
 		if s.GradEvals != c.Release.At[k] {

@@ -3,7 +3,6 @@ package scenario
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
@@ -14,7 +13,6 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/canary"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
-	"github.com/mcmcaudit/mcmcaudit/mechanisms/presets"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/program"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/synthetic"
 )
@@ -81,35 +79,10 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 	}
 	o.ID = p.Hash
 	t := audit.Target{Name: c.Name, Mechanism: p.Mechanism, Pair: p.Pair}
-	if pm, ok := p.Mechanism.(*program.Mechanism); ok {
-		if err := programFeatures(c.Audit.Features, p.Model, pm.Dim()); err != nil {
-			return p, err
-		}
-		t.ReportedTestSize = pm.TestSize()
-		o.Repeats = audit.RepeatsRefused
-		if c.Sampler.Program.AllowRepeatedReleases {
-			o.Repeats = audit.RepeatsNoted
-		}
-	}
-	if _, ok := p.Mechanism.(*mechanisms.Estimator); ok {
-		if err := estimatorFeatures(c.Audit.Features); err != nil {
-			return p, err
-		}
-	}
-	dim := p.Mechanism.Dim()
-	if c.canaryDesign() {
-		if err := p.canaryTarget(&t, &o); err != nil {
-			return p, err
-		}
-	} else if o.Features, err = buildFeatures(c.Audit.Features, p, dim); err != nil {
+	if err := p.targetFeatures(&t, &o); err != nil {
 		return p, err
 	}
-	if t.ReportedTestSize == 0 {
-		t.Accuracy, err = buildMetrics(c.Audit.Metrics, p)
-	} else if len(c.Audit.Metrics) != 1 || c.Audit.Metrics[0] != "accuracy" {
-		err = errAt("audit.metrics", "must be accuracy, got %v", c.Audit.Metrics)
-	}
-	if err != nil {
+	if err := p.targetMetrics(&t); err != nil {
 		return p, err
 	}
 	if err := c.attacksAndClaims(&o); err != nil {
@@ -123,20 +96,70 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 			t.Exact = exactEpsilons(c, p, pts)
 		}
 	}
+	return p, p.newAudit(t, o)
+}
+
+// targetFeatures checks the features against the mechanism (a program's
+// releases, an estimator's scalar) and sets the options' feature map: the
+// canaries' scores in the canary design, audit.features otherwise.
+func (p *Plan) targetFeatures(t *audit.Target, o *audit.Options) error {
+	c := p.Config
+	if pm, ok := p.Mechanism.(*program.Mechanism); ok {
+		if err := programFeatures(c.Audit.Features, p.Model, pm.Dim()); err != nil {
+			return err
+		}
+		t.ReportedTestSize = pm.TestSize()
+		o.Repeats = audit.RepeatsRefused
+		if c.Sampler.Program.AllowRepeatedReleases {
+			o.Repeats = audit.RepeatsNoted
+		}
+	}
+	if _, ok := p.Mechanism.(*mechanisms.Estimator); ok {
+		if err := estimatorFeatures(c.Audit.Features); err != nil {
+			return err
+		}
+	}
+	if c.canaryDesign() {
+		return p.canaryTarget(t, o)
+	}
+	var err error
+	o.Features, err = buildFeatures(c.Audit.Features, p, p.Mechanism.Dim())
+	return err
+}
+
+// targetMetrics sets what is measured besides ε (audit.metrics): the
+// tool's accuracy on the test set, or the accuracy a program reports.
+func (p *Plan) targetMetrics(t *audit.Target) error {
+	c := p.Config
+	if t.ReportedTestSize == 0 {
+		var err error
+		t.Accuracy, err = buildMetrics(c.Audit.Metrics, p)
+		return err
+	}
+	if len(c.Audit.Metrics) != 1 || c.Audit.Metrics[0] != "accuracy" {
+		return errAt("audit.metrics", "must be accuracy, got %v", c.Audit.Metrics)
+	}
+	return nil
+}
+
+// newAudit prepares the engine's audit, naming an option's error by its
+// scenario field.
+func (p *Plan) newAudit(t audit.Target, o audit.Options) error {
+	var err error
 	p.Audit, err = audit.New(t, o)
 	if err == nil {
-		p.Audit, err = p.Audit.WithExecution(c.execution())
+		p.Audit, err = p.Audit.WithExecution(p.Config.execution())
 	}
 	if err != nil {
 		var fe *audit.FieldError
 		if errors.As(err, &fe) {
 			if name, ok := auditFields[fe.Path.Go()]; ok {
-				return p, errAt(name, "%s", fe.Msg)
+				return errAt(name, "%s", fe.Msg)
 			}
 		}
-		return p, err
+		return err
 	}
-	return p, nil
+	return nil
 }
 
 // canaryTarget draws the canaries of the canary design (a program's are
@@ -227,25 +250,6 @@ func (p *Plan) buildMechanism(bo BuildOptions) error {
 	return nil
 }
 
-// sampler returns the chosen step-by-step sampler.
-func (s SamplerConfig) sampler() mechanisms.Sampler {
-	switch {
-	case s.SGLD != nil:
-		return s.SGLD
-	case s.ULA != nil:
-		return s.ULA
-	case s.DPPenalty != nil:
-		return s.DPPenalty
-	case s.DPHMC != nil:
-		return s.DPHMC
-	case s.DPBarker != nil:
-		return s.DPBarker
-	case s.GaussianQuery != nil:
-		return s.GaussianQuery
-	}
-	return nil
-}
-
 // buildMetrics parses the metrics list: accuracy.
 func buildMetrics(names []string, p *Plan) (*audit.Accuracy, error) {
 	var acc *audit.Accuracy
@@ -321,64 +325,6 @@ func exactFieldError(err error, ex *ExactCyclicSGLD) error {
 	return errAt(field, "%s (the exact sampler's closed form)", msg)
 }
 
-func buildModel(mc ModelConfig) (mechanisms.Model, error) {
-	switch {
-	case mc.LinReg != nil:
-		m := *mc.LinReg
-		if m.D == 0 {
-			m.D = 1
-		}
-		if err := m.Check(); err != nil {
-			return nil, wrapAt(err, "model.linreg")
-		}
-		return m, nil
-	case mc.Logistic != nil:
-		m := *mc.Logistic
-		if err := m.Check(); err != nil {
-			return nil, wrapAt(err, "model.logistic")
-		}
-		return m, nil
-	case mc.Gauss != nil:
-		g := mc.Gauss
-		cov := g.Cov
-		if (len(cov) > 0) == (g.RaisaCov != nil) {
-			return nil, errAt("model.gauss", "give exactly one of cov or raisa_cov")
-		}
-		if g.RaisaCov != nil {
-			var err error
-			if cov, err = presets.RaisaCovariance(g.RaisaCov.Dim, g.RaisaCov.Shape, g.RaisaCov.Seed); err != nil {
-				return nil, wrapAt(err, "model.gauss.raisa_cov")
-			}
-		}
-		m, err := mechanisms.NewGauss(g.PriorMean, g.PriorSD, cov)
-		if err != nil {
-			return nil, wrapAt(err, "model.gauss")
-		}
-		return m, nil
-	case mc.Banana != nil:
-		if err := mc.Banana.Check(); err != nil {
-			return nil, wrapAt(err, "model.banana")
-		}
-		return *mc.Banana, nil
-	case mc.Softmax != nil:
-		if err := mc.Softmax.Check(); err != nil {
-			return nil, wrapAt(err, "model.softmax")
-		}
-		return *mc.Softmax, nil
-	case mc.MLP != nil:
-		if err := mc.MLP.Check(); err != nil {
-			return nil, wrapAt(err, "model.mlp")
-		}
-		return *mc.MLP, nil
-	case mc.Mixture != nil:
-		if err := mc.Mixture.Check(); err != nil {
-			return nil, wrapAt(err, "model.mixture")
-		}
-		return *mc.Mixture, nil
-	}
-	return nil, errAt("model", "no model set")
-}
-
 // buildPair builds D (and the held-out test set of a CSV dataset) and its
 // neighbour D′, crafting a DeepFool canary when asked.
 func buildPair(c *Config, p *Plan) error {
@@ -430,71 +376,90 @@ func buildPairOf(c *Config, p *Plan) (dataset.Pair, error) {
 // CSV file with its held-out test set, or inline records) for model m.
 func buildDataset(c *Config, p *Plan, m mechanisms.Model) (*dataset.Dataset, error) {
 	dc := c.Data
-	var d *dataset.Dataset
-	var err error
+	switch {
+	case dc.CSV != nil:
+		d, test, err := loadCSV(c, m)
+		if err != nil {
+			return nil, err
+		}
+		p.TestSet = test
+		return d, nil
+	case len(dc.Records) > 0:
+		return &dataset.Dataset{Name: "inline", Records: dc.Records}, nil
+	}
+	return buildSynthetic(dc, m)
+}
+
+// buildSynthetic draws D from the chosen synthetic generator (nil when
+// none is chosen).
+func buildSynthetic(dc DataConfig, m mechanisms.Model) (*dataset.Dataset, error) {
+	var (
+		d    *dataset.Dataset
+		err  error
+		kind string
+	)
 	switch {
 	case dc.SyntheticLinReg != nil:
-		s := dc.SyntheticLinReg
+		kind = "data.synthetic_linreg"
+		s := dc.SyntheticLinReg // defaults are written into the config (and its hash)
 		if s.XScale == 0 {
 			s.XScale = 1
 		}
-		if s.Beta == 0 {
-			if lr, ok := m.(mechanisms.LinReg); ok {
-				s.Beta = lr.Beta
-			}
+		if lr, ok := m.(mechanisms.LinReg); ok && s.Beta == 0 {
+			s.Beta = lr.Beta
 		}
 		d, err = synthetic.LinReg(s.N, s.ThetaStar, s.Beta, s.XScale, s.Seed)
-		if err != nil {
-			return nil, wrapAt(err, "data.synthetic_linreg")
-		}
 	case dc.SyntheticLogistic != nil:
+		kind = "data.synthetic_logistic"
 		s := dc.SyntheticLogistic
 		if s.XScale == 0 {
 			s.XScale = 1
 		}
 		d, err = synthetic.Logistic(s.N, s.ThetaStar, s.XScale, s.Seed)
-		if err != nil {
-			return nil, wrapAt(err, "data.synthetic_logistic")
-		}
 	case dc.SyntheticGauss != nil:
-		g, ok := m.(*mechanisms.Gauss)
-		if !ok {
-			return nil, errAt("data.synthetic_gauss", "needs model.gauss")
-		}
-		s := dc.SyntheticGauss
-		d, err = synthetic.Gauss(s.N, s.ThetaStar, g.Cov(), s.Seed)
-		if err != nil {
-			return nil, wrapAt(err, "data.synthetic_gauss")
-		}
+		return syntheticGauss(dc.SyntheticGauss, m)
 	case dc.SyntheticBanana != nil:
-		b, ok := m.(mechanisms.Banana)
-		if !ok {
-			return nil, errAt("data.synthetic_banana", "needs model.banana")
-		}
-		s := dc.SyntheticBanana
-		if len(s.ThetaStar) != 2 {
-			return nil, errAt("data.synthetic_banana.theta_star", "must have 2 values, got %d", len(s.ThetaStar))
-		}
-		d, err = synthetic.Banana(s.N, [2]float64{s.ThetaStar[0], s.ThetaStar[1]}, b, s.Seed)
-		if err != nil {
-			return nil, wrapAt(err, "data.synthetic_banana")
-		}
+		return syntheticBanana(dc.SyntheticBanana, m)
 	case dc.SyntheticMixture != nil:
+		kind = "data.synthetic_mixture"
 		mx, ok := m.(mechanisms.Mixture)
 		if !ok {
-			return nil, errAt("data.synthetic_mixture", "needs model.mixture")
+			return nil, errAt(kind, "needs model.mixture")
 		}
 		s := dc.SyntheticMixture
 		d, err = synthetic.Mixture(s.N, s.ThetaStar, mx, s.Seed)
-		if err != nil {
-			return nil, wrapAt(err, "data.synthetic_mixture")
-		}
-	case dc.CSV != nil:
-		if d, p.TestSet, err = loadCSV(c, m); err != nil {
-			return nil, err
-		}
-	case len(dc.Records) > 0:
-		d = &dataset.Dataset{Name: "inline", Records: dc.Records}
+	}
+	if err != nil {
+		return nil, wrapAt(err, kind)
+	}
+	return d, nil
+}
+
+// syntheticGauss draws D for the Gauss model.
+func syntheticGauss(s *SyntheticData, m mechanisms.Model) (*dataset.Dataset, error) {
+	g, ok := m.(*mechanisms.Gauss)
+	if !ok {
+		return nil, errAt("data.synthetic_gauss", "needs model.gauss")
+	}
+	d, err := synthetic.Gauss(s.N, s.ThetaStar, g.Cov(), s.Seed)
+	if err != nil {
+		return nil, wrapAt(err, "data.synthetic_gauss")
+	}
+	return d, nil
+}
+
+// syntheticBanana draws D for the banana model.
+func syntheticBanana(s *SyntheticData, m mechanisms.Model) (*dataset.Dataset, error) {
+	b, ok := m.(mechanisms.Banana)
+	if !ok {
+		return nil, errAt("data.synthetic_banana", "needs model.banana")
+	}
+	if len(s.ThetaStar) != 2 {
+		return nil, errAt("data.synthetic_banana.theta_star", "must have 2 values, got %d", len(s.ThetaStar))
+	}
+	d, err := synthetic.Banana(s.N, [2]float64{s.ThetaStar[0], s.ThetaStar[1]}, b, s.Seed)
+	if err != nil {
+		return nil, wrapAt(err, "data.synthetic_banana")
 	}
 	return d, nil
 }
@@ -518,53 +483,6 @@ func neighbourOf(nb *NeighbourConfig, d *dataset.Dataset, m mechanisms.Model) (d
 	return pair, nil
 }
 
-// buildFeatures parses the feature list: theta, norm, coord:K, loglik,
-// probs, logprobs.
-func buildFeatures(names []string, p *Plan, dim int) (attacks.FeatureMap, error) {
-	var maps attacks.Concat
-	for _, name := range names {
-		switch {
-		case name == "theta":
-			maps = append(maps, attacks.Theta{D: dim})
-		case name == "norm":
-			maps = append(maps, attacks.Norm{})
-		case strings.HasPrefix(name, "coord:"):
-			k, err := strconv.Atoi(strings.TrimPrefix(name, "coord:"))
-			if err != nil || k < 0 || k >= dim {
-				return nil, errAt("audit.features", "coord:K needs K in [0, %d], got %s", dim-1, clip.Quote(name))
-			}
-			maps = append(maps, attacks.Coords{Idx: []int{k}})
-		case name == "probs" || name == "logprobs":
-			cl, ok := p.Model.(mechanisms.Classifier)
-			if !ok || p.Canary == nil {
-				return nil, errAt("audit.features", "%s needs a classification model and a DeepFool canary (neighbour.deepfool)", name)
-			}
-			maps = append(maps, canaryFeatures{cl, *p.Canary, name == "logprobs"})
-		case name == "loglik":
-			ll := attacks.LogLik{Model: p.Model}
-			pr := p.Pair
-			switch pr.Adjacency {
-			case dataset.ReplaceOne:
-				ll.Records = []dataset.Record{pr.D.Records[pr.Index], pr.DPrime.Records[pr.Index]}
-				ll.Labels = []string{"record in D", "record in D′"}
-			case dataset.RemoveOne:
-				ll.Records = []dataset.Record{pr.D.Records[pr.Index]}
-				ll.Labels = []string{"removed record"}
-			case dataset.AddOne:
-				ll.Records = []dataset.Record{pr.DPrime.Records[pr.Index]}
-				ll.Labels = []string{"added record"}
-			}
-			maps = append(maps, ll)
-		default:
-			return nil, errAt("audit.features", "must be theta, norm, coord:K, loglik, probs or logprobs, got %s", clip.Quote(name))
-		}
-	}
-	if len(maps) == 1 {
-		return maps[0], nil
-	}
-	return maps, nil
-}
-
 // Document is the JSON written by "audit run --json": what produced the
 // result, the scenario, and the result.
 type Document struct {
@@ -585,24 +503,13 @@ func (r recordsModel) DataDim() int { return r.dim }
 func (r recordsModel) Dim() int     { return r.dim }
 func (recordsModel) Name() string   { return "(no model)" }
 
-// estimatorFeatures checks that the features of an estimator release (a
-// scalar) read it as a number, not as the model's parameters.
-func estimatorFeatures(names []string) error {
-	for _, f := range names {
-		if f != "theta" && f != "norm" && f != "coord:0" {
-			return errAt("audit.features", "the release is a scalar estimator (release.mode estimator): use theta, norm or coord:0, got %s", clip.Quote(f))
-		}
-	}
-	return nil
-}
-
 // programFeatures checks the features of a program's releases: theta (the
 // releases themselves), norm and coord:K always; features that read a
 // release as the model's parameters (loglik, probs, logprobs) only when
 // the scenario has a model whose dimension is the program's.
 func programFeatures(names []string, m mechanisms.Model, dim int) error {
 	for _, f := range names {
-		if f == "theta" || f == "norm" || strings.HasPrefix(f, "coord:") {
+		if e, _, ok := lookupFeature(f); !ok || !e.ReadsModel {
 			continue
 		}
 		if m == nil || m.Dim() != dim {
@@ -610,7 +517,7 @@ func programFeatures(names []string, m mechanisms.Model, dim int) error {
 			if m != nil {
 				have = fmt.Sprintf("model %s has %d", m.Name(), m.Dim())
 			}
-			return errAt("audit.features", "%s reads a release as the model's parameters, but the program releases %d values (%s); use theta, norm or coord:K", f, dim, have)
+			return errAt("audit.features", "%s reads a release as the model's parameters, but the program releases %d values (%s); use %s", f, dim, have, wordList(featureNames(readsRelease, ""), "or"))
 		}
 	}
 	return nil

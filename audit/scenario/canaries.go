@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
 	"github.com/mcmcaudit/mcmcaudit/audit"
@@ -63,6 +64,82 @@ type CanaryConfig struct {
 // canaryDesign reports whether the scenario is in the canary design.
 func (c *Config) canaryDesign() bool { return c.Audit.Design == DesignCanaries }
 
+// canaryKind registers a kind of canary (audit.canaries.kind): its
+// reference text, where its canaries may come from and how they are drawn
+// from D. Adding a kind is an entry here (and its drawing function).
+type canaryKind struct {
+	// Name is the kind's name in audit.canaries.kind.
+	Name string
+	// Doc says what the canaries are, for the reference.
+	Doc string
+	// Crafted kinds need audit.canaries.deepfool, the others refuse it.
+	Crafted bool
+	// Pool kinds may be drawn from audit.canaries.pool in a scenario
+	// without data.
+	Pool bool
+	// Own kinds may be drawn, in a scenario without data, from
+	// audit.canaries.features, classes and range.
+	Own bool
+	// FromData draws the canaries from a non-empty D.
+	FromData func(c *Config, p *Plan, d *dataset.Dataset, rng *rand.Rand) ([]dataset.Record, error)
+}
+
+// canaryKinds lists the kinds in the order the reference gives them.
+var canaryKinds = []canaryKind{
+	{Name: "mislabel", Pool: true,
+		Doc: "records of D (without replacement while they last) with a label drawn among the others (classifiers: logistic, softmax, mlp)",
+		FromData: func(c *Config, p *Plan, d *dataset.Dataset, rng *rand.Rand) ([]dataset.Record, error) {
+			return mislabelled(c.Audit.Canaries.Count, d, p.Model, rng)
+		}},
+	{Name: "deepfool", Crafted: true,
+		Doc: "records of D moved across the decision boundaries of an ensemble trained on D, keeping their label (as neighbour.deepfool; softmax, mlp)",
+		FromData: func(c *Config, p *Plan, d *dataset.Dataset, _ *rand.Rand) ([]dataset.Record, error) {
+			return deepfoolCanaries(c, p, d)
+		}},
+	{Name: "random", Own: true,
+		Doc: "every feature uniform on its range in D (or on range), a uniform label (a uniform value on the labels' range for linreg)",
+		FromData: func(c *Config, p *Plan, d *dataset.Dataset, rng *rand.Rand) ([]dataset.Record, error) {
+			return randomFromData(c.Audit.Canaries.Count, d, p.Model, rng), nil
+		}},
+}
+
+// lookupCanaryKind returns the entry of a kind.
+func lookupCanaryKind(name string) (canaryKind, bool) {
+	for _, k := range canaryKinds {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return canaryKind{}, false
+}
+
+// canaryKindNames lists the names of the kinds for which keep holds (all
+// for nil).
+func canaryKindNames(keep func(canaryKind) bool) []string {
+	var out []string
+	for _, k := range canaryKinds {
+		if keep == nil || keep(k) {
+			out = append(out, k.Name)
+		}
+	}
+	return out
+}
+
+// canaryKindRange is the reference's range of audit.canaries.kind.
+func canaryKindRange() string { return strings.Join(canaryKindNames(nil), ", ") }
+
+// canaryKindMeaning is the reference's meaning of audit.canaries.kind.
+func canaryKindMeaning() string {
+	var docs []string
+	for _, k := range canaryKinds {
+		docs = append(docs, k.Name+": "+k.Doc)
+	}
+	return strings.Join(docs, "; ") + "."
+}
+
+func isPool(k canaryKind) bool { return k.Pool }
+func isOwn(k canaryKind) bool  { return k.Own }
+
 // validateCanaries checks audit.design and audit.canaries.
 func (c *Config) validateCanaries() error {
 	a := c.Audit
@@ -83,21 +160,35 @@ func (c *Config) validateCanaries() error {
 	if cc.Count < audit.MinCanaries || cc.Count > MaxRecords {
 		return errAt("audit.canaries.count", "must be in [%d, %d], got %d", audit.MinCanaries, MaxRecords, cc.Count)
 	}
-	switch cc.Kind {
-	case "mislabel", "random":
-		if cc.DeepFool != nil {
-			return errAt("audit.canaries.deepfool", "only with kind: deepfool")
-		}
-	case "deepfool":
-		if cc.DeepFool == nil {
-			return errAt("audit.canaries.deepfool", "required with kind: deepfool, e.g. {models: 10}")
-		}
-		if cc.DeepFool.Models < 1 || cc.DeepFool.Models > 10000 {
-			return errAt("audit.canaries.deepfool.models", "must be in [1, 10000], got %d", cc.DeepFool.Models)
-		}
-	default:
-		return errAt("audit.canaries.kind", "must be mislabel, deepfool or random, got %s", clip.Quote(cc.Kind))
+	if err := cc.validateKind(); err != nil {
+		return err
 	}
+	if err := c.validateCanaryRuns(); err != nil {
+		return err
+	}
+	return cc.validateRandom(c.Data.empty())
+}
+
+// validateKind checks audit.canaries.kind and the crafting it needs.
+func (cc *CanaryConfig) validateKind() error {
+	k, ok := lookupCanaryKind(cc.Kind)
+	switch {
+	case !ok:
+		return errAt("audit.canaries.kind", "must be %s, got %s", wordList(canaryKindNames(nil), "or"), clip.Quote(cc.Kind))
+	case !k.Crafted && cc.DeepFool != nil:
+		return errAt("audit.canaries.deepfool", "only with kind: %s", strings.Join(canaryKindNames(func(k canaryKind) bool { return k.Crafted }), " or "))
+	case k.Crafted && cc.DeepFool == nil:
+		return errAt("audit.canaries.deepfool", "required with kind: %s, e.g. {models: 10}", k.Name)
+	case k.Crafted && (cc.DeepFool.Models < 1 || cc.DeepFool.Models > 10000):
+		return errAt("audit.canaries.deepfool.models", "must be in [1, 10000], got %d", cc.DeepFool.Models)
+	}
+	return nil
+}
+
+// validateCanaryRuns checks the runs, the guesses, and the sections the
+// canary design does without.
+func (c *Config) validateCanaryRuns() error {
+	a, cc := c.Audit, c.Audit.Canaries
 	if cc.Runs < 0 || cc.Runs > cc.Count {
 		return errAt("audit.canaries.runs", "must be in [1, count=%d], got %d", cc.Count, cc.Runs)
 	}
@@ -113,34 +204,52 @@ func (c *Config) validateCanaries() error {
 	if c.Claim != nil && c.Claim.Theorems {
 		return errAt("claim.theorems", "not available in the canary design (the theorems speak of the neighbour pair)")
 	}
-	return cc.validateRandom(c.Data.empty())
+	return nil
 }
 
-// validateRandom checks features, classes and range: only for random
-// canaries without data.
+// ownCanaries reports whether features, classes or range are given.
+func (cc *CanaryConfig) ownCanaries() bool {
+	return cc.Features != 0 || cc.Classes != 0 || len(cc.Range) != 0
+}
+
+// validateRandom checks pool, features, classes and range: a pool only
+// for the pool kinds, the others only for the own kinds (random), both
+// only without data.
 func (cc *CanaryConfig) validateRandom(noData bool) error {
-	own := cc.Features != 0 || cc.Classes != 0 || len(cc.Range) != 0
+	k, _ := lookupCanaryKind(cc.Kind)
+	own := cc.ownCanaries()
 	if cc.Pool != "" || cc.PoolSHA256 != "" {
-		switch {
-		case cc.Kind != "mislabel":
-			return errAt("audit.canaries.pool", "only with kind: mislabel, got kind %s", clip.Quote(cc.Kind))
-		case !noData:
-			return errAt("audit.canaries.pool", "only for a scenario without data (mislabel canaries are drawn from the data otherwise); remove it")
-		case cc.Pool == "":
-			return errAt("audit.canaries.pool", "required with pool_sha256, e.g. canary-pool.csv")
-		case own:
-			return errAt("audit.canaries.features", "features, classes and range are for random canaries; remove them")
-		}
-		return nil
+		return cc.validatePool(k, noData)
 	}
 	switch {
-	case own && (cc.Kind != "random" || !noData):
-		return errAt("audit.canaries.features", "features, classes and range are for random canaries of a scenario without data; remove them")
+	case own && (!k.Own || !noData):
+		return errAt("audit.canaries.features", "features, classes and range are for %s canaries of a scenario without data; remove them", strings.Join(canaryKindNames(isOwn), " or "))
 	case !own && noData:
-		return errAt("audit.canaries", "the scenario has no data to draw canaries from: use kind: random with features, classes and range")
+		return errAt("audit.canaries", "the scenario has no data to draw canaries from: use kind: %s with features, classes and range", strings.Join(canaryKindNames(isOwn), " or "))
 	case !own:
 		return nil
 	}
+	return cc.validateOwn()
+}
+
+// validatePool checks audit.canaries.pool and pool_sha256.
+func (cc *CanaryConfig) validatePool(k canaryKind, noData bool) error {
+	switch {
+	case !k.Pool:
+		return errAt("audit.canaries.pool", "only with kind: %s, got kind %s", strings.Join(canaryKindNames(isPool), " or "), clip.Quote(cc.Kind))
+	case !noData:
+		return errAt("audit.canaries.pool", "only for a scenario without data (%s canaries are drawn from the data otherwise); remove it", strings.Join(canaryKindNames(isPool), " or "))
+	case cc.Pool == "":
+		return errAt("audit.canaries.pool", "required with pool_sha256, e.g. canary-pool.csv")
+	case cc.ownCanaries():
+		return errAt("audit.canaries.features", "features, classes and range are for %s canaries; remove them", strings.Join(canaryKindNames(isOwn), " or "))
+	}
+	return nil
+}
+
+// validateOwn checks the features, classes and range of canaries drawn
+// without data.
+func (cc *CanaryConfig) validateOwn() error {
 	if cc.Features < 1 || cc.Features > 1<<20 {
 		return errAt("audit.canaries.features", "must be in [1, 1048576], got %d", cc.Features)
 	}
@@ -220,10 +329,11 @@ const streamCanaryDraw uint64 = 0x4452415743414e // "DRAWCAN"
 func drawCanaries(c *Config, p *Plan, d *dataset.Dataset) ([]dataset.Record, error) {
 	cc := c.Audit.Canaries
 	rng := mechanisms.TrialRNG(c.Seed, dataset.SideDPrime, 0, streamCanaryDraw)
+	k, _ := lookupCanaryKind(cc.Kind)
 	switch {
-	case cc.Kind == "random" && d == nil:
+	case k.Own && d == nil:
 		return randomCanaries(cc, rng), nil
-	case cc.Kind == "mislabel" && cc.Pool != "" && d == nil:
+	case k.Pool && cc.Pool != "" && d == nil:
 		pool, err := loadPool(c)
 		if err != nil {
 			return nil, err
@@ -231,12 +341,8 @@ func drawCanaries(c *Config, p *Plan, d *dataset.Dataset) ([]dataset.Record, err
 		return mislabelled(cc.Count, pool, nil, rng)
 	case d == nil || d.Len() == 0:
 		return nil, errAt("audit.canaries.kind", "%s canaries are drawn from the data, and the scenario has none", cc.Kind)
-	case cc.Kind == "random":
-		return randomFromData(cc.Count, d, p.Model, rng), nil
-	case cc.Kind == "mislabel":
-		return mislabelled(cc.Count, d, p.Model, rng)
 	}
-	return deepfoolCanaries(c, p, d)
+	return k.FromData(c, p, d, rng)
 }
 
 // randomCanaries draws features uniform on range and a uniform label.

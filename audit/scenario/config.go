@@ -54,34 +54,6 @@ type Config struct {
 	src *source
 }
 
-// ModelConfig chooses the model: exactly one field is set.
-type ModelConfig struct {
-	LinReg   *mechanisms.LinReg   `yaml:"linreg,omitempty" json:"linreg,omitempty"`
-	Logistic *mechanisms.Logistic `yaml:"logistic,omitempty" json:"logistic,omitempty"`
-	Gauss    *GaussModel          `yaml:"gauss,omitempty" json:"gauss,omitempty"`
-	Banana   *mechanisms.Banana   `yaml:"banana,omitempty" json:"banana,omitempty"`
-	Mixture  *mechanisms.Mixture  `yaml:"mixture,omitempty" json:"mixture,omitempty"`
-	Softmax  *mechanisms.Softmax  `yaml:"softmax,omitempty" json:"softmax,omitempty"`
-	MLP      *mechanisms.MLP      `yaml:"mlp,omitempty" json:"mlp,omitempty"`
-}
-
-// GaussModel configures Räisä et al.'s Gauss model: records x ~ N(θ, Σ),
-// prior θ ~ N(prior_mean, prior_sd²·I). Give Σ row-major in cov, or draw it
-// as the paper does with raisa_cov.
-type GaussModel struct {
-	PriorMean []float64       `yaml:"prior_mean,omitempty" json:"prior_mean,omitempty"`
-	PriorSD   float64         `yaml:"prior_sd" json:"prior_sd"`
-	Cov       []float64       `yaml:"cov,omitempty" json:"cov,omitempty"`
-	RaisaCov  *RaisaCovConfig `yaml:"raisa_cov,omitempty" json:"raisa_cov,omitempty"`
-}
-
-// RaisaCovConfig draws Σ by presets.RaisaCovariance.
-type RaisaCovConfig struct {
-	Dim   int     `yaml:"dim" json:"dim"`
-	Shape float64 `yaml:"shape" json:"shape"`
-	Seed  uint64  `yaml:"seed" json:"seed"`
-}
-
 // DataConfig chooses the dataset D (and, for the counterexample, D′ too):
 // exactly one field is set.
 type DataConfig struct {
@@ -168,30 +140,6 @@ type DeepFoolConfig struct {
 	Sampler *SamplerConfig `yaml:"sampler,omitempty" json:"sampler,omitempty"`
 }
 
-// SamplerConfig chooses the sampler: exactly one field is set.
-type SamplerConfig struct {
-	SGLD          *mechanisms.SGLD          `yaml:"sgld,omitempty" json:"sgld,omitempty"`
-	ULA           *mechanisms.ULA           `yaml:"ula,omitempty" json:"ula,omitempty"`
-	DPPenalty     *mechanisms.DPPenalty     `yaml:"dp_penalty,omitempty" json:"dp_penalty,omitempty"`
-	DPHMC         *mechanisms.DPHMC         `yaml:"dp_hmc,omitempty" json:"dp_hmc,omitempty"`
-	DPBarker      *mechanisms.DPBarker      `yaml:"dp_barker,omitempty" json:"dp_barker,omitempty"`
-	GaussianQuery *mechanisms.GaussianQuery `yaml:"gaussian_query,omitempty" json:"gaussian_query,omitempty"`
-	// ExactCyclicSGLD samples cyclic batch-1 SGLD on the counterexample
-	// exactly at epoch boundaries (any n, nothing materialised).
-	ExactCyclicSGLD *ExactCyclicSGLD `yaml:"exact_cyclic_sgld,omitempty" json:"exact_cyclic_sgld,omitempty"`
-	// Program is a sampler that is a program in any language speaking the
-	// line protocol mcmcaudit/1 (docs/protocol.md).
-	Program *ProgramSampler `yaml:"program,omitempty" json:"program,omitempty"`
-}
-
-// ExactCyclicSGLD configures mechanisms.ExactCounterexample: the step η
-// (η = k/s² with eta_scale k, or eta directly) and the number of epochs.
-type ExactCyclicSGLD struct {
-	Eta      float64 `yaml:"eta,omitempty" json:"eta,omitempty"`
-	EtaScale float64 `yaml:"eta_scale,omitempty" json:"eta_scale,omitempty"`
-	Epochs   int     `yaml:"epochs" json:"epochs"`
-}
-
 // AuditConfig sets the statistics of the audit.
 type AuditConfig struct {
 	// Design is runs (default: many runs on D and D′, attacks trained and
@@ -219,9 +167,13 @@ type AuditConfig struct {
 	// PointSelection decides how the verdict treats several release
 	// points: training (default: one point chosen on training runs) or
 	// bonferroni (every point tested at α/P).
-	PointSelection string  `yaml:"point_selection,omitempty" json:"point_selection"`
-	Delta          float64 `yaml:"delta" json:"delta"`
-	Confidence     float64 `yaml:"confidence" json:"confidence"`
+	PointSelection string `yaml:"point_selection,omitempty" json:"point_selection"`
+	// Estimators lists the estimators that turn the attacks' errors into
+	// bounds, by their registered names (default: region and gdp). The
+	// headline rests on region when it is listed, else on the first.
+	Estimators []string `yaml:"estimators,omitempty" json:"estimators,omitempty"`
+	Delta      float64  `yaml:"delta" json:"delta"`
+	Confidence float64  `yaml:"confidence" json:"confidence"`
 	// Workers is the number of concurrent runs (0: one per CPU). It never
 	// changes the result.
 	Workers int `yaml:"workers,omitempty" json:"-"`
@@ -572,6 +524,11 @@ func (c *Config) options() (audit.Options, error) {
 	}
 	if o.PointSelection, err = audit.ParseSelection(a.PointSelection); err != nil {
 		return o, wrapAt(err, "audit.point_selection")
+	}
+	if len(a.Estimators) > 0 {
+		if o.Estimators, err = audit.EstimatorsByName(a.Estimators); err != nil {
+			return o, errAt("audit.estimators", "%s", err)
+		}
 	}
 	err = o.Validate()
 	if err == nil {

@@ -172,32 +172,6 @@ func openDataFile(path string, limit int64) (*os.File, error) {
 	return f, nil
 }
 
-// featureCount is the number of feature columns the config's feature list
-// asks for (0 for a name Build will refuse anyway).
-func featureCount(c *Config, m mechanisms.Model) int {
-	dim := m.Dim()
-	if c.Sampler.ExactCyclicSGLD != nil {
-		dim = 1
-	}
-	f := 0
-	for _, name := range c.Audit.Features {
-		switch {
-		case name == "theta":
-			f += dim
-		case name == "loglik":
-			f += 1
-			if c.Neighbour == nil || c.Neighbour.Adjacency == dataset.ReplaceOne {
-				f++
-			}
-		case name == "probs" || name == "logprobs":
-			f += 4
-		case name == "norm" || strings.HasPrefix(name, "coord:"):
-			f++
-		}
-	}
-	return f
-}
-
 // checkAttackSizes refuses, before anything is built, an attack whose
 // dimension limit the features exceed (say qda on a 10⁵-dimensional θ).
 func checkAttackSizes(c *Config, m mechanisms.Model) error {

@@ -111,8 +111,10 @@ func TestReferenceValuesHaveTheirTypes(t *testing.T) {
 // and run 20 trials, the others fail with the reason the reference gives.
 func TestEveryCombinationFromTheReference(t *testing.T) {
 	combos := Combinations()
-	if len(combos) != 8*7 {
-		t.Fatalf("%d combinations, want 8 samplers × 7 models", len(combos))
+	samplers := yamlFields(reflect.TypeOf(SamplerConfig{})).names
+	models := yamlFields(reflect.TypeOf(ModelConfig{})).names
+	if len(combos) != len(samplers)*len(models) {
+		t.Fatalf("%d combinations, want %d samplers × %d models", len(combos), len(samplers), len(models))
 	}
 	for _, c := range combos {
 		name := c.Sampler + "×" + c.Model

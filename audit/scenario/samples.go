@@ -24,8 +24,8 @@ func samplesOptions(c *Config, dim int) (audit.Options, error) {
 		return o, err
 	}
 	for _, f := range c.Audit.Features {
-		if f != "theta" && f != "norm" && !strings.HasPrefix(f, "coord:") {
-			return o, errAt("audit.features", "precomputed samples support theta, norm and coord:K only (%s needs the model), got %s", clip.Value(f), clip.Quote(f))
+		if e, _, ok := lookupFeature(f); !ok || e.ReadsModel {
+			return o, errAt("audit.features", "precomputed samples support %s only (%s needs the model), got %s", wordList(featureNames(readsRelease, ""), "and"), clip.Value(f), clip.Quote(f))
 		}
 	}
 	if o.Features, err = buildFeatures(c.Audit.Features, &Plan{}, dim); err != nil {

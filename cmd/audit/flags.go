@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/audit/scenario"
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/suggest"
@@ -276,3 +277,24 @@ var (
 	inDelta    = func(x float64) bool { return x >= 0 && x < 1 } // [0, 1)
 	positive   = func(x float64) bool { return x > 0 }
 )
+
+// estimatorsFlag is --estimators NAME,…: the estimators of the audit, by
+// their registered names (an unknown or repeated name is refused when the
+// flag is parsed).
+type estimatorsFlag struct{ names *[]string }
+
+func (f estimatorsFlag) String() string {
+	if f.names == nil {
+		return ""
+	}
+	return strings.Join(*f.names, ",")
+}
+
+func (f estimatorsFlag) Set(s string) error {
+	names := strings.Split(s, ",")
+	if _, err := audit.EstimatorsByName(names); err != nil {
+		return err
+	}
+	*f.names = names
+	return nil
+}

@@ -41,6 +41,7 @@ type runFlags struct {
 	resume               bool
 	maxWork              float64
 	saveReleases         string
+	estimators           []string
 }
 
 func runRun(args []string, e *env) error {
@@ -139,6 +140,7 @@ func (f *runFlags) register(fs *flagSet) {
 	fs.intVar(&f.workers, "workers", 0, 0, 4096, "concurrent runs (0: one per CPU; never changes the result),")
 	fs.intVar(&f.trials, "trials", 0, 0, audit.MaxTrials, "override audit.trials (0: keep the config's),")
 	fs.StringVar(&f.seed, "seed", "", "override the config's seed (an unsigned integer)")
+	fs.Var(estimatorsFlag{&f.estimators}, "estimators", "override audit.estimators: NAME,… among "+strings.Join(audit.EstimatorNames(), ", "))
 	fs.floatVar(&f.claimEps, "claim-epsilon", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed ε (with --claim-delta), in")
 	fs.floatVar(&f.claimDelta, "claim-delta", math.NaN(), "[0, 1)", inDelta, "claimed δ (with --claim-epsilon), in")
 	fs.floatVar(&f.claimGDP, "claim-gdp", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed μ of μ-GDP, in")
@@ -720,6 +722,9 @@ func loadRunConfig(fs *flagSet, f *runFlags) (*scenario.Config, error) {
 	}
 	if f.workers > 0 {
 		cfg.Audit.Workers = f.workers
+	}
+	if f.estimators != nil {
+		cfg.Audit.Estimators = f.estimators
 	}
 	if f.seed != "" {
 		s, err := strconv.ParseUint(f.seed, 10, 64)
