@@ -188,6 +188,12 @@ const refuteTolerance = 1e-12
 // violation reported is exact at the reported ε; the search can only miss
 // one that lives between grid points and escapes the refinement.
 func Refute(fprUB, fnrUB float64, profile func(float64) float64, knots []float64) Refutation {
+	return refute(fprUB, fnrUB, profile, knots, 2048, 80)
+}
+
+// refute is Refute with a grid of grid+1 points and iters golden-section
+// steps.
+func refute(fprUB, fnrUB float64, profile func(float64) float64, knots []float64, grid, iters int) Refutation {
 	best := Refutation{Margin: math.Inf(-1)}
 	eval := func(eps float64) {
 		if !(eps >= 0) || math.IsInf(eps, 0) {
@@ -206,8 +212,7 @@ func Refute(fprUB, fnrUB float64, profile func(float64) float64, knots []float64
 	if math.IsInf(emax, 1) || emax > 800 {
 		emax = 800
 	}
-	const grid = 2048
-	step := emax / grid
+	step := emax / float64(grid)
 	bestK := 0
 	for k := 0; k <= grid; k++ {
 		before := best.Margin
@@ -223,7 +228,7 @@ func Refute(fprUB, fnrUB float64, profile func(float64) float64, knots []float64
 		e := math.Exp(eps)
 		return 1 - d - math.Min(fprUB+e*fnrUB, fnrUB+e*fprUB)
 	}
-	x, _ := numeric.GoldenMax(margin, lo, hi, 80, 1e-12)
+	x, _ := numeric.GoldenMax(margin, lo, hi, iters, 1e-12)
 	eval(x)
 	for _, k := range knots {
 		eval(k)
