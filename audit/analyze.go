@@ -495,8 +495,9 @@ func (a *Audit) chooseRules(bufs *buffers, labels []bool) (AttackResult, error) 
 	return ar, nil
 }
 
-// selectionScore ranks release point pr for the verdict when no claim
-// is tested, before any evaluation run is looked at: the selection-run
+// selectionScore ranks release point pr for the headline, before any
+// evaluation run is looked at (claims do not enter: each claim's test
+// picks its own release, claims.go): the selection-run
 // region bound of the attack chosen on training runs, or under Bonferroni
 // the largest over all attacks (every one is a candidate). Evaluation runs
 // must not enter: the attack reported under Bonferroni is re-picked on

@@ -123,12 +123,12 @@ func setClaimCounts(ar *AttackResult, counts []stats.Counts) {
 }
 
 // claimsAtPoint fills in what point k says about every claim — its ε at δ
-// and, per claim, the candidate with the largest selection margin there —
-// and ranks the point for the headline by the largest of those margins
-// (−Inf where no claim speaks), all on selection runs.
+// and, per claim, the candidate with the largest selection margin there.
+// The claims do not rank the points for the headline: the headline ε_lb
+// rests on the release chosen as in an audit without claims, and each
+// claim's test on the release its own margin picks.
 func (a *Audit) claimsAtPoint(pr *PointResult, k int) {
 	o := a.opts
-	pr.selectionScore = math.Inf(-1)
 	pr.claimBest = make([]claimCand, len(a.claims))
 	for ci, cl := range a.claims {
 		prof, knots, ok := cl.At(k)
@@ -155,7 +155,6 @@ func (a *Audit) claimsAtPoint(pr *PointResult, k int) {
 					}
 				}
 			}
-			pr.selectionScore = math.Max(pr.selectionScore, best.margin)
 		}
 		pr.claimBest[ci] = best
 		pr.Claims = append(pr.Claims, res)

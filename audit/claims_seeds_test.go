@@ -166,8 +166,8 @@ func TestClaimBelowHeadlineNotRefutedIsExplained(t *testing.T) {
 		}
 	})
 	t.Logf("ε_lb > %g in %d of %d seeds: refuted in %d, explained in %d", eps0, below, seeds, refuted, explained)
-	if below < seeds/2 || refuted < below*3/4 {
-		t.Errorf("ε_lb > %g in %d seeds, the claim refuted in %d of them: the setting does not test the note", eps0, below, refuted)
+	if below < seeds/2 || refuted == 0 || explained == 0 {
+		t.Errorf("ε_lb > %g in %d seeds, the claim refuted in %d and explained in %d of them: the setting does not test the note", eps0, below, refuted, explained)
 	}
 }
 

@@ -118,7 +118,7 @@ type PointResult struct {
 	// Utility says how much the sampler moved before this release and how
 	// far the releases are from the posterior (see Utility).
 	Utility *Utility
-	// selectionScore ranks points for the verdict (training runs only).
+	// selectionScore ranks points for the headline (training runs only).
 	selectionScore float64
 	// claimBest is, per claim, the candidate with the largest selection
 	// margin at this point.

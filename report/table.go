@@ -239,7 +239,12 @@ func writeLegend(w io.Writer, r *audit.Report) {
 		fmt.Fprintln(w, "Gaussian vs n-component mixture): every valid lower bound lies below it.")
 	}
 	if r.Headline >= 0 && len(r.Points) > 1 {
-		fmt.Fprintln(w, "* the release point chosen on training runs, on which the headline and verdict rest.")
+		if len(r.Claims) > 0 {
+			fmt.Fprintln(w, "* the release point chosen on training runs, on which the headline rests (each claim is tested once, at the")
+			fmt.Fprintln(w, "release chosen for it on the selection runs; \"not tested\" elsewhere).")
+		} else {
+			fmt.Fprintln(w, "* the release point chosen on training runs, on which the headline and verdict rest.")
+		}
 	}
 	if len(r.Claims) > 0 {
 		fmt.Fprintf(w, "upper bound: the claim's ε at δ = %g (%s).\n", r.Delta, strings.Join(r.Claims, "; "))
