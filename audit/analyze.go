@@ -142,11 +142,13 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 	alpha := 1 - o.Confidence
 	r.TestConfidence = 1 - alpha/float64(mA*mP)
 	// Claims: one verdict answers for all m claims, so α is divided among
-	// them too (Bonferroni): each claim's tests run at α/(m·mA·mP), and the
+	// them (Bonferroni): each claim is tested once, on a release, attack
+	// and rule chosen on the selection runs (claims.go), at α/m — the
+	// choice sees no evaluation run, so it needs no share of α — and the
 	// chance of any false VIOLATION stays ≤ α.
 	if m := len(a.claims); m > 0 {
 		r.ClaimsTested = m
-		r.ClaimConfidence = 1 - alpha/float64(m*mA*mP)
+		r.ClaimConfidence = 1 - alpha/float64(m)
 	}
 	r.Multiplicity = multiplicityNote(len(o.Attacks), len(a.points), len(a.claims), mA, mP, alpha)
 
@@ -169,6 +171,7 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 	c := r.Points[0].Estimates[a.primary].Bound.Counts
 	r.EvalNegatives, r.EvalPositives = c.Negatives, c.Positives
 	r.headline(mP, a.primary, a.opts.Estimators[a.primary])
+	a.testClaims(r)
 	r.DescriptiveNote = DescriptiveNote
 	if err := a.utility(t, r); err != nil {
 		return nil, err
@@ -216,7 +219,7 @@ func (a *Audit) analyzePoints(ctx context.Context, t *Trials, r *Report) error {
 				if err := ctx.Err(); err != nil {
 					return fmt.Errorf("audit: analysis interrupted: %w", err)
 				}
-				pr, err := a.analyzePoint(ctx, t, k, r.TestConfidence, r.ClaimConfidence, &bufs)
+				pr, err := a.analyzePoint(ctx, t, k, r.TestConfidence, &bufs)
 				if err != nil {
 					if ctx.Err() != nil {
 						return fmt.Errorf("audit: analysis interrupted: %w", ctx.Err())
@@ -231,10 +234,10 @@ func (a *Audit) analyzePoints(ctx context.Context, t *Trials, r *Report) error {
 	return g.Wait()
 }
 
-// headline chooses the release point the verdict rests on — on training
-// runs, unless every point is tested under Bonferroni — and judges the
-// claims there. The headline bound is estimator j's (e): the region bound
-// unless the audit leaves it out.
+// headline chooses the release point the headline rests on — on training
+// runs, unless every point is tested under Bonferroni (the claims are
+// judged apart, each on its own test: testClaims). The headline bound is
+// estimator j's (e): the region bound unless the audit leaves it out.
 func (r *Report) headline(mP, j int, e Estimator) {
 	if mP == 1 {
 		best := 0
@@ -245,7 +248,6 @@ func (r *Report) headline(mP, j int, e Estimator) {
 		}
 		r.Headline = best
 		r.Epsilon = r.Points[best].Estimates[j].Bound
-		r.judge([]int{best})
 		return
 	}
 	best := 0
@@ -255,11 +257,6 @@ func (r *Report) headline(mP, j int, e Estimator) {
 		}
 	}
 	r.Epsilon = r.Points[best].Estimates[j].Bound
-	all := make([]int, len(r.Points))
-	for k := range all {
-		all[k] = k
-	}
-	r.judge(all)
 }
 
 func multiplicityNote(attacks, points, claims, mA, mP int, alpha float64) string {
@@ -287,11 +284,18 @@ func multiplicityNote(attacks, points, claims, mA, mP int, alpha float64) string
 	} else {
 		s += fmt.Sprintf("%s at level α = %.3g", what, alpha)
 	}
-	if claims > 1 {
-		s += fmt.Sprintf("; %s: each claim's test at level α/%d = %.3g", claimsDivided(claims), claims*mA*mP, alpha/float64(claims*mA*mP))
+	switch {
+	case claims > 1:
+		s += fmt.Sprintf("; %s: each claim tested once, %s, at level α/%d = %.3g", claimsDivided(claims), claimChoice, claims, alpha/float64(claims))
+	case claims == 1 && mA*mP > 1:
+		s += fmt.Sprintf("; the claim tested once, %s, at level α = %.3g", claimChoice, alpha)
 	}
 	return s
 }
+
+// claimChoice says how a claim's one test is chosen (claims.go), and why
+// the choice takes no share of α.
+const claimChoice = "on the release, attack and rule chosen for it on the selection runs (no evaluation run enters the choice, so α is not divided over them)"
 
 // claimsDivided says that α is shared among the claims.
 func claimsDivided(m int) string {
@@ -300,7 +304,10 @@ func claimsDivided(m int) string {
 
 // ClaimLevel states the level the verdict holds at: the family-wise
 // confidence over every claim tested and the level of each claim's test
-// ("" when no claim is tested).
+// ("" when no claim is tested). In the multi-run design each claim is
+// tested once, at α/m for m claims, on a release, attack and rule chosen
+// on the selection runs: the choice uses no evaluation run, so the
+// family-wise error stays ≤ α without dividing α over attacks or points.
 func (r *Report) ClaimLevel() string {
 	m := r.ClaimsTested
 	if m == 0 {
@@ -309,9 +316,16 @@ func (r *Report) ClaimLevel() string {
 	alpha := 1 - r.Confidence
 	per := 1 - r.ClaimConfidence
 	div := int(math.Round(alpha / per))
+	once := ""
+	if r.OneRun == nil {
+		once = "; each claim tested once, " + claimChoice
+		if m == 1 {
+			once = "; tested once, " + claimChoice
+		}
+	}
 	if m == 1 {
 		if div == 1 {
-			return fmt.Sprintf("1 claim tested, at confidence %.6g (α = %.3g)", r.Confidence, alpha)
+			return fmt.Sprintf("1 claim tested, at confidence %.6g (α = %.3g)%s", r.Confidence, alpha, once)
 		}
 		return fmt.Sprintf("1 claim tested, at confidence %.6g: each test at α/%d = %.3g (confidence %.6g)", r.Confidence, div, per, r.ClaimConfidence)
 	}
@@ -319,7 +333,7 @@ func (r *Report) ClaimLevel() string {
 	if div != m {
 		s += fmt.Sprintf(", each test at α/%d = %.3g", div, per)
 	}
-	return s + fmt.Sprintf(" (confidence %.6g); the verdict holds at confidence %.6g for the %d claims together", r.ClaimConfidence, r.Confidence, m)
+	return s + fmt.Sprintf(" (confidence %.6g)%s; the verdict holds at confidence %.6g for the %d claims together", r.ClaimConfidence, once, r.Confidence, m)
 }
 
 // runSets are the training, threshold-selection and evaluation runs of one
@@ -355,7 +369,7 @@ func (a *Audit) runSets(t *Trials, k int, bufs *buffers) (runSets, error) {
 // analyzePoint audits release point k: fit every attack on the training
 // runs, let every estimator choose its rule on the selection runs, count
 // on the evaluation runs, bound ε, and test the claims.
-func (a *Audit) analyzePoint(ctx context.Context, t *Trials, k int, conf, claimConf float64, bufs *buffers) (PointResult, error) {
+func (a *Audit) analyzePoint(ctx context.Context, t *Trials, k int, conf float64, bufs *buffers) (PointResult, error) {
 	pr := PointResult{Point: a.points[k]}
 	rs, err := a.runSets(t, k, bufs)
 	if err != nil {
@@ -378,7 +392,9 @@ func (a *Audit) analyzePoint(ctx context.Context, t *Trials, k int, conf, claimC
 		return pr, err
 	}
 	pr.Descriptive = a.describeAttack(t, k, rs, bufs, pr)
-	a.testClaims(&pr, k, claimConf)
+	if len(a.claims) > 0 {
+		a.claimsAtPoint(&pr, k)
+	}
 	return pr, nil
 }
 
@@ -442,10 +458,12 @@ func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bu
 			return nil, fmt.Errorf("attack %s: %w", atk.Name(), err)
 		}
 		ar.Attack, ar.Note = atk.Name(), note
+		a.chooseClaimRules(k, bufs, &ar)
 		bufs.counts = countStore(score, t, k, rs.evalLo, o.Trials, rs.eval.Label, bufs.rules, bufs.counts, &bufs.row)
-		for j, c := range bufs.counts {
-			ar.Estimates[j].Counts = c
+		for j := range ar.Estimates {
+			ar.Estimates[j].Counts = bufs.counts[j]
 		}
+		setClaimCounts(&ar, bufs.counts)
 		pr.Attacks = append(pr.Attacks, ar)
 		i := len(pr.Attacks) - 1
 		for j, e := range o.Estimators {
@@ -478,8 +496,9 @@ func (a *Audit) chooseRules(bufs *buffers, labels []bool) (AttackResult, error) 
 	return ar, nil
 }
 
-// selectionScore ranks release point pr for the verdict when no claim
-// is tested, before any evaluation run is looked at: the selection-run
+// selectionScore ranks release point pr for the headline, before any
+// evaluation run is looked at (claims do not enter: each claim's test
+// picks its own release, claims.go): the selection-run
 // region bound of the attack chosen on training runs, or under Bonferroni
 // the largest over all attacks (every one is a candidate). Evaluation runs
 // must not enter: the attack reported under Bonferroni is re-picked on
@@ -538,101 +557,4 @@ func (a *Audit) evaluateAttacks(pr *PointResult, best []int, conf float64) error
 		}
 	}
 	return nil
-}
-
-// testClaims tests every claim at point k, on the evaluation runs at
-// confidence conf (α divided among the claims, the attacks and the points
-// as the report states). Every evaluated attack's rules
-// are candidates (they share α); each claim is tested with the rule — one
-// estimator's rule or another's — whose selection-run counts refute it
-// most clearly, a choice made on selection runs only. Points are ranked
-// for the verdict on training runs only: by the selection-run evidence
-// against the claims when there are claims (the largest refutation
-// margin; −Inf where no claim speaks), else by the selection-run region
-// bound (selectionScore, set before the evaluation runs were counted).
-func (a *Audit) testClaims(pr *PointResult, k int, conf float64) {
-	delta := a.opts.Delta
-	if len(a.claims) > 0 {
-		pr.selectionScore = math.Inf(-1)
-	}
-	type cand struct {
-		sel, eval         stats.Counts
-		attack, estimator string
-	}
-	var cands []cand
-	for _, ar := range pr.Attacks {
-		if ar.Evaluated {
-			for _, e := range ar.Estimates {
-				cands = append(cands, cand{e.Selection.Counts, e.Counts, ar.Attack, e.Estimator})
-			}
-		}
-	}
-	selConf := a.opts.Confidence
-	for _, cl := range a.claims {
-		prof, knots, ok := cl.At(k)
-		res := ClaimResult{Name: cl.Name, Covered: ok}
-		if ok {
-			res.EpsilonAtDelta = stats.JSONFloat(EpsilonAt(prof, delta))
-			bestSel, bestIdx := math.Inf(-1), 0
-			for i, cd := range cands {
-				f, g := rateBounds(cd.sel, selConf)
-				if m := Refute(f, g, prof, knots).Margin; m > bestSel {
-					bestSel, bestIdx = m, i
-				}
-			}
-			cd := cands[bestIdx]
-			f, g := rateBounds(cd.eval, conf)
-			ref := Refute(f, g, prof, knots)
-			ref.Attack, ref.Estimator, ref.Confidence = cd.attack, cd.estimator, conf
-			ref.Counts = &cd.eval
-			ref.Reason = ref.Explain()
-			res.Refutation = &ref
-			pr.selectionScore = math.Max(pr.selectionScore, bestSel)
-		}
-		pr.Claims = append(pr.Claims, res)
-	}
-}
-
-// rateBounds returns the one-sided Clopper–Pearson upper bounds of the two
-// error rates at tail level (1 − conf)/2 each, as stats.RegionBound uses.
-func rateBounds(c stats.Counts, conf float64) (fpr, fnr float64) {
-	e, err := stats.RegionBound(c, 0, conf)
-	if err != nil {
-		return 1, 1
-	}
-	return e.FPR, e.FNR
-}
-
-// otherDelta notes when the refuted pair is not at the report's δ, where
-// the table's "upper bound" column reads the claim.
-func (r *Report) otherDelta(ref *Refutation) string {
-	if ref.Delta == r.Delta {
-		return ""
-	}
-	return fmt.Sprintf(", a pair other than the claim's ε at δ = %g", r.Delta)
-}
-
-// judge sets the verdict from the claims at the given points.
-func (r *Report) judge(points []int) {
-	anyCovered := false
-	r.Verdict = VerdictNoClaim
-	for _, k := range points {
-		for _, cr := range r.Points[k].Claims {
-			if !cr.Covered {
-				continue
-			}
-			anyCovered = true
-			if cr.Refutation != nil && cr.Refutation.Refuted {
-				ref := cr.Refutation
-				r.Violations = append(r.Violations, fmt.Sprintf("%s at %s: %s refuted%s — %s",
-					cr.Name, r.Points[k].Point.Label, ref.Pair(), r.otherDelta(ref), ref.Explain()))
-			}
-		}
-	}
-	switch {
-	case len(r.Violations) > 0:
-		r.Verdict = VerdictViolation
-	case anyCovered:
-		r.Verdict = VerdictNotRefuted
-	}
 }

@@ -11,22 +11,23 @@ import (
 )
 
 // One verdict answers for every claim tested, so α is divided among them:
-// with m claims each is tested at confidence 1 − α/(m·mA·mP), and the chance
+// with m claims each is tested once at confidence 1 − α/m, and the chance
 // of any false VIOLATION stays ≤ α. The claim 0.656-GDP is refuted by this
 // audit's evaluation runs at confidence 0.95 but not at 0.975: tested alone
 // it is a VIOLATION, tested beside a second claim it is not.
 //
-// References (scipy 1.10, one-sided Clopper–Pearson upper bounds at level
-// (1 − conf)/2 each, beta.ppf(1 − a, k + 1, n − k)), for the GDP rule's
-// evaluation counts FP 346/493, FN 34/507 of this seed:
+// The rule tested is the one the threshold search chose for the claim's
+// own margin on the selection runs; its evaluation counts are FP 177/493,
+// FN 146/507 for this seed. References (one-sided Clopper–Pearson upper
+// bounds at level (1 − conf)/2 each, by bisection on the binomial CDF in
+// Python's floats, independent of the stats package):
 //
-//	conf 0.95:  FPR_ub 0.7419056868372665, FNR_ub 0.09245329731143373
-//	conf 0.975: FPR_ub 0.7473385624695021, FNR_ub 0.09627502555983895
+//	conf 0.95:  FPR_ub 0.40313225138401665, FNR_ub 0.3295279606807854
+//	conf 0.975: FPR_ub 0.40939678977330674, FNR_ub 0.3354838469705975
 //
 // A μ-GDP claim is refuted iff μ < Φ⁻¹(1 − FPR_ub) − Φ⁻¹(FNR_ub) (Dong,
-// Roth & Su 2019, Def. 2.7; the trade-off curve is symmetric): 0.6766 at
-// 0.95, 0.6369 at 0.975 (norm.ppf). The region rule's counts (FP 15/493,
-// FN 417/507) give 0.5908 and 0.5435: they refute 0.656 at neither level.
+// Roth & Su 2019, Def. 2.7; the trade-off curve is symmetric): 0.6865 at
+// 0.95, 0.6539 at 0.975 (statistics.NormalDist).
 func TestClaimsShareAlpha(t *testing.T) {
 	const mu0 = 0.656
 	run := func(claims ...Claim) *Report {
@@ -36,36 +37,36 @@ func TestClaimsShareAlpha(t *testing.T) {
 	}
 	check := func(r *Report, conf, fpr, fnr float64, refuted bool) {
 		t.Helper()
-		pr := r.Points[0]
-		if c := pr.Attacks[0].Estimates[1].Counts; c.FP != 346 || c.Negatives != 493 || c.FN != 34 || c.Positives != 507 {
-			t.Fatalf("GDP rule's evaluation counts %+v: the references below are for FP 346/493, FN 34/507", c)
+		ct := r.ClaimTests[0]
+		if c := ct.Refutation.Counts; ct.Rule != ClaimRule || c == nil || c.FP != 177 || c.Negatives != 493 || c.FN != 146 || c.Positives != 507 {
+			t.Fatalf("tested the %s rule, evaluation counts %+v: the references are for the claim-margin rule's FP 177/493, FN 146/507", ct.Rule, c)
 		}
 		if math.Abs(r.ClaimConfidence-conf) > 1e-15 {
 			t.Errorf("%d claims: claim confidence %.17g, want %g", len(r.Claims), r.ClaimConfidence, conf)
 		}
-		ref := pr.Claims[0].Refutation
+		ref := r.ClaimTests[0].Refutation
 		if ref == nil {
 			t.Fatal("claim not tested")
 		}
 		if math.Abs(ref.FPR-fpr) > 1e-12 || math.Abs(ref.FNR-fnr) > 1e-12 {
-			t.Errorf("%d claims: rates tested FPR %.16g, FNR %.16g; want the GDP rule's at %g: %.16g, %.16g", len(r.Claims), ref.FPR, ref.FNR, conf, fpr, fnr)
+			t.Errorf("%d claims: rates tested FPR %.16g, FNR %.16g; want the claim rule's at %g: %.16g, %.16g", len(r.Claims), ref.FPR, ref.FNR, conf, fpr, fnr)
 		}
 		if ref.Refuted != refuted {
-			t.Errorf("%d claims: %s refuted %v, want %v (margin %g)", len(r.Claims), pr.Claims[0].Name, ref.Refuted, refuted, ref.Margin)
+			t.Errorf("%d claims: %s refuted %v, want %v (margin %g)", len(r.Claims), r.ClaimTests[0].Name, ref.Refuted, refuted, ref.Margin)
 		}
 	}
 
 	alone := run(GDPClaim(mu0))
-	check(alone, 0.95, 0.7419056868372665, 0.09245329731143373, true)
+	check(alone, 0.95, 0.40313225138401665, 0.3295279606807854, true)
 	if alone.Verdict != VerdictViolation || alone.ClaimsTested != 1 {
 		t.Errorf("one claim: verdict %v, %d claims tested", alone.Verdict, alone.ClaimsTested)
 	}
-	if !strings.Contains(alone.Violations[0], "FPR ≤ 0.7419, FNR ≤ 0.09245 at confidence 0.95;") {
+	if !strings.Contains(alone.Violations[0], "FPR ≤ 0.4031, FNR ≤ 0.3295 at confidence 0.95;") {
 		t.Errorf("violation does not state its confidence: %q", alone.Violations[0])
 	}
 
 	two := run(GDPClaim(mu0), GDPClaim(3))
-	check(two, 0.975, 0.7473385624695021, 0.09627502555983895, false)
+	check(two, 0.975, 0.40939678977330674, 0.3354838469705975, false)
 	if two.Verdict != VerdictNotRefuted || two.ClaimsTested != 2 {
 		t.Errorf("two claims: verdict %v, %d claims tested", two.Verdict, two.ClaimsTested)
 	}
@@ -75,7 +76,7 @@ func TestClaimsShareAlpha(t *testing.T) {
 			t.Errorf("level %q does not say %q", l, want)
 		}
 	}
-	if !strings.Contains(two.Multiplicity, "each ε bound at level α = 0.05; 2 claims tested, α divided among them (Bonferroni): each claim's test at level α/2 = 0.025") {
+	if !strings.Contains(two.Multiplicity, "each ε bound at level α = 0.05; 2 claims tested, α divided among them (Bonferroni): each claim tested once, on the release, attack and rule chosen for it on the selection runs (no evaluation run enters the choice, so α is not divided over them), at level α/2 = 0.025") {
 		t.Errorf("multiplicity %q", two.Multiplicity)
 	}
 	var buf bytes.Buffer
@@ -91,38 +92,53 @@ func TestClaimsShareAlpha(t *testing.T) {
 	}
 }
 
-// The claims' share of α comes on top of the division among attacks and
-// release points: 2 claims × 2 attacks under Bonferroni test each claim at
-// 1 − 0.05/4, while the ε bounds stay at 1 − 0.05/2.
+// The claims' share of α no longer comes on top of the division among
+// attacks: 2 claims × 2 attacks under Bonferroni test each claim once at
+// 1 − 0.05/2 (its attack and rule chosen on the selection runs), while the
+// ε bounds, which take every attack to the evaluation runs, are at
+// 1 − 0.05/2 too.
 func TestClaimsShareAlphaWithAttacks(t *testing.T) {
 	o := gaussOptions(21, 400, "threshold", "linear")
 	o.AttackSelection = SelectBonferroni
 	o.Claims = []Claim{GDPClaim(0.5), PureClaim(1, 1e-5)}
 	r := runGauss(t, 1, o)
-	if r.TestConfidence != 1-0.05/2 || r.ClaimConfidence != 1-0.05/4 {
-		t.Errorf("test confidence %g, claim confidence %g; want %g, %g", r.TestConfidence, r.ClaimConfidence, 1-0.05/2, 1-0.05/4)
+	if r.TestConfidence != 1-0.05/2 || r.ClaimConfidence != 1-0.05/2 {
+		t.Errorf("test confidence %g, claim confidence %g; want %g, %g", r.TestConfidence, r.ClaimConfidence, 1-0.05/2, 1-0.05/2)
 	}
-	if l := r.ClaimLevel(); !strings.Contains(l, "each claim at α/2 = 0.025, each test at α/4 = 0.0125 (confidence 0.9875)") {
+	if l := r.ClaimLevel(); !strings.Contains(l, "each claim at α/2 = 0.025 (confidence 0.975); each claim tested once") {
 		t.Errorf("level %q", l)
 	}
 	// Each claim was tested with rate bounds at the claims' confidence:
 	// those of one candidate rule's evaluation counts (either attack's
-	// region or GDP rule), at 1 − 0.05/4.
-	for _, cr := range r.Points[0].Claims {
-		ref := cr.Refutation
-		if ref == nil {
-			t.Fatalf("%s not tested", cr.Name)
+	// estimator rules or its rule for the claim's margin), at 1 − 0.05/2.
+	for ci, ct := range r.ClaimTests {
+		ref := ct.Refutation
+		if ref == nil || ref.Counts == nil {
+			t.Fatalf("%s not tested", ct.Name)
 		}
-		found := false
+		if f, g := rateBounds(*ref.Counts, 1-0.05/2); f != ref.FPR || g != ref.FNR {
+			t.Errorf("%s tested with FPR ≤ %g, FNR ≤ %g, not its counts' bounds at %g", ct.Name, ref.FPR, ref.FNR, 1-0.05/2)
+		}
+		var cands []stats.Counts
 		for _, ar := range r.Points[0].Attacks {
-			for _, c := range []stats.Counts{ar.Estimates[0].Counts, ar.Estimates[1].Counts} {
-				if f, g := rateBounds(c, 1-0.05/4); f == ref.FPR && g == ref.FNR {
-					found = true
+			if ar.Attack != ct.Attack {
+				continue
+			}
+			for _, e := range ar.Estimates {
+				cands = append(cands, e.Counts)
+			}
+			for _, cr := range ar.claimRules {
+				if cr.ci == ci {
+					cands = append(cands, cr.eval)
 				}
 			}
 		}
+		found := false
+		for _, c := range cands {
+			found = found || c == *ref.Counts
+		}
 		if !found {
-			t.Errorf("%s tested with FPR ≤ %g, FNR ≤ %g: no candidate's bounds at confidence %g", cr.Name, ref.FPR, ref.FNR, 1-0.05/4)
+			t.Errorf("%s tested with counts %+v: no candidate of the %s attack has them", ct.Name, *ref.Counts, ct.Attack)
 		}
 	}
 }

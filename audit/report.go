@@ -38,7 +38,8 @@ func (v Verdict) String() string {
 // MarshalText implements encoding.TextMarshaler.
 func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
 
-// ClaimResult is one claim tested at one release point.
+// ClaimResult is what one claim says about one release point. The claim
+// is tested once, at the release chosen for it (Report.ClaimTests).
 type ClaimResult struct {
 	Name string `json:"name"`
 	// Covered is false when the claim says nothing about this release.
@@ -46,7 +47,6 @@ type ClaimResult struct {
 	// EpsilonAtDelta is the claim's ε at the audit's δ (the "upper bound"
 	// column); +Inf when it certifies nothing at that δ.
 	EpsilonAtDelta stats.JSONFloat `json:"epsilon_at_delta"`
-	Refutation     *Refutation     `json:"refutation,omitempty"`
 }
 
 // AttackEstimate is one estimator's outcome for one attack at one release
@@ -78,6 +78,8 @@ type AttackResult struct {
 	// (Options.Estimators), in that order: each estimator chooses its own
 	// rule on the same selection runs.
 	Estimates []AttackEstimate
+	// claimRules are the rules chosen for the claims' own objectives.
+	claimRules []claimRule
 }
 
 // PointEstimate is one estimator's bound at one release point.
@@ -116,8 +118,11 @@ type PointResult struct {
 	// Utility says how much the sampler moved before this release and how
 	// far the releases are from the posterior (see Utility).
 	Utility *Utility
-	// selectionScore ranks points for the verdict (training runs only).
+	// selectionScore ranks points for the headline (training runs only).
 	selectionScore float64
+	// claimBest is, per claim, the candidate with the largest selection
+	// margin at this point.
+	claimBest []claimCand
 }
 
 // Estimate returns the point's entry for the estimator of this name, and
@@ -224,9 +229,12 @@ type Report struct {
 	Headline int `json:"headline"`
 	// Epsilon is the headline lower bound: the region bound at Headline,
 	// or the maximum over points under Bonferroni (valid simultaneously).
-	Epsilon    stats.Estimate  `json:"epsilon"`
-	Verdict    Verdict         `json:"verdict"`
-	Violations []string        `json:"violations,omitempty"`
+	Epsilon    stats.Estimate `json:"epsilon"`
+	Verdict    Verdict        `json:"verdict"`
+	Violations []string       `json:"violations,omitempty"`
+	// ClaimTests holds each claim's one test, in the order of Claims
+	// (absent without claims; see ClaimTest).
+	ClaimTests []ClaimTest     `json:"claim_tests,omitempty"`
 	Info       mechanisms.Info `json:"sampler_info"`
 	// Warnings are what a reader must know before trusting the headline,
 	// e.g. that the chain barely moves (see Utility).

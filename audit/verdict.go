@@ -117,8 +117,11 @@ type Refutation struct {
 	// was tested (chosen on selection runs), Counts are that rule's errors
 	// on the evaluation runs and Confidence the confidence of FPR and FNR
 	// (set by an audit; empty for Refute on bare rates).
-	Attack     string        `json:"attack,omitempty"`
-	Estimator  string        `json:"estimator,omitempty"`
+	Attack    string `json:"attack,omitempty"`
+	Estimator string `json:"estimator,omitempty"`
+	// ClaimRule is true when the rule is the one chosen for the claim's
+	// own objective (then Estimator is empty).
+	ClaimRule  bool          `json:"claim_rule,omitempty"`
 	Counts     *stats.Counts `json:"counts,omitempty"`
 	Confidence float64       `json:"confidence,omitempty"`
 	// Reason says in words why the pair is refuted (the whole-profile
@@ -140,7 +143,10 @@ func (r Refutation) Explain() string {
 	rates := fmt.Sprintf("FPR ≤ %.4g, FNR ≤ %.4g", r.FPR, r.FNR)
 	if r.Counts != nil {
 		rule := "the " + r.Attack + " attack"
-		if r.Estimator != "" {
+		switch {
+		case r.ClaimRule:
+			rule += " under the rule chosen for the claim"
+		case r.Estimator != "":
 			rule += " under the " + r.Estimator + " estimator's rule"
 		}
 		rates = fmt.Sprintf("%s errs %s on the evaluation runs: %s at confidence %.4g",
@@ -182,6 +188,12 @@ const refuteTolerance = 1e-12
 // violation reported is exact at the reported ε; the search can only miss
 // one that lives between grid points and escapes the refinement.
 func Refute(fprUB, fnrUB float64, profile func(float64) float64, knots []float64) Refutation {
+	return refute(fprUB, fnrUB, profile, knots, 2048, 80)
+}
+
+// refute is Refute with a grid of grid+1 points and iters golden-section
+// steps.
+func refute(fprUB, fnrUB float64, profile func(float64) float64, knots []float64, grid, iters int) Refutation {
 	best := Refutation{Margin: math.Inf(-1)}
 	eval := func(eps float64) {
 		if !(eps >= 0) || math.IsInf(eps, 0) {
@@ -200,8 +212,7 @@ func Refute(fprUB, fnrUB float64, profile func(float64) float64, knots []float64
 	if math.IsInf(emax, 1) || emax > 800 {
 		emax = 800
 	}
-	const grid = 2048
-	step := emax / grid
+	step := emax / float64(grid)
 	bestK := 0
 	for k := 0; k <= grid; k++ {
 		before := best.Margin
@@ -217,7 +228,7 @@ func Refute(fprUB, fnrUB float64, profile func(float64) float64, knots []float64
 		e := math.Exp(eps)
 		return 1 - d - math.Min(fprUB+e*fnrUB, fnrUB+e*fprUB)
 	}
-	x, _ := numeric.GoldenMax(margin, lo, hi, 80, 1e-12)
+	x, _ := numeric.GoldenMax(margin, lo, hi, iters, 1e-12)
 	eval(x)
 	for _, k := range knots {
 		eval(k)

@@ -50,12 +50,13 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 		if pr.TestAccuracy != nil {
 			row[len(row)-1] = g(*pr.TestAccuracy)
 		}
-		for _, cr := range pr.Claims {
+		for ci, cr := range pr.Claims {
 			if !cr.Covered {
 				row = append(row, "", "")
 				continue
 			}
-			row = append(row, g(float64(cr.EpsilonAtDelta)), strconv.FormatBool(cr.Refutation != nil && cr.Refutation.Refuted))
+			ref := r.ClaimTestAt(k, ci)
+			row = append(row, g(float64(cr.EpsilonAtDelta)), strconv.FormatBool(ref != nil && ref.Refuted))
 		}
 		row = append(row, utilityCSVRow(pr, g)...)
 		row = append(row, convergenceCSVRow(pr, g)...)

@@ -72,5 +72,6 @@ func Example() {
 	//   estimator's rule errs FP 1167/5024, FN 1916/4976 on the evaluation runs: FPR ≤ 0.2442, FNR ≤ 0.3987 at
 	//   confidence 0.95; then FNR + e^ε·FPR ≤ 0.7035 < 1 − δ = 0.8812, which no (0.2214, 0.119)-DP mechanism allows
 	//   (Heller & Fetaya eq. 10)
-	//   level: 1 claim tested, at confidence 0.95 (α = 0.05)
+	//   level: 1 claim tested, at confidence 0.95 (α = 0.05); tested once, on the release, attack and rule chosen
+	//          for it on the selection runs (no evaluation run enters the choice, so α is not divided over them)
 }

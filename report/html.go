@@ -172,7 +172,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	}
 	var rows, gauss [][]string
 	f := stats.FormatFloat
-	for _, pr := range r.Points {
+	for k, pr := range r.Points {
 		c := pr.Region().Counts
 		row := []string{pr.Point.Label, pr.Attacks[bestAttack(pr, "region")].Attack, fmt.Sprintf("%d/%d", c.FP, c.Negatives),
 			fmt.Sprintf("%d/%d", c.FN, c.Positives), f(pr.Region().Epsilon), f(pr.GDP().Mu)}
@@ -188,16 +188,19 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 		if acc {
 			row = append(row, fmt.Sprintf("%.4f", *pr.TestAccuracy))
 		}
-		for _, cr := range pr.Claims {
+		for ci, cr := range pr.Claims {
 			if !cr.Covered {
 				row = append(row, "n/a", "n/a")
 				continue
 			}
-			verdict := "not refuted"
-			if cr.Refutation != nil && cr.Refutation.Refuted {
-				verdict = refutedCell(cr.Refutation)
-				if c := cr.Refutation.CountsText(); c != "" {
-					verdict += fmt.Sprintf(": rule errors %s (FPR ≤ %.4g, FNR ≤ %.4g)", c, cr.Refutation.FPR, cr.Refutation.FNR)
+			verdict, ref := "not refuted", r.ClaimTestAt(k, ci)
+			switch {
+			case ref == nil:
+				verdict = notTested
+			case ref.Refuted:
+				verdict = refutedCell(ref)
+				if c := ref.CountsText(); c != "" {
+					verdict += fmt.Sprintf(": rule errors %s (FPR ≤ %.4g, FNR ≤ %.4g)", c, ref.FPR, ref.FNR)
 				}
 			}
 			row = append(row, f(float64(cr.EpsilonAtDelta)), verdict)

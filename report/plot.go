@@ -120,13 +120,13 @@ func refutedSeries(r *audit.Report, xs []float64, ci int) *series {
 	var at []string
 	var detail string
 	for k, pr := range r.Points {
-		if ci >= len(pr.Claims) || pr.Claims[ci].Refutation == nil || !pr.Claims[ci].Refutation.Refuted {
+		ref := r.ClaimTestAt(k, ci)
+		if ref == nil || !ref.Refuted {
 			continue
 		}
-		ref := pr.Claims[ci].Refutation
 		s.x, s.y = append(s.x, xs[k]), append(s.y, ref.Epsilon)
 		at = append(at, fmt.Sprintf("%s (ε, δ) = (%.4g, %.3g)", pr.Point.Label, ref.Epsilon, ref.Delta))
-		if k == r.Headline || (detail == "" && r.Headline < 0) {
+		if detail == "" { // a claim is tested, hence refuted, at one release
 			detail = fmt.Sprintf("; at %s the rule's errors %s: FPR ≤ %.4g, FNR ≤ %.4g at confidence %.4g",
 				pr.Point.Label, ref.CountsText(), ref.FPR, ref.FNR, ref.Confidence)
 		}

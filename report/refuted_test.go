@@ -76,13 +76,13 @@ func refutedBelowTheLine(t *testing.T) *audit.Report {
 // claim's ε at δ, 3.38693318616.
 func TestRefutedBelowTheLine(t *testing.T) {
 	r := refutedBelowTheLine(t)
-	k := r.Headline
-	if k < 0 {
-		t.Fatal("no headline release")
+	k := r.ClaimTests[0].Point
+	if k < 0 || k != r.Headline {
+		t.Fatalf("claim tested at release %d, headline %d: want both at one release", k, r.Headline)
 	}
 	pr := r.Points[k]
 	cr := pr.Claims[0]
-	ref := cr.Refutation
+	ref := r.ClaimTests[0].Refutation
 	if ref == nil || !ref.Refuted || r.Verdict != audit.VerdictViolation {
 		t.Fatalf("claim not refuted: %+v", ref)
 	}
@@ -146,32 +146,30 @@ func TestRefutedBelowTheLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc struct {
-		Points []struct {
-			Claims []struct {
-				Refutation struct {
-					Refuted    bool    `json:"refuted"`
-					Epsilon    float64 `json:"epsilon"`
-					Delta      float64 `json:"delta"`
-					FPR        float64 `json:"fpr_upper"`
-					FNR        float64 `json:"fnr_upper"`
-					Attack     string  `json:"attack"`
-					Estimator  string  `json:"estimator"`
-					Confidence float64 `json:"confidence"`
-					Counts     struct {
-						FP, Negatives, FN, Positives int
-					} `json:"counts"`
-					Reason string `json:"reason"`
-				} `json:"refutation"`
-			} `json:"claims"`
-		} `json:"points"`
+		ClaimTests []struct {
+			Refutation struct {
+				Refuted    bool    `json:"refuted"`
+				Epsilon    float64 `json:"epsilon"`
+				Delta      float64 `json:"delta"`
+				FPR        float64 `json:"fpr_upper"`
+				FNR        float64 `json:"fnr_upper"`
+				Attack     string  `json:"attack"`
+				Estimator  string  `json:"estimator"`
+				Confidence float64 `json:"confidence"`
+				Counts     struct {
+					FP, Negatives, FN, Positives int
+				} `json:"counts"`
+				Reason string `json:"reason"`
+			} `json:"refutation"`
+		} `json:"claim_tests"`
 		Violations []string `json:"violations"`
 	}
 	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	jr := doc.Points[k].Claims[0].Refutation
+	jr := doc.ClaimTests[0].Refutation
 	if !jr.Refuted || jr.Epsilon != ref.Epsilon || jr.Delta != ref.Delta || jr.FPR != ref.FPR || jr.FNR != ref.FNR ||
-		jr.Counts.FP != 1167 || jr.Counts.FN != 1916 || jr.Attack != "threshold" || jr.Estimator == "" || jr.Confidence != r.ClaimConfidence {
+		jr.Counts.FP != 1167 || jr.Counts.FN != 1916 || jr.Attack != "threshold" || jr.Confidence != r.ClaimConfidence {
 		t.Errorf("JSON refutation %+v", jr)
 	}
 	for _, want := range []string{"whole-profile test", counts, rates} {

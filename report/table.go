@@ -18,15 +18,22 @@ func f4(x float64) string { return stats.FormatFloat(x) }
 
 func counts(k, n int) string { return fmt.Sprintf("%d/%d", k, n) }
 
-// upperBound formats the claims' ε at δ and their verdicts for one point.
-func upperBound(pr audit.PointResult) (string, string) {
+// notTested is the claim cell of a release a claim covers but was not
+// tested at (its one test is at the release chosen for it).
+const notTested = "not tested"
+
+// upperBound formats the claims' ε at δ and their verdicts for point k.
+func upperBound(r *audit.Report, k int) (string, string) {
 	var ub, verdict []string
-	for _, c := range pr.Claims {
+	for ci, c := range r.Points[k].Claims {
+		ref := r.ClaimTestAt(k, ci)
 		switch {
 		case !c.Covered:
 			ub, verdict = append(ub, "n/a"), append(verdict, "n/a")
-		case c.Refutation != nil && c.Refutation.Refuted:
-			ub, verdict = append(ub, f4(float64(c.EpsilonAtDelta))), append(verdict, refutedCell(c.Refutation))
+		case ref == nil:
+			ub, verdict = append(ub, f4(float64(c.EpsilonAtDelta))), append(verdict, notTested)
+		case ref.Refuted:
+			ub, verdict = append(ub, f4(float64(c.EpsilonAtDelta))), append(verdict, refutedCell(ref))
 		default:
 			ub, verdict = append(ub, f4(float64(c.EpsilonAtDelta))), append(verdict, "ok")
 		}
@@ -189,7 +196,7 @@ func pointRows(r *audit.Report) ([]any, [][]any) {
 			row = append(row, fmt.Sprintf("%.4f", *pr.TestAccuracy))
 		}
 		if len(r.Claims) > 0 {
-			ub, v := upperBound(pr)
+			ub, v := upperBound(r, k)
 			row = append(row, ub, v)
 		}
 		rows = append(rows, row)
@@ -232,7 +239,12 @@ func writeLegend(w io.Writer, r *audit.Report) {
 		fmt.Fprintln(w, "Gaussian vs n-component mixture): every valid lower bound lies below it.")
 	}
 	if r.Headline >= 0 && len(r.Points) > 1 {
-		fmt.Fprintln(w, "* the release point chosen on training runs, on which the headline and verdict rest.")
+		if len(r.Claims) > 0 {
+			fmt.Fprintln(w, "* the release point chosen on training runs, on which the headline rests (each claim is tested once, at the")
+			fmt.Fprintln(w, "release chosen for it on the selection runs; \"not tested\" elsewhere).")
+		} else {
+			fmt.Fprintln(w, "* the release point chosen on training runs, on which the headline and verdict rest.")
+		}
 	}
 	if len(r.Claims) > 0 {
 		fmt.Fprintf(w, "upper bound: the claim's ε at δ = %g (%s).\n", r.Delta, strings.Join(r.Claims, "; "))
@@ -321,6 +333,29 @@ func writeHeadline(w io.Writer, r *audit.Report) {
 		fmt.Fprintf(w, "verdict: no claim tested (add a claim to the scenario or on the command line)\n")
 	}
 	if l := r.ClaimLevel(); l != "" {
-		fmt.Fprintf(w, "  level: %s\n", l)
+		_ = WriteWrapped(w, "  level: ", l, textWidth)
 	}
+	for _, l := range ClaimTestLines(r) {
+		_ = WriteWrapped(w, "  ", l, textWidth)
+	}
+}
+
+// ClaimTestLines says, for each claim not refuted, where its one test was
+// made and what it found, and why it stands although the headline ε_lb
+// exceeds its ε at δ (a refuted claim's test is in its violation line).
+func ClaimTestLines(r *audit.Report) []string {
+	var out []string
+	for _, ct := range r.ClaimTests {
+		ref := ct.Refutation
+		if !ct.Covered || ref.Refuted {
+			continue
+		}
+		l := fmt.Sprintf("%s: tested at %s (chosen on the selection runs): evaluation errors %s, FPR ≤ %.4g, FNR ≤ %.4g at confidence %.6g; not refuted (margin %.4g at ε = %.4g)",
+			ct.Name, ct.Describe(), ref.CountsText(), ref.FPR, ref.FNR, ref.Confidence, ref.Margin, ref.Epsilon)
+		if ct.Note != "" {
+			l += " — " + ct.Note
+		}
+		out = append(out, l)
+	}
+	return out
 }

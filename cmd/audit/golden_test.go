@@ -21,8 +21,18 @@ func goldenSummary(r map[string]any) map[string]any {
 	if or, ok := r["one_run"].(map[string]any); ok {
 		return oneRunSummary(r, or)
 	}
+	// A claim is tested once (claim_tests): it is refuted at the release
+	// its test was made at, and nowhere else.
+	refutedAt := map[[2]int]bool{}
+	tests, _ := r["claim_tests"].([]any)
+	for ci, tv := range tests {
+		ct := tv.(map[string]any)
+		if ref, ok := ct["refutation"].(map[string]any); ok && ref["refuted"].(bool) {
+			refutedAt[[2]int{int(ct["point"].(float64)), ci}] = true
+		}
+	}
 	var points []any
-	for _, pv := range r["points"].([]any) {
+	for k, pv := range r["points"].([]any) {
 		p := pv.(map[string]any)
 		var atks, claims []any
 		for _, av := range p["attacks"].([]any) {
@@ -30,13 +40,9 @@ func goldenSummary(r map[string]any) map[string]any {
 			atks = append(atks, map[string]any{"attack": a["attack"], "rule": a["rule"], "gdp_rule": a["gdp_rule"], "counts": a["counts"], "gdp_counts": a["gdp_counts"]})
 		}
 		cs, _ := p["claims"].([]any)
-		for _, cv := range cs {
+		for ci, cv := range cs {
 			c := cv.(map[string]any)
-			refuted := false
-			if ref, ok := c["refutation"].(map[string]any); ok {
-				refuted = ref["refuted"].(bool)
-			}
-			claims = append(claims, map[string]any{"name": c["name"], "epsilon_at_delta": c["epsilon_at_delta"], "refuted": refuted})
+			claims = append(claims, map[string]any{"name": c["name"], "epsilon_at_delta": c["epsilon_at_delta"], "refuted": refutedAt[[2]int{k, ci}]})
 		}
 		if claims == nil {
 			claims = []any{}
