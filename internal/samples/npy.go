@@ -1,4 +1,4 @@
-package main
+package samples
 
 import (
 	"context"
@@ -202,7 +202,7 @@ func (p *pyLit) tuple() ([]int, error) {
 // the limits and against the bytes the file holds after its header — a
 // truncated or over-long data block is refused — before anything is
 // allocated for the data. ctx interrupts the read.
-func readNPY(ctx context.Context, r io.Reader, size int64, out *samplesFile) error {
+func readNPY(ctx context.Context, r io.Reader, size int64, out *File) error {
 	h, err := readNPYHeader(r, size)
 	if err != nil {
 		return err
@@ -261,12 +261,12 @@ func readNPY(ctx context.Context, r io.Reader, size int64, out *samplesFile) err
 	}
 	runs := h.shape[0]
 	w := int(total) / runs
-	out.rows = make([][]float64, runs)
-	for i := range out.rows {
-		out.rows[i] = flat[i*w : (i+1)*w : (i+1)*w]
+	out.Rows = make([][]float64, runs)
+	for i := range out.Rows {
+		out.Rows[i] = flat[i*w : (i+1)*w : (i+1)*w]
 	}
 	if len(h.shape) == 3 {
-		out.shape3 = h.shape
+		out.Shape3 = h.shape
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package curve
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/cli"
 	"github.com/mcmcaudit/mcmcaudit/report"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 	"gonum.org/v1/plot"
@@ -26,34 +27,34 @@ import (
 // stdout) and every requested file. The plot and the HTML page are drawn
 // before anything is printed, so that a plot that cannot be drawn fails
 // the command cleanly. An interruption (ctx) stops before the next output.
-func (o *curveOpts) render(ctx context.Context, e *env, rep curveReport, print func(io.Writer, curveReport)) error {
+func (o *Options) render(ctx context.Context, e *cli.Env, rep Report, print func(io.Writer, Report)) error {
 	var plotBuf, htmlBuf bytes.Buffer
-	if o.out.plot != "" {
-		if err := plotCurve(&plotBuf, rep, o.out.plot, o.logScale); err != nil {
+	if o.Out.Plot != "" {
+		if err := plotCurve(&plotBuf, rep, o.Out.Plot, o.LogScale); err != nil {
 			return err
 		}
 	}
-	if o.out.html != "" {
-		if err := curveHTML(&htmlBuf, rep, o.logScale, print); err != nil {
+	if o.Out.HTML != "" {
+		if err := curveHTML(&htmlBuf, rep, o.LogScale, print); err != nil {
 			return err
 		}
 	}
 	if ctx.Err() != nil {
 		return errCurveInterrupted
 	}
-	if !o.out.stdoutTaken() {
-		print(e.stdout, rep)
+	if !o.Out.StdoutTaken() {
+		print(e.Stdout, rep)
 	}
-	return writeDocuments(ctx, e, interruptedError{"interrupted while writing the outputs; those not yet written were not written"},
-		document{o.out.html, func(w io.Writer) error { _, err := htmlBuf.WriteTo(w); return err }},
-		document{o.out.plot, func(w io.Writer) error { _, err := plotBuf.WriteTo(w); return err }},
-		document{o.out.csv, func(w io.Writer) error { return writeCurveCSV(w, rep) }},
-		document{o.out.json, func(w io.Writer) error { return writeJSONTo(w, rep) }},
+	return cli.WriteDocuments(ctx, e, cli.InterruptedError{Msg: "interrupted while writing the outputs; those not yet written were not written"},
+		cli.Document{Out: o.Out.HTML, Fill: func(w io.Writer) error { _, err := htmlBuf.WriteTo(w); return err }},
+		cli.Document{Out: o.Out.Plot, Fill: func(w io.Writer) error { _, err := plotBuf.WriteTo(w); return err }},
+		cli.Document{Out: o.Out.CSV, Fill: func(w io.Writer) error { return writeCurveCSV(w, rep) }},
+		cli.Document{Out: o.Out.JSON, Fill: func(w io.Writer) error { return cli.WriteJSONTo(w, rep) }},
 	)
 }
 
 // etaText describes the step size as chosen.
-func etaText(p curveParams) string {
+func etaText(p Params) string {
 	if p.EtaScale > 0 {
 		return fmt.Sprintf("η = %s/s² = %s", fmtG(p.EtaScale), fmtG(p.Eta))
 	}
@@ -63,7 +64,7 @@ func etaText(p curveParams) string {
 func fmtG(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 
 // solveText explains a solved c or η in one line.
-func solveText(s *curveSolve, p curveParams) string {
+func solveText(s *Solve, p Params) string {
 	if s == nil {
 		return ""
 	}
@@ -87,7 +88,7 @@ func solveText(s *curveSolve, p curveParams) string {
 }
 
 // printCurve prints the curve report as a table with explanations.
-func printCurve(w io.Writer, r curveReport) {
+func printCurve(w io.Writer, r Report) {
 	p := r.Params
 	if r.Construction != nil {
 		printConstruction(w, *r.Construction)
@@ -114,7 +115,7 @@ func printCurve(w io.Writer, r curveReport) {
 	if r.Posterior.Applies {
 		post = stats.FormatFloat(float64(r.Posterior.Epsilon))
 	}
-	t := newTable(w, "epoch", "ε_chernoff", "ε_tail", "ε_threshold", "ε_profile", "ε_posterior")
+	t := cli.NewTable(w, "epoch", "ε_chernoff", "ε_tail", "ε_threshold", "ε_profile", "ε_posterior")
 	f := func(x stats.JSONFloat) string { return stats.FormatFloat(float64(x)) }
 	peak, maxErr := -1, 0.0
 	var inexact []string
@@ -157,7 +158,7 @@ func printCurve(w io.Writer, r curveReport) {
 	}
 }
 
-func writeCurveCSV(w io.Writer, r curveReport) error {
+func writeCurveCSV(w io.Writer, r Report) error {
 	cw := csv.NewWriter(w)
 	g := func(x stats.JSONFloat) string { return strconv.FormatFloat(float64(x), 'g', -1, 64) }
 	post := ""
@@ -181,7 +182,7 @@ func writeCurveCSV(w io.Writer, r curveReport) error {
 
 // curveTarget returns the ε′ the report aims at (solve or construction),
 // or 0.
-func curveTarget(r curveReport) float64 {
+func curveTarget(r Report) float64 {
 	switch {
 	case r.Solve != nil:
 		return r.Solve.Target
@@ -193,7 +194,7 @@ func curveTarget(r curveReport) float64 {
 
 // plotCurve draws the four curves, the posterior's ε and any target ε′
 // with gonum/plot.
-func plotCurve(w io.Writer, r curveReport, file string, logScale bool) error {
+func plotCurve(w io.Writer, r Report, file string, logScale bool) error {
 	p := plot.New()
 	pr := r.Params
 	// The title fits the picture's width: the step in its short form (the
@@ -214,12 +215,12 @@ func plotCurve(w io.Writer, r curveReport, file string, logScale bool) error {
 	}
 	series := []struct {
 		name string
-		get  func(curveRow) stats.JSONFloat
+		get  func(Row) stats.JSONFloat
 	}{
-		{"ε_chernoff (paper's Fig. 1)", func(x curveRow) stats.JSONFloat { return x.EpsChernoff }},
-		{"ε_tail (same event, exact)", func(x curveRow) stats.JSONFloat { return x.EpsTail }},
-		{"ε_threshold (best half-line)", func(x curveRow) stats.JSONFloat { return x.EpsThreshold }},
-		{"ε_profile (exact profile)", func(x curveRow) stats.JSONFloat { return x.EpsProfile }},
+		{"ε_chernoff (paper's Fig. 1)", func(x Row) stats.JSONFloat { return x.EpsChernoff }},
+		{"ε_tail (same event, exact)", func(x Row) stats.JSONFloat { return x.EpsTail }},
+		{"ε_threshold (best half-line)", func(x Row) stats.JSONFloat { return x.EpsThreshold }},
+		{"ε_profile (exact profile)", func(x Row) stats.JSONFloat { return x.EpsProfile }},
 	}
 	drawn, maxY := 0, 0.0
 	for i, s := range series {
@@ -277,7 +278,7 @@ func plotCurve(w io.Writer, r curveReport, file string, logScale bool) error {
 		maxY = math.Max(maxY, t)
 	}
 	if drawn == 0 {
-		return usagef("--plot: nothing to draw (every ε is 0 and the axis is logarithmic)")
+		return cli.Usagef("--plot: nothing to draw (every ε is 0 and the axis is logarithmic)")
 	}
 	// Head room for the legend in the top left corner.
 	if logScale {
@@ -321,7 +322,7 @@ func (epochTicks) Ticks(lo, hi float64) []plot.Tick {
 }
 
 // curveHTML renders the curve report as one self-contained HTML page.
-func curveHTML(w io.Writer, r curveReport, logScale bool, print func(io.Writer, curveReport)) error {
+func curveHTML(w io.Writer, r Report, logScale bool, print func(io.Writer, Report)) error {
 	var text, svg bytes.Buffer
 	print(&text, r)
 	if err := plotCurve(&svg, r, "curve.svg", logScale); err != nil {
