@@ -15,7 +15,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
-// boundRow is one guarantee in "audit bounds --json".
+// Row is one guarantee in "audit bounds --json".
 type Row struct {
 	Source     string             `json:"source"`
 	Variant    string             `json:"variant,omitempty"`

@@ -36,6 +36,9 @@ func (f *FlagSet) NArg() int { return len(f.positional) }
 // Arg returns the i-th positional argument.
 func (f *FlagSet) Arg(i int) string { return f.positional[i] }
 
+// NewFlagSet returns the flag set of the command "audit name" (name may go
+// on with its synopsis of arguments); synopsis is the text -h prints under
+// the usage line. The flag set of "run" also has --explain.
 func NewFlagSet(name, synopsis string) *FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -54,12 +57,14 @@ type explainFlag struct {
 	field string
 }
 
+// String implements flag.Value.
 func (f *explainFlag) String() string { return "" }
 
 // IsBoolFlag lets --explain stand alone; its field is then the next
 // argument, read as a positional one.
 func (f *explainFlag) IsBoolFlag() bool { return true }
 
+// Set implements flag.Value.
 func (f *explainFlag) Set(s string) error {
 	f.set = true
 	if s != "true" {
@@ -119,7 +124,7 @@ func (f *FlagSet) Parse(args []string, e *Env, maxArgs int) error {
 	return nil
 }
 
-// flagGiven reports whether the flag name was on the command line (even
+// Given reports whether the flag name was on the command line (even
 // with an empty value).
 func Given(fs *FlagSet, name string) bool {
 	given := false
@@ -198,6 +203,7 @@ type intFlag struct {
 	min, max int
 }
 
+// String implements flag.Value.
 func (f intFlag) String() string {
 	if f.v == nil {
 		return ""
@@ -248,6 +254,7 @@ func (f floatFlag) String() string {
 	return strconv.FormatFloat(*f.v, 'g', -1, 64)
 }
 
+// Set implements flag.Value: a finite number that check accepts.
 func (f floatFlag) Set(s string) error {
 	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || !f.check(x) {
@@ -257,11 +264,15 @@ func (f floatFlag) Set(s string) error {
 	return nil
 }
 
+// IntVar defines an integer flag in [min, max] with default def; the
+// range is appended to usage.
 func (f *FlagSet) IntVar(p *int, name string, def, min, max int, usage string) {
 	*p = def
 	f.Var(intFlag{p, min, max}, name, usage+" "+intRange(min, max))
 }
 
+// FloatVar defines a finite float flag with default def, restricted by
+// check, which rng (e.g. "[0, 1)") describes; rng is appended to usage.
 func (f *FlagSet) FloatVar(p *float64, name string, def float64, rng string, check func(float64) bool, usage string) {
 	*p = def
 	f.Var(floatFlag{p, rng, check}, name, usage+" "+rng)

@@ -63,6 +63,8 @@ func (o Output) target(flagName string) (path string, exists bool, err error) {
 	return p, true, nil
 }
 
+// PathErr is the cause of a file-system error without the path, which the
+// caller names itself.
 func PathErr(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
@@ -116,12 +118,7 @@ type NamedInput struct {
 // redirection target).
 func CheckOutputs(e *Env, outs []NamedOutput, inputs []NamedInput) error {
 	stdout := []string{}
-	type seen struct {
-		key  string
-		info fs.FileInfo
-		flag string
-	}
-	var files []seen
+	var files []seenOutput
 	for _, o := range outs {
 		if o.O == "" {
 			continue
@@ -130,36 +127,9 @@ func CheckOutputs(e *Env, outs []NamedOutput, inputs []NamedInput) error {
 			stdout = append(stdout, "--"+o.Flag)
 			continue
 		}
-		if err := o.O.checkWritable(o.Flag); err != nil {
-			return err
-		}
-		p, _, err := o.O.target(o.Flag)
+		s, err := checkFileOutput(e, o, files, inputs)
 		if err != nil {
 			return err
-		}
-		s := seen{key: canonical(p), flag: o.Flag}
-		s.info, _ = os.Stat(p)
-		for _, f := range files {
-			if f.key == s.key || (f.info != nil && s.info != nil && os.SameFile(f.info, s.info)) {
-				return Usagef("--%s and --%s name the same file %s: each output needs its own", f.flag, o.Flag, o.O)
-			}
-		}
-		for _, in := range inputs {
-			ist, err := os.Stat(in.Path)
-			if err == nil && s.info != nil && os.SameFile(ist, s.info) {
-				return Usagef("--%s: %s is the %s this command reads; write the output elsewhere", o.Flag, o.O, in.What)
-			}
-		}
-		if s.info != nil && isYAMLName(p) {
-			return Usagef("--%s: %s is a YAML file, the format of scenarios; no output is YAML and none replaces a YAML file: write the output elsewhere", o.Flag, o.O)
-		}
-		for _, std := range []struct {
-			name string
-			w    io.Writer
-		}{{"standard output", e.Stdout}, {"standard error", e.Stderr}} {
-			if fst := fileInfoOf(std.w); fst != nil && s.info != nil && os.SameFile(fst, s.info) {
-				return Usagef("--%s: %s is where %s already goes; use - for standard output, or another file", o.Flag, o.O, std.name)
-			}
 		}
 		files = append(files, s)
 	}
@@ -167,6 +137,53 @@ func CheckOutputs(e *Env, outs []NamedOutput, inputs []NamedInput) error {
 		return Usagef("only one of --json, --csv, --html can write to stdout (-), got %s", strings.Join(stdout, " and "))
 	}
 	return nil
+}
+
+// seenOutput is a file output already checked: its canonical path, what
+// is there now (nil: nothing) and its flag.
+type seenOutput struct {
+	key  string
+	info fs.FileInfo
+	flag string
+}
+
+// checkFileOutput checks one file output against the outputs checked
+// before it (files), the command's inputs and its standard streams.
+func checkFileOutput(e *Env, o NamedOutput, files []seenOutput, inputs []NamedInput) (seenOutput, error) {
+	if err := o.O.checkWritable(o.Flag); err != nil {
+		return seenOutput{}, err
+	}
+	p, _, err := o.O.target(o.Flag)
+	if err != nil {
+		return seenOutput{}, err
+	}
+	s := seenOutput{key: canonical(p), flag: o.Flag}
+	s.info, _ = os.Stat(p)
+	for _, f := range files {
+		if f.key == s.key || (f.info != nil && s.info != nil && os.SameFile(f.info, s.info)) {
+			return s, Usagef("--%s and --%s name the same file %s: each output needs its own", f.flag, o.Flag, o.O)
+		}
+	}
+	if s.info == nil {
+		return s, nil // a new file: none of the checks below can apply
+	}
+	for _, in := range inputs {
+		if ist, err := os.Stat(in.Path); err == nil && os.SameFile(ist, s.info) {
+			return s, Usagef("--%s: %s is the %s this command reads; write the output elsewhere", o.Flag, o.O, in.What)
+		}
+	}
+	if isYAMLName(p) {
+		return s, Usagef("--%s: %s is a YAML file, the format of scenarios; no output is YAML and none replaces a YAML file: write the output elsewhere", o.Flag, o.O)
+	}
+	for _, std := range []struct {
+		name string
+		w    io.Writer
+	}{{"standard output", e.Stdout}, {"standard error", e.Stderr}} {
+		if fst := fileInfoOf(std.w); fst != nil && os.SameFile(fst, s.info) {
+			return s, Usagef("--%s: %s is where %s already goes; use - for standard output, or another file", o.Flag, o.O, std.name)
+		}
+	}
+	return s, nil
 }
 
 // isYAMLName reports whether a path ends in .yaml or .yml (any case). No
@@ -324,6 +341,7 @@ func (c *CheckedWriter) Write(p []byte) (int, error) {
 // closed stream): exit 3, the run's results were not delivered.
 type WriteError struct{ Msg string }
 
+// Error implements error.
 func (e WriteError) Error() string { return e.Msg }
 
 // NewTable returns a table writer with the project's style: headers as
@@ -345,7 +363,7 @@ func NewTable(w io.Writer, header ...string) *tablewriter.Table {
 // --json, --csv, --plot and --html, "" where not asked for or where the
 // command has no such flag. Every command registers, checks and writes
 // them through this one type, so that each treats its outputs alike: all
-// checked before any work (checkOutputs), at most one on stdout, written
+// checked before any work (CheckOutputs), at most one on stdout, written
 // whole or not at all.
 type OutputFlags struct{ JSON, CSV, Plot, HTML string }
 
@@ -376,6 +394,7 @@ type pathFlag struct {
 	stdout bool
 }
 
+// String implements flag.Value.
 func (f pathFlag) String() string {
 	if f.v == nil {
 		return ""
@@ -410,7 +429,7 @@ func (o OutputFlags) StdoutTaken() bool {
 }
 
 // Check checks the outputs, and the command's other ones (extra), before
-// any work (checkOutputs): none may replace one of the inputs.
+// any work (CheckOutputs): none may replace one of the inputs.
 func (o OutputFlags) Check(e *Env, inputs []NamedInput, extra ...NamedOutput) error {
 	return CheckOutputs(e, append(o.Named(), extra...), inputs)
 }

@@ -76,6 +76,8 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// NewProgress reports the progress of total trials on w (nothing with
+// quiet).
 func NewProgress(w io.Writer, total int, quiet bool) *Progress {
 	now := time.Now()
 	p := &Progress{w: w, total: total, start: now, last: now, quiet: quiet, eta: etaEstimator{total: total}}
@@ -93,6 +95,7 @@ func NewProgress(w io.Writer, total int, quiet bool) *Progress {
 	return p
 }
 
+// Update reports that done trials are complete (an audit.Progress).
 func (p *Progress) Update(done int) {
 	if p.quiet {
 		return
@@ -124,6 +127,7 @@ func (p *Progress) Update(done int) {
 		done, p.total, 100*float64(done)/float64(p.total), el.Round(time.Second), eta)
 }
 
+// Finish ends the progress bar, if any.
 func (p *Progress) Finish() {
 	if p.bar != nil {
 		p.bar.Finish()

@@ -62,6 +62,8 @@ type Posterior struct {
 	Reason  string          `json:"reason,omitempty"`
 }
 
+// Errs bounds, per curve, how far the exact ε can lie above the one
+// reported (its numerical error).
 type Errs struct {
 	Chernoff  stats.JSONFloat `json:"chernoff"`
 	Tail      stats.JSONFloat `json:"tail"`
@@ -69,6 +71,7 @@ type Errs struct {
 	Profile   stats.JSONFloat `json:"profile"`
 }
 
+// Row is one epoch of the curves in "audit curve --json".
 type Row struct {
 	Epoch        int             `json:"epoch"`
 	EpsChernoff  stats.JSONFloat `json:"eps_chernoff"`
@@ -110,6 +113,8 @@ type Solve struct {
 	PeakEps   float64    `json:"peak_epsilon,omitempty"`
 }
 
+// Report is the JSON document of "audit curve" (the curves and
+// --construct).
 type Report struct {
 	Params    Params    `json:"params"`
 	Posterior Posterior `json:"posterior"`

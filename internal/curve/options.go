@@ -22,7 +22,8 @@ const (
 	ModeNMin                  // eq. 33 and Algorithm 1
 )
 
-// curveOpts is the parsed command line.
+// Options are the flags of "audit curve", as parsed, and what Check
+// resolves from them.
 type Options struct {
 	// Params are the model's and the datasets' flags (--n, --alpha, --beta,
 	// --xh, --xl, --gamma1, --delta, --c, --eta-scale, --eta), filled in
@@ -68,6 +69,7 @@ const Synopsis = "curve [--c C | --c-max-private EPS | --solve-c] [--eta-scale K
 	"       audit curve --n-min --eps-posterior EPS [--rho1 R1] [--rho2 R2] [--rho3 R3] [--runs R] [--max-work W] [flags]\n" +
 	"       output flags: [--epochs FROM:TO[:STEP]] [--json FILE] [--csv FILE] [--plot FILE.svg|.png] [--log-scale] [--html FILE]"
 
+// About is the text of "audit curve -h" under its synopsis.
 const About = "Exact lower bounds on the privacy loss of cyclic SGLD in the interim region (Heller & Fetaya §IV.B):\n" +
 	"D1 = n copies of (x_h, c·x_h), D2 replaces one by (x_h/2, c·x_h/2); the output after each epoch is a Gaussian\n" +
 	"(D1) versus a uniform mixture of n Gaussians (D2). Defaults are the Fig. 1 caption's parameters.\n" +

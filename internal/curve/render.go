@@ -195,91 +195,19 @@ func curveTarget(r Report) float64 {
 // plotCurve draws the four curves, the posterior's ε and any target ε′
 // with gonum/plot.
 func plotCurve(w io.Writer, r Report, file string, logScale bool) error {
-	p := plot.New()
-	pr := r.Params
-	// The title fits the picture's width: the step in its short form (the
-	// exact η is in the table, CSV and JSON).
-	eta := "η = " + fmtG(pr.Eta)
-	if pr.EtaScale > 0 {
-		eta = "η = " + fmtG(pr.EtaScale) + "/s²"
+	p := newCurvePlot(r.Params, logScale)
+	drawn, maxY, err := addCurveLines(p, r.Rows, logScale)
+	if err != nil {
+		return err
 	}
-	p.Title.Text = fmt.Sprintf("Cyclic SGLD: n = %d, c = %s, %s, δ = %g", pr.N, fmtG(pr.C), eta, pr.Delta)
-	p.X.Label.Text = "epoch"
-	p.Y.Label.Text = "ε"
-	p.Title.Padding = vg.Points(6)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), -vg.Points(4)
-	if logScale {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	levels, top, err := addCurveLevels(p, r, logScale)
+	if err != nil {
+		return err
 	}
-	series := []struct {
-		name string
-		get  func(Row) stats.JSONFloat
-	}{
-		{"ε_chernoff (paper's Fig. 1)", func(x Row) stats.JSONFloat { return x.EpsChernoff }},
-		{"ε_tail (same event, exact)", func(x Row) stats.JSONFloat { return x.EpsTail }},
-		{"ε_threshold (best half-line)", func(x Row) stats.JSONFloat { return x.EpsThreshold }},
-		{"ε_profile (exact profile)", func(x Row) stats.JSONFloat { return x.EpsProfile }},
-	}
-	drawn, maxY := 0, 0.0
-	for i, s := range series {
-		var xys plotter.XYs
-		for _, row := range r.Rows {
-			y := float64(s.get(row))
-			if logScale && !(y > 0) {
-				continue
-			}
-			xys = append(xys, plotter.XY{X: float64(row.Epoch), Y: y})
-			maxY = math.Max(maxY, y)
-		}
-		if len(xys) == 0 {
-			continue
-		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			return err
-		}
-		l.Color = plotutil.Color(i)
-		l.Width = vg.Points(1.5)
-		if i == 2 {
-			l.Width = vg.Points(3) // the profile is drawn dashed over it
-		}
-		if i == 3 {
-			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-		}
-		p.Add(l)
-		p.Legend.Add(s.name, l)
-		drawn++
-	}
-	hline := func(y float64, c color.Color, dashes []vg.Length, label string) error {
-		if len(r.Rows) == 0 || (logScale && !(y > 0)) {
-			return nil
-		}
-		l, err := plotter.NewLine(plotter.XYs{{X: float64(r.Rows[0].Epoch), Y: y}, {X: float64(r.Rows[len(r.Rows)-1].Epoch), Y: y}})
-		if err != nil {
-			return err
-		}
-		l.Color, l.Dashes = c, dashes
-		p.Add(l)
-		p.Legend.Add(label, l)
-		drawn++
-		return nil
-	}
-	if r.Posterior.Applies {
-		if err := hline(float64(r.Posterior.Epsilon), color.Gray{Y: 80}, []vg.Length{vg.Points(4), vg.Points(3)}, "posterior ε (upper bound)"); err != nil {
-			return err
-		}
-	}
-	if t := curveTarget(r); t > 0 {
-		if err := hline(t, color.RGBA{R: 200, A: 255}, []vg.Length{vg.Points(1), vg.Points(2)}, fmt.Sprintf("target ε′ = %g", t)); err != nil {
-			return err
-		}
-		maxY = math.Max(maxY, t)
-	}
-	if drawn == 0 {
+	if drawn+levels == 0 {
 		return cli.Usagef("--plot: nothing to draw (every ε is 0 and the axis is logarithmic)")
 	}
+	maxY = math.Max(maxY, top)
 	// Head room for the legend in the top left corner.
 	if logScale {
 		p.Y.Max = math.Max(p.Y.Max, maxY*60)
@@ -297,6 +225,106 @@ func plotCurve(w io.Writer, r Report, file string, logScale bool) error {
 	p.Draw(draw.Crop(draw.New(c), m, -m, m, -m))
 	_, err = c.WriteTo(w)
 	return err
+}
+
+// newCurvePlot is the plot's frame: title, axes, legend's place.
+func newCurvePlot(pr Params, logScale bool) *plot.Plot {
+	p := plot.New()
+	// The title fits the picture's width: the step in its short form (the
+	// exact η is in the table, CSV and JSON).
+	eta := "η = " + fmtG(pr.Eta)
+	if pr.EtaScale > 0 {
+		eta = "η = " + fmtG(pr.EtaScale) + "/s²"
+	}
+	p.Title.Text = fmt.Sprintf("Cyclic SGLD: n = %d, c = %s, %s, δ = %g", pr.N, fmtG(pr.C), eta, pr.Delta)
+	p.X.Label.Text = "epoch"
+	p.Y.Label.Text = "ε"
+	p.Title.Padding = vg.Points(6)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), -vg.Points(4)
+	if logScale {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	return p
+}
+
+// curveSeries are the four curves, in the order of their colours.
+var curveSeries = []struct {
+	name string
+	get  func(Row) stats.JSONFloat
+}{
+	{"ε_chernoff (paper's Fig. 1)", func(x Row) stats.JSONFloat { return x.EpsChernoff }},
+	{"ε_tail (same event, exact)", func(x Row) stats.JSONFloat { return x.EpsTail }},
+	{"ε_threshold (best half-line)", func(x Row) stats.JSONFloat { return x.EpsThreshold }},
+	{"ε_profile (exact profile)", func(x Row) stats.JSONFloat { return x.EpsProfile }},
+}
+
+// addCurveLines draws the four curves (on a log axis, without their
+// points at ε = 0) and returns how many it drew and their largest ε.
+func addCurveLines(p *plot.Plot, rows []Row, logScale bool) (drawn int, maxY float64, err error) {
+	for i, s := range curveSeries {
+		var xys plotter.XYs
+		for _, row := range rows {
+			y := float64(s.get(row))
+			if logScale && !(y > 0) {
+				continue
+			}
+			xys = append(xys, plotter.XY{X: float64(row.Epoch), Y: y})
+			maxY = math.Max(maxY, y)
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return 0, 0, err
+		}
+		l.Color = plotutil.Color(i)
+		l.Width = vg.Points(1.5)
+		if i == 2 {
+			l.Width = vg.Points(3) // the profile is drawn dashed over it
+		}
+		if i == 3 {
+			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
+		p.Add(l)
+		p.Legend.Add(s.name, l)
+		drawn++
+	}
+	return drawn, maxY, nil
+}
+
+// addCurveLevels draws the posterior's ε and the target ε′ as horizontal
+// lines over the epochs, and returns how many it drew and the target (0
+// without one).
+func addCurveLevels(p *plot.Plot, r Report, logScale bool) (drawn int, target float64, err error) {
+	hline := func(y float64, c color.Color, dashes []vg.Length, label string) error {
+		if len(r.Rows) == 0 || (logScale && !(y > 0)) {
+			return nil
+		}
+		l, err := plotter.NewLine(plotter.XYs{{X: float64(r.Rows[0].Epoch), Y: y}, {X: float64(r.Rows[len(r.Rows)-1].Epoch), Y: y}})
+		if err != nil {
+			return err
+		}
+		l.Color, l.Dashes = c, dashes
+		p.Add(l)
+		p.Legend.Add(label, l)
+		drawn++
+		return nil
+	}
+	if r.Posterior.Applies {
+		if err := hline(float64(r.Posterior.Epsilon), color.Gray{Y: 80}, []vg.Length{vg.Points(4), vg.Points(3)}, "posterior ε (upper bound)"); err != nil {
+			return 0, 0, err
+		}
+	}
+	if t := curveTarget(r); t > 0 {
+		if err := hline(t, color.RGBA{R: 200, A: 255}, []vg.Length{vg.Points(1), vg.Points(2)}, fmt.Sprintf("target ε′ = %g", t)); err != nil {
+			return 0, 0, err
+		}
+		target = t
+	}
+	return drawn, target, nil
 }
 
 // epochTicks puts labelled ticks on multiples of 1, 2 or 5 × 10^k epochs,

@@ -85,7 +85,7 @@ func Simulate(ctx context.Context, a *audit.Audit, ck Checkpoint, f *Flags, tria
 	return nil, ck, cli.RunError(err)
 }
 
-// AfterReport is the end of a run, given writeReport's error: an
+// AfterReport is the end of a run, given cli.WriteReport's error: an
 // interruption says where the trials are saved; once the report is
 // written, or refused (the trials of a run that was not resumed cannot be
 // resumed, as nothing says how), the default checkpoint has served and is
@@ -112,7 +112,7 @@ func removeDefaultCheckpoint(ck Checkpoint, remove bool, prog *cli.Progress) {
 	}
 }
 
-// heldNotes keeps a run's notes about its checkpoint until the trials
+// Notes keeps a run's notes about its checkpoint until the trials
 // end: a run refused during its trials then prints its one line of
 // refusal alone, and one that completes or is interrupted prints them
 // first.
@@ -142,14 +142,14 @@ func (n *Notes) flush(p *cli.Progress) {
 // has changed is kept: older ones are removed when a run starts.
 const defaultCheckpointAge = 30 * 24 * time.Hour
 
-// ckLoc is where a run keeps its checkpoint: dir ("" for none), auto when
+// Checkpoint is where a run keeps its checkpoint: Dir ("" for none), Auto when
 // it is the default one in the user's cache rather than --checkpoint.
 type Checkpoint struct {
 	Dir  string
 	Auto bool
 }
 
-// checkpointLocation picks the run's checkpoint: --checkpoint DIR; none
+// Locate picks the run's checkpoint: --checkpoint DIR; none
 // with --no-checkpoint or --save-releases (whose runs cannot be resumed);
 // else the default one, named by the audit ID and trial count under
 // os.UserCacheDir()/mcmcaudit/checkpoints, after removing the default
@@ -273,7 +273,7 @@ func shellQuoteAll(ss []string) []string {
 	return out
 }
 
-// runShard runs one shard and writes its trials file.
+// Shard runs one shard (I/N = i/n) and writes its trials file.
 func Shard(ctx context.Context, f *Flags, plan *scenario.Plan, i, n int, e *cli.Env) error {
 	if n > plan.Config.Audit.Trials {
 		return cli.Usagef("--shard: N must be ≤ audit.trials = %d, got %d", plan.Config.Audit.Trials, n)

@@ -29,7 +29,7 @@ const (
 	maxSamplesLineBytes = 16 << 20
 )
 
-// samplesFile is one file of precomputed runs.
+// File is one file of precomputed runs.
 type File struct {
 	Path   string
 	SHA256 string
@@ -52,6 +52,7 @@ type Doc struct {
 	Report   *audit.Report    `json:"report"`
 }
 
+// FileInfo identifies one file of an analysis in its JSON document.
 type FileInfo struct {
 	Side   string `json:"side"`
 	Path   string `json:"path"`
@@ -219,7 +220,7 @@ func columnLabel(name string) string {
 	return strings.TrimSpace(name)
 }
 
-// readSamplesFile reads a .npy, .csv or .csv.gz file of runs; ctx
+// ReadFile reads a .npy, .csv or .csv.gz file of runs; ctx
 // interrupts it.
 func ReadFile(ctx context.Context, path string) (*File, error) {
 	// Opened without blocking: a FIFO is refused, not waited on.
@@ -255,6 +256,7 @@ type ctxReader struct {
 	r   io.Reader
 }
 
+// Read implements io.Reader.
 func (c ctxReader) Read(p []byte) (int, error) {
 	if err := c.ctx.Err(); err != nil {
 		return 0, err

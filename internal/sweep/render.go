@@ -271,6 +271,7 @@ type byX struct {
 	lbls []string
 }
 
+// Len, Less and Swap implement sort.Interface.
 func (b byX) Len() int { return len(b.xys) }
 
 func (b byX) Less(i, j int) bool { return b.xys[i].X < b.xys[j].X }

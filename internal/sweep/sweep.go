@@ -274,7 +274,7 @@ type Accuracy struct {
 	AcceptanceRate *float64 `json:"acceptance_rate,omitempty"`
 }
 
-// sweepRow is one point of the sweep.
+// Row is one point of the sweep.
 type Row struct {
 	Value  float64  `json:"value"`
 	Series *float64 `json:"series,omitempty"`
