@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/samples"
 	"github.com/sbinet/npyio"
 	"gonum.org/v1/gonum/mat"
 )
@@ -101,14 +102,14 @@ func TestAnalyzeCSVAndNPY(t *testing.T) {
 	}
 	var rows [2][][]float64
 	for side, suffix := range []string{"-D.csv", "-DPRIME.csv"} {
-		f, err := readSamplesFile(context.Background(), prefix+suffix)
+		f, err := samples.ReadFile(context.Background(), prefix+suffix)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows[side] = f.rows
+		rows[side] = f.Rows
 		// The same numbers without the trial column and the header.
 		var b strings.Builder
-		for _, r := range f.rows {
+		for _, r := range f.Rows {
 			for j, v := range r {
 				if j > 0 {
 					b.WriteByte(',')
@@ -120,7 +121,7 @@ func TestAnalyzeCSVAndNPY(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "plain"+suffix), []byte(b.String()), 0o644)
 		for _, shape := range []string{"2d", "3d"} {
 			flat := []float64{}
-			for _, r := range f.rows {
+			for _, r := range f.Rows {
 				flat = append(flat, r...)
 			}
 			w, err := os.Create(filepath.Join(dir, shape+suffix+".npy"))
@@ -129,9 +130,9 @@ func TestAnalyzeCSVAndNPY(t *testing.T) {
 			}
 			var werr error
 			if shape == "2d" {
-				werr = npyio.Write(w, matOf(len(f.rows), len(f.rows[0]), flat))
+				werr = npyio.Write(w, matOf(len(f.Rows), len(f.Rows[0]), flat))
 			} else {
-				werr = writeNPY3(w, len(f.rows), 1, len(f.rows[0]), flat)
+				werr = writeNPY3(w, len(f.Rows), 1, len(f.Rows[0]), flat)
 			}
 			w.Close()
 			if werr != nil {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/bounds"
 )
 
 // A program sampler may own its data: its scenario has no data section and
@@ -25,7 +27,7 @@ func TestBoundsProgramWithoutData(t *testing.T) {
 	}
 	stdout, stderr, code = runCLI(t, "bounds", scen, "--json", "-")
 	var doc struct {
-		Guarantees []boundRow `json:"guarantees"`
+		Guarantees []bounds.Row `json:"guarantees"`
 	}
 	if code != exitOK || stderr != "" || json.Unmarshal([]byte(stdout), &doc) != nil {
 		t.Fatalf("bounds --json on a program without data: exit %d, stderr %q, stdout %q", code, stderr, stdout)
@@ -44,13 +46,13 @@ func TestBoundsProgramWithoutData(t *testing.T) {
 // nothing at its δ, and says why.
 func TestBoundsConvergenceTransfer(t *testing.T) {
 	type doc struct {
-		Guarantees  []boundRow      `json:"guarantees"`
-		LowerBounds []lowerBoundRow `json:"lower_bounds"`
+		Guarantees  []bounds.Row           `json:"guarantees"`
+		LowerBounds []bounds.LowerBoundRow `json:"lower_bounds"`
 	}
 	// At δ = 1e-5 Prop. 3.3 proves something (β ≈ 0.14 is small against
 	// the posteriors' profile there); at δ = 0.6 Prop. 3.2 is finite
 	// (its floor, min over ε of δπ(ε) + β(1 + e^ε), is about 0.58).
-	at := func(delta string) (prop32, cor7 float64, lower lowerBoundRow) {
+	at := func(delta string) (prop32, cor7 float64, lower bounds.LowerBoundRow) {
 		stdout, stderr, code := runCLI(t, "bounds", "../../testdata/ula-gauss-ou.yaml", "--delta", delta, "--json", "-")
 		var d doc
 		if code != exitOK || json.Unmarshal([]byte(stdout), &d) != nil || len(d.LowerBounds) != 1 {
@@ -87,8 +89,8 @@ func TestBoundsConvergenceTransfer(t *testing.T) {
 	// must exceed the forced one (or the theorem or β would be wrong).
 	stdout, stderr, code := runCLI(t, "bounds", "../../testdata/ula-gauss-ou.yaml", "--delta", "0.3", "--json", "-")
 	var d struct {
-		LowerBounds []lowerBoundRow `json:"lower_bounds"`
-		RequiredTV  []requiredTVRow `json:"required_tv"`
+		LowerBounds []bounds.LowerBoundRow `json:"lower_bounds"`
+		RequiredTV  []bounds.RequiredTVRow `json:"required_tv"`
 	}
 	if code != exitOK || json.Unmarshal([]byte(stdout), &d) != nil || len(d.LowerBounds) != 1 {
 		t.Fatalf("bounds --delta 0.3: exit %d, stderr %q", code, stderr)

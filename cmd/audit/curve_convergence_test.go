@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/curve"
 )
 
 // "audit curve --json" carries, per epoch, the ε that Bertazzi et al.'s
@@ -14,7 +16,7 @@ import (
 func TestCurveJSONConvergenceLowerBound(t *testing.T) {
 	stdout, stderr, code := runCLI(t, "curve", "--n", "6", "--c", "10", "--epochs", "0:300:50", "--json", "-")
 	var doc struct {
-		Rows []curveRow `json:"rows"`
+		Rows []curve.Row `json:"rows"`
 	}
 	if code != exitOK || json.Unmarshal([]byte(stdout), &doc) != nil || len(doc.Rows) != 7 {
 		t.Fatalf("curve --json: exit %d, stderr %q", code, stderr)

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -233,36 +232,6 @@ func TestOutputsReplaceOnlyRegularFiles(t *testing.T) {
 		if strings.HasPrefix(e.Name(), ".") {
 			t.Errorf("temporary file left behind: %s", e.Name())
 		}
-	}
-}
-
-// A path that becomes a FIFO or a directory during the run is not
-// replaced when the report is written: the check is repeated at the end.
-func TestOutputBecameSpecialDuringRun(t *testing.T) {
-	dir := t.TempDir()
-	for _, kind := range []string{"fifo", "dir"} {
-		p := filepath.Join(dir, "r-"+kind)
-		o := output(p)
-		if err := o.checkWritable("json"); err != nil {
-			t.Fatal(err)
-		}
-		if kind == "fifo" {
-			syscall.Mkfifo(p, 0o644)
-		} else {
-			os.Mkdir(p, 0o755)
-		}
-		var errb bytes.Buffer
-		err := o.write(&env{stdout: io.Discard, stderr: &errb}, func(w io.Writer) error { _, err := io.WriteString(w, "{}\n"); return err })
-		var we writeError
-		if !errors.As(err, &we) || !strings.Contains(err.Error(), "not replaced") {
-			t.Errorf("%s: %v", kind, err)
-		}
-		if st, err := os.Lstat(p); err != nil || st.Mode().IsRegular() {
-			t.Errorf("%s was replaced", kind)
-		}
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
-		t.Errorf("left behind: %v", entries)
 	}
 }
 

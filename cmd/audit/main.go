@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/cli"
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/suggest"
 )
@@ -31,23 +32,6 @@ type command struct {
 	summary string
 	run     func(args []string, env *env) error
 }
-
-// env carries the streams a command writes to; tests substitute buffers.
-type env struct {
-	stdout, stderr io.Writer
-}
-
-// usageError marks bad input: it is printed as one line and exits 2.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
-
-// violationError marks a refuted claim: exit 1 after the report is written.
-type violationError struct{ msg string }
-
-func (e violationError) Error() string { return e.msg }
 
 func commands() []command {
 	cmds := []command{
@@ -104,11 +88,11 @@ func run(args []string, e *env) int {
 		}
 		// Every write to stdout is checked: a command whose output could
 		// not be written does not exit 0 (or 1) as if it had been.
-		out := &checkedWriter{w: e.stdout}
+		out := cli.NewCheckedWriter(e.stdout)
 		err := c.run(args[1:], &env{stdout: out, stderr: e.stderr})
 		var v violationError
-		if out.err != nil && (err == nil || errors.As(err, &v) || errors.Is(err, out.err)) {
-			err = writeError{fmt.Sprintf("cannot write standard output: %v", out.err)}
+		if out.Err() != nil && (err == nil || errors.As(err, &v) || errors.Is(err, out.Err())) {
+			err = cli.WriteError{Msg: fmt.Sprintf("cannot write standard output: %v", out.Err())}
 		}
 		return exitCode(err, c.name, e)
 	}
@@ -199,26 +183,26 @@ func commandNames() string {
 
 // exitCode maps a command's error to an exit code, printing it on one line.
 func exitCode(err error, name string, e *env) int {
-	var u usageError
-	var v violationError
-	var in interruptedError
-	var we writeError
+	var u cli.UsageError
+	var v cli.ViolationError
+	var in cli.InterruptedError
+	var we cli.WriteError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, errHelp):
 		return exitOK
 	case errors.As(err, &u):
-		fmt.Fprintf(e.stderr, "audit %s: %s\n", name, oneLine(u.msg))
+		fmt.Fprintf(e.stderr, "audit %s: %s\n", name, oneLine(u.Msg))
 		return exitUsage
 	case errors.As(err, &in):
-		fmt.Fprintf(e.stderr, "audit %s: %s\n", name, oneLine(in.msg))
+		fmt.Fprintf(e.stderr, "audit %s: %s\n", name, oneLine(in.Msg))
 		return exitInterrupted
 	case errors.As(err, &we):
-		fmt.Fprintf(e.stderr, "audit %s: %s\n", name, oneLine(we.msg))
+		fmt.Fprintf(e.stderr, "audit %s: %s\n", name, oneLine(we.Msg))
 		return exitInternal
 	case errors.As(err, &v):
-		fmt.Fprintf(e.stderr, "audit %s: VIOLATION: %s\n", name, oneLine(v.msg))
+		fmt.Fprintf(e.stderr, "audit %s: VIOLATION: %s\n", name, oneLine(v.Msg))
 		return exitViolation
 	}
 	fmt.Fprintf(e.stderr, "audit %s: internal error: %s\n", name, oneLine(err.Error()))

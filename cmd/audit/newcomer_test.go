@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/bounds"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
@@ -192,7 +193,7 @@ func TestBoundsFit120Columns(t *testing.T) {
 			}
 		}
 		var doc struct {
-			Guarantees []boundRow `json:"guarantees"`
+			Guarantees []bounds.Row `json:"guarantees"`
 		}
 		b, _ := os.ReadFile(jsonPath)
 		if err := json.Unmarshal(b, &doc); err != nil {
@@ -200,7 +201,7 @@ func TestBoundsFit120Columns(t *testing.T) {
 		}
 		flat := strings.Join(strings.Fields(out), " ")
 		for _, g := range doc.Guarantees {
-			want := []string{strings.Join(strings.Fields(checksText(g)), " ")}
+			want := []string{strings.Join(strings.Fields(bounds.ChecksText(g)), " ")}
 			if g.Epsilon != nil {
 				want = append(want, stats.FormatFloat(float64(*g.Epsilon)))
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/attacks"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/samples"
 	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 )
 
@@ -109,13 +110,13 @@ func TestNumPyGaussianMatchesBuiltin(t *testing.T) {
 	// The program's evaluation runs, scored by the built-in's rules.
 	var scores [2][]float64 // by side
 	for side, suffix := range []string{"-D.csv", "-DPRIME.csv"} {
-		f, err := readSamplesFile(context.Background(), prefix+suffix)
+		f, err := samples.ReadFile(context.Background(), prefix+suffix)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, tr := range f.trial {
+		for i, tr := range f.Trial {
 			if tr >= p.Report.TrainRuns {
-				scores[side] = append(scores[side], f.rows[i][0])
+				scores[side] = append(scores[side], f.Rows[i][0])
 			}
 		}
 	}

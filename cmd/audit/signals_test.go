@@ -168,24 +168,6 @@ func TestResumeHintPasted(t *testing.T) {
 	}
 }
 
-// resumeCommand keeps every argument but --checkpoint and --resume, in any
-// spelling, and quotes what a shell would split or expand.
-func TestResumeCommandQuoting(t *testing.T) {
-	got := resumeCommand("/opt/my audit/audit", []string{"s.yaml", "--json=a b.json", "-resume", "--checkpoint=old", "--csv", "it's.csv", "--resume=true", "-checkpoint", "x", "--", "$HOME"}, "ck dir")
-	want := `'/opt/my audit/audit' run s.yaml '--json=a b.json' --csv 'it'\''s.csv' --checkpoint 'ck dir' --resume -- '$HOME'`
-	if got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
-	}
-	// The shell gives back the arguments.
-	out, err := exec.Command("/bin/sh", "-c", `printf '%s\n' `+strings.TrimPrefix(got, `'/opt/my audit/audit' `)).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "run\ns.yaml\n--json=a b.json\n--csv\nit's.csv\n--checkpoint\nck dir\n--resume\n--\n$HOME\n"; string(out) != want {
-		t.Errorf("the shell splits it into %q", out)
-	}
-}
-
 // The checkpoint cases: a manifest that claims blocks of size 0 (a resume
 // looped forever), a FIFO named like a block (a resume hung), and a second
 // run on a directory in use (both computed everything) are refused at

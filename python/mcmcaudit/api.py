@@ -423,8 +423,8 @@ def _epsilon(flags):
     return EpsilonResult(tool_json(text, "epsilon", code, "counts"))
 
 
-# The ranges of the counts, as `audit epsilon` has them (maxCount and
-# maxCanaries in cmd/audit/epsilon.go; test_hostile.py checks that they agree).
+# The ranges of the counts, as `audit epsilon` has them (MaxCount and
+# MaxCanaries in internal/epsilon/epsilon.go; test_hostile.py checks that they agree).
 _MAX_COUNT = 100_000_000
 _MAX_CANARIES = 10_000_000
 

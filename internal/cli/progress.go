@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -11,10 +11,10 @@ import (
 	"golang.org/x/term"
 )
 
-// progress reports how many trials are done on stderr: a progress bar with
+// Progress reports how many trials are done on stderr: a progress bar with
 // an ETA when stderr is a terminal, a plain line every 10 seconds otherwise,
 // nothing with --quiet.
-type progress struct {
+type Progress struct {
 	mu    sync.Mutex
 	w     io.Writer
 	total int
@@ -76,9 +76,11 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-func newProgress(w io.Writer, total int, quiet bool) *progress {
+// NewProgress reports the progress of total trials on w (nothing with
+// quiet).
+func NewProgress(w io.Writer, total int, quiet bool) *Progress {
 	now := time.Now()
-	p := &progress{w: w, total: total, start: now, last: now, quiet: quiet, eta: etaEstimator{total: total}}
+	p := &Progress{w: w, total: total, start: now, last: now, quiet: quiet, eta: etaEstimator{total: total}}
 	if !quiet && isTerminal(w) {
 		p.bar = progressbar.NewOptions(total,
 			progressbar.OptionSetWriter(w),
@@ -93,7 +95,8 @@ func newProgress(w io.Writer, total int, quiet bool) *progress {
 	return p
 }
 
-func (p *progress) update(done int) {
+// Update reports that done trials are complete (an audit.Progress).
+func (p *Progress) Update(done int) {
 	if p.quiet {
 		return
 	}
@@ -124,8 +127,20 @@ func (p *progress) update(done int) {
 		done, p.total, 100*float64(done)/float64(p.total), el.Round(time.Second), eta)
 }
 
-func (p *progress) finish() {
+// Finish ends the progress bar, if any.
+func (p *Progress) Finish() {
 	if p.bar != nil {
 		p.bar.Finish()
 	}
+}
+
+// Note prints one line on stderr, clearing the progress bar first; it is
+// printed with --quiet too.
+func (p *Progress) Note(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		p.bar.Clear()
+	}
+	fmt.Fprintf(p.w, "audit: %s\n", msg)
 }

@@ -1,9 +1,10 @@
-package main
+package samples
 
 import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/cli"
 )
 
 // npyBytes builds a .npy file: format version major (1 or 2), the header
@@ -75,19 +78,19 @@ func TestReadNPY(t *testing.T) {
 	} {
 		hdr := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", c.descr, c.shape)
 		in := npyBytes(c.major, hdr, -1, c.data)
-		var out samplesFile
+		var out File
 		if err := readNPY(context.Background(), bytes.NewReader(in), int64(len(in)), &out); err != nil {
 			t.Fatalf("%s %s: %v", c.descr, c.shape, err)
 		}
 		var got []float64
-		for _, r := range out.rows {
+		for _, r := range out.Rows {
 			got = append(got, r...)
 		}
 		if fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Errorf("%s %s: read %v, want %v", c.descr, c.shape, got, c.want)
 		}
-		if (out.shape3 != nil) != strings.Contains(c.shape, ", 1)") {
-			t.Errorf("%s %s: shape3 %v", c.descr, c.shape, out.shape3)
+		if (out.Shape3 != nil) != strings.Contains(c.shape, ", 1)") {
+			t.Errorf("%s %s: shape3 %v", c.descr, c.shape, out.Shape3)
 		}
 	}
 }
@@ -130,7 +133,7 @@ func TestReadNPYHostile(t *testing.T) {
 	for _, c := range cases {
 		var err error
 		alloc := allocated(func() {
-			err = readNPY(context.Background(), bytes.NewReader(c.in), int64(len(c.in)), &samplesFile{})
+			err = readNPY(context.Background(), bytes.NewReader(c.in), int64(len(c.in)), &File{})
 		})
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: error %v, want one line containing %q", c.name, err, c.want)
@@ -139,16 +142,18 @@ func TestReadNPYHostile(t *testing.T) {
 			t.Errorf("%s: allocated %d bytes to refuse a %d-byte file", c.name, alloc, len(c.in))
 		}
 	}
-	// Through the command: exit 2, one line naming the file.
+	// As the command reads them: a usage error (exit 2), one line naming
+	// the file.
 	dir := t.TempDir()
 	good2 := filepath.Join(dir, "good.npy")
 	os.WriteFile(good2, npyBytes(1, good, -1, data), 0o644)
 	for _, c := range cases[:5] {
 		p := filepath.Join(dir, "bad.npy")
 		os.WriteFile(p, c.in, 0o644)
-		_, errs, code := runCLI(t, "analyze", good2, p)
-		if code != exitUsage || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, p+": ") || !strings.Contains(errs, c.want) {
-			t.Errorf("analyze %s: exit %d, stderr %q", c.name, code, errs)
+		_, err := ReadFiles(context.Background(), [2]string{good2, p})
+		var u cli.UsageError
+		if !errors.As(err, &u) || strings.Contains(u.Msg, "\n") || !strings.Contains(u.Msg, p+": ") || !strings.Contains(u.Msg, c.want) {
+			t.Errorf("ReadFiles %s: %v, want a usage error naming the file", c.name, err)
 		}
 	}
 }
@@ -164,17 +169,17 @@ func FuzzReadNPY(f *testing.F) {
 	f.Add(npyBytes(1, hdr, 0xffff, f8(1, 2, 3, 4)))
 	f.Add(npyBytes(1, hdr, -1, f8(1, 2, 3)))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		var out samplesFile
+		var out File
 		if err := readNPY(context.Background(), bytes.NewReader(in), int64(len(in)), &out); err != nil {
 			return
 		}
-		if len(out.rows) == 0 {
+		if len(out.Rows) == 0 {
 			t.Fatal("accepted an array without runs")
 		}
 		n := 0
-		for _, r := range out.rows {
-			if len(r) != len(out.rows[0]) || len(r) == 0 {
-				t.Fatalf("rows of %d and %d values", len(r), len(out.rows[0]))
+		for _, r := range out.Rows {
+			if len(r) != len(out.Rows[0]) || len(r) == 0 {
+				t.Fatalf("rows of %d and %d values", len(r), len(out.Rows[0]))
 			}
 			n += len(r)
 		}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -18,13 +18,10 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/internal/suggest"
 )
 
-// errHelp is returned when -h was asked for; usage has been printed.
-var errHelp = errors.New("help requested")
-
-// flagSet wraps flag.FlagSet so that every parse problem becomes one line
+// FlagSet wraps flag.FlagSet so that every parse problem becomes one line
 // naming the flag and its allowed values (and the nearest flag for an
 // unknown one), and -h prints the flags.
-type flagSet struct {
+type FlagSet struct {
 	*flag.FlagSet
 	name       string
 	synopsis   string
@@ -35,15 +32,18 @@ type flagSet struct {
 }
 
 // NArg returns the number of positional arguments.
-func (f *flagSet) NArg() int { return len(f.positional) }
+func (f *FlagSet) NArg() int { return len(f.positional) }
 
 // Arg returns the i-th positional argument.
-func (f *flagSet) Arg(i int) string { return f.positional[i] }
+func (f *FlagSet) Arg(i int) string { return f.positional[i] }
 
-func newFlagSet(name, synopsis string) *flagSet {
+// NewFlagSet returns the flag set of the command "audit name" (name may go
+// on with its synopsis of arguments); synopsis is the text -h prints under
+// the usage line. The flag set of "run" also has --explain.
+func NewFlagSet(name, synopsis string) *FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	f := &flagSet{FlagSet: fs, name: name, synopsis: synopsis}
+	f := &FlagSet{FlagSet: fs, name: name, synopsis: synopsis}
 	if cmd, _, _ := strings.Cut(name, " "); cmd == "run" {
 		f.explain = &explainFlag{}
 		fs.Var(f.explain, "explain", "print the reference of scenario field FIELD (a section: its fields; alone: all) and exit")
@@ -58,12 +58,14 @@ type explainFlag struct {
 	field string
 }
 
+// String implements flag.Value.
 func (f *explainFlag) String() string { return "" }
 
 // IsBoolFlag lets --explain stand alone; its field is then the next
 // argument, read as a positional one.
 func (f *explainFlag) IsBoolFlag() bool { return true }
 
+// Set implements flag.Value.
 func (f *explainFlag) Set(s string) error {
 	f.set = true
 	if s != "true" {
@@ -72,8 +74,8 @@ func (f *explainFlag) Set(s string) error {
 	return nil
 }
 
-// parse parses args; positional arguments are refused unless maxArgs > 0.
-func (f *flagSet) parse(args []string, e *env, maxArgs int) error {
+// Parse parses args; positional arguments are refused unless maxArgs > 0.
+func (f *FlagSet) Parse(args []string, e *Env, maxArgs int) error {
 	// Flags may come before or after the positional arguments
 	// ("audit run config.yaml --json out.json"): parse, set the first
 	// positional argument aside, and parse the rest again.
@@ -81,10 +83,10 @@ func (f *flagSet) parse(args []string, e *env, maxArgs int) error {
 	for {
 		if err := f.FlagSet.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				f.usage(e.stdout)
-				return errHelp
+				f.usage(e.Stdout)
+				return ErrHelp
 			}
-			return usageError{f.flagError(err)}
+			return UsageError{Msg: f.flagError(err)}
 		}
 		rest := f.FlagSet.Args()
 		if len(rest) == 0 {
@@ -102,30 +104,30 @@ func (f *flagSet) parse(args []string, e *env, maxArgs int) error {
 		if field == "" && len(f.positional) > 0 {
 			field = f.positional[0]
 		}
-		if err := scenario.Explain(e.stdout, field); err != nil {
-			return usageError{err.Error()}
+		if err := scenario.Explain(e.Stdout, field); err != nil {
+			return UsageError{Msg: err.Error()}
 		}
-		return errHelp
+		return ErrHelp
 	}
 	if len(f.positional) > maxArgs {
 		if maxArgs == 0 {
-			return usagef("unexpected argument %s (this command takes only flags)", clip.Quote(f.positional[0]))
+			return Usagef("unexpected argument %s (this command takes only flags)", clip.Quote(f.positional[0]))
 		}
-		return usagef("unexpected argument %s (at most %d positional arguments)", clip.Quote(f.positional[maxArgs]), maxArgs)
+		return Usagef("unexpected argument %s (at most %d positional arguments)", clip.Quote(f.positional[maxArgs]), maxArgs)
 	}
 	set := map[string]bool{}
 	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	for _, r := range f.required {
 		if !set[r] {
-			return usagef("--%s is required", r)
+			return Usagef("--%s is required", r)
 		}
 	}
 	return nil
 }
 
-// flagGiven reports whether the flag name was on the command line (even
+// Given reports whether the flag name was on the command line (even
 // with an empty value).
-func flagGiven(fs *flagSet, name string) bool {
+func Given(fs *FlagSet, name string) bool {
 	given := false
 	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == name })
 	return given
@@ -140,7 +142,7 @@ var (
 // flagError rewrites the flag package's messages to name the flag as users
 // type it: `--delta: invalid value "1.5": must be a number in [0, 1)`, and
 // suggests the nearest flag for an unknown one.
-func (f *flagSet) flagError(err error) string {
+func (f *FlagSet) flagError(err error) string {
 	msg := err.Error()
 	if m := reInvalid.FindStringSubmatch(msg); m != nil {
 		value := m[1]
@@ -166,7 +168,7 @@ func (f *flagSet) flagError(err error) string {
 	return reFlag.ReplaceAllString(msg, " --$1")
 }
 
-func (f *flagSet) usage(w io.Writer) {
+func (f *FlagSet) usage(w io.Writer) {
 	fmt.Fprintf(w, "Usage: audit %s\n\n%s\n\nFlags:\n", f.name, f.synopsis)
 	f.VisitAll(func(fl *flag.Flag) {
 		fmt.Fprintf(w, "  --%-14s %s%s\n", fl.Name, fl.Usage, defaultText(fl, f.required))
@@ -202,6 +204,7 @@ type intFlag struct {
 	min, max int
 }
 
+// String implements flag.Value.
 func (f intFlag) String() string {
 	if f.v == nil {
 		return ""
@@ -252,6 +255,7 @@ func (f floatFlag) String() string {
 	return strconv.FormatFloat(*f.v, 'g', -1, 64)
 }
 
+// Set implements flag.Value: a finite number that check accepts.
 func (f floatFlag) Set(s string) error {
 	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || !f.check(x) {
@@ -261,40 +265,46 @@ func (f floatFlag) Set(s string) error {
 	return nil
 }
 
-func (f *flagSet) intVar(p *int, name string, def, min, max int, usage string) {
+// IntVar defines an integer flag in [min, max] with default def; the
+// range is appended to usage.
+func (f *FlagSet) IntVar(p *int, name string, def, min, max int, usage string) {
 	*p = def
 	f.Var(intFlag{p, min, max}, name, usage+" "+intRange(min, max))
 }
 
-func (f *flagSet) floatVar(p *float64, name string, def float64, rng string, check func(float64) bool, usage string) {
+// FloatVar defines a finite float flag with default def, restricted by
+// check, which rng (e.g. "[0, 1)") describes; rng is appended to usage.
+func (f *FlagSet) FloatVar(p *float64, name string, def float64, rng string, check func(float64) bool, usage string) {
 	*p = def
 	f.Var(floatFlag{p, rng, check}, name, usage+" "+rng)
 }
 
 // Common ranges.
 var (
-	inUnitOpen = func(x float64) bool { return x > 0 && x < 1 }  // (0, 1)
-	inDelta    = func(x float64) bool { return x >= 0 && x < 1 } // [0, 1)
-	positive   = func(x float64) bool { return x > 0 }
+	InUnitOpen = func(x float64) bool { return x > 0 && x < 1 }  // (0, 1)
+	InDelta    = func(x float64) bool { return x >= 0 && x < 1 } // [0, 1)
+	Positive   = func(x float64) bool { return x > 0 }
 )
 
-// estimatorsFlag is --estimators NAME,…: the estimators of the audit, by
+// EstimatorsFlag is --estimators NAME,…: the estimators of the audit, by
 // their registered names (an unknown or repeated name is refused when the
-// flag is parsed).
-type estimatorsFlag struct{ names *[]string }
+// flag is parsed). Names points at where the parsed names go.
+type EstimatorsFlag struct{ Names *[]string }
 
-func (f estimatorsFlag) String() string {
-	if f.names == nil {
+// String returns the names joined by commas.
+func (f EstimatorsFlag) String() string {
+	if f.Names == nil {
 		return ""
 	}
-	return strings.Join(*f.names, ",")
+	return strings.Join(*f.Names, ",")
 }
 
-func (f estimatorsFlag) Set(s string) error {
+// Set parses NAME,… and refuses a name that is not registered.
+func (f EstimatorsFlag) Set(s string) error {
 	names := strings.Split(s, ",")
 	if _, err := audit.EstimatorsByName(names); err != nil {
 		return err
 	}
-	*f.names = names
+	*f.Names = names
 	return nil
 }

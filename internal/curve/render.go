@@ -1,4 +1,4 @@
-package main
+package curve
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/cli"
 	"github.com/mcmcaudit/mcmcaudit/report"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 	"gonum.org/v1/plot"
@@ -26,34 +27,34 @@ import (
 // stdout) and every requested file. The plot and the HTML page are drawn
 // before anything is printed, so that a plot that cannot be drawn fails
 // the command cleanly. An interruption (ctx) stops before the next output.
-func (o *curveOpts) render(ctx context.Context, e *env, rep curveReport, print func(io.Writer, curveReport)) error {
+func (o *Options) render(ctx context.Context, e *cli.Env, rep Report, print func(io.Writer, Report)) error {
 	var plotBuf, htmlBuf bytes.Buffer
-	if o.out.plot != "" {
-		if err := plotCurve(&plotBuf, rep, o.out.plot, o.logScale); err != nil {
+	if o.Out.Plot != "" {
+		if err := plotCurve(&plotBuf, rep, o.Out.Plot, o.LogScale); err != nil {
 			return err
 		}
 	}
-	if o.out.html != "" {
-		if err := curveHTML(&htmlBuf, rep, o.logScale, print); err != nil {
+	if o.Out.HTML != "" {
+		if err := curveHTML(&htmlBuf, rep, o.LogScale, print); err != nil {
 			return err
 		}
 	}
 	if ctx.Err() != nil {
 		return errCurveInterrupted
 	}
-	if !o.out.stdoutTaken() {
-		print(e.stdout, rep)
+	if !o.Out.StdoutTaken() {
+		print(e.Stdout, rep)
 	}
-	return writeDocuments(ctx, e, interruptedError{"interrupted while writing the outputs; those not yet written were not written"},
-		document{o.out.html, func(w io.Writer) error { _, err := htmlBuf.WriteTo(w); return err }},
-		document{o.out.plot, func(w io.Writer) error { _, err := plotBuf.WriteTo(w); return err }},
-		document{o.out.csv, func(w io.Writer) error { return writeCurveCSV(w, rep) }},
-		document{o.out.json, func(w io.Writer) error { return writeJSONTo(w, rep) }},
+	return cli.WriteDocuments(ctx, e, cli.InterruptedError{Msg: "interrupted while writing the outputs; those not yet written were not written"},
+		cli.Document{Out: o.Out.HTML, Fill: func(w io.Writer) error { _, err := htmlBuf.WriteTo(w); return err }},
+		cli.Document{Out: o.Out.Plot, Fill: func(w io.Writer) error { _, err := plotBuf.WriteTo(w); return err }},
+		cli.Document{Out: o.Out.CSV, Fill: func(w io.Writer) error { return writeCurveCSV(w, rep) }},
+		cli.Document{Out: o.Out.JSON, Fill: func(w io.Writer) error { return cli.WriteJSONTo(w, rep) }},
 	)
 }
 
 // etaText describes the step size as chosen.
-func etaText(p curveParams) string {
+func etaText(p Params) string {
 	if p.EtaScale > 0 {
 		return fmt.Sprintf("η = %s/s² = %s", fmtG(p.EtaScale), fmtG(p.Eta))
 	}
@@ -63,7 +64,7 @@ func etaText(p curveParams) string {
 func fmtG(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 
 // solveText explains a solved c or η in one line.
-func solveText(s *curveSolve, p curveParams) string {
+func solveText(s *Solve, p Params) string {
 	if s == nil {
 		return ""
 	}
@@ -87,7 +88,7 @@ func solveText(s *curveSolve, p curveParams) string {
 }
 
 // printCurve prints the curve report as a table with explanations.
-func printCurve(w io.Writer, r curveReport) {
+func printCurve(w io.Writer, r Report) {
 	p := r.Params
 	if r.Construction != nil {
 		printConstruction(w, *r.Construction)
@@ -114,7 +115,7 @@ func printCurve(w io.Writer, r curveReport) {
 	if r.Posterior.Applies {
 		post = stats.FormatFloat(float64(r.Posterior.Epsilon))
 	}
-	t := newTable(w, "epoch", "ε_chernoff", "ε_tail", "ε_threshold", "ε_profile", "ε_posterior")
+	t := cli.NewTable(w, "epoch", "ε_chernoff", "ε_tail", "ε_threshold", "ε_profile", "ε_posterior")
 	f := func(x stats.JSONFloat) string { return stats.FormatFloat(float64(x)) }
 	peak, maxErr := -1, 0.0
 	var inexact []string
@@ -157,7 +158,7 @@ func printCurve(w io.Writer, r curveReport) {
 	}
 }
 
-func writeCurveCSV(w io.Writer, r curveReport) error {
+func writeCurveCSV(w io.Writer, r Report) error {
 	cw := csv.NewWriter(w)
 	g := func(x stats.JSONFloat) string { return strconv.FormatFloat(float64(x), 'g', -1, 64) }
 	post := ""
@@ -181,7 +182,7 @@ func writeCurveCSV(w io.Writer, r curveReport) error {
 
 // curveTarget returns the ε′ the report aims at (solve or construction),
 // or 0.
-func curveTarget(r curveReport) float64 {
+func curveTarget(r Report) float64 {
 	switch {
 	case r.Solve != nil:
 		return r.Solve.Target
@@ -193,92 +194,20 @@ func curveTarget(r curveReport) float64 {
 
 // plotCurve draws the four curves, the posterior's ε and any target ε′
 // with gonum/plot.
-func plotCurve(w io.Writer, r curveReport, file string, logScale bool) error {
-	p := plot.New()
-	pr := r.Params
-	// The title fits the picture's width: the step in its short form (the
-	// exact η is in the table, CSV and JSON).
-	eta := "η = " + fmtG(pr.Eta)
-	if pr.EtaScale > 0 {
-		eta = "η = " + fmtG(pr.EtaScale) + "/s²"
+func plotCurve(w io.Writer, r Report, file string, logScale bool) error {
+	p := newCurvePlot(r.Params, logScale)
+	drawn, maxY, err := addCurveLines(p, r.Rows, logScale)
+	if err != nil {
+		return err
 	}
-	p.Title.Text = fmt.Sprintf("Cyclic SGLD: n = %d, c = %s, %s, δ = %g", pr.N, fmtG(pr.C), eta, pr.Delta)
-	p.X.Label.Text = "epoch"
-	p.Y.Label.Text = "ε"
-	p.Title.Padding = vg.Points(6)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), -vg.Points(4)
-	if logScale {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	levels, top, err := addCurveLevels(p, r, logScale)
+	if err != nil {
+		return err
 	}
-	series := []struct {
-		name string
-		get  func(curveRow) stats.JSONFloat
-	}{
-		{"ε_chernoff (paper's Fig. 1)", func(x curveRow) stats.JSONFloat { return x.EpsChernoff }},
-		{"ε_tail (same event, exact)", func(x curveRow) stats.JSONFloat { return x.EpsTail }},
-		{"ε_threshold (best half-line)", func(x curveRow) stats.JSONFloat { return x.EpsThreshold }},
-		{"ε_profile (exact profile)", func(x curveRow) stats.JSONFloat { return x.EpsProfile }},
+	if drawn+levels == 0 {
+		return cli.Usagef("--plot: nothing to draw (every ε is 0 and the axis is logarithmic)")
 	}
-	drawn, maxY := 0, 0.0
-	for i, s := range series {
-		var xys plotter.XYs
-		for _, row := range r.Rows {
-			y := float64(s.get(row))
-			if logScale && !(y > 0) {
-				continue
-			}
-			xys = append(xys, plotter.XY{X: float64(row.Epoch), Y: y})
-			maxY = math.Max(maxY, y)
-		}
-		if len(xys) == 0 {
-			continue
-		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			return err
-		}
-		l.Color = plotutil.Color(i)
-		l.Width = vg.Points(1.5)
-		if i == 2 {
-			l.Width = vg.Points(3) // the profile is drawn dashed over it
-		}
-		if i == 3 {
-			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-		}
-		p.Add(l)
-		p.Legend.Add(s.name, l)
-		drawn++
-	}
-	hline := func(y float64, c color.Color, dashes []vg.Length, label string) error {
-		if len(r.Rows) == 0 || (logScale && !(y > 0)) {
-			return nil
-		}
-		l, err := plotter.NewLine(plotter.XYs{{X: float64(r.Rows[0].Epoch), Y: y}, {X: float64(r.Rows[len(r.Rows)-1].Epoch), Y: y}})
-		if err != nil {
-			return err
-		}
-		l.Color, l.Dashes = c, dashes
-		p.Add(l)
-		p.Legend.Add(label, l)
-		drawn++
-		return nil
-	}
-	if r.Posterior.Applies {
-		if err := hline(float64(r.Posterior.Epsilon), color.Gray{Y: 80}, []vg.Length{vg.Points(4), vg.Points(3)}, "posterior ε (upper bound)"); err != nil {
-			return err
-		}
-	}
-	if t := curveTarget(r); t > 0 {
-		if err := hline(t, color.RGBA{R: 200, A: 255}, []vg.Length{vg.Points(1), vg.Points(2)}, fmt.Sprintf("target ε′ = %g", t)); err != nil {
-			return err
-		}
-		maxY = math.Max(maxY, t)
-	}
-	if drawn == 0 {
-		return usagef("--plot: nothing to draw (every ε is 0 and the axis is logarithmic)")
-	}
+	maxY = math.Max(maxY, top)
 	// Head room for the legend in the top left corner.
 	if logScale {
 		p.Y.Max = math.Max(p.Y.Max, maxY*60)
@@ -296,6 +225,106 @@ func plotCurve(w io.Writer, r curveReport, file string, logScale bool) error {
 	p.Draw(draw.Crop(draw.New(c), m, -m, m, -m))
 	_, err = c.WriteTo(w)
 	return err
+}
+
+// newCurvePlot is the plot's frame: title, axes, legend's place.
+func newCurvePlot(pr Params, logScale bool) *plot.Plot {
+	p := plot.New()
+	// The title fits the picture's width: the step in its short form (the
+	// exact η is in the table, CSV and JSON).
+	eta := "η = " + fmtG(pr.Eta)
+	if pr.EtaScale > 0 {
+		eta = "η = " + fmtG(pr.EtaScale) + "/s²"
+	}
+	p.Title.Text = fmt.Sprintf("Cyclic SGLD: n = %d, c = %s, %s, δ = %g", pr.N, fmtG(pr.C), eta, pr.Delta)
+	p.X.Label.Text = "epoch"
+	p.Y.Label.Text = "ε"
+	p.Title.Padding = vg.Points(6)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), -vg.Points(4)
+	if logScale {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	return p
+}
+
+// curveSeries are the four curves, in the order of their colours.
+var curveSeries = []struct {
+	name string
+	get  func(Row) stats.JSONFloat
+}{
+	{"ε_chernoff (paper's Fig. 1)", func(x Row) stats.JSONFloat { return x.EpsChernoff }},
+	{"ε_tail (same event, exact)", func(x Row) stats.JSONFloat { return x.EpsTail }},
+	{"ε_threshold (best half-line)", func(x Row) stats.JSONFloat { return x.EpsThreshold }},
+	{"ε_profile (exact profile)", func(x Row) stats.JSONFloat { return x.EpsProfile }},
+}
+
+// addCurveLines draws the four curves (on a log axis, without their
+// points at ε = 0) and returns how many it drew and their largest ε.
+func addCurveLines(p *plot.Plot, rows []Row, logScale bool) (drawn int, maxY float64, err error) {
+	for i, s := range curveSeries {
+		var xys plotter.XYs
+		for _, row := range rows {
+			y := float64(s.get(row))
+			if logScale && !(y > 0) {
+				continue
+			}
+			xys = append(xys, plotter.XY{X: float64(row.Epoch), Y: y})
+			maxY = math.Max(maxY, y)
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return 0, 0, err
+		}
+		l.Color = plotutil.Color(i)
+		l.Width = vg.Points(1.5)
+		if i == 2 {
+			l.Width = vg.Points(3) // the profile is drawn dashed over it
+		}
+		if i == 3 {
+			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
+		p.Add(l)
+		p.Legend.Add(s.name, l)
+		drawn++
+	}
+	return drawn, maxY, nil
+}
+
+// addCurveLevels draws the posterior's ε and the target ε′ as horizontal
+// lines over the epochs, and returns how many it drew and the target (0
+// without one).
+func addCurveLevels(p *plot.Plot, r Report, logScale bool) (drawn int, target float64, err error) {
+	hline := func(y float64, c color.Color, dashes []vg.Length, label string) error {
+		if len(r.Rows) == 0 || (logScale && !(y > 0)) {
+			return nil
+		}
+		l, err := plotter.NewLine(plotter.XYs{{X: float64(r.Rows[0].Epoch), Y: y}, {X: float64(r.Rows[len(r.Rows)-1].Epoch), Y: y}})
+		if err != nil {
+			return err
+		}
+		l.Color, l.Dashes = c, dashes
+		p.Add(l)
+		p.Legend.Add(label, l)
+		drawn++
+		return nil
+	}
+	if r.Posterior.Applies {
+		if err := hline(float64(r.Posterior.Epsilon), color.Gray{Y: 80}, []vg.Length{vg.Points(4), vg.Points(3)}, "posterior ε (upper bound)"); err != nil {
+			return 0, 0, err
+		}
+	}
+	if t := curveTarget(r); t > 0 {
+		if err := hline(t, color.RGBA{R: 200, A: 255}, []vg.Length{vg.Points(1), vg.Points(2)}, fmt.Sprintf("target ε′ = %g", t)); err != nil {
+			return 0, 0, err
+		}
+		target = t
+	}
+	return drawn, target, nil
 }
 
 // epochTicks puts labelled ticks on multiples of 1, 2 or 5 × 10^k epochs,
@@ -321,7 +350,7 @@ func (epochTicks) Ticks(lo, hi float64) []plot.Tick {
 }
 
 // curveHTML renders the curve report as one self-contained HTML page.
-func curveHTML(w io.Writer, r curveReport, logScale bool, print func(io.Writer, curveReport)) error {
+func curveHTML(w io.Writer, r Report, logScale bool, print func(io.Writer, Report)) error {
 	var text, svg bytes.Buffer
 	print(&text, r)
 	if err := plotCurve(&svg, r, "curve.svg", logScale); err != nil {

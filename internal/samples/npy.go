@@ -1,4 +1,4 @@
-package main
+package samples
 
 import (
 	"context"
@@ -202,42 +202,71 @@ func (p *pyLit) tuple() ([]int, error) {
 // the limits and against the bytes the file holds after its header — a
 // truncated or over-long data block is refused — before anything is
 // allocated for the data. ctx interrupts the read.
-func readNPY(ctx context.Context, r io.Reader, size int64, out *samplesFile) error {
+func readNPY(ctx context.Context, r io.Reader, size int64, out *File) error {
 	h, err := readNPYHeader(r, size)
 	if err != nil {
 		return err
 	}
+	total, item, err := h.layout(size)
+	if err != nil {
+		return err
+	}
+	flat := make([]float64, total)
+	if err := readNPYData(ctx, r, flat, item); err != nil {
+		return err
+	}
+	runs := h.shape[0]
+	w := int(total) / runs
+	out.Rows = make([][]float64, runs)
+	for i := range out.Rows {
+		out.Rows[i] = flat[i*w : (i+1)*w : (i+1)*w]
+	}
+	if len(h.shape) == 3 {
+		out.Shape3 = h.shape
+	}
+	return nil
+}
+
+// layout checks the header's array against the limits and against the
+// size of the file it heads, and returns its number of values and the
+// bytes of each.
+func (h *npyHeader) layout(size int64) (total, item int64, err error) {
 	if h.fortran {
-		return fmt.Errorf("the array is in Fortran order; save it with numpy.ascontiguousarray")
+		return 0, 0, fmt.Errorf("the array is in Fortran order; save it with numpy.ascontiguousarray")
 	}
 	if len(h.shape) != 2 && len(h.shape) != 3 {
-		return fmt.Errorf("the array must be 2-D (runs, values) or 3-D (runs, points, dim), got shape %v", h.shape)
+		return 0, 0, fmt.Errorf("the array must be 2-D (runs, values) or 3-D (runs, points, dim), got shape %v", h.shape)
 	}
-	total, item := int64(1), int64(8)
+	total, item = int64(1), int64(8)
 	for _, n := range h.shape {
 		if n < 1 || total > maxSamplesValues/int64(n) {
-			return fmt.Errorf("shape %v: every size must be ≥ 1 and the array at most %d values", h.shape, int64(maxSamplesValues))
+			return 0, 0, fmt.Errorf("shape %v: every size must be ≥ 1 and the array at most %d values", h.shape, int64(maxSamplesValues))
 		}
 		total *= int64(n)
 	}
 	if h.shape[0] > audit.MaxTrials {
-		return fmt.Errorf("shape %v: more than %d runs", h.shape, audit.MaxTrials)
+		return 0, 0, fmt.Errorf("shape %v: more than %d runs", h.shape, audit.MaxTrials)
 	}
 	switch h.descr {
 	case "<f8":
 	case "<f4":
 		item = 4
 	default:
-		return fmt.Errorf("the array must hold float64 or float32 (little-endian, '<f8' or '<f4'), got %s", clip.Quote(h.descr))
+		return 0, 0, fmt.Errorf("the array must hold float64 or float32 (little-endian, '<f8' or '<f4'), got %s", clip.Quote(h.descr))
 	}
 	if have := size - h.data; total*item != have {
 		what := "truncated"
 		if have > total*item {
 			what = "longer than its shape"
 		}
-		return fmt.Errorf("the data block is %s: shape %v of %d-byte values needs %d bytes, the file has %d after its header", what, h.shape, item, total*item, have)
+		return 0, 0, fmt.Errorf("the data block is %s: shape %v of %d-byte values needs %d bytes, the file has %d after its header", what, h.shape, item, total*item, have)
 	}
-	flat := make([]float64, total)
+	return total, item, nil
+}
+
+// readNPYData fills flat with the data block's values of item bytes each
+// (8: float64, 4: float32), and refuses a block that goes on after them.
+func readNPYData(ctx context.Context, r io.Reader, flat []float64, item int64) error {
 	buf := make([]byte, 1<<16)
 	for k := 0; k < len(flat); {
 		if err := ctx.Err(); err != nil {
@@ -258,15 +287,6 @@ func readNPY(ctx context.Context, r io.Reader, size int64, out *samplesFile) err
 	}
 	if n, _ := io.ReadFull(r, buf[:1]); n != 0 {
 		return fmt.Errorf("the file grew while it was read")
-	}
-	runs := h.shape[0]
-	w := int(total) / runs
-	out.rows = make([][]float64, runs)
-	for i := range out.rows {
-		out.rows[i] = flat[i*w : (i+1)*w : (i+1)*w]
-	}
-	if len(h.shape) == 3 {
-		out.shape3 = h.shape
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package curve
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
+	"github.com/mcmcaudit/mcmcaudit/internal/cli"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
 // curveConstruction is the "construction" object of "audit curve
 // --construct --json": Theorem IV.1's construction (App. A-A) and its
 // check with the exact curves.
-type curveConstruction struct {
+type Construction struct {
 	Epsilon      float64 `json:"epsilon"`
 	EpsilonPrime float64 `json:"epsilon_prime"`
 	Delta        float64 `json:"delta"`
@@ -45,12 +46,12 @@ type curveConstruction struct {
 	Log10MinNP float64  `json:"log10_min_n_p"`
 	Readings   []string `json:"readings"`
 	// Limits is not empty when no instance can be built; Check is then nil.
-	Limits []string           `json:"limits,omitempty"`
-	Check  *curveTheoremCheck `json:"check,omitempty"`
+	Limits []string      `json:"limits,omitempty"`
+	Check  *TheoremCheck `json:"check,omitempty"`
 }
 
 // curveTheoremCheck is closedform.TheoremIV1Check for JSON.
-type curveTheoremCheck struct {
+type TheoremCheck struct {
 	LemmaA1             string             `json:"lemma_a1"`
 	PosteriorEpsilon    float64            `json:"posterior_epsilon"`
 	PosteriorOrder      float64            `json:"posterior_order"`
@@ -71,12 +72,12 @@ type curveTheoremCheck struct {
 
 // runConstruct computes Theorem IV.1's construction, checks it with the
 // exact quantities and prints it with the curves of the instance.
-func runConstruct(ctx context.Context, o *curveOpts, e *env) error {
+func runConstruct(ctx context.Context, o *Options, e *cli.Env) error {
 	type result struct {
-		cons curveConstruction
-		body *curveReport // nil when no instance can be built
+		cons Construction
+		body *Report // nil when no instance can be built
 	}
-	r, err := untilInterrupted(ctx, func() (result, error) {
+	r, err := cli.UntilInterrupted(ctx, func() (result, error) {
 		cons, body, err := o.construct(ctx)
 		return result{cons, body}, err
 	})
@@ -88,11 +89,11 @@ func runConstruct(ctx context.Context, o *curveOpts, e *env) error {
 	}
 	if r.body == nil {
 		// No instance: the construction is the answer; there are no curves.
-		if o.out.json != "-" {
-			printConstruction(e.stdout, r.cons)
+		if o.Out.JSON != "-" {
+			printConstruction(e.Stdout, r.cons)
 		}
-		return output(o.out.json).writeJSON(e, struct {
-			Construction curveConstruction `json:"construction"`
+		return cli.Output(o.Out.JSON).WriteJSON(e, struct {
+			Construction Construction `json:"construction"`
 		}{r.cons})
 	}
 	return o.render(ctx, e, *r.body, printCurve)
@@ -100,29 +101,29 @@ func runConstruct(ctx context.Context, o *curveOpts, e *env) error {
 
 // construct builds Theorem IV.1's construction and, when an instance can
 // be built, checks it and computes the curves of the instance.
-func (o *curveOpts) construct(ctx context.Context) (curveConstruction, *curveReport, error) {
-	p := &o.p
+func (o *Options) construct(ctx context.Context) (Construction, *Report, error) {
+	p := &o.Params
 	th, err := closedform.NewTheoremIV1(closedform.TheoremIV1Params{
-		Epsilon: o.epsPosterior, EpsilonPrime: o.epsTarget, Delta: p.Delta, Gamma1: p.Gamma1, Gamma2: o.gamma2,
+		Epsilon: o.EpsPosterior, EpsilonPrime: o.EpsTarget, Delta: p.Delta, Gamma1: p.Gamma1, Gamma2: o.Gamma2,
 		Alpha: p.Alpha, Beta: p.Beta, XH: p.XH})
 	if err != nil {
-		return curveConstruction{}, nil, constructErr(err)
+		return Construction{}, nil, constructErr(err)
 	}
 	cons := newCurveConstruction(th)
 	if len(th.Limits) > 0 {
 		for _, f := range []string{"csv", "plot", "html", "epochs"} {
-			if o.set[f] {
-				return cons, nil, usagef("--%s: no curves, since no instance of the construction can be built: %s", f, th.Limits[0])
+			if o.Set[f] {
+				return cons, nil, cli.Usagef("--%s: no curves, since no instance of the construction can be built: %s", f, th.Limits[0])
 			}
 		}
 		return cons, nil, nil
 	}
-	chk, err := th.Verify(o.variant)
+	chk, err := th.Verify(o.Variant)
 	if err != nil {
-		return cons, nil, usagef("--construct: %v", err)
+		return cons, nil, cli.Usagef("--construct: %v", err)
 	}
-	cons.Check = &curveTheoremCheck{
-		LemmaA1: o.variant.String(), PosteriorEpsilon: chk.PosteriorEpsilon, PosteriorOrder: chk.PosteriorOrder,
+	cons.Check = &TheoremCheck{
+		LemmaA1: o.Variant.String(), PosteriorEpsilon: chk.PosteriorEpsilon, PosteriorOrder: chk.PosteriorOrder,
 		PosteriorEpsilonNu1: chk.PosteriorEpsilonNu1, PosteriorHolds: chk.PosteriorHolds, Epoch: chk.Epoch,
 		LemmaA9: chk.LemmaA9, LemmaA9Checks: chk.LemmaA9Checks,
 		EpsChernoff: stats.JSONFloat(chk.Curves.Chernoff.Epsilon), EpsTail: stats.JSONFloat(chk.Curves.Tail.Epsilon),
@@ -131,11 +132,11 @@ func (o *curveOpts) construct(ctx context.Context) (curveConstruction, *curveRep
 	}
 	ce, _, err := th.Instance()
 	if err != nil {
-		return cons, nil, usagef("--construct: %v", err)
+		return cons, nil, cli.Usagef("--construct: %v", err)
 	}
 	// The curves of the instance: by default from epoch 1 to twice Lemma
 	// A.9's epoch.
-	if !o.set["epochs"] {
+	if !o.Set["epochs"] {
 		p.From, p.To, p.Step = 1, 2*chk.Epoch, 1
 	}
 	p.N, p.C, p.Eta, p.EtaScale, p.XL = ce.N, ce.C, ce.Eta, 2, th.XL
@@ -144,7 +145,7 @@ func (o *curveOpts) construct(ctx context.Context) (curveConstruction, *curveRep
 	p.S = ce.S()
 	p.OneMinusLambda = ce.Eta * p.S / 2
 	p.LambdaPowN = math.Exp(float64(p.N) * math.Log1p(-p.OneMinusLambda))
-	body, err := o.curveReport(ctx, ce)
+	body, err := o.report(ctx, ce)
 	if err != nil {
 		return cons, nil, err
 	}
@@ -161,12 +162,12 @@ func constructErr(err error) error {
 			break
 		}
 	}
-	return usageError{"--" + msg}
+	return cli.UsageError{Msg: "--" + msg}
 }
 
-func newCurveConstruction(th closedform.TheoremIV1) curveConstruction {
+func newCurveConstruction(th closedform.TheoremIV1) Construction {
 	ex := func(l float64) stats.JSONFloat { return stats.JSONFloat(math.Exp(l)) }
-	c := curveConstruction{
+	c := Construction{
 		Epsilon: th.Epsilon, EpsilonPrime: th.EpsilonPrime, Delta: th.Delta, Gamma1: th.Gamma1, Gamma2: th.Gamma2,
 		Gamma2Chosen: th.Gamma2Chosen, Alpha: th.Alpha, Beta: th.Beta, XH: th.XH, XL: th.XL, Nu1: th.Nu1, V1: th.V1,
 		N1: ex(th.LnN1), N3: ex(th.LnN3), Eq16: ex(th.LnNSGLD), Binding: th.Binding,
@@ -191,7 +192,7 @@ func magnitude10(log10 float64) string {
 func jf(x stats.JSONFloat) string { return fmtG(float64(x)) }
 
 // printConstruction prints the construction and its check.
-func printConstruction(w io.Writer, c curveConstruction) {
+func printConstruction(w io.Writer, c Construction) {
 	fmt.Fprintf(w, "Theorem IV.1 (Heller & Fetaya, construction of App. A-A): one posterior draw (%g, %g)-DP, cyclic SGLD not (%g, %g)-DP\n",
 		c.Epsilon, c.Delta, c.EpsilonPrime, c.Delta)
 	g2 := fmt.Sprintf("γ2 = %.6g", c.Gamma2)
@@ -250,7 +251,7 @@ func printConstruction(w io.Writer, c curveConstruction) {
 }
 
 // constructionVerdict is the HTML page's one-line summary.
-func constructionVerdict(c curveConstruction) string {
+func constructionVerdict(c Construction) string {
 	k := c.Check
 	if k == nil {
 		return "No instance of Theorem IV.1's construction can be built: " + strings.Join(c.Limits, "; ")
@@ -262,7 +263,7 @@ func constructionVerdict(c curveConstruction) string {
 }
 
 // nminReport is the JSON of "audit curve --n-min".
-type nminReport struct {
+type NMinReport struct {
 	Params struct {
 		N1     int     `json:"n1"`
 		Eps    float64 `json:"epsilon"`
@@ -286,12 +287,12 @@ type nminReport struct {
 		N1Term stats.JSONFloat    `json:"n1_term"`
 		Value  stats.JSONFloat    `json:"value"`
 	} `json:"n_min"`
-	Datasets []nminRuns `json:"datasets"`
+	Datasets []NMinRuns `json:"datasets"`
 	Note     string     `json:"note"`
 }
 
 // nminRuns counts where the runs of Algorithm 1 on one dataset ended.
-type nminRuns struct {
+type NMinRuns struct {
 	Name   string  `json:"name"`
 	Slope  float64 `json:"slope"`
 	Line14 int     `json:"null_line14"`
@@ -322,7 +323,7 @@ const nminRunWork = 300
 // curveDefaultMaxWork is the work limit of "audit curve --n-min" without
 // --max-work: about 10 s of CPU at 4 ns per unit, the budget the epoch
 // limit (maxEpochRows) gives the curves.
-const curveDefaultMaxWork = 2.5e9
+const DefaultMaxWork = 2.5e9
 
 // nminWork is the estimated work of runs runs of Algorithm 1 on each of
 // the two datasets.
@@ -332,10 +333,10 @@ func nminWork(runs int) float64 { return 2 * float64(runs) * nminRunWork }
 // maxWork (0: curveDefaultMaxWork), naming --max-work and the limit.
 func checkNMinWork(runs int, maxWork float64) error {
 	if maxWork == 0 {
-		maxWork = curveDefaultMaxWork
+		maxWork = DefaultMaxWork
 	}
 	if w := nminWork(runs); w > maxWork {
-		return usagef("--max-work: 2 × %d runs of Algorithm 1 × %d units is estimated at %.3g work units, beyond the limit of %.3g "+
+		return cli.Usagef("--max-work: 2 × %d runs of Algorithm 1 × %d units is estimated at %.3g work units, beyond the limit of %.3g "+
 			"(a unit takes a few nanoseconds; raise --max-work to run it on purpose, or give fewer --runs)", runs, nminRunWork, w, maxWork)
 	}
 	return nil
@@ -350,13 +351,13 @@ type nminDataset struct {
 // simulateNMin runs Algorithm 1 runs times on each dataset, dataset k from
 // the stream (seed, k), and counts where the runs ended. It checks ctx
 // every nminCheckEvery runs and returns its error once cancelled.
-func simulateNMin(ctx context.Context, a closedform.ProposeTestSample, sets []nminDataset, slope float64, runs int, seed uint64) ([]nminRuns, error) {
-	var out []nminRuns
+func simulateNMin(ctx context.Context, a closedform.ProposeTestSample, sets []nminDataset, slope float64, runs int, seed uint64) ([]NMinRuns, error) {
+	var out []NMinRuns
 	for k, s := range sets {
 		// One stream per dataset, so that either's counts do not depend on
 		// the other's.
 		rng := rand.New(rand.NewPCG(seed, uint64(k)))
-		res := nminRuns{Name: s.name, Slope: slope}
+		res := NMinRuns{Name: s.name, Slope: slope}
 		var sumNMin float64
 		reached := 0
 		for i := range runs {
@@ -367,7 +368,7 @@ func simulateNMin(ctx context.Context, a closedform.ProposeTestSample, sets []nm
 			}
 			run, err := a.Run(s.d, rng)
 			if err != nil {
-				return nil, usageError{"--" + err.Error()}
+				return nil, cli.UsageError{Msg: "--" + err.Error()}
 			}
 			switch {
 			case run.Line == 14:
@@ -399,10 +400,10 @@ func simulateNMin(ctx context.Context, a closedform.ProposeTestSample, sets []nm
 const nminCheckEvery = 1024
 
 // runNMin evaluates eq. 33 and runs Algorithm 1 on eq. 9's datasets.
-func runNMin(ctx context.Context, o *curveOpts, e *env) error {
-	p := o.p
-	a := closedform.ProposeTestSample{Epsilon: o.epsPosterior, Delta: p.Delta, XL: p.XL, XH: p.XH, Alpha: p.Alpha, Beta: p.Beta,
-		Rho1: o.rho1, Rho2: o.rho2, Gamma1: p.Gamma1, N1: float64(p.N)}
+func runNMin(ctx context.Context, o *Options, e *cli.Env) error {
+	p := o.Params
+	a := closedform.ProposeTestSample{Epsilon: o.EpsPosterior, Delta: p.Delta, XL: p.XL, XH: p.XH, Alpha: p.Alpha, Beta: p.Beta,
+		Rho1: o.Rho1, Rho2: o.Rho2, Gamma1: p.Gamma1, N1: float64(p.N)}
 	if err := a.Validate(); err != nil {
 		name, rest, _ := strings.Cut(err.Error(), ":")
 		switch name {
@@ -411,25 +412,25 @@ func runNMin(ctx context.Context, o *curveOpts, e *env) error {
 		case "n1":
 			name = "n"
 		}
-		return usageError{"--" + name + ":" + rest}
+		return cli.UsageError{Msg: "--" + name + ":" + rest}
 	}
-	if err := checkNMinWork(o.runs, o.maxWork); err != nil {
+	if err := checkNMinWork(o.Runs, o.MaxWork); err != nil {
 		return err
 	}
-	slope := math.Pow(float64(p.N), o.rho3)
+	slope := math.Pow(float64(p.N), o.Rho3)
 	m := slope
-	if o.set["m-breve"] {
-		m = o.mBreve
+	if o.Set["m-breve"] {
+		m = o.MBreve
 	}
 	nm, err := a.NMin(m)
 	if err != nil {
-		return usageError{"--" + err.Error()}
+		return cli.UsageError{Msg: "--" + err.Error()}
 	}
-	var r nminReport
-	r.Params.N1, r.Params.Eps, r.Params.Delta, r.Params.XL, r.Params.XH = p.N, o.epsPosterior, p.Delta, p.XL, p.XH
+	var r NMinReport
+	r.Params.N1, r.Params.Eps, r.Params.Delta, r.Params.XL, r.Params.XH = p.N, o.EpsPosterior, p.Delta, p.XL, p.XH
 	r.Params.Alpha, r.Params.Beta, r.Params.Gamma1 = p.Alpha, p.Beta, p.Gamma1
-	r.Params.Rho1, r.Params.Rho2, r.Params.Rho3, r.Params.MBreve = o.rho1, o.rho2, o.rho3, m
-	r.Params.Runs, r.Params.Seed = o.runs, o.seed
+	r.Params.Rho1, r.Params.Rho2, r.Params.Rho3, r.Params.MBreve = o.Rho1, o.Rho2, o.Rho3, m
+	r.Params.Runs, r.Params.Seed = o.Runs, o.seed
 	r.NMin.Nu, r.NMin.B2, r.NMin.N1Term, r.NMin.Value = nm.Nu, nm.B2, stats.JSONFloat(nm.N1Term), stats.JSONFloat(nm.Value)
 	for i, x := range nm.B1 {
 		r.NMin.B1[i] = stats.JSONFloat(x)
@@ -440,20 +441,20 @@ func runNMin(ctx context.Context, o *curveOpts, e *env) error {
 		{"D3", []closedform.WeightedPoint{{X: p.XH, Y: slope * p.XH, Count: n}}},
 		{"D4", []closedform.WeightedPoint{{X: p.XH, Y: slope * p.XH, Count: n - 1}, {X: p.XH / 2, Y: slope * p.XH / 2, Count: 1}}},
 	}
-	r.Datasets, err = simulateNMin(ctx, a, sets, slope, o.runs, o.seed)
+	r.Datasets, err = simulateNMin(ctx, a, sets, slope, o.Runs, o.seed)
 	if ctx.Err() != nil {
 		return errCurveInterrupted
 	}
 	if err != nil {
 		return err
 	}
-	if o.out.json != "-" {
-		printNMin(e.stdout, r)
+	if o.Out.JSON != "-" {
+		printNMin(e.Stdout, r)
 	}
-	return output(o.out.json).writeJSON(e, r)
+	return cli.Output(o.Out.JSON).WriteJSON(e, r)
 }
 
-func printNMin(w io.Writer, r nminReport) {
+func printNMin(w io.Writer, r NMinReport) {
 	p := r.Params
 	fmt.Fprintf(w, "Algorithm 1 (Heller & Fetaya §IV-C, propose–test–sample): ε = %g, δ = %g, x_l = %g, x_h = %g, α = %g, β = %g, γ1 = %g, ρ1 = %g, ρ2 = %g, n_1 = %d\n",
 		p.Eps, p.Delta, p.XL, p.XH, p.Alpha, p.Beta, p.Gamma1, p.Rho1, p.Rho2, p.N1)
@@ -471,7 +472,7 @@ func printNMin(w io.Writer, r nminReport) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%d runs on each of eq. 9's datasets (slope n_1^ρ3 = %s, ρ3 = %g; seed %d):\n", p.Runs, fmtG(r.Datasets[0].Slope), p.Rho3, p.Seed)
-	t := newTable(w, "dataset", "null: line 14", "null: line 23, W empty", "null: line 23", "null: line 25, W empty", "released", "mean n_min")
+	t := cli.NewTable(w, "dataset", "null: line 14", "null: line 23, W empty", "null: line 23", "null: line 25, W empty", "released", "mean n_min")
 	for _, d := range r.Datasets {
 		mn := "–"
 		if d.MeanNMin > 0 {

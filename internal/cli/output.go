@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 )
 
-// output is a destination named by a --json/--csv/--html/--plot/--out
+// Output is a destination named by a --json/--csv/--html/--plot/--out
 // flag: "" (none), "-" (stdout) or a file path.
 //
 // A file output is only ever a regular file: a path that exists must be a
@@ -31,39 +31,41 @@ import (
 // directory. Files are written to a temporary file in the same directory
 // and renamed into place, so that a failure never leaves a partial file
 // that looks complete, and nothing but a regular file is ever replaced.
-type output string
+type Output string
 
-// toStdout reports whether this output replaces the human table on stdout.
-func (o output) toStdout() bool { return o == "-" }
+// ToStdout reports whether this output replaces the human table on stdout.
+func (o Output) ToStdout() bool { return o == "-" }
 
 // target checks the file an output writes: exists reports whether a
 // regular file is there now; anything else that exists is an error
 // naming the flag.
-func (o output) target(flagName string) (path string, exists bool, err error) {
+func (o Output) target(flagName string) (path string, exists bool, err error) {
 	p := string(o)
 	st, err := os.Lstat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		dir := filepath.Dir(p)
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return "", false, usagef("--%s: directory %s does not exist", flagName, clip.Quote(dir))
+			return "", false, Usagef("--%s: directory %s does not exist", flagName, clip.Quote(dir))
 		}
 		return p, false, nil
 	case err != nil:
-		return "", false, usagef("--%s: cannot use %s: %s", flagName, p, pathErr(err))
+		return "", false, Usagef("--%s: cannot use %s: %s", flagName, p, PathErr(err))
 	case st.Mode()&fs.ModeSymlink != 0:
-		return "", false, usagef("--%s: %s is a symbolic link; outputs are written only to regular files (give the file it points to, or - for standard output)", flagName, o)
+		return "", false, Usagef("--%s: %s is a symbolic link; outputs are written only to regular files (give the file it points to, or - for standard output)", flagName, o)
 	case !st.Mode().IsRegular():
 		hint := ""
 		if st.Mode()&fs.ModeCharDevice != 0 || st.Mode()&fs.ModeNamedPipe != 0 {
 			hint = "; use - for standard output"
 		}
-		return "", false, usagef("--%s: %s is %s, not a regular file: it is never replaced%s", flagName, o, filekind.Of(st.Mode()), hint)
+		return "", false, Usagef("--%s: %s is %s, not a regular file: it is never replaced%s", flagName, o, filekind.Of(st.Mode()), hint)
 	}
 	return p, true, nil
 }
 
-func pathErr(err error) string {
+// PathErr is the cause of a file-system error without the path, which the
+// caller names itself.
+func PathErr(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
@@ -74,7 +76,7 @@ func pathErr(err error) string {
 // checkWritable fails early, before any work, if the output could not be
 // written at the end of a run: its directory is missing or not writable,
 // or the path is something other than a regular file (or a link to one).
-func (o output) checkWritable(flagName string) error {
+func (o Output) checkWritable(flagName string) error {
 	if o == "" || o == "-" {
 		return nil
 	}
@@ -83,90 +85,105 @@ func (o output) checkWritable(flagName string) error {
 		return err
 	}
 	if exists && syscall.Access(p, 2 /* W_OK */) != nil {
-		return usagef("--%s: %s is not writable", flagName, o)
+		return Usagef("--%s: %s is not writable", flagName, o)
 	}
 	// The directory must accept the temporary file the output is written
 	// to: try it now rather than after the run.
 	probe, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".probe*")
 	if err != nil {
-		return usagef("--%s: cannot create a file in %s: %s", flagName, filepath.Dir(p), pathErr(err))
+		return Usagef("--%s: cannot create a file in %s: %s", flagName, filepath.Dir(p), PathErr(err))
 	}
 	probe.Close()
 	os.Remove(probe.Name())
 	return nil
 }
 
-// namedOutput is an output with the flag that names it.
-type namedOutput struct {
-	o    output
-	flag string
+// NamedOutput is an output with the flag that names it.
+type NamedOutput struct {
+	O    Output
+	Flag string
 }
 
-// namedInput is a file a command reads (a scenario, a trials file), which
+// NamedInput is a file a command reads (a scenario, a trials file), which
 // no output may replace.
-type namedInput struct {
-	path string
-	what string
+type NamedInput struct {
+	Path string
+	What string
 }
 
-// checkOutputs validates the outputs of one command before any work: each
+// CheckOutputs validates the outputs of one command before any work: each
 // is writable (checkWritable), at most one writes to stdout, no two write
 // the same file, none replaces an input, and none is the file the
 // command's standard output or error already goes to (the shell's
 // redirection target).
-func checkOutputs(e *env, outs []namedOutput, inputs []namedInput) error {
+func CheckOutputs(e *Env, outs []NamedOutput, inputs []NamedInput) error {
 	stdout := []string{}
-	type seen struct {
-		key  string
-		info fs.FileInfo
-		flag string
-	}
-	var files []seen
+	var files []seenOutput
 	for _, o := range outs {
-		if o.o == "" {
+		if o.O == "" {
 			continue
 		}
-		if o.o.toStdout() {
-			stdout = append(stdout, "--"+o.flag)
+		if o.O.ToStdout() {
+			stdout = append(stdout, "--"+o.Flag)
 			continue
 		}
-		if err := o.o.checkWritable(o.flag); err != nil {
-			return err
-		}
-		p, _, err := o.o.target(o.flag)
+		s, err := checkFileOutput(e, o, files, inputs)
 		if err != nil {
 			return err
-		}
-		s := seen{key: canonical(p), flag: o.flag}
-		s.info, _ = os.Stat(p)
-		for _, f := range files {
-			if f.key == s.key || (f.info != nil && s.info != nil && os.SameFile(f.info, s.info)) {
-				return usagef("--%s and --%s name the same file %s: each output needs its own", f.flag, o.flag, o.o)
-			}
-		}
-		for _, in := range inputs {
-			ist, err := os.Stat(in.path)
-			if err == nil && s.info != nil && os.SameFile(ist, s.info) {
-				return usagef("--%s: %s is the %s this command reads; write the output elsewhere", o.flag, o.o, in.what)
-			}
-		}
-		if s.info != nil && isYAMLName(p) {
-			return usagef("--%s: %s is a YAML file, the format of scenarios; no output is YAML and none replaces a YAML file: write the output elsewhere", o.flag, o.o)
-		}
-		for _, std := range []struct {
-			name string
-			w    io.Writer
-		}{{"standard output", e.stdout}, {"standard error", e.stderr}} {
-			if fst := fileInfoOf(std.w); fst != nil && s.info != nil && os.SameFile(fst, s.info) {
-				return usagef("--%s: %s is where %s already goes; use - for standard output, or another file", o.flag, o.o, std.name)
-			}
 		}
 		files = append(files, s)
 	}
 	if len(stdout) > 1 {
-		return usagef("only one of --json, --csv, --html can write to stdout (-), got %s", strings.Join(stdout, " and "))
+		return Usagef("only one of --json, --csv, --html can write to stdout (-), got %s", strings.Join(stdout, " and "))
 	}
 	return nil
+}
+
+// seenOutput is a file output already checked: its canonical path, what
+// is there now (nil: nothing) and its flag.
+type seenOutput struct {
+	key  string
+	info fs.FileInfo
+	flag string
+}
+
+// checkFileOutput checks one file output against the outputs checked
+// before it (files), the command's inputs and its standard streams.
+func checkFileOutput(e *Env, o NamedOutput, files []seenOutput, inputs []NamedInput) (seenOutput, error) {
+	if err := o.O.checkWritable(o.Flag); err != nil {
+		return seenOutput{}, err
+	}
+	p, _, err := o.O.target(o.Flag)
+	if err != nil {
+		return seenOutput{}, err
+	}
+	s := seenOutput{key: canonical(p), flag: o.Flag}
+	s.info, _ = os.Stat(p)
+	for _, f := range files {
+		if f.key == s.key || (f.info != nil && s.info != nil && os.SameFile(f.info, s.info)) {
+			return s, Usagef("--%s and --%s name the same file %s: each output needs its own", f.flag, o.Flag, o.O)
+		}
+	}
+	if s.info == nil {
+		return s, nil // a new file: none of the checks below can apply
+	}
+	for _, in := range inputs {
+		if ist, err := os.Stat(in.Path); err == nil && os.SameFile(ist, s.info) {
+			return s, Usagef("--%s: %s is the %s this command reads; write the output elsewhere", o.Flag, o.O, in.What)
+		}
+	}
+	if isYAMLName(p) {
+		return s, Usagef("--%s: %s is a YAML file, the format of scenarios; no output is YAML and none replaces a YAML file: write the output elsewhere", o.Flag, o.O)
+	}
+	for _, std := range []struct {
+		name string
+		w    io.Writer
+	}{{"standard output", e.Stdout}, {"standard error", e.Stderr}} {
+		if fst := fileInfoOf(std.w); fst != nil && os.SameFile(fst, s.info) {
+			return s, Usagef("--%s: %s is where %s already goes; use - for standard output, or another file", o.Flag, o.O, std.name)
+		}
+	}
+	return s, nil
 }
 
 // isYAMLName reports whether a path ends in .yaml or .yml (any case). No
@@ -182,7 +199,7 @@ func isYAMLName(p string) bool {
 // fileInfoOf returns the file behind a stream (through checkedWriter),
 // or nil when it is not a file.
 func fileInfoOf(w io.Writer) fs.FileInfo {
-	if c, ok := w.(*checkedWriter); ok {
+	if c, ok := w.(*CheckedWriter); ok {
 		w = c.w
 	}
 	f, ok := w.(*os.File)
@@ -209,22 +226,22 @@ func canonical(p string) string {
 	return filepath.Join(dir, filepath.Base(p))
 }
 
-// write sends the bytes produced by fill to the destination. Files are
+// Write sends the bytes produced by fill to the destination. Files are
 // written to a temporary file in the target's directory and renamed into
 // place — over a regular file or nothing, never over anything else, which
 // is checked again now (the path may have changed during a long run).
-func (o output) write(e *env, fill func(w io.Writer) error) error {
+func (o Output) Write(e *Env, fill func(w io.Writer) error) error {
 	switch o {
 	case "":
 		return nil
 	case "-":
-		return fill(e.stdout)
+		return fill(e.Stdout)
 	}
 	path := string(o)
 	exists := false
 	if st, err := os.Lstat(path); err == nil {
 		if !st.Mode().IsRegular() {
-			return writeError{fmt.Sprintf("cannot write %s: it is now %s, which is not replaced", o, filekind.Of(st.Mode()))}
+			return WriteError{Msg: fmt.Sprintf("cannot write %s: it is now %s, which is not replaced", o, filekind.Of(st.Mode()))}
 		}
 		exists = true
 	}
@@ -236,20 +253,20 @@ func (o output) write(e *env, fill func(w io.Writer) error) error {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return writeError{fmt.Sprintf("cannot write %s: %s", o, pathErr(err))}
+		return WriteError{Msg: fmt.Sprintf("cannot write %s: %s", o, PathErr(err))}
 	}
 	defer os.Remove(tmp.Name()) // no-op after a successful rename
 	if err := fill(tmp); err != nil {
 		tmp.Close()
-		return writeError{fmt.Sprintf("cannot write %s: %v", o, err)}
+		return WriteError{Msg: fmt.Sprintf("cannot write %s: %v", o, err)}
 	}
 	if err := tmp.Close(); err != nil {
-		return writeError{fmt.Sprintf("cannot write %s: %s", o, pathErr(err))}
+		return WriteError{Msg: fmt.Sprintf("cannot write %s: %s", o, PathErr(err))}
 	}
 	// CreateTemp makes the file private (0600); a report is an ordinary
 	// file, or keeps the mode of the file it replaces.
 	if err := os.Chmod(tmp.Name(), mode); err != nil {
-		return writeError{fmt.Sprintf("cannot write %s: %s", o, pathErr(err))}
+		return WriteError{Msg: fmt.Sprintf("cannot write %s: %s", o, PathErr(err))}
 	}
 	if !exists {
 		// Nothing was there: a hard link creates the file only if the
@@ -259,16 +276,16 @@ func (o output) write(e *env, fill func(w io.Writer) error) error {
 			return nil
 		}
 		if !errors.Is(err, fs.ErrExist) && !isNotSupported(err) {
-			return writeError{fmt.Sprintf("cannot write %s: %s", o, pathErr(err))}
+			return WriteError{Msg: fmt.Sprintf("cannot write %s: %s", o, PathErr(err))}
 		}
 		// The name was taken meanwhile, or the file system has no hard
 		// links: rename, but only over a regular file.
 	}
 	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
-		return writeError{fmt.Sprintf("cannot write %s: it is now %s, which is not replaced", o, filekind.Of(st.Mode()))}
+		return WriteError{Msg: fmt.Sprintf("cannot write %s: it is now %s, which is not replaced", o, filekind.Of(st.Mode()))}
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return writeError{fmt.Sprintf("cannot write %s: %s", o, pathErr(err))}
+		return WriteError{Msg: fmt.Sprintf("cannot write %s: %s", o, PathErr(err))}
 	}
 	return nil
 }
@@ -278,29 +295,35 @@ func isNotSupported(err error) bool {
 	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EMLINK)
 }
 
-// writeJSON writes v as indented JSON.
-func (o output) writeJSON(e *env, v any) error {
-	return o.write(e, func(w io.Writer) error { return writeJSONTo(w, v) })
+// WriteJSON writes v as indented JSON.
+func (o Output) WriteJSON(e *Env, v any) error {
+	return o.Write(e, func(w io.Writer) error { return WriteJSONTo(w, v) })
 }
 
-// writeJSONTo encodes v as indented JSON.
-func writeJSONTo(w io.Writer, v any) error {
+// WriteJSONTo encodes v as indented JSON.
+func WriteJSONTo(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
 
-// checkedWriter remembers the first error of the writes to w and refuses
+// CheckedWriter remembers the first error of the writes to w and refuses
 // every later write, so that a command's output to stdout — a table
 // printed with fmt.Fprintf, whose error nobody looks at — cannot fail
 // silently: the command ends with the error (a full disk is not exit 0).
-type checkedWriter struct {
+type CheckedWriter struct {
 	w   io.Writer
 	err error
 }
 
+// NewCheckedWriter returns a CheckedWriter writing to w.
+func NewCheckedWriter(w io.Writer) *CheckedWriter { return &CheckedWriter{w: w} }
+
+// Err is the first error of the writes, nil while none failed.
+func (c *CheckedWriter) Err() error { return c.err }
+
 // Write implements io.Writer.
-func (c *checkedWriter) Write(p []byte) (int, error) {
+func (c *CheckedWriter) Write(p []byte) (int, error) {
 	if c.err != nil {
 		return 0, c.err
 	}
@@ -314,15 +337,16 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// writeError is a failure to write a command's output (a full disk, a
+// WriteError is a failure to write a command's output (a full disk, a
 // closed stream): exit 3, the run's results were not delivered.
-type writeError struct{ msg string }
+type WriteError struct{ Msg string }
 
-func (e writeError) Error() string { return e.msg }
+// Error implements error.
+func (e WriteError) Error() string { return e.Msg }
 
-// newTable returns a table writer with the project's style: headers as
+// NewTable returns a table writer with the project's style: headers as
 // written (no upper-casing), numbers right-aligned by the caller's strings.
-func newTable(w io.Writer, header ...string) *tablewriter.Table {
+func NewTable(w io.Writer, header ...string) *tablewriter.Table {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
@@ -335,27 +359,27 @@ func newTable(w io.Writer, header ...string) *tablewriter.Table {
 	return t
 }
 
-// outputFlags are the documents a command writes besides its table —
+// OutputFlags are the documents a command writes besides its table —
 // --json, --csv, --plot and --html, "" where not asked for or where the
 // command has no such flag. Every command registers, checks and writes
 // them through this one type, so that each treats its outputs alike: all
-// checked before any work (checkOutputs), at most one on stdout, written
+// checked before any work (CheckOutputs), at most one on stdout, written
 // whole or not at all.
-type outputFlags struct{ json, csv, plot, html string }
+type OutputFlags struct{ JSON, CSV, Plot, HTML string }
 
-// outputHelp is the help text of a command's output flags; a flag whose
+// OutputHelp is the help text of a command's output flags; a flag whose
 // text is empty is not registered (the command has no such output).
-type outputHelp struct{ json, csv, plot, html string }
+type OutputHelp struct{ JSON, CSV, Plot, HTML string }
 
-// register adds the output flags that h has help for.
-func (o *outputFlags) register(fs *flagSet, h outputHelp) {
+// Register adds the output flags that h has help for.
+func (o *OutputFlags) Register(fs *FlagSet, h OutputHelp) {
 	for _, f := range []struct {
 		p          *string
 		name, help string
 		stdout     bool
-	}{{&o.json, "json", h.json, true}, {&o.csv, "csv", h.csv, true}, {&o.plot, "plot", h.plot, false}, {&o.html, "html", h.html, true}} {
+	}{{&o.JSON, "json", h.JSON, true}, {&o.CSV, "csv", h.CSV, true}, {&o.Plot, "plot", h.Plot, false}, {&o.HTML, "html", h.HTML, true}} {
 		if f.help != "" {
-			fs.pathVar(f.p, f.name, f.stdout, f.help)
+			fs.PathVar(f.p, f.name, f.stdout, f.help)
 		}
 	}
 }
@@ -370,6 +394,7 @@ type pathFlag struct {
 	stdout bool
 }
 
+// String implements flag.Value.
 func (f pathFlag) String() string {
 	if f.v == nil {
 		return ""
@@ -389,95 +414,95 @@ func (f pathFlag) Set(s string) error {
 	return nil
 }
 
-// pathVar defines a pathFlag; stdout says whether it takes "-".
-func (f *flagSet) pathVar(p *string, name string, stdout bool, usage string) {
+// PathVar defines a pathFlag; stdout says whether it takes "-".
+func (f *FlagSet) PathVar(p *string, name string, stdout bool, usage string) {
 	f.Var(pathFlag{p, stdout}, name, usage)
 }
 
-// asked reports whether any output is asked for.
-func (o outputFlags) asked() bool { return o.json != "" || o.csv != "" || o.plot != "" || o.html != "" }
+// Asked reports whether any output is asked for.
+func (o OutputFlags) Asked() bool { return o.JSON != "" || o.CSV != "" || o.Plot != "" || o.HTML != "" }
 
-// stdoutTaken reports whether a document goes to stdout, in place of the
+// StdoutTaken reports whether a document goes to stdout, in place of the
 // command's table.
-func (o outputFlags) stdoutTaken() bool {
-	return output(o.json).toStdout() || output(o.csv).toStdout() || output(o.html).toStdout()
+func (o OutputFlags) StdoutTaken() bool {
+	return Output(o.JSON).ToStdout() || Output(o.CSV).ToStdout() || Output(o.HTML).ToStdout()
 }
 
-// check checks the outputs, and the command's other ones (extra), before
-// any work (checkOutputs): none may replace one of the inputs.
-func (o outputFlags) check(e *env, inputs []namedInput, extra ...namedOutput) error {
-	return checkOutputs(e, append(o.named(), extra...), inputs)
+// Check checks the outputs, and the command's other ones (extra), before
+// any work (CheckOutputs): none may replace one of the inputs.
+func (o OutputFlags) Check(e *Env, inputs []NamedInput, extra ...NamedOutput) error {
+	return CheckOutputs(e, append(o.Named(), extra...), inputs)
 }
 
-// named lists the outputs with their flags.
-func (o outputFlags) named() []namedOutput {
-	return []namedOutput{{output(o.json), "json"}, {output(o.csv), "csv"}, {output(o.plot), "plot"}, {output(o.html), "html"}}
+// Named lists the outputs with their flags.
+func (o OutputFlags) Named() []NamedOutput {
+	return []NamedOutput{{Output(o.JSON), "json"}, {Output(o.CSV), "csv"}, {Output(o.Plot), "plot"}, {Output(o.HTML), "html"}}
 }
 
-// checkDataInputs refuses an output that is one of the data files the
+// CheckDataInputs refuses an output that is one of the data files the
 // scenario reads (scenario.Config.InputFiles): checked once the scenario
 // is loaded, before it is built, so that "audit run s.yaml --json data.csv"
 // cannot replace the data after the run.
-func checkDataInputs(outs []namedOutput, cfg *scenario.Config) error {
+func CheckDataInputs(outs []NamedOutput, cfg *scenario.Config) error {
 	for _, in := range cfg.InputFiles() {
 		ist, err := os.Stat(in.Path)
 		if err != nil {
 			continue // Build says what is wrong with it
 		}
 		for _, o := range outs {
-			if o.o == "" || o.o.toStdout() {
+			if o.O == "" || o.O.ToStdout() {
 				continue
 			}
-			if st, err := os.Stat(string(o.o)); err == nil && os.SameFile(st, ist) {
-				return usagef("--%s: %s is the scenario's %s, which this command reads; write the output elsewhere", o.flag, o.o, in.Field)
+			if st, err := os.Stat(string(o.O)); err == nil && os.SameFile(st, ist) {
+				return Usagef("--%s: %s is the scenario's %s, which this command reads; write the output elsewhere", o.Flag, o.O, in.Field)
 			}
 		}
 	}
 	return nil
 }
 
-// checkReportPlot checks the --plot of a report (run, analyze, merge): a
+// CheckReportPlot checks the --plot of a report (run, analyze, merge): a
 // file whose name says its format.
-func (o outputFlags) checkReportPlot() error {
-	if o.plot == "" {
+func (o OutputFlags) CheckReportPlot() error {
+	if o.Plot == "" {
 		return nil
 	}
-	if o.plot == "-" {
-		return usagef("--plot: needs a file name ending in .svg or .png")
+	if o.Plot == "-" {
+		return Usagef("--plot: needs a file name ending in .svg or .png")
 	}
-	if _, err := report.PlotFormat(o.plot); err != nil {
-		return usagef("--plot: %v", err)
+	if _, err := report.PlotFormat(o.Plot); err != nil {
+		return Usagef("--plot: %v", err)
 	}
 	return nil
 }
 
-// checkPlotExt checks the --plot of "audit curve" and "audit bounds
+// CheckPlotExt checks the --plot of "audit curve" and "audit bounds
 // --sweep": a file name ending in .svg or .png.
-func (o outputFlags) checkPlotExt() error {
-	if o.plot != "" {
-		if ext := strings.ToLower(filepath.Ext(o.plot)); ext != ".svg" && ext != ".png" {
-			return usagef("--plot: file name must end in .svg or .png, got %q", o.plot)
+func (o OutputFlags) CheckPlotExt() error {
+	if o.Plot != "" {
+		if ext := strings.ToLower(filepath.Ext(o.Plot)); ext != ".svg" && ext != ".png" {
+			return Usagef("--plot: file name must end in .svg or .png, got %q", o.Plot)
 		}
 	}
 	return nil
 }
 
-// document is one output and what fills it.
-type document struct {
-	out  string
-	fill func(w io.Writer) error
+// Document is one output and what fills it.
+type Document struct {
+	Out  string
+	Fill func(w io.Writer) error
 }
 
-// writeDocuments writes the documents in order, each an output already
+// WriteDocuments writes the documents in order, each an output already
 // checked; "" ones are skipped. Once ctx is cancelled it stops before the
 // next document with stopped, so that an interruption never leaves a
 // document half written.
-func writeDocuments(ctx context.Context, e *env, stopped error, docs ...document) error {
+func WriteDocuments(ctx context.Context, e *Env, stopped error, docs ...Document) error {
 	for _, d := range docs {
 		if ctx.Err() != nil {
 			return stopped
 		}
-		if err := output(d.out).write(e, d.fill); err != nil {
+		if err := Output(d.Out).Write(e, d.Fill); err != nil {
 			return err
 		}
 	}
