@@ -44,9 +44,9 @@ the release points, the statistics of the audit and, optionally, a claim to
 test. ` + "`audit run --explain FIELD`" + ` prints one entry of this reference
 (` + "`audit run --explain sampler.sgld`" + ` lists a section's fields), and
 ` + "`audit run --print-default`" + ` prints the built-in scenario. Editors that check YAML
-against a JSON Schema can use ` + "`docs/scenario.schema.json`" + `, generated from the same
-table (start a scenario with
-` + "`# yaml-language-server: $schema=<path to>/docs/scenario.schema.json`" + `).
+against a JSON Schema can use the schema ` + "`audit run --print-schema`" + ` prints, generated
+from the same table (` + "`audit run --print-schema > scenario.schema.json`" + `, then start a
+scenario with ` + "`# yaml-language-server: $schema=<path to>/scenario.schema.json`" + `).
 
 Rules that hold everywhere:
 

@@ -12,7 +12,8 @@ import (
 // JSONSchema returns a JSON Schema (draft 2020-12) of a scenario, written
 // from the Go types and the reference table, for editors that check and
 // complete YAML against a schema (a scenario file may start with
-// "# yaml-language-server: $schema=…/docs/scenario.schema.json"). It
+// "# yaml-language-server: $schema=…/scenario.schema.json", a file written
+// by "audit run --print-schema"). It
 // states the structure, the types, the required fields, the defaults and
 // the allowed names; ranges that depend on other fields (a batch ≤ n) are
 // only in the descriptions, and the decoder stays the authority.

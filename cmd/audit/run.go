@@ -28,6 +28,7 @@ type runFlags struct {
 	claimEps, claimDelta float64
 	claimGDP             float64
 	printDefault         bool
+	printSchema          bool
 	shard                string
 	estimators           []string
 	runner.Flags
@@ -49,6 +50,14 @@ func runRun(args []string, e *env) error {
 	}
 	if f.printDefault {
 		_, err := e.stdout.Write(scenario.DefaultScenario())
+		return err
+	}
+	if f.printSchema {
+		b, err := scenario.JSONSchema()
+		if err != nil {
+			return err
+		}
+		_, err = e.stdout.Write(b)
 		return err
 	}
 	// From here on SIGINT and SIGTERM end the command with exit 130, in
@@ -135,6 +144,7 @@ func (f *runFlags) register(fs *flagSet) {
 	fs.floatVar(&f.claimDelta, "claim-delta", math.NaN(), "[0, 1)", inDelta, "claimed δ (with --claim-epsilon), in")
 	fs.floatVar(&f.claimGDP, "claim-gdp", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed μ of μ-GDP, in")
 	fs.BoolVar(&f.printDefault, "print-default", false, "print the built-in scenario's YAML and exit")
+	fs.BoolVar(&f.printSchema, "print-schema", false, "print the JSON Schema of scenario files (for editors) and exit")
 	fs.BoolVar(&f.Quiet, "quiet", false, "no progress output on stderr")
 	fs.StringVar(&f.shard, "shard", "", "run only shard I/N of the trials (I in [0, N)) and write them to --out for 'audit merge'")
 	fs.pathVar(&f.Out, "out", false, "trials file written by --shard")

@@ -73,6 +73,15 @@ func TestRunSGLDScenarioWorkers(t *testing.T) {
 	}
 }
 
+// --print-schema prints scenario.JSONSchema, byte for byte, and exits 0.
+func TestRunPrintSchema(t *testing.T) {
+	out, _, code := runCLI(t, "run", "--print-schema")
+	want, err := scenario.JSONSchema()
+	if code != 0 || err != nil || out != string(want) {
+		t.Errorf("--print-schema: exit %d, %d bytes, want %d (%v)", code, len(out), len(want), err)
+	}
+}
+
 func TestRunDefaultAndPrintDefault(t *testing.T) {
 	out, _, code := runCLI(t, "run", "--print-default")
 	if code != 0 {
