@@ -40,7 +40,7 @@ type Guarantee struct {
 	// Spec is Profile as data — the accountant and the numbers it is
 	// rebuilt from — so that a claim built on the guarantee can be written
 	// to a file: Spec.Profile() equals Profile bit for bit at every ε. It
-	// is nil where the profile is only Go code (PosteriorGuarantee).
+	// is nil where the profile is only Go code (a guarantee built by hand).
 	Spec *ProfileSpec `json:"profile,omitempty"`
 	// EpsilonAt, when set, gives ε(δ) in closed form; otherwise Epsilon
 	// inverts Profile numerically.

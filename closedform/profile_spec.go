@@ -33,6 +33,9 @@ import (
 //	transfer       beta; 1 argument (the posteriors')     Bertazzi et al. 2025, Prop. 3.2 (i) (TransferGuarantee)
 //	dobrushin      gamma; 1 argument                      Balle et al. 2019, Thm 10 (AmplifyDobrushin)
 //	ultra-mixing   gamma; 1 argument                      Balle et al. 2019, Thms 10 + 15 (AmplifyUltraMixing)
+//	linreg-posterior
+//	               n, alpha, beta, gamma1, xh, xl, c,     Heller & Fetaya, Lemma A.1 + IV.4, one posterior
+//	               variant                                draw (LinRegDomain.PosteriorGuarantee)
 //	sgm-pld        sampling, adjacency, rate,             the PLD accountant of SGM (default options),
 //	               noise_multiplier, steps                pessimistic profile
 //	estimator-prop37, estimator-prop310
@@ -107,6 +110,7 @@ var profileKinds = map[string]profileKind{
 		return ultraMixingProfile(args[0], gamma), nil
 	}},
 	"sgm-pld":           {params: []string{"sampling", "adjacency", "rate", "noise_multiplier", "steps"}, build: buildSGMPLD},
+	"linreg-posterior":  {params: []string{"n", "alpha", "beta", "gamma1", "xh", "xl", "c", "variant"}, build: buildLinRegPosterior},
 	"estimator-prop37":  {params: estimatorPairParams, build: buildEstimatorPair(false)},
 	"estimator-prop310": {params: estimatorPairParams, build: buildEstimatorPair(true)},
 }
@@ -419,6 +423,25 @@ func buildEstimatorPair(prop310 bool) func(ProfileSpec, []func(float64) float64)
 		}
 		return func(eps float64) float64 { d, _ := e.Prop37(eps); return d }, nil
 	}
+}
+
+func buildLinRegPosterior(s ProfileSpec, _ []func(float64) float64) (func(float64) float64, error) {
+	n, err := s.integer("n", 2, 1<<53)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.integer("variant", int(A1Conservative), int(A1Printed))
+	if err != nil {
+		return nil, err
+	}
+	d := LinRegDomain{N: n, Alpha: s.num("alpha"), Beta: s.num("beta"), Gamma1: s.num("gamma1"), XH: s.num("xh"), XL: s.num("xl"), C: s.num("c")}
+	if err := d.Validate(); err != nil {
+		return nil, fmt.Errorf("params: %w", err)
+	}
+	if !(d.MaxOrder() > 1) {
+		return nil, fmt.Errorf("params: n = %d allows no Rényi order ν > 1 (Lemma A.1)", n)
+	}
+	return d.posteriorProfile(LemmaA1Variant(v)), nil
 }
 
 // setSpec attaches a spec to an applicable guarantee.

@@ -150,6 +150,9 @@ func specGuarantees(t *testing.T) map[string]Guarantee {
 	}
 	g, err = Posterior4B(0.5)
 	add("posterior 4B", g, err)
+	for _, v := range []LemmaA1Variant{A1Conservative, A1Printed} {
+		out["linreg posterior "+v.String()] = LinRegDomain{N: 17864389, Alpha: 2, Beta: 1, Gamma1: 0.1, XH: 1.8, XL: 0.9, C: 0.01}.PosteriorGuarantee(v)
+	}
 	for i, c := range []struct{ dm, c1, c2 []float64 }{
 		{[]float64{0.3}, []float64{1}, []float64{1}},
 		{[]float64{0.3}, []float64{1}, []float64{1.2}},
