@@ -89,6 +89,9 @@ func FromDesign(d Design) (*Audit, error) {
 		if c.At == nil {
 			return nil, fmt.Errorf("audit: design: claim %d (%q) has no profile", i, c.Name)
 		}
+		if s := c.Spec; s != nil && s.Kind == "theorem" && len(s.Points) != len(d.Points) {
+			return nil, fmt.Errorf("audit: design: claim %d (%q) has %d profiles for %d release points", i, c.Name, len(s.Points), len(d.Points))
+		}
 	}
 	return &Audit{opts: o, exec: Execution{}.withDefaults(), points: d.Points, features: d.Features,
 		claims: d.Claims, primary: primaryEstimator(o.Estimators), design: d}, nil

@@ -181,6 +181,20 @@ func checkDesign(t *testing.T, p *scenario.Plan) {
 	if p.Config.Claim != nil && p.Config.Claim.Theorems && theorems == 0 {
 		t.Fatalf("%s: tests the theorems, but its design holds no theorem claim", p.Config.Name)
 	}
+	for i, c := range back.Claims {
+		if c.Spec == nil || c.Spec.Kind != "theorem" {
+			continue
+		}
+		bad := back
+		bad.Claims = append([]audit.Claim(nil), back.Claims...)
+		s := *c.Spec
+		s.Points = s.Points[:len(s.Points)-1]
+		bad.Claims[i].Spec = &s
+		if _, err := audit.FromDesign(bad); err == nil || !strings.Contains(err.Error(), "profiles for") {
+			t.Fatalf("%s: a theorem claim with one profile too few: %v", p.Config.Name, err)
+		}
+		break
+	}
 }
 
 // sameClaim compares a claim with its decoded copy at every release point.
