@@ -18,8 +18,8 @@ import (
 // (milliseconds per value).
 func specGrid(s ProfileSpec) []float64 {
 	ratio, n := 1.07, 3000
-	if strings.HasPrefix(s.Kind, "estimator-") || s.Kind == "transfer" {
-		ratio, n = 1.5, 60
+	if strings.HasPrefix(s.Kind, "estimator-") || s.Kind == "transfer" || s.Kind == "linreg-posterior" {
+		ratio, n = 2, 30
 	}
 	eps := []float64{0, math.SmallestNonzeroFloat64, 800, 1e300}
 	for x := 1e-8; x <= 1e3; x *= ratio {
