@@ -17,7 +17,8 @@ import (
 // about how trials are made. Analysis is a function of a design and its
 // trials: a simulation (built-in sampler, Go mechanism, program), sample
 // files, shard parts and checkpoints only produce trials. A design with
-// data claims (PureClaim, GDPClaim), attacks known by name
+// claims given as data (PureClaim, GDPClaim, and theorem claims, whose
+// profiles are closedform.ProfileSpec), attacks known by name
 // (attacks.ByName) and registered estimators is serializable (MarshalJSON),
 // so that a trials file can carry it and a merge needs nothing else.
 type Design struct {
@@ -88,6 +89,9 @@ func FromDesign(d Design) (*Audit, error) {
 		if c.At == nil {
 			return nil, fmt.Errorf("audit: design: claim %d (%q) has no profile", i, c.Name)
 		}
+		if s := c.Spec; s != nil && s.Kind == "theorem" && len(s.Points) != len(d.Points) {
+			return nil, fmt.Errorf("audit: design: claim %d (%q) has %d profiles for %d release points", i, c.Name, len(s.Points), len(d.Points))
+		}
 	}
 	return &Audit{opts: o, exec: Execution{}.withDefaults(), points: d.Points, features: d.Features,
 		claims: d.Claims, primary: primaryEstimator(o.Estimators), design: d}, nil
@@ -129,9 +133,9 @@ type designJSON struct {
 }
 
 // MarshalJSON writes the design as data; it fails for a design that holds
-// what only Go code can express (a claim with no ClaimSpec, such as a
-// theorem's; an attack unknown to attacks.ByName; an unregistered
-// estimator).
+// what only Go code can express (a claim with no ClaimSpec, such as one
+// built by hand around a Go function; an attack unknown to attacks.ByName;
+// an unregistered estimator).
 func (d Design) MarshalJSON() ([]byte, error) {
 	o := d.Options
 	j := designJSON{Name: d.Name, Mechanism: d.Mechanism, Dim: d.Dim, D: d.D, DPrime: d.DPrime, Adjacency: d.Adjacency,

@@ -23,7 +23,9 @@ import (
 //	magic line "mcmcaudit-trials v3\n"
 //	uint32 length + JSON header (ID, N, range, P, F, sampler info, metrics, spec length)
 //	spec: opaque bytes chosen by the writer (a scenario stores itself and
-//	      its data there, so that a merge needs nothing but the parts)
+//	      the audit's design there, so that a merge needs nothing but the
+//	      parts; a spec without a design, from an older writer, is refused
+//	      by the merge)
 //	P·F float64: the reference features (trial 0's)
 //	Hi−Lo bytes: the side of each trial
 //	(Hi−Lo)·P·F float32: the features' deviations from the reference

@@ -24,29 +24,67 @@ type Claim struct {
 	// says nothing about that release.
 	At func(k int) (profile func(eps float64) float64, knots []float64, ok bool)
 	// Spec describes the claim as data (nil for a claim only Go code can
-	// express, such as a theorem's): a design whose claims all have one can
-	// be serialized (Design.MarshalJSON).
+	// express): a design whose claims all have one can be serialized
+	// (Design.MarshalJSON).
 	Spec *ClaimSpec
 }
 
 // ClaimSpec is a claim as data: Kind "pure" is PureClaim(Epsilon, Delta),
-// Kind "gdp" is GDPClaim(Mu).
+// Kind "gdp" is GDPClaim(Mu), Kind "theorem" a theorem's claim
+// (TheoremClaims) named Name, with one profile per release point in Points
+// (the accountant and its numbers, closedform.ProfileSpec; null where the
+// theorem does not cover the point).
 type ClaimSpec struct {
-	Kind    string  `json:"kind"`
-	Epsilon float64 `json:"epsilon,omitempty"`
-	Delta   float64 `json:"delta,omitempty"`
-	Mu      float64 `json:"mu,omitempty"`
+	Kind    string                    `json:"kind"`
+	Epsilon float64                   `json:"epsilon,omitempty"`
+	Delta   float64                   `json:"delta,omitempty"`
+	Mu      float64                   `json:"mu,omitempty"`
+	Name    string                    `json:"name,omitempty"`
+	Points  []*closedform.ProfileSpec `json:"points,omitempty"`
 }
 
-// Claim returns the claim the spec describes.
+// Claim returns the claim the spec describes. A theorem's profiles are
+// rebuilt here, once, so that a spec that does not describe one is refused
+// before any analysis.
 func (s ClaimSpec) Claim() (Claim, error) {
 	switch s.Kind {
 	case "pure":
 		return PureClaim(s.Epsilon, s.Delta), nil
 	case "gdp":
 		return GDPClaim(s.Mu), nil
+	case "theorem":
+		return s.theoremClaim()
 	}
-	return Claim{}, fmt.Errorf("claim kind: must be pure or gdp, got %q", s.Kind)
+	return Claim{}, fmt.Errorf("claim kind: must be pure, gdp or theorem, got %q", s.Kind)
+}
+
+// theoremClaim rebuilds a theorem's claim from its spec.
+func (s ClaimSpec) theoremClaim() (Claim, error) {
+	if s.Name == "" || len(s.Points) == 0 {
+		return Claim{}, fmt.Errorf("claim %q: a theorem's claim needs a name and one profile per release point", s.Name)
+	}
+	profs := make([]func(float64) float64, len(s.Points))
+	for k, p := range s.Points {
+		if p == nil {
+			continue
+		}
+		f, err := p.Profile()
+		if err != nil {
+			return Claim{}, fmt.Errorf("claim %q: points[%d]: %w", s.Name, k, err)
+		}
+		profs[k] = f
+	}
+	spec := s
+	return Claim{
+		Name: s.Name,
+		At: func(k int) (func(float64) float64, []float64, bool) {
+			if k < 0 || k >= len(profs) || profs[k] == nil {
+				return nil, nil, false
+			}
+			return profs[k], nil, true
+		},
+		Spec: &spec,
+	}, nil
 }
 
 // PureClaim is the claim "(ε₀, δ₀)-DP" for every release. Its profile is
@@ -313,14 +351,34 @@ func TheoremClaims(m mechanisms.Mechanism, pair dataset.Pair, points []mechanism
 	var out []Claim
 	for _, v := range order {
 		label := mechanisms.GuaranteeLabel(last[best[v]])
-		out = append(out, GuaranteeClaim(label, func(k int) (closedform.Guarantee, bool) {
+		at := func(k int) (closedform.Guarantee, bool) {
 			for _, g := range per[k] {
 				if mechanisms.GuaranteeLabel(g) == label {
 					return g, true
 				}
 			}
 			return closedform.Guarantee{}, false
-		}))
+		}
+		c := GuaranteeClaim(label, at)
+		c.Spec = theoremSpec(label, len(points), at)
+		out = append(out, c)
 	}
 	return out, nil
+}
+
+// theoremSpec returns the spec of a theorem's claim over n release points,
+// or nil when a point's profile is only Go code.
+func theoremSpec(name string, n int, at func(k int) (closedform.Guarantee, bool)) *ClaimSpec {
+	s := &ClaimSpec{Kind: "theorem", Name: name, Points: make([]*closedform.ProfileSpec, n)}
+	for k := range s.Points {
+		g, ok := at(k)
+		if !ok || !g.Applies || g.Profile == nil {
+			continue
+		}
+		if g.Spec == nil {
+			return nil
+		}
+		s.Points[k] = g.Spec
+	}
+	return s
 }

@@ -111,6 +111,7 @@ func BalleThm5(p NoisySGDParams, index int) (Guarantee, error) {
 	return Guarantee{
 		Source: balleThm5Source, Variant: variant, Release: release, Checks: checks, Applies: true,
 		Profile:   CommonFormProfile(4 * eps),
+		Spec:      ptr(CommonFormSpec(4 * eps)),
 		EpsilonAt: commonFormEpsilon(4 * eps),
 		RDP:       linearRDP(4 * eps),
 		Note:      fmt.Sprintf("RDP ε(α) = α·%.6g", eps),
@@ -206,27 +207,14 @@ func BalleThm5Shuffled(p NoisySGDParams, weights []float64) (Guarantee, error) {
 		}
 	}
 	ws := append([]float64(nil), weights[:p.N]...)
-	curve := func(a float64) float64 {
-		if !(a > 1) {
-			return math.NaN()
-		}
-		terms := make([]float64, 0, p.N+1)
-		if rest > 0 {
-			terms = append(terms, math.Log(rest))
-		}
-		for k, w := range ws {
-			if w > 0 {
-				terms = append(terms, math.Log(w)+(a-1)*a*eps[k])
-			}
-		}
-		return math.Max(0, numeric.LogSumExp(terms)/(a-1))
-	}
+	curve := mixtureCurve(rest, ws, eps)
 	if math.IsInf(eps[p.N-1], 0) || math.IsNaN(eps[p.N-1]) {
 		return Guarantee{}, fmt.Errorf("%s: ε overflows float64; check the sensitivity and sigma", balleThm5Source)
 	}
 	return Guarantee{
 		Source: balleThm5Source, Variant: variant, Release: release, Checks: checks, Applies: true,
 		Profile: rdpCurveProfile(curve),
+		Spec:    ptr(newSpec("rdp-mixture", "rest", rest).withVector("weights", ws).withVector("eps", eps)),
 		RDP:     curve,
 		Note:    fmt.Sprintf("mixture over the %d positions of the record; worst position alone: RDP ε(α) = α·%.6g", len(weights), eps[p.N-1]),
 	}, nil
@@ -377,6 +365,7 @@ func ouGuarantee(src, release string, checks []Check, lambda float64) Guarantee 
 	return Guarantee{
 		Source: src, Release: release, Checks: checks, Applies: true,
 		Profile:   func(eps float64) float64 { return stats.GDPDelta(mu, eps) },
+		Spec:      ptr(GDPSpec(mu)),
 		EpsilonAt: func(delta float64) float64 { e, _ := stats.GDPEpsilon(mu, delta); return e },
 		RDP:       func(a float64) float64 { return a * lambda },
 		Note:      fmt.Sprintf("Λ(t) = %.6g; profile: exact μ-GDP with μ = sqrt(2Λ) = %.6g", lambda, mu),
@@ -475,7 +464,12 @@ func AmplifyDobrushin(g Guarantee, gamma float64) (Guarantee, error) {
 		return out, err
 	}
 	in := g
-	out.Profile = func(eps float64) float64 { return gamma * in.Profile(eps) }
+	out.Profile = dobrushinProfile(in.Profile, gamma)
+	if in.Spec != nil {
+		s := newSpec("dobrushin", "gamma", gamma)
+		s.Args = []ProfileSpec{*in.Spec}
+		out.Spec = &s
+	}
 	out.EpsilonAt = func(delta float64) float64 {
 		if delta >= gamma {
 			return 0
@@ -500,8 +494,23 @@ func AmplifyUltraMixing(g Guarantee, gamma float64) (Guarantee, error) {
 	if err != nil || !g.Applies {
 		return out, err
 	}
-	in := g.Profile
-	out.Profile = func(epsOut float64) float64 {
+	out.Profile = ultraMixingProfile(g.Profile, gamma)
+	if g.Spec != nil {
+		s := newSpec("ultra-mixing", "gamma", gamma)
+		s.Args = []ProfileSpec{*g.Spec}
+		out.Spec = &s
+	}
+	return out, nil
+}
+
+// dobrushinProfile is the profile of AmplifyDobrushin: γ·δ(ε).
+func dobrushinProfile(in func(float64) float64, gamma float64) func(float64) float64 {
+	return func(eps float64) float64 { return gamma * in(eps) }
+}
+
+// ultraMixingProfile is the profile of AmplifyUltraMixing.
+func ultraMixingProfile(in func(float64) float64, gamma float64) func(float64) float64 {
+	return func(epsOut float64) float64 {
 		if gamma == 0 {
 			return 0
 		}
@@ -513,7 +522,6 @@ func AmplifyUltraMixing(g Guarantee, gamma float64) (Guarantee, error) {
 		epsIn := numeric.LogAddExp(0, epsOut+numeric.Log1mExp(-epsOut)-math.Log(gamma))
 		return math.Min(d, gamma*math.Exp(epsOut-epsIn)*in(epsIn))
 	}
-	return out, nil
 }
 
 // postProcessed returns g relabelled as post-processed by a γ-mixing kernel,
@@ -525,7 +533,7 @@ func postProcessed(g Guarantee, gamma float64, thm, kind string) (Guarantee, err
 	out := g
 	out.Source = fmt.Sprintf("%s + Balle et al. 2019, %s (γ-%s post-processing)", g.Source, thm, kind)
 	out.Release = g.Release + ", post-processed by a data-independent kernel"
-	out.Profile, out.EpsilonAt, out.RDP = nil, nil, nil
+	out.Profile, out.EpsilonAt, out.RDP, out.Spec = nil, nil, nil, nil
 	amp := fmt.Sprintf("amplified by a %g-%s kernel", gamma, kind)
 	out.Note = joinNote(g.Note, amp)
 	if at := g.NoteAt; at != nil {

@@ -284,9 +284,12 @@ func girsanovGuarantee(source string, v Variant, release string, checks []Check,
 	switch {
 	case printedC == 0:
 		g.Profile, g.EpsilonAt = CommonFormProfile(c), commonFormEpsilon(c)
+		g.setSpec(CommonFormSpec(c))
 	case v == Printed:
 		g.Profile, g.EpsilonAt = PrintedFormProfile(printedC), printedFormEpsilon(printedC)
+		g.setSpec(PrintedFormSpec(printedC))
 	default:
+		g.setSpec(MaxSpec(PrintedFormSpec(printedC), CommonFormSpec(c)))
 		p1, p2 := PrintedFormProfile(printedC), CommonFormProfile(c)
 		e1, e2 := printedFormEpsilon(printedC), commonFormEpsilon(c)
 		g.Profile = func(eps float64) float64 { return math.Max(p1(eps), p2(eps)) }
@@ -574,6 +577,18 @@ func CombineMin(source, release string, gs ...Guarantee) Guarantee {
 			m = math.Min(m, g.Profile(eps))
 		}
 		return m
+	}
+	// The same fold as data: min over (1, the constituents' profiles).
+	specs := []ProfileSpec{ConstSpec(1)}
+	for _, g := range app {
+		if g.Spec == nil {
+			specs = nil
+			break
+		}
+		specs = append(specs, *g.Spec)
+	}
+	if specs != nil {
+		out.setSpec(MinSpec(specs...))
 	}
 	closed := true
 	for _, g := range app {

@@ -104,12 +104,8 @@ func (c BarkerFull) Guarantees() ([]Guarantee, error) {
 		// Mironov's conversion alone would give, in closed form, ε(δ) =
 		// ρ + 2√(ρ ln(1/δ)) (CommonFormProfile(4ρ)); the minimum with
 		// Balle et al. 2020, Thm 21 is found numerically over real α > 1.
-		Profile: func(eps float64) float64 {
-			if rho == 0 {
-				return 0
-			}
-			return math.Exp(curve.LogDelta(eps, stats.Improved, nil))
-		},
+		Profile: rdpLinearProfile(rho),
+		Spec:    ptr(newSpec("rdp-linear", "rho", rho)),
 		EpsilonAt: func(delta float64) float64 {
 			if rho == 0 {
 				return 0
@@ -290,6 +286,7 @@ func nothingReleased(source, variant string, checks []Check) Guarantee {
 	return Guarantee{
 		Source: source, Variant: variant, Release: "path", Checks: checks, Applies: true,
 		Profile:   func(float64) float64 { return 0 },
+		Spec:      &ProfileSpec{Kind: "const", Params: map[string]stats.JSONFloat{"value": 0}},
 		EpsilonAt: func(float64) float64 { return 0 },
 		RDP:       func(float64) float64 { return 0 },
 		Note:      "zero steps: nothing data-dependent is released",
@@ -304,6 +301,7 @@ func rdpTableGuarantee(source, variant string, checks []Check, t stats.RDPTable,
 	return Guarantee{
 		Source: source, Variant: variant, Release: "path", Checks: checks, Applies: true,
 		Profile: t.Profile(stats.Improved),
+		Spec:    ptr(RDPTableSpec(t)),
 		EpsilonAt: func(delta float64) float64 {
 			e, _, err := t.Epsilon(delta, stats.Improved)
 			if err != nil { // unreachable: Guarantee.Epsilon validates δ first

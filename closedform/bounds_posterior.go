@@ -49,6 +49,7 @@ func pureDPGuarantee(source, release string, eps0 float64, note string) Guarante
 		Source: source, Release: release, Applies: true,
 		Checks:  []Check{{Name: "|log p(x|θ)| ≤ B for every record x and every θ", Holds: true, Detail: "assumed by the caller"}},
 		Profile: PureDPProfile(eps0),
+		Spec:    ptr(PureSpec(eps0)),
 		EpsilonAt: func(delta float64) float64 {
 			// Smallest ε with (e^{ε₀} − e^ε)/(1 + e^{ε₀}) ≤ δ:
 			// e^ε = e^{ε₀} − δ(1 + e^{ε₀}), i.e. ε = ε₀ + ln(1 − δ(1 + e^{−ε₀})).

@@ -194,6 +194,7 @@ func gaussianCompositionGuarantee(source, variant string, mu float64, checks []C
 	return Guarantee{
 		Source: source, Variant: variant, Release: "path", Checks: checks, Applies: true,
 		Profile: func(eps float64) float64 { return stats.GDPDelta(mu, eps) },
+		Spec:    ptr(GDPSpec(mu)),
 		EpsilonAt: func(delta float64) float64 {
 			e, err := stats.GDPEpsilon(mu, delta)
 			if err != nil { // unreachable: μ is validated finite and δ by Guarantee.Epsilon

@@ -253,9 +253,11 @@ func (m SGM) pldGuarantee(adj Adjacency) (Guarantee, *PLDProfile, error) {
 		return fmt.Sprintf("%v, %v sampling, q = %g, z = σ/C = %g, T = %d; %s", adj, m.Sampling, m.Rate,
 			m.NoiseMultiplier, m.Steps, pldSummary(p, delta))
 	}
+	spec := m.pldSpec(adj)
 	return Guarantee{
 		Source: SGMPLDSource, Variant: adj.String(), Release: "path", Checks: sgmChecks(m), Applies: true,
 		Profile:   p.Delta,
+		Spec:      &spec,
 		EpsilonAt: p.Epsilon,
 		Note:      noteAt(a.opt.ReferenceDelta),
 		NoteAt:    noteAt,
@@ -306,7 +308,13 @@ func (m SGM) ReplaceOneTightest() (Guarantee, error) {
 			rdp.NoteFor(delta), delta, tighter, ep, er, cross, pldSummary(prof, delta))
 	}
 	note := noteAt(1e-5)
+	var spec *ProfileSpec
+	if pld.Spec != nil && rdp.Spec != nil {
+		s := MinSpec(*pld.Spec, *rdp.Spec)
+		spec = &s
+	}
 	return Guarantee{
+		Spec:   spec,
 		Source: source, Release: "path", Checks: rdp.Checks, Applies: true,
 		Profile: func(eps float64) float64 { return math.Min(pld.Profile(eps), rdp.Profile(eps)) },
 		EpsilonAt: func(delta float64) float64 {

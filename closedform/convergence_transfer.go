@@ -34,6 +34,15 @@ func TransferDelta(eps, deltaPosterior, beta float64) float64 {
 // an inexact ε* only makes the profile slightly larger, never invalid.
 // note says where β and the posterior's profile come from.
 func TransferGuarantee(release string, posterior func(float64) float64, beta float64, checks []Check, note string) Guarantee {
+	return Guarantee{
+		Source: Prop32Source, Release: release, Applies: true, Checks: checks,
+		Profile: transferProfile(posterior, beta),
+		Note:    note,
+	}
+}
+
+// transferProfile is the profile of TransferGuarantee.
+func transferProfile(posterior func(float64) float64, beta float64) func(float64) float64 {
 	g := func(eps float64) float64 { return TransferDelta(eps, posterior(eps), beta) }
 	star := 0.0
 	if beta > 0 {
@@ -46,15 +55,11 @@ func TransferGuarantee(release string, posterior func(float64) float64, beta flo
 	if !math.IsInf(star, 1) {
 		floor = g(star)
 	}
-	return Guarantee{
-		Source: Prop32Source, Release: release, Applies: true, Checks: checks,
-		Profile: func(eps float64) float64 {
-			if eps >= star {
-				return floor
-			}
-			return math.Min(g(eps), 1)
-		},
-		Note: note,
+	return func(eps float64) float64 {
+		if eps >= star {
+			return floor
+		}
+		return math.Min(g(eps), 1)
 	}
 }
 
@@ -118,6 +123,8 @@ type GaussianPairProfile struct {
 	Upper, Lower func(eps float64) float64
 	// Note says how it is computed.
 	Note string
+	// Spec is Upper as data (GaussianPairSpec of the arguments).
+	Spec *ProfileSpec
 }
 
 // NewGaussianPairProfile returns the exact profile of two Gaussians given
@@ -128,6 +135,15 @@ type GaussianPairProfile struct {
 // d > 1 no exact form is implemented and the profile is bracketed
 // (unequalCovProfile).
 func NewGaussianPairProfile(dm, cov1, cov2 []float64) (GaussianPairProfile, error) {
+	p, err := newGaussianPairProfile(dm, cov1, cov2)
+	if err == nil {
+		s := GaussianPairSpec(dm, cov1, cov2)
+		p.Spec = &s
+	}
+	return p, err
+}
+
+func newGaussianPairProfile(dm, cov1, cov2 []float64) (GaussianPairProfile, error) {
 	d := len(dm)
 	if d < 1 || len(cov1) != d*d || len(cov2) != d*d {
 		return GaussianPairProfile{}, fmt.Errorf("cov: must hold d×d values for a mean difference of dimension %d", d)

@@ -37,6 +37,11 @@ type Guarantee struct {
 	// (ε, Profile(ε))-DP for every ε. It is the whole privacy profile
 	// certified by the theorem (1 where the theorem certifies nothing).
 	Profile func(eps float64) float64 `json:"-"`
+	// Spec is Profile as data — the accountant and the numbers it is
+	// rebuilt from — so that a claim built on the guarantee can be written
+	// to a file: Spec.Profile() equals Profile bit for bit at every ε. It
+	// is nil where the profile is only Go code (a guarantee built by hand).
+	Spec *ProfileSpec `json:"profile,omitempty"`
 	// EpsilonAt, when set, gives ε(δ) in closed form; otherwise Epsilon
 	// inverts Profile numerically.
 	EpsilonAt func(delta float64) float64 `json:"-"`

@@ -295,8 +295,18 @@ func (d LinRegDomain) PosteriorGuarantee(v LemmaA1Variant) Guarantee {
 		}
 		return e
 	}
-	g.Profile = func(eps float64) float64 {
-		// δ(ε) = min over ν of exp(−(ν−1)(ε − ε1(ν))) (RDP to DP, Mironov 2017 Prop. 3).
+	g.Profile = d.posteriorProfile(v)
+	g.setSpec(newSpec("linreg-posterior", "n", d.N, "alpha", d.Alpha, "beta", d.Beta, "gamma1", d.Gamma1,
+		"xh", d.XH, "xl", d.XL, "c", d.C, "variant", int(v)))
+	g.Note = "RDP of one posterior draw over the whole domain, converted at the best order"
+	return g
+}
+
+// posteriorProfile is the profile of PosteriorGuarantee: δ(ε) = min over
+// ν of exp(−(ν−1)(ε − ε1(ν))) (RDP to DP, Mironov 2017 Prop. 3).
+func (d LinRegDomain) posteriorProfile(v LemmaA1Variant) func(float64) float64 {
+	hi := d.MaxOrder()
+	return func(eps float64) float64 {
 		best := 1.0
 		f := func(nu float64) float64 { return -(nu - 1) * (eps - d.eps1(nu, v)) }
 		_, fm := numeric.GoldenMin(f, 1.0, hi, 200, 0)
@@ -305,8 +315,6 @@ func (d LinRegDomain) PosteriorGuarantee(v LemmaA1Variant) Guarantee {
 		}
 		return best
 	}
-	g.Note = "RDP of one posterior draw over the whole domain, converted at the best order"
-	return g
 }
 
 func errString(err error) string {

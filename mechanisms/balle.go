@@ -255,6 +255,7 @@ func projectedULAComposition(u *ULA, st Setting, G float64, dom Ball, derr error
 		Checks: []closedform.Check{{Name: "bounded gradient difference on the ball holding every state", Holds: true,
 			Detail: fmt.Sprintf("sup over ‖θ − c‖ ≤ %.6g of ‖∇ln p(z|θ) − ∇ln p(z′|θ)‖ ≤ G = %.6g; γ = %g, T = %d: μ = G·sqrt(Tγ/2) = %.6g", dom.Radius, G, u.Gamma, st.Iterations, mu)}},
 		Profile: func(e float64) float64 { return stats.GDPDelta(mu, e) },
+		Spec:    gdpSpec(mu),
 		RDP:     stats.GaussianRDP(mu),
 		Note:    fmt.Sprintf("μ = %.6g-GDP for the pair audited", mu),
 	}

@@ -30,7 +30,12 @@ func (t *Transfer) Beta() float64 { return math.Max(t.BetaD.Value, t.BetaDPrime.
 func (t *Transfer) Guarantee(release string) closedform.Guarantee {
 	note := fmt.Sprintf("for the audited pair only; β = max(β_D, β_D′) = %.6g — D: %s; D′: %s. Posterior: %s",
 		t.Beta(), t.BetaD.Method, t.BetaDPrime.Method, t.Posterior.Note)
-	return closedform.TransferGuarantee(release, t.Posterior.Upper, t.Beta(), t.Checks, note)
+	g := closedform.TransferGuarantee(release, t.Posterior.Upper, t.Beta(), t.Checks, note)
+	if t.Posterior.Spec != nil {
+		s := closedform.TransferSpec(t.Beta(), *t.Posterior.Spec)
+		g.Spec = &s
+	}
+	return g
 }
 
 // NotDPEpsilon returns the ε that Prop. 3.3 / A.3 proves the release does

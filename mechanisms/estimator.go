@@ -162,17 +162,18 @@ func (e *Estimator) Guarantees(p dataset.Pair, _ ReleasePoint) []closedform.Guar
 			{Source: closedform.Prop310Source, Release: release, Reason: why, Checks: []closedform.Check{{Name: "Assumptions 3.8, 3.9", Holds: false, Detail: reason}}},
 		}
 	}
+	s37, s310 := pair.Prop37Spec(), pair.Prop310Spec()
 	note := "for the audited pair only (the paper's constants are suprema over all adjacent pairs); η (Prop. 3.7) and C (Prop. 3.10) are chosen per ε to minimise δ"
 	return []closedform.Guarantee{
 		{Source: closedform.Prop37Source, Release: release, Applies: true, Checks: append(checks[:len(checks):len(checks)], closedform.Check{
 			Name: "Assumption 3.6 (independent chains)", Holds: true,
 			Detail: fmt.Sprintf("A_D − A_D′ ~ N(%.6g, %.6g²), δ̃(η) = P(|A_D − A_D′| > η)", pair.MeanD-pair.MeanDPrime, math.Sqrt(pair.VarD+pair.VarDPrime))}),
-			Profile: func(eps float64) float64 { d, _ := pair.Prop37(eps); return d }, Note: note},
+			Profile: func(eps float64) float64 { d, _ := pair.Prop37(eps); return d }, Spec: &s37, Note: note},
 		{Source: closedform.Prop310Source, Release: release, Applies: true, Checks: append(checks[:len(checks):len(checks)],
 			closedform.Check{Name: "Assumption 3.8", Holds: true,
 				Detail: fmt.Sprintf("δ̃(C) = max over D, D′ of P(|A − π(f)| > C); bias A_D − π_D(f) = %.6g, A_D′ − π_D′(f) = %.6g", pair.MeanD-pair.PiD, pair.MeanDPrime-pair.PiDPrime)},
 			closedform.Check{Name: "Assumption 3.9", Holds: true, Detail: fmt.Sprintf("γ_f = |π_D(f) − π_D′(f)| = %.6g; η = 2C + γ_f", pair.GammaF())}),
-			Profile: func(eps float64) float64 { d, _ := pair.Prop310(eps); return d }, Note: note},
+			Profile: func(eps float64) float64 { d, _ := pair.Prop310(eps); return d }, Spec: &s310, Note: note},
 	}
 }
 

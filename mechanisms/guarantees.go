@@ -245,6 +245,7 @@ func fullBatchGDP(s *SGLD, n, iterations int) closedform.Guarantee {
 		Checks: []closedform.Check{{Name: "full batches (batch = n, without replacement)", Holds: true,
 			Detail: fmt.Sprintf("n = %d, clip C = %g, η = %g, T = %d: μ = C·sqrt(Tη) = %.6g", n, s.Clip, eta, iterations, mu)}},
 		Profile: func(e float64) float64 { return stats.GDPDelta(mu, e) },
+		Spec:    gdpSpec(mu),
 		RDP:     stats.GaussianRDP(mu),
 		Note:    fmt.Sprintf("exactly %.6g-GDP for the nominal noise variance η", mu),
 	}
@@ -297,9 +298,16 @@ func gaussianQueryGuarantee(g *GaussianQuery, adj dataset.Adjacency) closedform.
 		Checks: []closedform.Check{{Name: "clipped sum", Holds: true,
 			Detail: fmt.Sprintf("sensitivity %g (%s), σ = %g, μ = %g", sens, adj, g.Sigma, mu)}},
 		Profile: func(eps float64) float64 { return stats.GDPDelta(mu, eps) },
+		Spec:    gdpSpec(mu),
 		RDP:     stats.GaussianRDP(mu),
 		Note:    fmt.Sprintf("exactly %.6g-GDP", mu),
 	}
+}
+
+// gdpSpec is the μ-GDP profile as data.
+func gdpSpec(mu float64) *closedform.ProfileSpec {
+	s := closedform.GDPSpec(mu)
+	return &s
 }
 
 // GuaranteeLabel names a guarantee for reports: source and variant.

@@ -5,8 +5,8 @@
 // crafting DeepFool canaries, attaching the exact ε of the counterexample).
 // It is a thin layer: everything it does can be done through package audit
 // directly. A scenario's trials files carry the scenario and the audit's
-// design (Plan.Spec, ParsePartSpec), so that a merge needs nothing else;
-// a design that is code (theorem claims) ships the data files instead.
+// design (Plan.Spec, ParsePartSpec), theorem claims included as data, so
+// that a merge needs nothing else.
 //
 // Decoding is strict and located: the YAML text is parsed into nodes (with
 // limits on bytes and nodes), then walked field by field, so that every

@@ -74,10 +74,9 @@ type merged struct {
 // shape, every trial covered exactly once — so that the merged trials are
 // allocated only for parts that fill them; then it reads the parts one at
 // a time into the result and takes the audit's design from the first
-// part's spec: nothing else is needed (no data, no sampler, no program),
-// so the merge works from any directory. Parts whose design is not data
-// (theorem claims) carry the scenario's data instead, and the scenario is
-// rebuilt from them.
+// part's spec (theorem claims included, as data): the analysis is
+// audit.FromDesign's, and nothing else is needed (no data, no sampler, no
+// program, no scenario built), so the merge works from any directory.
 func mergeParts(ctx context.Context, paths []string) (merged, error) {
 	var out merged
 	fail := func(err error) (merged, error) { return merged{}, err }
@@ -120,25 +119,17 @@ func mergeParts(ctx context.Context, paths []string) (merged, error) {
 	return out, nil
 }
 
-// partAudit returns the scenario and the audit a part's spec describes:
-// from its design when it carries one, else by rebuilding the scenario
-// from the data it carries.
+// partAudit returns the scenario (for the report's document) and the audit
+// a part's spec describes, from the design it carries. A part without one
+// was written by an older version and must be run again.
 func partAudit(path string, spec []byte) (*scenario.Config, *audit.Audit, error) {
 	cfg, design, err := scenario.ParsePartSpec(spec)
 	if err != nil {
 		return nil, nil, usagef("%s: %v", path, err)
 	}
-	if design != nil {
-		a, err := audit.FromDesign(*design)
-		if err != nil {
-			return nil, nil, usagef("%s: %v", path, err)
-		}
-		return cfg, a, nil
-	}
-	plan, err := scenario.Build(cfg)
+	a, err := audit.FromDesign(*design)
 	if err != nil {
-		return nil, nil, usagef("%s: the scenario it carries cannot be rebuilt here: %v", path, err)
+		return nil, nil, usagef("%s: %v", path, err)
 	}
-	plan.Close()
-	return plan.Config, plan.Audit, nil
+	return cfg, a, nil
 }
