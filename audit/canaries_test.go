@@ -158,23 +158,28 @@ func TestCanaryDesignBoundsAndClaims(t *testing.T) {
 	tg := canaryTarget(1000, 4, 1)
 	o := Options{Seed: 3, Canaries: &CanaryDesign{Count: 1000, Kind: "test"}, Claims: []Claim{PureClaim(0.5, 0), PureClaim(20, 0), GDPClaim(1)}}
 	r := canaryReport(t, tg, o, Execution{Workers: 1})
-	or := r.OneRun
-	if or == nil || len(or.Points) != 1 {
-		t.Fatalf("one-run result %+v", or)
+	if r.Canaries == nil || len(r.Points) != 1 {
+		t.Fatalf("canary design %+v, %d points", r.Canaries, len(r.Points))
 	}
-	p := or.Points[0]
-	if p.Guess != (Guess{Plus: 50, Minus: 50}) {
-		t.Errorf("default guess %+v", p.Guess)
+	p := r.Points[0]
+	if len(p.Attacks) != 1 || p.Attacks[0].Attack != CanaryAttack {
+		t.Fatalf("attacks %+v", p.Attacks)
+	}
+	for _, e := range p.Attacks[0].Estimates {
+		if *e.Guess != (Guess{Plus: 50, Minus: 50}) {
+			t.Errorf("%s: default guess %+v", e.Estimator, *e.Guess)
+		}
 	}
 	// μ = 4 separates the two classes almost perfectly: every guess right.
-	if c := p.Epsilon.Counts; c.Guesses != 100 || c.Correct != 100 {
+	eps := p.EpsilonBound()
+	if c := eps.Guesses; c == nil || c.Guesses != 100 || c.Correct != 100 {
 		t.Errorf("counts %+v", c)
 	}
 	want, _ := stats.OneRunEpsilon(stats.OneRunCounts{Canaries: 1000, Guesses: 100, Correct: 100}, 0, 1-0.05)
-	if p.Epsilon.Epsilon != want.Epsilon || float64(p.Ceiling) != want.Epsilon {
-		t.Errorf("ε_lb %v ceiling %v, want %v", p.Epsilon.Epsilon, p.Ceiling, want.Epsilon)
+	if eps.Epsilon != want.Epsilon || p.Ceiling.Epsilon != want.Epsilon || r.Epsilon != eps || r.Headline != 0 {
+		t.Errorf("ε_lb %v ceiling %v headline %v (%d), want %v", eps.Epsilon, p.Ceiling.Epsilon, r.Epsilon, r.Headline, want.Epsilon)
 	}
-	if r.Verdict != VerdictViolation || !p.Claims[0].Refuted || p.Claims[1].Refuted || !p.Claims[2].Refuted {
+	if r.Verdict != VerdictViolation || !p.Claims[0].Rejected || p.Claims[1].Rejected || !p.Claims[2].Rejected || len(r.Violations) != 2 {
 		t.Errorf("verdict %v, claims %+v", r.Verdict, p.Claims)
 	}
 	if r.ClaimConfidence != 1-0.05/3 {
@@ -183,7 +188,7 @@ func TestCanaryDesignBoundsAndClaims(t *testing.T) {
 	if float64(p.Descriptive.AUROC) < 0.99 {
 		t.Errorf("AUROC %v", p.Descriptive.AUROC)
 	}
-	if r.Adjacency != CanaryAdjacency || or.Adjacency != CanaryAdjacency {
+	if r.Adjacency != CanaryAdjacency {
 		t.Errorf("adjacency %q", r.Adjacency)
 	}
 }
@@ -194,17 +199,17 @@ func TestCanaryGuessGrid(t *testing.T) {
 	tg := canaryTarget(400, 1, 1)
 	grid := []Guess{{Plus: 10}, {Plus: 20, Minus: 20}, {Minus: 60}}
 	r := canaryReport(t, tg, Options{Seed: 5, Canaries: &CanaryDesign{Count: 400, Guesses: grid}}, Execution{})
-	p := r.OneRun.Points[0]
-	if r.OneRun.TestConfidence != 1-0.05/3 {
-		t.Errorf("test confidence %v", r.OneRun.TestConfidence)
+	p := r.Points[0]
+	if r.TestConfidence != 1-0.05/3 {
+		t.Errorf("test confidence %v", r.TestConfidence)
 	}
 	best := -1.0
 	for _, g := range grid {
 		single := canaryReport(t, tg, Options{Seed: 5, Canaries: &CanaryDesign{Count: 400, Guesses: []Guess{g}}, Confidence: 1 - 0.05/3}, Execution{})
-		best = math.Max(best, single.OneRun.Points[0].Epsilon.Epsilon)
+		best = math.Max(best, single.Points[0].EpsilonBound().Epsilon)
 	}
-	if p.Epsilon.Epsilon != best {
-		t.Errorf("grid ε_lb %v, best single pair at α/3 %v", p.Epsilon.Epsilon, best)
+	if p.EpsilonBound().Epsilon != best {
+		t.Errorf("grid ε_lb %v, best single pair at α/3 %v", p.EpsilonBound().Epsilon, best)
 	}
 }
 
@@ -219,10 +224,10 @@ func TestCanaryNullValidity(t *testing.T) {
 	pos, posMu := 0, 0
 	for s := range seeds {
 		r := canaryReport(t, canaryTarget(1000, 0, 1), Options{Seed: uint64(s), Canaries: &CanaryDesign{Count: 1000}}, Execution{Workers: 1})
-		if r.OneRun.Points[0].Epsilon.Epsilon > 0 {
+		if r.Points[0].EpsilonBound().Epsilon > 0 {
 			pos++
 		}
-		if r.OneRun.Points[0].FDP.Mu > 0 {
+		if r.Points[0].MuBound().Mu > 0 {
 			posMu++
 		}
 	}
@@ -278,10 +283,10 @@ func nullBuiltinRates(t *testing.T, first, n int) (pos, posMu int) {
 		}
 		o := Options{Seed: uint64(s), Canaries: &CanaryDesign{Count: m}, Delta: 1e-5, Features: attacks.LogLik{Model: logit, Records: tg.Canaries}}
 		r := canaryReport(t, tg, o, Execution{Workers: 1})
-		if r.OneRun.Points[0].Epsilon.Epsilon > 0 {
+		if r.Points[0].EpsilonBound().Epsilon > 0 {
 			pos++
 		}
-		if r.OneRun.Points[0].FDP.Mu > 0 {
+		if r.Points[0].MuBound().Mu > 0 {
 			posMu++
 		}
 	}

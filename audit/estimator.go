@@ -7,44 +7,63 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
-// Estimator turns an attack's errors into a lower bound. The engine asks
-// it two things: on the threshold-selection runs, which rule to apply to an
-// attack's scores (Objective, maximised by the exact threshold search of
-// attacks.Chooser), and on the evaluation runs, what bound the rule's error
-// counts give (Bound). The Estimate it returns carries its own label
-// (Estimate.Estimator), confidence, δ, counts and the assumptions it rests
-// on beyond the runs' independence (Estimate.Assumption).
+// Estimator turns what a design observed into a lower bound: an attack's
+// error counts on evaluation runs (CountEstimator, the multi-run design) or
+// the guesses of a one-run canary audit (GuessEstimator). The Estimate it
+// returns carries its own label (Estimate.Estimator), confidence, δ,
+// counts or guesses and the assumptions it rests on beyond the runs'
+// independence (Estimate.Assumption); reports list every estimator's
+// bound per release point in the same form, whatever the design.
 //
 // Adding an estimator is a file with its implementation and a line in
-// registered.
+// registered (or registeredGuess).
 type Estimator interface {
-	// Name is the estimator's key in reports ("region", "gdp"); it is
-	// unique among the registered estimators.
+	// Name is the estimator's key in reports ("region", "gdp",
+	// "one-run"); it is unique among the registered estimators.
 	Name() string
+	// Value is the figure bounds of this estimator are ranked by (the
+	// larger, the stronger the evidence of leakage).
+	Value(e stats.Estimate) float64
+}
+
+// CountEstimator is an estimator of the multi-run design. The engine asks
+// it two things: on the threshold-selection runs, which rule to apply to
+// an attack's scores (Objective, maximised by the exact threshold search
+// of attacks.Chooser), and on the evaluation runs, what bound the rule's
+// error counts give (Bound).
+type CountEstimator interface {
+	Estimator
 	// Objective is the criterion a rule is chosen to maximise on the
 	// selection runs; it must be non-increasing in each error rate.
 	Objective() attacks.Objective
 	// Bound is the lower bound that counts c give at confidence
 	// confidence, for δ = delta.
 	Bound(c stats.Counts, delta, confidence float64) (stats.Estimate, error)
-	// Value is the figure bounds of this estimator are ranked by (the
-	// larger, the stronger the evidence of leakage).
-	Value(e stats.Estimate) float64
 }
 
-// registered lists every estimator, in the order reports give them.
+// GuessEstimator is an estimator of the canary (one-run) design: the
+// bound that c, the outcome of one guess pair (k₊, k₋) on the canaries'
+// score ranking, gives at confidence confidence for δ = delta (the
+// returned Estimate has Guesses set).
+type GuessEstimator interface {
+	Estimator
+	BoundGuesses(c stats.OneRunCounts, delta, confidence float64) (stats.Estimate, error)
+}
+
+// registered lists every estimator of the multi-run design, in the order
+// reports give them (registeredGuess lists the canary design's).
 var registered = []Estimator{
 	RegionEstimator{},
 	GDPEstimator{},
 }
 
-// Estimators returns every registered estimator, in report order: the
-// default of Options.Estimators.
+// Estimators returns every registered estimator of the multi-run design,
+// in report order: the default of Options.Estimators.
 func Estimators() []Estimator { return append([]Estimator(nil), registered...) }
 
 // EstimatorByName returns the registered estimator with this name.
 func EstimatorByName(name string) (Estimator, error) {
-	for _, e := range registered {
+	for _, e := range append(Estimators(), CanaryEstimators()...) {
 		if e.Name() == name {
 			return e, nil
 		}
@@ -92,13 +111,20 @@ func (GDPEstimator) Bound(c stats.Counts, delta, confidence float64) (stats.Esti
 // Value returns the bound's μ.
 func (GDPEstimator) Value(e stats.Estimate) float64 { return e.Mu }
 
-// checkEstimators validates Options.Estimators (nil is the default).
-func checkEstimators(es []Estimator) error {
+// checkEstimators validates Options.Estimators (nil is the default) for
+// the multi-run design, or for the canary design when canaries is set:
+// each design takes its own kind of estimator (CountEstimator,
+// GuessEstimator) and needs its headline estimator among them.
+func checkEstimators(es []Estimator, canaries bool) error {
 	if len(es) == 0 {
 		return nil
 	}
 	seen := map[string]bool{}
-	region := false
+	head, kind := RegionEstimator{}.Name(), "a CountEstimator (the multi-run design counts errors on runs)"
+	if canaries {
+		head, kind = OneRunEstimator{}.Name(), "a GuessEstimator (the canary design bounds from guesses)"
+	}
+	found := false
 	for i, e := range es {
 		if e == nil {
 			return fieldErr("Estimators", "estimator %d is nil", i)
@@ -108,36 +134,46 @@ func checkEstimators(es []Estimator) error {
 			return fieldErr("Estimators", "estimator %d: names must be unique and non-empty, got %q", i, n)
 		}
 		seen[n] = true
-		region = region || n == (RegionEstimator{}).Name()
+		found = found || n == head
+		_, isCount := e.(CountEstimator)
+		_, isGuess := e.(GuessEstimator)
+		if (canaries && !isGuess) || (!canaries && !isCount) {
+			return fieldErr("Estimators", "estimator %d (%q): must be %s", i, n, kind)
+		}
 	}
-	if !region {
-		return fieldErr("Estimators", "must include the region bound (RegionEstimator): the headline ε rests on it")
+	if !found {
+		return fieldErr("Estimators", "must include %q: the headline ε rests on it", head)
 	}
 	return nil
 }
 
-// primaryEstimator returns the index of the region bound in es.
+// primaryEstimator returns the index in es of the estimator the headline
+// rests on: the region bound, or the one-run bound in a canary design.
 func primaryEstimator(es []Estimator) int {
 	for i, e := range es {
-		if e.Name() == (RegionEstimator{}).Name() {
+		if n := e.Name(); n == (RegionEstimator{}).Name() || n == (OneRunEstimator{}).Name() {
 			return i
 		}
 	}
 	return -1
 }
 
-// estimatorNames returns the names of es, or nil when they are the
-// registered estimators in order (so that the default leaves audit IDs as
-// they were).
+// estimatorNames returns the names of es, or nil when they are a
+// design's default estimators in order (so that the default leaves audit
+// IDs as they were).
 func estimatorNames(es []Estimator) []string {
 	var names []string
-	same := len(es) == len(registered)
-	for i, e := range es {
+	for _, e := range es {
 		names = append(names, e.Name())
-		same = same && e.Name() == registered[i].Name()
 	}
-	if same {
-		return nil
+	for _, def := range [][]Estimator{registered, registeredGuess} {
+		same := len(es) == len(def)
+		for i := 0; same && i < len(es); i++ {
+			same = es[i].Name() == def[i].Name()
+		}
+		if same {
+			return nil
+		}
 	}
 	return names
 }

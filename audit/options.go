@@ -169,7 +169,9 @@ type Options struct {
 	// own rules on the selection runs (nil: every registered estimator,
 	// Estimators()). The region bound must be among them: the headline ε,
 	// the ceiling and the verdict's ranking rest on it, the one bound that
-	// assumes nothing about the mechanism's trade-off curve.
+	// assumes nothing about the mechanism's trade-off curve. A canary
+	// design takes GuessEstimators instead (nil: CanaryEstimators()), the
+	// one-run bound (OneRunEstimator) among them.
 	Estimators []Estimator
 	// Delta is the δ of the (ε, δ) lower bounds, in [0, 1); the zero value
 	// means δ = 0 (pure ε).
@@ -193,8 +195,8 @@ type Options struct {
 	// (CanaryDesign): its trials are its runs (Trials is 0 or
 	// Canaries.Runs), the features of a release are the m canaries'
 	// scores (Features must have m columns; nil: the release is the
-	// scores), and Split, Attacks, Estimators and AttackSelection are not
-	// used. PointSelection SelectOnTraining means the verdict rests on the
+	// scores), Estimators are GuessEstimators, and Split, Attacks and
+	// AttackSelection are not used. PointSelection SelectOnTraining means the verdict rests on the
 	// last release point, fixed in advance; SelectBonferroni tests every
 	// point at α/P.
 	Canaries *CanaryDesign
@@ -263,7 +265,7 @@ func (o Options) Validate() error {
 			return fieldErr("Attacks", "attack %d is nil", i)
 		}
 	}
-	if err := checkEstimators(o.Estimators); err != nil {
+	if err := checkEstimators(o.Estimators, o.Canaries != nil); err != nil {
 		return err
 	}
 	for i, c := range o.Claims {
@@ -335,6 +337,9 @@ func (o Options) withDefaults(dim int) Options {
 	}
 	if len(o.Estimators) == 0 {
 		o.Estimators = Estimators()
+		if o.Canaries != nil {
+			o.Estimators = CanaryEstimators()
+		}
 	}
 	return o
 }
