@@ -51,7 +51,7 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 				row = append(row, "", "")
 				continue
 			}
-			row = append(row, g(float64(cr.EpsilonAtDelta)), strconv.FormatBool(cr.Refuted()))
+			row = append(row, g(float64(cr.EpsilonAtDelta)), strconv.FormatBool(claimRefutedAt(r, k, cr)))
 		}
 		row = append(row, utilityCSVRow(pr, g)...)
 		row = append(row, convergenceCSVRow(pr, g)...)

@@ -135,20 +135,13 @@ func evidenceCSVRow(pr audit.PointResult, g func(float64) string) (eps, mu []str
 		[]string{pr.Attacks[bestAttack(pr, "gdp")].Attack, strconv.Itoa(m.Counts.FP), strconv.Itoa(m.Counts.FN)}
 }
 
-// primaryIndex returns the index in pr.Estimates of the bound the
-// headline rests on (the region bound, or the one-run bound).
-func primaryIndex(pr audit.PointResult) int {
-	for i, e := range pr.Estimates {
-		if e.Estimator == (audit.OneRunEstimator{}).Name() {
-			return i
-		}
+// primaryName returns the name of the estimator the headline rests on at
+// pr: the one-run bound in a canary design, else the region bound.
+func primaryName(pr audit.PointResult) string {
+	if _, ok := pr.Estimate(audit.OneRunEstimator{}.Name()); ok {
+		return audit.OneRunEstimator{}.Name()
 	}
-	for i, e := range pr.Estimates {
-		if e.Estimator == (audit.RegionEstimator{}).Name() {
-			return i
-		}
-	}
-	return 0
+	return audit.RegionEstimator{}.Name()
 }
 
 // datasetsText describes the audited data in one line, in either design.
@@ -157,4 +150,15 @@ func datasetsText(r *audit.Report) string {
 		return canarySetting(r)[1][1]
 	}
 	return DatasetsLine(r)
+}
+
+// claimRefutedAt reports a refutation of claim c at point k as the CSV
+// states it: a refuted profile (multi-run design, as it always has), or a
+// rejection on guesses at a release the verdict rests on (a rejection at
+// another release is no refutation: the JSON has it as "rejected").
+func claimRefutedAt(r *audit.Report, k int, c audit.ClaimResult) bool {
+	if c.Test != "" {
+		return c.Rejected && (r.Headline < 0 || k == r.Headline)
+	}
+	return c.Refutation != nil && c.Refutation.Refuted
 }

@@ -172,7 +172,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	f := stats.FormatFloat
 	for k, pr := range r.Points {
 		ev := evidenceCells(pr)
-		row := []string{pr.Point.Label, pr.Attacks[pr.Estimates[primaryIndex(pr)].Best].Attack, ev[0], ev[1],
+		row := []string{pr.Point.Label, pr.Attacks[bestAttack(pr, primaryName(pr))].Attack, ev[0], ev[1],
 			f(pr.EpsilonBound().Epsilon), f(pr.MuBound().Mu)}
 		for _, name := range extra {
 			v, _ := estimatorValue(pr, name)
@@ -217,24 +217,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	if l := r.ClaimLevel(); l != "" {
 		verdict += " Level: " + l + "."
 	}
-	e := r.Epsilon
-	where := "over all release points (Bonferroni)"
-	if r.Headline >= 0 {
-		where = "at " + r.Points[r.Headline].Point.Label
-	}
-	headline := fmt.Sprintf("ε_lb = %s %s — %s; confidence %.6g; δ = %g; %d evaluation runs (FP %d/%d, FN %d/%d).",
-		f(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, r.EvalRuns, e.Counts.FP, e.Counts.Negatives, e.Counts.FN, e.Counts.Positives)
-	perRelease := "ε_lb is the Clopper–Pearson region bound (Heller & Fetaya eq. 12) on the evaluation runs; μ_lb is a rigorous lower bound on the GDP parameter μ (the ε it would imply is shown apart, below); the ceiling is the largest ε_lb the run counts allow. The highlighted row is the release the verdict rests on."
-	setting := HTMLText("note", r.Multiplicity)
-	if fromGuesses(r) {
-		headline = fmt.Sprintf("ε_lb = %s %s — %s; confidence %.6g; δ = %g; %s.", f(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, headlineEvidence(r))
-		perRelease = GuessLegend + " The highlighted row is the release the verdict rests on."
-		var lines []string
-		for _, l := range canarySetting(r) {
-			lines = append(lines, l[0]+": "+l[1])
-		}
-		setting = HTMLText("note", strings.Join(append(lines, r.Multiplicity), " · "))
-	}
+	headline, perRelease, setting := htmlHeadline(r)
 	page := HTMLPage{
 		Title:     "Privacy audit: " + ClipName(r.Name, TitleNameRunes),
 		Subtitle:  DisplayName(r.Mechanism) + "; " + datasetsText(r),
@@ -264,4 +247,29 @@ func notes(ns []string) template.HTML {
 		out += HTMLText("note", n)
 	}
 	return out
+}
+
+// htmlHeadline returns the HTML page's headline, the note under the
+// per-release table and the setting note, in either design.
+func htmlHeadline(r *audit.Report) (headline, perRelease string, setting template.HTML) {
+	f := stats.FormatFloat
+	e := r.Epsilon
+	where := "over all release points (Bonferroni)"
+	if r.Headline >= 0 {
+		where = "at " + r.Points[r.Headline].Point.Label
+	}
+	headline = fmt.Sprintf("ε_lb = %s %s — %s; confidence %.6g; δ = %g; %d evaluation runs (FP %d/%d, FN %d/%d).",
+		f(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, r.EvalRuns, e.Counts.FP, e.Counts.Negatives, e.Counts.FN, e.Counts.Positives)
+	perRelease = "ε_lb is the Clopper–Pearson region bound (Heller & Fetaya eq. 12) on the evaluation runs; μ_lb is a rigorous lower bound on the GDP parameter μ (the ε it would imply is shown apart, below); the ceiling is the largest ε_lb the run counts allow. The highlighted row is the release the verdict rests on."
+	setting = HTMLText("note", r.Multiplicity)
+	if fromGuesses(r) {
+		headline = fmt.Sprintf("ε_lb = %s %s — %s; confidence %.6g; δ = %g; %s.", f(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, headlineEvidence(r))
+		perRelease = GuessLegend + " The highlighted row is the release the verdict rests on."
+		var lines []string
+		for _, l := range canarySetting(r) {
+			lines = append(lines, l[0]+": "+l[1])
+		}
+		setting = HTMLText("note", strings.Join(append(lines, r.Multiplicity), " · "))
+	}
+	return headline, perRelease, setting
 }
