@@ -13,7 +13,7 @@ import (
 // error counts on evaluation runs (the multi-run design) or guesses about
 // canaries (the canary design, stats.Estimate.Guesses). The helpers below
 // render either from the bound itself, and the design's own description
-// (audit.Report.Canaries) for the setting lines.
+// (audit.Report.Canaries) for the setting lines (describeDesign).
 
 // fromGuesses reports whether the report's bounds rest on guesses.
 func fromGuesses(r *audit.Report) bool {
@@ -51,19 +51,53 @@ func evidenceCells(pr audit.PointResult) []string {
 	return []string{counts(b.Counts.FP, b.Counts.Negatives), counts(b.Counts.FN, b.Counts.Positives)}
 }
 
-// canarySetting describes a canary design in lines of (field, text).
-func canarySetting(r *audit.Report) [][2]string {
-	c := r.Canaries
+// designText is what the renderers say of the design that made a report,
+// beside the bounds every design reports alike: the setting's lines of
+// (field, text), the audited data in one line, and what the headline
+// bound rests on. describeDesign is the renderers' one branch on the
+// design.
+type designText struct {
+	setting  [][2]string
+	datasets string
+	evidence string
+}
+
+// describeDesign returns the text of r's design: the canary design's when
+// r has one (audit.Report.Canaries), else the multi-run design's.
+func describeDesign(r *audit.Report) designText {
+	if r.Canaries != nil {
+		return canaryText(r, r.Canaries)
+	}
+	e := r.Epsilon
+	d := designText{datasets: DatasetsLine(r),
+		evidence: fmt.Sprintf("%d evaluation runs: FP %d/%d, FN %d/%d", r.EvalRuns, e.Counts.FP, e.Counts.Negatives, e.Counts.FN, e.Counts.Positives)}
+	d.setting = [][2]string{
+		{"datasets", d.datasets},
+		{"runs", RunsLine(r)},
+		{"features", fmt.Sprintf("%v; attacks %v", r.Features, r.Attacks)},
+	}
+	return d
+}
+
+// canaryText is describeDesign for a canary design c.
+func canaryText(r *audit.Report, c *audit.CanaryInfo) designText {
 	data := "owned by the mechanism"
 	if r.D != nil {
 		data = fmt.Sprintf("D = %s (%d records)", r.D.Name, r.D.Records)
 	}
-	return [][2]string{
+	var g stats.OneRunCounts
+	if r.Epsilon.Guesses != nil {
+		g = *r.Epsilon.Guesses
+	}
+	d := designText{datasets: fmt.Sprintf("%s plus the included canaries; adjacency: %s", data, r.Adjacency),
+		evidence: fmt.Sprintf("one-run design, %d run(s), %d canaries, %d/%d guesses correct; adjacency %s", c.Runs, g.Canaries, g.Correct, g.Guesses, r.Adjacency)}
+	d.setting = [][2]string{
 		{"design", fmt.Sprintf("one run (canaries, Steinke, Nasr & Jagielski 2023): %d %s canaries, %d included by the seed's coins; %d run(s) pooled, each canary in exactly one", c.Canaries, c.Kind, c.Included, c.Runs)},
-		{"datasets", fmt.Sprintf("%s plus the included canaries; adjacency: %s", data, r.Adjacency)},
+		{"datasets", d.datasets},
 		{"score", fmt.Sprintf("each canary's log-likelihood (or the program's score) under the released θ, at every release (seed %d); attack: %s", r.Seed, audit.CanaryAttack)},
 		{"guesses", c.GuessRule},
 	}
+	return d
 }
 
 // GuessLegend explains the bound columns of a canary design's table.
@@ -91,19 +125,6 @@ func guessClaimCell(r *audit.Report, k int, c audit.ClaimResult) string {
 		return "REFUTED"
 	}
 	return pointwiseCell
-}
-
-// headlineEvidence states what the headline bound rests on.
-func headlineEvidence(r *audit.Report) string {
-	e := r.Epsilon
-	if g := e.Guesses; g != nil {
-		runs := 0
-		if r.Canaries != nil {
-			runs = r.Canaries.Runs
-		}
-		return fmt.Sprintf("one-run design, %d run(s), %d canaries, %d/%d guesses correct; adjacency %s", runs, g.Canaries, g.Correct, g.Guesses, r.Adjacency)
-	}
-	return fmt.Sprintf("%d evaluation runs: FP %d/%d, FN %d/%d", r.EvalRuns, e.Counts.FP, e.Counts.Negatives, e.Counts.FN, e.Counts.Positives)
 }
 
 // evidenceCSVHead and evidenceCSVRow are the CSV columns of the ε_lb and
@@ -142,14 +163,6 @@ func primaryName(pr audit.PointResult) string {
 		return audit.OneRunEstimator{}.Name()
 	}
 	return audit.RegionEstimator{}.Name()
-}
-
-// datasetsText describes the audited data in one line, in either design.
-func datasetsText(r *audit.Report) string {
-	if r.Canaries != nil {
-		return canarySetting(r)[1][1]
-	}
-	return DatasetsLine(r)
 }
 
 // claimRefutedAt reports a refutation of claim c at point k as the CSV

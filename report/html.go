@@ -220,7 +220,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	headline, perRelease, setting := htmlHeadline(r)
 	page := HTMLPage{
 		Title:     "Privacy audit: " + ClipName(r.Name, TitleNameRunes),
-		Subtitle:  DisplayName(r.Mechanism) + "; " + datasetsText(r),
+		Subtitle:  DisplayName(r.Mechanism) + "; " + describeDesign(r).datasets,
 		Verdict:   verdict,
 		Violation: r.Violated(),
 		Sections: []HTMLSection{
@@ -263,10 +263,10 @@ func htmlHeadline(r *audit.Report) (headline, perRelease string, setting templat
 	perRelease = "ε_lb is the Clopper–Pearson region bound (Heller & Fetaya eq. 12) on the evaluation runs; μ_lb is a rigorous lower bound on the GDP parameter μ (the ε it would imply is shown apart, below); the ceiling is the largest ε_lb the run counts allow. The highlighted row is the release the verdict rests on."
 	setting = HTMLText("note", r.Multiplicity)
 	if fromGuesses(r) {
-		headline = fmt.Sprintf("ε_lb = %s %s — %s; confidence %.6g; δ = %g; %s.", f(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, headlineEvidence(r))
+		headline = fmt.Sprintf("ε_lb = %s %s — %s; confidence %.6g; δ = %g; %s.", f(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, describeDesign(r).evidence)
 		perRelease = GuessLegend + " The highlighted row is the release the verdict rests on."
 		var lines []string
-		for _, l := range canarySetting(r) {
+		for _, l := range describeDesign(r).setting {
 			lines = append(lines, l[0]+": "+l[1])
 		}
 		setting = HTMLText("note", strings.Join(append(lines, r.Multiplicity), " · "))

@@ -115,14 +115,8 @@ func writeSetting(w io.Writer, r *audit.Report) {
 	field := func(name, text string) { _ = WriteWrapped(w, fmt.Sprintf("%-11s", name), text, textWidth) }
 	field("scenario", fmt.Sprintf("%s (config %.12s)", ClipName(r.Name, NameRunes), r.ConfigHash))
 	field("mechanism", DisplayName(r.Mechanism))
-	if r.Canaries != nil {
-		for _, l := range canarySetting(r) {
-			field(l[0], l[1])
-		}
-	} else {
-		field("datasets", DatasetsLine(r))
-		field("runs", RunsLine(r))
-		field("features", fmt.Sprintf("%v; attacks %v", r.Features, r.Attacks))
+	for _, l := range describeDesign(r).setting {
+		field(l[0], l[1])
 	}
 	field("statistics", fmt.Sprintf("δ = %g, confidence %g; %s", r.Delta, r.Confidence, r.Multiplicity))
 	for _, n := range r.Notes {
@@ -320,7 +314,7 @@ func Headline(r *audit.Report) string {
 	}
 	e := r.Epsilon
 	return fmt.Sprintf("ε_lb = %s %s  [%s; confidence %.6g; δ = %g; %s]",
-		f4(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, headlineEvidence(r))
+		f4(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, describeDesign(r).evidence)
 }
 
 // writeHeadline prints the headline and the verdict.
