@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
@@ -373,6 +374,62 @@ func TestCanaryDesignReproducible(t *testing.T) {
 	}
 	if !bytes.Equal(partBytes(t, resumed), partBytes(t, full)) || !bytes.Equal(js(r), want) {
 		t.Error("resumed checkpoint: the trials or the report differ")
+	}
+}
+
+// A canary design written before the design had estimators of its own
+// lists the multi-run default (region, gdp), which it never used: read
+// back, it is the canary default and analyses its trials into the report
+// of today's design, byte for byte. Any other count estimator in a canary
+// design is refused with the field named.
+func TestCanaryDesignOldEstimators(t *testing.T) {
+	a, err := New(canaryTarget(200, 1.5, 2), Options{Seed: 3, Canaries: &CanaryDesign{Count: 200, Runs: 2}, Delta: 1e-5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := a.Simulate(context.Background(), 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := a.Analyze(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, _ := json.Marshal(want)
+	spec, err := json.Marshal(a.Design())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := []byte(`"estimators":["one-run","one-run-fdp"]`)
+	if !bytes.Contains(spec, cur) {
+		t.Fatalf("the design does not list the canary estimators: %s", spec)
+	}
+	for _, c := range []struct {
+		list string
+		ok   bool
+	}{{`["region","gdp"]`, true}, {`["one-run","one-run-fdp"]`, true}, {`["region"]`, false}, {`["gdp","region"]`, false}, {`["one-run","gdp"]`, false}} {
+		var d Design
+		err := json.Unmarshal(bytes.Replace(spec, cur, []byte(`"estimators":`+c.list), 1), &d)
+		var b *Audit
+		if err == nil {
+			b, err = FromDesign(d)
+		}
+		if !c.ok {
+			if err == nil || !strings.Contains(err.Error(), "Estimators") {
+				t.Errorf("estimators %s in a canary design: %v, want an error naming Estimators", c.list, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("estimators %s: %v", c.list, err)
+		}
+		r, err := b.Analyze(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := json.Marshal(r); !bytes.Equal(got, wantJSON) {
+			t.Errorf("estimators %s: the report differs from the design's own", c.list)
+		}
 	}
 }
 
