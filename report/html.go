@@ -191,16 +191,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 				row = append(row, "n/a", "n/a")
 				continue
 			}
-			verdict := "not refuted"
-			if cr.Test != "" {
-				verdict = guessClaimCell(r, k, cr) + ": " + cr.Test
-			} else if cr.Refutation != nil && cr.Refutation.Refuted {
-				verdict = refutedCell(cr.Refutation)
-				if c := cr.Refutation.CountsText(); c != "" {
-					verdict += fmt.Sprintf(": rule errors %s (FPR ≤ %.4g, FNR ≤ %.4g)", c, cr.Refutation.FPR, cr.Refutation.FNR)
-				}
-			}
-			row = append(row, f(float64(cr.EpsilonAtDelta)), verdict)
+			row = append(row, f(float64(cr.EpsilonAtDelta)), htmlClaimCell(r, k, cr))
 		}
 		rows = append(rows, row)
 		gauss = append(gauss, []string{pr.Point.Label, f(pr.MuBound().Mu), f(pr.MuBound().Epsilon)})
@@ -238,6 +229,23 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 		page.Sections = append(page.Sections[:4], append(d, page.Sections[4:]...)...)
 	}
 	return WriteHTMLPage(w, page)
+}
+
+// htmlClaimCell is the verdict cell of claim cr at release k: the test
+// on guesses with its outcome (canary design), or the refutation with the
+// rule's errors (multi-run design).
+func htmlClaimCell(r *audit.Report, k int, cr audit.ClaimResult) string {
+	switch {
+	case cr.Test != "":
+		return guessClaimCell(r, k, cr) + ": " + cr.Test
+	case cr.Refutation == nil || !cr.Refutation.Refuted:
+		return "not refuted"
+	}
+	verdict := refutedCell(cr.Refutation)
+	if c := cr.Refutation.CountsText(); c != "" {
+		verdict += fmt.Sprintf(": rule errors %s (FPR ≤ %.4g, FNR ≤ %.4g)", c, cr.Refutation.FPR, cr.Refutation.FNR)
+	}
+	return verdict
 }
 
 // notes renders the report's assumptions, one paragraph each.
