@@ -1,5 +1,7 @@
 """Report reads the bounds of either design from the same per-release shape (no binary needed)."""
 
+import json
+import os
 import unittest
 
 from mcmcaudit.report import Report
@@ -42,6 +44,24 @@ class ReportShapeTest(unittest.TestCase):
                                "delta": 1e-5, "verdict": "no claim"}})
         self.assertEqual((r.epsilon_lb, r.mu_lb, r.fp, r.guesses), (0.7, 0.3, 1, None))
         self.assertEqual(r.epsilon_lb_per_release, {"final": 0.7})
+
+    def test_stored_one_run_report(self):
+        # A report the binary wrote (examples/mnist, the canary design).
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "mnist",
+                            "lenet5-report.json")
+        with open(path) as f:
+            doc = json.load(f)
+        r = Report(doc)
+        last = doc["report"]["points"][-1]
+        self.assertEqual(len(r.releases), len(doc["report"]["points"]))
+        self.assertEqual(r.headline, last["point"]["label"])
+        self.assertEqual(r.epsilon_lb, last["one_run"]["epsilon"])
+        self.assertEqual(r.mu_lb, last["one_run_fdp"]["mu"])
+        self.assertEqual(r.guesses, last["one_run"]["guesses"])
+        self.assertGreater(r.epsilon_lb, 0)
+        self.assertEqual(set(r.epsilon_lb_per_release), {p["point"]["label"] for p in doc["report"]["points"]})
+        self.assertEqual(r.releases[-1].ceiling, last["ceiling"]["epsilon"])
+        self.assertEqual(r.releases[-1].attack, "canary score ranking")
 
 
 if __name__ == "__main__":
