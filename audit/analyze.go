@@ -122,14 +122,36 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 	if err := a.CheckWork(0, 0, true); err != nil {
 		return nil, err
 	}
-	if o.Canaries != nil {
-		return a.analyzeCanaries(ctx, t)
-	}
-	dup, err := a.checkRepeats(t)
-	if err != nil {
+	r := a.newReport(t)
+	if err := a.analysis().analyze(ctx, t, r); err != nil {
 		return nil, err
 	}
-	r := a.newReport(t)
+	if t.TestSize > 0 {
+		for k := range r.Points {
+			acc := float64(t.Correct[k]) / (float64(t.N) * float64(t.TestSize))
+			r.Points[k].TestAccuracy = &acc
+		}
+	}
+	r.DescriptiveNote = DescriptiveNote
+	if err := a.utility(t, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// runsDesign is the analysis of the multi-run design: attacks trained,
+// their rules chosen and their errors counted on disjoint runs, every
+// count estimator's bound per release point, the headline and the claims.
+type runsDesign struct{ a *Audit }
+
+// analyze fills r's release points, headline and verdict.
+func (d runsDesign) analyze(ctx context.Context, t *Trials, r *Report) error {
+	a := d.a
+	o := a.opts
+	dup, err := a.checkRepeats(t)
+	if err != nil {
+		return err
+	}
 	r.noteRepeats(dup)
 	// Multiplicity: tests evaluated on A2 per point × points tested.
 	mA, mP := 1, 1
@@ -153,13 +175,7 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 	r.Multiplicity = multiplicityNote(len(o.Attacks), len(a.points), len(a.claims), mA, mP, alpha)
 
 	if err := a.analyzePoints(ctx, t, r); err != nil {
-		return nil, err
-	}
-	if t.TestSize > 0 {
-		for k := range r.Points {
-			acc := float64(t.Correct[k]) / (float64(t.N) * float64(t.TestSize))
-			r.Points[k].TestAccuracy = &acc
-		}
+		return err
 	}
 	for k, e := range a.design.Exact {
 		v := stats.JSONFloat(e)
@@ -172,11 +188,7 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 	r.EvalNegatives, r.EvalPositives = c.Negatives, c.Positives
 	r.headline(mP, a.primary, a.opts.Estimators[a.primary])
 	a.testClaims(r)
-	r.DescriptiveNote = DescriptiveNote
-	if err := a.utility(t, r); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return nil
 }
 
 // newReport fills in what the report says about the audit itself.
@@ -317,7 +329,7 @@ func (r *Report) ClaimLevel() string {
 	per := 1 - r.ClaimConfidence
 	div := int(math.Round(alpha / per))
 	once := ""
-	if r.OneRun == nil {
+	if r.Canaries == nil {
 		once = "; each claim tested once, " + claimChoice
 		if m == 1 {
 			once = "; tested once, " + claimChoice
@@ -485,8 +497,9 @@ func (a *Audit) chooseRules(bufs *buffers, labels []bool) (AttackResult, error) 
 	ar := AttackResult{Estimates: make([]AttackEstimate, len(o.Estimators))}
 	bufs.rules = bufs.rules[:0]
 	for j, e := range o.Estimators {
-		s := bufs.chooser.Best(e.Objective())
-		sel, err := e.Bound(s.Counts, o.Delta, o.Confidence)
+		ce := e.(CountEstimator) // checkEstimators
+		s := bufs.chooser.Best(ce.Objective())
+		sel, err := ce.Bound(s.Counts, o.Delta, o.Confidence)
 		if err != nil {
 			return ar, err
 		}
@@ -523,7 +536,7 @@ func (a *Audit) selectionScore(pr *PointResult, best int) float64 {
 func (a *Audit) evaluateAttacks(pr *PointResult, best []int, conf float64) error {
 	delta, est := a.opts.Delta, a.opts.Estimators
 	bound := func(ar *AttackResult, j int) error {
-		b, err := est[j].Bound(ar.Estimates[j].Counts, delta, conf)
+		b, err := est[j].(CountEstimator).Bound(ar.Estimates[j].Counts, delta, conf)
 		if err != nil {
 			return err
 		}

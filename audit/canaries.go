@@ -162,7 +162,7 @@ func prepareCanaries(t Target, o Options) (*canaryRuns, []mechanisms.ReleasePoin
 		return nil, nil, fieldErr("Features", "a canary design scores every canary: the feature map must have count=%d columns (one score per canary), got %d", cd.Count, n)
 	}
 	if o.Theorems {
-		return nil, nil, fieldErr("Theorems", "not available in the canary design (the theorems speak of a replace-one pair, the canaries of add/remove)")
+		return nil, nil, fieldErr("Theorems", "not available in the canary design: the theorems bound replace-one pairs of datasets of a fixed size n, while the canary design's datasets differ by adding or removing canaries (their size varies with the coins), and a replace-one guarantee implies no add/remove bound (releasing the dataset's size is replace-one 0-DP); there is no sound test of them on canaries")
 	}
 	for _, c := range o.Claims {
 		if c.Spec == nil {

@@ -6,73 +6,28 @@ import (
 	"math"
 	"slices"
 
-	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
-// OneRunResult is the outcome of a canary design (Report.OneRun).
-type OneRunResult struct {
+// CanaryInfo describes a canary design in its report (Report.Canaries):
+// what is particular to it beside the bounds every design reports.
+type CanaryInfo struct {
 	// Canaries is m, Runs the runs pooled, Kind how the canaries were made
 	// and Included how many of them were in (S_i = +1).
 	Canaries int    `json:"canaries"`
 	Runs     int    `json:"runs"`
 	Kind     string `json:"kind,omitempty"`
 	Included int    `json:"included"`
-	// Adjacency is what the bounds are about: adding or removing one
-	// canary (CanaryAdjacency).
-	Adjacency string `json:"adjacency"`
 	// Guesses are the (k₊, k₋) pairs tested and GuessRule how they were
 	// chosen (fixed in advance, or a grid paid for with Bonferroni).
 	Guesses   []Guess `json:"guesses"`
 	GuessRule string  `json:"guess_rule"`
-	// TestConfidence is the confidence of every bound reported, after α
-	// is divided among the grid (and the points under SelectBonferroni).
-	TestConfidence float64       `json:"test_confidence"`
-	Points         []OneRunPoint `json:"points"`
-	// Headline is the release point the verdict rests on: the last one,
-	// fixed in advance, or −1 under Bonferroni over points (then Epsilon
-	// is the largest bound, valid simultaneously with all others).
-	Headline int                  `json:"headline"`
-	Epsilon  stats.OneRunEstimate `json:"epsilon"`
-	// DescriptiveNote says what the descriptive figures are.
-	DescriptiveNote string `json:"descriptive_note"`
 }
 
-// OneRunPoint is the canary design's outcome at one release point.
-type OneRunPoint struct {
-	Point mechanisms.ReleasePoint `json:"point"`
-	// Guess is the pair behind Epsilon (the best of the grid), FDPGuess the
-	// pair behind FDP.
-	Guess    Guess                `json:"guess"`
-	Epsilon  stats.OneRunEstimate `json:"epsilon"`
-	FDPGuess Guess                `json:"fdp_guess"`
-	FDP      stats.OneRunEstimate `json:"fdp"`
-	// Ceiling is the largest ε_lb the design allows: every guess correct.
-	Ceiling stats.JSONFloat `json:"ceiling"`
-	// Descriptive are the attack's figures that carry no guarantee.
-	Descriptive Descriptive `json:"descriptive"`
-	// TestAccuracy is the releases' mean accuracy on the held-out test
-	// set, over the runs (when measured).
-	TestAccuracy *float64      `json:"test_accuracy,omitempty"`
-	Claims       []OneRunClaim `json:"claims,omitempty"`
-}
-
-// OneRunClaim is a claim tested at one release point of a canary design.
-type OneRunClaim struct {
-	Name string `json:"name"`
-	// EpsilonAtDelta is the claim's ε at the audit's δ.
-	EpsilonAtDelta stats.JSONFloat `json:"epsilon_at_delta"`
-	// Refuted says the claim is refuted at this point: its test rejected
-	// it at a point the verdict rests on (the headline, or every point
-	// under Bonferroni over points). It is what makes the verdict.
-	Refuted bool `json:"refuted"`
-	// PointwiseRefuted says this point's test alone rejected the claim at
-	// its level. At a point the verdict does not rest on that is no
-	// refutation: the level is not divided among the points.
-	PointwiseRefuted bool `json:"pointwise_refuted"`
-	// Test says which test was run and what it gave.
-	Test string `json:"test"`
-}
+// CanaryAttack names the canary design's attack: the ranking of the
+// canaries by score, of which a guess pair (k₊, k₋) guesses the k₊
+// highest in and the k₋ lowest out.
+const CanaryAttack = "canary score ranking"
 
 // Descriptive are figures of an attack that carry no guarantee: the area
 // under its ROC curve and its true-positive rate where the false-positive
@@ -87,14 +42,34 @@ type Descriptive struct {
 // DescriptiveNote labels the descriptive figures in every report.
 const DescriptiveNote = "AUROC and TPR at FPR 1% / 0.1% describe the attack on these outcomes; they carry no guarantee and no confidence"
 
-// analyzeCanaries is AnalyzeContext for a canary design: the scores of
-// every canary, from the run it belongs to, at each release point.
-func (a *Audit) analyzeCanaries(ctx context.Context, t *Trials) (*Report, error) {
+// designAnalysis is what a design does between its trials and the parts
+// of the report every design shares (test accuracy, utility): it fills
+// the release points' bounds, the headline and the verdict.
+type designAnalysis interface {
+	analyze(ctx context.Context, t *Trials, r *Report) error
+}
+
+// analysis returns the analysis of the audit's design.
+func (a *Audit) analysis() designAnalysis {
+	if a.opts.Canaries != nil {
+		return canaryDesign{a}
+	}
+	return runsDesign{a}
+}
+
+// canaryDesign is the analysis of the canary (one-run) design: the scores
+// of every canary, from the run it belongs to, at each release point,
+// ranked; every guess estimator's bound from the guesses of each pair.
+type canaryDesign struct{ a *Audit }
+
+// analyze fills r's release points, headline and verdict.
+func (d canaryDesign) analyze(ctx context.Context, t *Trials, r *Report) error {
+	a := d.a
 	o := a.opts
 	cd := o.Canaries
 	incl := CanaryIncluded(o.Seed, cd.Count)
-	r := a.newReport(t)
-	r.TrainRuns, r.SelectRuns, r.EvalRuns, r.Attacks, r.Features = 0, 0, 0, nil, nil
+	r.TrainRuns, r.SelectRuns, r.EvalRuns, r.Features = 0, 0, 0, nil
+	r.Attacks = []string{CanaryAttack}
 	mP := 1
 	if o.PointSelection == SelectBonferroni {
 		mP = len(a.points)
@@ -117,20 +92,19 @@ func (a *Audit) analyzeCanaries(ctx context.Context, t *Trials) (*Report, error)
 		r.ClaimsTested, r.ClaimConfidence = n, claimConf
 	}
 	r.TestConfidence = conf
-	res := &OneRunResult{Canaries: cd.Count, Runs: cd.Runs, Kind: cd.Kind, Adjacency: CanaryAdjacency,
-		Guesses: cd.Guesses, GuessRule: guessRule(cd.Guesses, alpha), TestConfidence: conf, Headline: -1,
-		DescriptiveNote: DescriptiveNote}
+	info := &CanaryInfo{Canaries: cd.Count, Runs: cd.Runs, Kind: cd.Kind, Guesses: cd.Guesses, GuessRule: guessRule(cd.Guesses, alpha)}
 	for _, in := range incl {
 		if in {
-			res.Included++
+			info.Included++
 		}
 	}
+	r.Canaries = info
 	r.Multiplicity = canaryMultiplicity(g, len(a.points), len(a.claims), mP, alpha)
 	scores := make([]float64, cd.Count)
 	row := make([]float64, t.F)
 	for k := range a.points {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("audit: analysis stopped: %w", err)
+			return fmt.Errorf("audit: analysis stopped: %w", err)
 		}
 		for j := 0; j < cd.Runs; j++ {
 			lo, hi := cd.RunCanaries(j)
@@ -139,38 +113,31 @@ func (a *Audit) analyzeCanaries(ctx context.Context, t *Trials) (*Report, error)
 		}
 		pt, err := a.canaryPoint(k, scores, incl, conf, claimConf)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if t.TestSize > 0 {
-			acc := float64(t.Correct[k]) / (float64(t.N) * float64(t.TestSize))
-			pt.TestAccuracy = &acc
-		}
-		res.Points = append(res.Points, pt)
+		r.Points = append(r.Points, pt)
 	}
+	// The verdict rests on the last release, fixed in advance, or on every
+	// release under Bonferroni (then the headline ε is the largest bound,
+	// valid simultaneously with all others).
 	judged := []int{len(a.points) - 1}
+	r.Headline = len(a.points) - 1
 	if mP > 1 {
-		judged = judged[:0]
-		best := 0
-		for k, p := range res.Points {
+		judged, r.Headline = judged[:0], -1
+	}
+	best := max(r.Headline, 0)
+	j, e := a.primary, o.Estimators[a.primary]
+	for k := range r.Points {
+		if mP > 1 {
 			judged = append(judged, k)
-			if p.Epsilon.Epsilon > res.Points[best].Epsilon.Epsilon {
+			if e.Value(r.Points[k].Estimates[j].Bound) > e.Value(r.Points[best].Estimates[j].Bound) {
 				best = k
 			}
 		}
-		res.Epsilon = res.Points[best].Epsilon
-	} else {
-		res.Headline = len(a.points) - 1
-		res.Epsilon = res.Points[res.Headline].Epsilon
 	}
-	for _, k := range judged {
-		for i := range res.Points[k].Claims {
-			c := &res.Points[k].Claims[i]
-			c.Refuted = c.PointwiseRefuted
-		}
-	}
-	r.OneRun = res
+	r.Epsilon = r.Points[best].Estimates[j].Bound
 	r.judgeCanaries(judged)
-	return r, nil
+	return nil
 }
 
 // guessRule says how the guesses were chosen.
@@ -225,9 +192,9 @@ func guessCounts(g Guess, inTop []int) stats.OneRunCounts {
 	return stats.OneRunCounts{Canaries: m, Guesses: g.R(), Correct: inTop[g.Plus] + out}
 }
 
-// canaryPoint computes the bounds, the descriptive figures and the claim
-// tests at release point k.
-func (a *Audit) canaryPoint(k int, scores []float64, incl []bool, conf, claimConf float64) (OneRunPoint, error) {
+// canaryPoint computes every estimator's bound, the ceiling, the
+// descriptive figures and the claim tests at release point k.
+func (a *Audit) canaryPoint(k int, scores []float64, incl []bool, conf, claimConf float64) (PointResult, error) {
 	o := a.opts
 	order := rankCanaries(scores)
 	inTop := make([]int, len(order)+1)
@@ -237,49 +204,57 @@ func (a *Audit) canaryPoint(k int, scores []float64, incl []bool, conf, claimCon
 			inTop[i+1]++
 		}
 	}
-	pt := OneRunPoint{Point: a.points[k], Ceiling: 0, Descriptive: describeScores(scores, incl)}
-	counts := make([]stats.OneRunCounts, len(o.Canaries.Guesses))
-	for i, g := range o.Canaries.Guesses {
+	d := describeScores(scores, incl)
+	pr := PointResult{Point: a.points[k], Descriptive: &d}
+	gs := o.Canaries.Guesses
+	counts := make([]stats.OneRunCounts, len(gs))
+	for i, g := range gs {
 		counts[i] = guessCounts(g, inTop)
-		e, err := stats.OneRunEpsilon(counts[i], o.Delta, conf)
-		if err != nil {
-			return pt, err
-		}
-		f, err := stats.OneRunFDP(counts[i], o.Delta, conf)
-		if err != nil {
-			return pt, err
-		}
-		all := counts[i]
-		all.Correct = all.Guesses
-		ceil, err := stats.OneRunEpsilon(all, o.Delta, conf)
-		if err != nil {
-			return pt, err
-		}
-		if i == 0 || e.Epsilon > pt.Epsilon.Epsilon {
-			pt.Guess, pt.Epsilon = g, e
-		}
-		if i == 0 || f.Mu > pt.FDP.Mu {
-			pt.FDPGuess, pt.FDP = g, f
-		}
-		pt.Ceiling = stats.JSONFloat(math.Max(float64(pt.Ceiling), ceil.Epsilon))
 	}
+	ar := AttackResult{Attack: CanaryAttack, Evaluated: true, Estimates: make([]AttackEstimate, len(o.Estimators))}
+	for j, e := range o.Estimators {
+		ge := e.(GuessEstimator) // checkEstimators
+		for i := range gs {
+			b, err := ge.BoundGuesses(counts[i], o.Delta, conf)
+			if err != nil {
+				return pr, err
+			}
+			if i == 0 || ge.Value(b) > ge.Value(*ar.Estimates[j].Bound) {
+				ar.Estimates[j] = AttackEstimate{Estimator: e.Name(), Guess: &gs[i], Bound: &b}
+			}
+		}
+		pr.Estimates = append(pr.Estimates, PointEstimate{Estimator: e.Name(), Bound: *ar.Estimates[j].Bound})
+	}
+	pr.Attacks = []AttackResult{ar}
+	for i, c := range counts {
+		c.Correct = c.Guesses
+		ceil, err := stats.OneRunEpsilon(c, o.Delta, conf)
+		if err != nil {
+			return pr, err
+		}
+		if i == 0 || ceil.Epsilon > pr.Ceiling.Epsilon {
+			pr.Ceiling = ceil.Estimate()
+		}
+	}
+	pr.Ceiling.Kind, pr.Ceiling.Estimator = stats.CeilingKind, stats.EstimatorOneRunCeiling
 	for _, cl := range a.claims {
-		pt.Claims = append(pt.Claims, a.testCanaryClaim(cl, k, counts, claimConf))
+		pr.Claims = append(pr.Claims, a.testCanaryClaim(cl, k, counts, claimConf))
 	}
-	return pt, nil
+	return pr, nil
 }
 
 // testCanaryClaim tests a claim given as data against the guesses of every
-// pair, each at level 1 − claimConf (PointwiseRefuted; analyzeCanaries
-// sets Refuted at the points the verdict rests on): a pure (ε₀, δ₀) claim
-// by the p-value of Steinke et al. (stats.OneRunPValue at ε₀, δ₀, decided
-// by stats.OneRunPureRejected), a μ-GDP claim by the f-DP test of
-// Mahloujifar et al. (stats.OneRunFDPStatistic); both decide in the
-// confidence itself when it is small.
-func (a *Audit) testCanaryClaim(cl Claim, k int, counts []stats.OneRunCounts, claimConf float64) OneRunClaim {
+// pair, each at level 1 − claimConf (Rejected; the verdict counts it at
+// the points it rests on): a pure (ε₀, δ₀) claim by the p-value of Steinke
+// et al. (stats.OneRunPValue at ε₀, δ₀, decided by
+// stats.OneRunPureRejected), a μ-GDP claim by the f-DP test of Mahloujifar
+// et al. (stats.OneRunFDPStatistic); both decide in the confidence itself
+// when it is small.
+func (a *Audit) testCanaryClaim(cl Claim, k int, counts []stats.OneRunCounts, claimConf float64) ClaimResult {
 	level := 1 - claimConf
-	res := OneRunClaim{Name: cl.Name}
+	res := ClaimResult{Name: cl.Name}
 	if prof, _, ok := cl.At(k); ok {
+		res.Covered = true
 		res.EpsilonAtDelta = stats.JSONFloat(EpsilonAt(prof, a.opts.Delta))
 	}
 	s := cl.Spec
@@ -291,7 +266,7 @@ func (a *Audit) testCanaryClaim(cl Claim, k int, counts []stats.OneRunCounts, cl
 				best, bi = p, i
 			}
 			if stats.OneRunPureRejected(c, s.Epsilon, s.Delta, claimConf) {
-				res.PointwiseRefuted = true
+				res.Rejected = true
 			}
 		}
 		c := counts[bi]
@@ -303,7 +278,7 @@ func (a *Audit) testCanaryClaim(cl Claim, k int, counts []stats.OneRunCounts, cl
 				best, bi = v, i
 			}
 		}
-		res.PointwiseRefuted = best > 0
+		res.Rejected = best > 0
 		c := counts[bi]
 		res.Test = fmt.Sprintf("f-DP test (audit with cap) of %g-GDP: statistic %.4g (> 0 rejects) with %d/%d guesses correct (level %.4g)", s.Mu, best, c.Correct, c.Guesses, level)
 	}
@@ -314,12 +289,12 @@ func (a *Audit) testCanaryClaim(cl Claim, k int, counts []stats.OneRunCounts, cl
 func (r *Report) judgeCanaries(points []int) {
 	r.Verdict = VerdictNoClaim
 	for _, k := range points {
-		p := r.OneRun.Points[k]
+		p := r.Points[k]
 		for _, c := range p.Claims {
 			if r.Verdict == VerdictNoClaim {
 				r.Verdict = VerdictNotRefuted
 			}
-			if c.Refuted {
+			if c.Rejected {
 				r.Violations = append(r.Violations, fmt.Sprintf("%s at %s: refuted for %s — %s", c.Name, p.Point.Label, CanaryAdjacency, c.Test))
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
@@ -158,23 +159,28 @@ func TestCanaryDesignBoundsAndClaims(t *testing.T) {
 	tg := canaryTarget(1000, 4, 1)
 	o := Options{Seed: 3, Canaries: &CanaryDesign{Count: 1000, Kind: "test"}, Claims: []Claim{PureClaim(0.5, 0), PureClaim(20, 0), GDPClaim(1)}}
 	r := canaryReport(t, tg, o, Execution{Workers: 1})
-	or := r.OneRun
-	if or == nil || len(or.Points) != 1 {
-		t.Fatalf("one-run result %+v", or)
+	if r.Canaries == nil || len(r.Points) != 1 {
+		t.Fatalf("canary design %+v, %d points", r.Canaries, len(r.Points))
 	}
-	p := or.Points[0]
-	if p.Guess != (Guess{Plus: 50, Minus: 50}) {
-		t.Errorf("default guess %+v", p.Guess)
+	p := r.Points[0]
+	if len(p.Attacks) != 1 || p.Attacks[0].Attack != CanaryAttack {
+		t.Fatalf("attacks %+v", p.Attacks)
+	}
+	for _, e := range p.Attacks[0].Estimates {
+		if *e.Guess != (Guess{Plus: 50, Minus: 50}) {
+			t.Errorf("%s: default guess %+v", e.Estimator, *e.Guess)
+		}
 	}
 	// μ = 4 separates the two classes almost perfectly: every guess right.
-	if c := p.Epsilon.Counts; c.Guesses != 100 || c.Correct != 100 {
+	eps := p.EpsilonBound()
+	if c := eps.Guesses; c == nil || c.Guesses != 100 || c.Correct != 100 {
 		t.Errorf("counts %+v", c)
 	}
 	want, _ := stats.OneRunEpsilon(stats.OneRunCounts{Canaries: 1000, Guesses: 100, Correct: 100}, 0, 1-0.05)
-	if p.Epsilon.Epsilon != want.Epsilon || float64(p.Ceiling) != want.Epsilon {
-		t.Errorf("ε_lb %v ceiling %v, want %v", p.Epsilon.Epsilon, p.Ceiling, want.Epsilon)
+	if eps.Epsilon != want.Epsilon || p.Ceiling.Epsilon != want.Epsilon || r.Epsilon != eps || r.Headline != 0 {
+		t.Errorf("ε_lb %v ceiling %v headline %v (%d), want %v", eps.Epsilon, p.Ceiling.Epsilon, r.Epsilon, r.Headline, want.Epsilon)
 	}
-	if r.Verdict != VerdictViolation || !p.Claims[0].Refuted || p.Claims[1].Refuted || !p.Claims[2].Refuted {
+	if r.Verdict != VerdictViolation || !p.Claims[0].Rejected || p.Claims[1].Rejected || !p.Claims[2].Rejected || len(r.Violations) != 2 {
 		t.Errorf("verdict %v, claims %+v", r.Verdict, p.Claims)
 	}
 	if r.ClaimConfidence != 1-0.05/3 {
@@ -183,7 +189,7 @@ func TestCanaryDesignBoundsAndClaims(t *testing.T) {
 	if float64(p.Descriptive.AUROC) < 0.99 {
 		t.Errorf("AUROC %v", p.Descriptive.AUROC)
 	}
-	if r.Adjacency != CanaryAdjacency || or.Adjacency != CanaryAdjacency {
+	if r.Adjacency != CanaryAdjacency {
 		t.Errorf("adjacency %q", r.Adjacency)
 	}
 }
@@ -194,17 +200,17 @@ func TestCanaryGuessGrid(t *testing.T) {
 	tg := canaryTarget(400, 1, 1)
 	grid := []Guess{{Plus: 10}, {Plus: 20, Minus: 20}, {Minus: 60}}
 	r := canaryReport(t, tg, Options{Seed: 5, Canaries: &CanaryDesign{Count: 400, Guesses: grid}}, Execution{})
-	p := r.OneRun.Points[0]
-	if r.OneRun.TestConfidence != 1-0.05/3 {
-		t.Errorf("test confidence %v", r.OneRun.TestConfidence)
+	p := r.Points[0]
+	if r.TestConfidence != 1-0.05/3 {
+		t.Errorf("test confidence %v", r.TestConfidence)
 	}
 	best := -1.0
 	for _, g := range grid {
 		single := canaryReport(t, tg, Options{Seed: 5, Canaries: &CanaryDesign{Count: 400, Guesses: []Guess{g}}, Confidence: 1 - 0.05/3}, Execution{})
-		best = math.Max(best, single.OneRun.Points[0].Epsilon.Epsilon)
+		best = math.Max(best, single.Points[0].EpsilonBound().Epsilon)
 	}
-	if p.Epsilon.Epsilon != best {
-		t.Errorf("grid ε_lb %v, best single pair at α/3 %v", p.Epsilon.Epsilon, best)
+	if p.EpsilonBound().Epsilon != best {
+		t.Errorf("grid ε_lb %v, best single pair at α/3 %v", p.EpsilonBound().Epsilon, best)
 	}
 }
 
@@ -219,10 +225,10 @@ func TestCanaryNullValidity(t *testing.T) {
 	pos, posMu := 0, 0
 	for s := range seeds {
 		r := canaryReport(t, canaryTarget(1000, 0, 1), Options{Seed: uint64(s), Canaries: &CanaryDesign{Count: 1000}}, Execution{Workers: 1})
-		if r.OneRun.Points[0].Epsilon.Epsilon > 0 {
+		if r.Points[0].EpsilonBound().Epsilon > 0 {
 			pos++
 		}
-		if r.OneRun.Points[0].FDP.Mu > 0 {
+		if r.Points[0].MuBound().Mu > 0 {
 			posMu++
 		}
 	}
@@ -278,10 +284,10 @@ func nullBuiltinRates(t *testing.T, first, n int) (pos, posMu int) {
 		}
 		o := Options{Seed: uint64(s), Canaries: &CanaryDesign{Count: m}, Delta: 1e-5, Features: attacks.LogLik{Model: logit, Records: tg.Canaries}}
 		r := canaryReport(t, tg, o, Execution{Workers: 1})
-		if r.OneRun.Points[0].Epsilon.Epsilon > 0 {
+		if r.Points[0].EpsilonBound().Epsilon > 0 {
 			pos++
 		}
-		if r.OneRun.Points[0].FDP.Mu > 0 {
+		if r.Points[0].MuBound().Mu > 0 {
 			posMu++
 		}
 	}
@@ -368,6 +374,62 @@ func TestCanaryDesignReproducible(t *testing.T) {
 	}
 	if !bytes.Equal(partBytes(t, resumed), partBytes(t, full)) || !bytes.Equal(js(r), want) {
 		t.Error("resumed checkpoint: the trials or the report differ")
+	}
+}
+
+// A canary design written before the design had estimators of its own
+// lists the multi-run default (region, gdp), which it never used: read
+// back, it is the canary default and analyses its trials into the report
+// of today's design, byte for byte. Any other count estimator in a canary
+// design is refused with the field named.
+func TestCanaryDesignOldEstimators(t *testing.T) {
+	a, err := New(canaryTarget(200, 1.5, 2), Options{Seed: 3, Canaries: &CanaryDesign{Count: 200, Runs: 2}, Delta: 1e-5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := a.Simulate(context.Background(), 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := a.Analyze(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, _ := json.Marshal(want)
+	spec, err := json.Marshal(a.Design())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := []byte(`"estimators":["one-run","one-run-fdp"]`)
+	if !bytes.Contains(spec, cur) {
+		t.Fatalf("the design does not list the canary estimators: %s", spec)
+	}
+	for _, c := range []struct {
+		list string
+		ok   bool
+	}{{`["region","gdp"]`, true}, {`["one-run","one-run-fdp"]`, true}, {`["region"]`, false}, {`["gdp","region"]`, false}, {`["one-run","gdp"]`, false}} {
+		var d Design
+		err := json.Unmarshal(bytes.Replace(spec, cur, []byte(`"estimators":`+c.list), 1), &d)
+		var b *Audit
+		if err == nil {
+			b, err = FromDesign(d)
+		}
+		if !c.ok {
+			if err == nil || !strings.Contains(err.Error(), "Estimators") {
+				t.Errorf("estimators %s in a canary design: %v, want an error naming Estimators", c.list, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("estimators %s: %v", c.list, err)
+		}
+		r, err := b.Analyze(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := json.Marshal(r); !bytes.Equal(got, wantJSON) {
+			t.Errorf("estimators %s: the report differs from the design's own", c.list)
+		}
 	}
 }
 

@@ -167,6 +167,28 @@ func (d Design) MarshalJSON() ([]byte, error) {
 	return json.Marshal(j)
 }
 
+// canaryEstimatorNames maps the estimators of a canary design written
+// before the design had estimators of its own: such files list the
+// multi-run default (region, gdp), which the canary design never used (it
+// reported the one-run ε and f-DP bounds, its default now). They read as
+// that default (registeredGuess); every other list is read as written.
+func canaryEstimatorNames(c *CanaryDesign, names []string) []string {
+	def := Estimators()
+	if c == nil || len(names) != len(def) {
+		return names
+	}
+	for i, e := range def {
+		if names[i] != e.Name() {
+			return names
+		}
+	}
+	names = nil
+	for _, e := range registeredGuess {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
 // UnmarshalJSON reads what MarshalJSON writes.
 func (d *Design) UnmarshalJSON(b []byte) error {
 	var j designJSON
@@ -183,7 +205,7 @@ func (d *Design) UnmarshalJSON(b []byte) error {
 		}
 		o.Attacks = append(o.Attacks, c)
 	}
-	for _, n := range j.Estimators {
+	for _, n := range canaryEstimatorNames(j.Canaries, j.Estimators) {
 		e, err := EstimatorByName(n)
 		if err != nil {
 			return fmt.Errorf("design: %w", err)

@@ -10,43 +10,63 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
-// Estimator turns an attack's errors into a lower bound. The engine asks
-// it two things: on the threshold-selection runs, which rule to apply to an
-// attack's scores (Objective, maximised by the exact threshold search of
-// attacks.Chooser), and on the evaluation runs, what bound the rule's error
-// counts give (Bound). The Estimate it returns carries its own label
-// (Estimate.Estimator), confidence, δ, counts and the assumptions it rests
-// on beyond the runs' independence (Estimate.Assumption).
+// Estimator turns what a design observed into a lower bound: an attack's
+// error counts on evaluation runs (CountEstimator, the multi-run design) or
+// the guesses of a one-run canary audit (GuessEstimator). The Estimate it
+// returns carries its own label (Estimate.Estimator), confidence, δ,
+// counts or guesses and the assumptions it rests on beyond the runs'
+// independence (Estimate.Assumption); reports list every estimator's
+// bound per release point in the same form, whatever the design.
 //
 // Adding an estimator is a file with its implementation and a call of
 // RegisterEstimator in that file's init function (a built-in one that
 // every audit runs by default is listed in registered instead).
 type Estimator interface {
-	// Name is the estimator's key in reports ("region", "gdp"); it is
-	// unique among the registered estimators.
+	// Name is the estimator's key in reports ("region", "gdp",
+	// "one-run"); it is unique among the registered estimators.
 	Name() string
+	// Value is the figure bounds of this estimator are ranked by (the
+	// larger, the stronger the evidence of leakage).
+	Value(e stats.Estimate) float64
+}
+
+// CountEstimator is an estimator of the multi-run design. The engine asks
+// it two things: on the threshold-selection runs, which rule to apply to
+// an attack's scores (Objective, maximised by the exact threshold search
+// of attacks.Chooser), and on the evaluation runs, what bound the rule's
+// error counts give (Bound).
+type CountEstimator interface {
+	Estimator
 	// Objective is the criterion a rule is chosen to maximise on the
 	// selection runs; it must be non-increasing in each error rate.
 	Objective() attacks.Objective
 	// Bound is the lower bound that counts c give at confidence
 	// confidence, for δ = delta.
 	Bound(c stats.Counts, delta, confidence float64) (stats.Estimate, error)
-	// Value is the figure bounds of this estimator are ranked by (the
-	// larger, the stronger the evidence of leakage).
-	Value(e stats.Estimate) float64
+}
+
+// GuessEstimator is an estimator of the canary (one-run) design: the
+// bound that c, the outcome of one guess pair (k₊, k₋) on the canaries'
+// score ranking, gives at confidence confidence for δ = delta (the
+// returned Estimate has Guesses set).
+type GuessEstimator interface {
+	Estimator
+	BoundGuesses(c stats.OneRunCounts, delta, confidence float64) (stats.Estimate, error)
 }
 
 // The estimator registry: every estimator a design may name, by its Name.
-// The built-in ones are registered here, in report order, and are the
-// default of Options.Estimators; RegisterEstimator adds a user's, which a
-// design then names (and serialises, and merges) like a built-in one, but
-// which runs only where a design lists it.
+// The built-in ones are registered here, in report order: the multi-run
+// design's defaults, then the canary design's (registeredGuess);
+// RegisterEstimator adds a user's, which a design then names (and
+// serialises, and merges) like a built-in one, but which runs only where a
+// design lists it.
 var (
 	registryMu sync.RWMutex
 	// registered lists every registered estimator, in registration order.
-	registered = []Estimator{RegionEstimator{}, GDPEstimator{}}
-	// defaults is how many of registered are the default estimators.
-	defaults = len(registered)
+	registered = append([]Estimator{RegionEstimator{}, GDPEstimator{}}, registeredGuess...)
+	// defaults is how many of registered are the multi-run design's
+	// default estimators.
+	defaults = 2
 )
 
 // RegisterEstimator makes e known by its name: designs may then list it
@@ -189,11 +209,17 @@ func (GDPEstimator) Doc() string {
 	return "gdp (the μ of the Gaussian trade-off curve through the error rates' upper bounds, Dong, Roth & Su 2019 Def. 2.7, with the ε it implies if the mechanism is μ-GDP)"
 }
 
-// checkEstimators validates Options.Estimators (nil is the default): no
-// nil estimator, names unique and non-empty. The region bound may be left
-// out: the headline then rests on the first estimator listed
-// (primaryEstimator).
-func checkEstimators(es []Estimator) error {
+// checkEstimators validates Options.Estimators (nil is the design's
+// default) for the multi-run design, or for the canary design when
+// canaries is set: no nil estimator, names unique and non-empty, and each
+// of the design's kind (CountEstimator, GuessEstimator). The region bound
+// (the one-run bound) may be left out: the headline then rests on the
+// first estimator listed (primaryEstimator).
+func checkEstimators(es []Estimator, canaries bool) error {
+	kind := "a CountEstimator (the multi-run design counts errors on runs)"
+	if canaries {
+		kind = "a GuessEstimator (the canary design bounds from guesses)"
+	}
 	seen := map[string]bool{}
 	for i, e := range es {
 		if e == nil {
@@ -204,36 +230,45 @@ func checkEstimators(es []Estimator) error {
 			return fieldErr("Estimators", "estimator %d: names must be unique and non-empty, got %q", i, n)
 		}
 		seen[n] = true
+		_, isCount := e.(CountEstimator)
+		_, isGuess := e.(GuessEstimator)
+		if (canaries && !isGuess) || (!canaries && !isCount) {
+			return fieldErr("Estimators", "estimator %d (%q): must be %s", i, n, kind)
+		}
 	}
 	return nil
 }
 
 // primaryEstimator returns the index in es of the estimator the headline,
-// the ceiling and the verdict's ranking rest on: the region bound when es
-// holds it (the one bound that assumes nothing about the mechanism's
-// trade-off curve), else the first estimator listed.
+// the ceiling and the verdict's ranking rest on: the region bound (in a
+// canary design the one-run bound) when es holds it — the bound that
+// assumes nothing about the mechanism's trade-off curve — else the first
+// estimator listed.
 func primaryEstimator(es []Estimator) int {
 	for i, e := range es {
-		if e.Name() == (RegionEstimator{}).Name() {
+		if n := e.Name(); n == (RegionEstimator{}).Name() || n == (OneRunEstimator{}).Name() {
 			return i
 		}
 	}
 	return 0
 }
 
-// estimatorNames returns the names of es, or nil when they are the
+// estimatorNames returns the names of es, or nil when they are a design's
 // default estimators in order (so that the default leaves audit IDs as
 // they were).
 func estimatorNames(es []Estimator) []string {
 	var names []string
-	def := Estimators()
-	same := len(es) == len(def)
-	for i, e := range es {
+	for _, e := range es {
 		names = append(names, e.Name())
-		same = same && e.Name() == def[i].Name()
 	}
-	if same {
-		return nil
+	for _, def := range [][]Estimator{Estimators(), CanaryEstimators()} {
+		same := len(es) == len(def)
+		for i := 0; same && i < len(es); i++ {
+			same = es[i].Name() == def[i].Name()
+		}
+		if same {
+			return nil
+		}
 	}
 	return names
 }

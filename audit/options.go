@@ -171,6 +171,9 @@ type Options struct {
 	// ceiling and the verdict's ranking rest on the region bound, the one
 	// bound that assumes nothing about the mechanism's trade-off curve,
 	// or, when it is left out, on the first estimator listed (its Value).
+	// A canary design takes GuessEstimators instead (nil:
+	// CanaryEstimators()), its headline on the one-run bound
+	// (OneRunEstimator) or the first listed.
 	Estimators []Estimator
 	// Delta is the δ of the (ε, δ) lower bounds, in [0, 1); the zero value
 	// means δ = 0 (pure ε).
@@ -194,8 +197,8 @@ type Options struct {
 	// (CanaryDesign): its trials are its runs (Trials is 0 or
 	// Canaries.Runs), the features of a release are the m canaries'
 	// scores (Features must have m columns; nil: the release is the
-	// scores), and Split, Attacks, Estimators and AttackSelection are not
-	// used. PointSelection SelectOnTraining means the verdict rests on the
+	// scores), Estimators are GuessEstimators, and Split, Attacks and
+	// AttackSelection are not used. PointSelection SelectOnTraining means the verdict rests on the
 	// last release point, fixed in advance; SelectBonferroni tests every
 	// point at α/P.
 	Canaries *CanaryDesign
@@ -264,7 +267,7 @@ func (o Options) Validate() error {
 			return fieldErr("Attacks", "attack %d is nil", i)
 		}
 	}
-	if err := checkEstimators(o.Estimators); err != nil {
+	if err := checkEstimators(o.Estimators, o.Canaries != nil); err != nil {
 		return err
 	}
 	for i, c := range o.Claims {
@@ -336,6 +339,9 @@ func (o Options) withDefaults(dim int) Options {
 	}
 	if len(o.Estimators) == 0 {
 		o.Estimators = Estimators()
+		if o.Canaries != nil {
+			o.Estimators = CanaryEstimators()
+		}
 	}
 	return o
 }

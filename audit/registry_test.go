@@ -73,25 +73,57 @@ func (e namedRegion) Name() string { return e.n }
 // estimator's bound at the headline point, and the design round-trips
 // through JSON to an analysis that gives the same report.
 func TestEveryRegisteredEstimatorRunsSerialisesAndMerges(t *testing.T) {
-	tg := gaussTarget(t, 2)
-	var lists [][]Estimator
-	for _, e := range RegisteredEstimators() {
-		lists = append(lists, []Estimator{e})
+	// Each design takes the estimators of its kind: the count estimators
+	// run on the multi-run Gaussian audit, the guess estimators on a
+	// canary audit of per-canary Gaussians.
+	type design struct {
+		es  []Estimator
+		new func(es []Estimator) Options
+		tg  Target
 	}
-	lists = append(lists, RegisteredEstimators())
-	for _, es := range lists {
+	var count, guess []Estimator
+	for _, e := range RegisteredEstimators() {
+		if _, ok := e.(GuessEstimator); ok {
+			guess = append(guess, e)
+		} else {
+			count = append(count, e)
+		}
+	}
+	if len(count) == 0 || len(guess) == 0 {
+		t.Fatalf("%d count and %d guess estimators registered", len(count), len(guess))
+	}
+	runs := func(es []Estimator) Options {
+		o := gaussOptions(3, 400, "threshold")
+		o.Estimators = es
+		return o
+	}
+	canaries := func(es []Estimator) Options {
+		return Options{Seed: 3, Canaries: &CanaryDesign{Count: 400, Runs: 2}, Delta: 1e-5, Estimators: es}
+	}
+	var lists []design
+	for _, kind := range []design{{count, runs, gaussTarget(t, 2)}, {guess, canaries, canaryTarget(400, 4, 2)}} {
+		for _, e := range kind.es {
+			lists = append(lists, design{[]Estimator{e}, kind.new, kind.tg})
+		}
+		lists = append(lists, kind)
+	}
+	for _, dg := range lists {
+		es := dg.es
 		var names []string
 		for _, e := range es {
 			names = append(names, e.Name())
 		}
 		name := strings.Join(names, ",")
-		o := gaussOptions(3, 400, "threshold")
-		o.Estimators = es
-		a, err := New(tg, o)
+		o := dg.new(es)
+		a, err := New(dg.tg, o)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		tr, err := a.Simulate(context.Background(), 0, o.Trials)
+		n := o.Trials
+		if o.Canaries != nil {
+			n = o.Canaries.Runs
+		}
+		tr, err := a.Simulate(context.Background(), 0, n)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -100,14 +132,14 @@ func TestEveryRegisteredEstimatorRunsSerialisesAndMerges(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		p := primaryEstimator(es)
-		if es[p].Name() != names[0] && es[p].Name() != (RegionEstimator{}).Name() {
+		if es[p].Name() != names[0] && es[p].Name() != (RegionEstimator{}).Name() && es[p].Name() != (OneRunEstimator{}).Name() {
 			t.Errorf("%s: headline on %s", name, es[p].Name())
 		}
 		if got := r.Points[r.Headline].Estimates[p]; got.Estimator != es[p].Name() || r.Epsilon != got.Bound {
 			t.Errorf("%s: headline %+v, the %s bound at the headline point %+v", name, r.Epsilon, es[p].Name(), got)
 		}
 		if es[p].Value(r.Epsilon) <= 0 {
-			t.Errorf("%s: a shift of 2σ over 200 evaluation runs found nothing: %+v", name, r.Epsilon)
+			t.Errorf("%s: a shift of 2σ (4σ per canary) found nothing: %+v", name, r.Epsilon)
 		}
 		spec, err := json.Marshal(a.Design())
 		if err != nil {

@@ -47,6 +47,22 @@ type ClaimResult struct {
 	// EpsilonAtDelta is the claim's ε at the audit's δ (the "upper bound"
 	// column); +Inf when it certifies nothing at that δ.
 	EpsilonAtDelta stats.JSONFloat `json:"epsilon_at_delta"`
+	// Rejected and Test are the outcome of a claim tested on guesses (the
+	// canary design, which has no error rates to refute a profile with;
+	// the multi-run design tests each claim once: Report.ClaimTests):
+	// whether this release's test alone rejects the claim at the claims'
+	// confidence, and which test was run with what result. A rejection
+	// makes the verdict only at a release the verdict rests on
+	// (Report.Headline, or every release when it is −1).
+	Rejected bool   `json:"rejected,omitempty"`
+	Test     string `json:"test,omitempty"`
+}
+
+// Refuted reports whether this release's test on guesses rejects the
+// claim (the canary design); only at a release the verdict rests on does
+// that make a violation.
+func (c ClaimResult) Refuted() bool {
+	return c.Rejected
 }
 
 // AttackEstimate is one estimator's outcome for one attack at one release
@@ -59,6 +75,10 @@ type AttackEstimate struct {
 	// decides, never reports).
 	Rule      attacks.Rule
 	Selection stats.Estimate
+	// Guess is, in a canary design, the rule instead: the guess pair
+	// (k₊, k₋) on the canaries' score ranking whose bound is the best of
+	// the pairs fixed in advance (nil in the multi-run design).
+	Guess *Guess
 	// Counts are the rule's errors on the evaluation runs, and Bound
 	// their bound (nil when the attack was not evaluated for this
 	// estimator).
@@ -136,8 +156,43 @@ func (pr *PointResult) Estimate(name string) (PointEstimate, bool) {
 	return PointEstimate{}, false
 }
 
+// Primary returns the name of the estimator the headline rests on at the
+// point (as primaryEstimator chooses it): the one-run bound in a canary
+// design, the region bound in the multi-run design, or, when the audit
+// leaves that out, its first estimator.
+func (pr *PointResult) Primary() string {
+	for _, n := range []string{OneRunEstimator{}.Name(), RegionEstimator{}.Name()} {
+		if _, ok := pr.Estimate(n); ok {
+			return n
+		}
+	}
+	if len(pr.Estimates) > 0 {
+		return pr.Estimates[0].Estimator
+	}
+	return RegionEstimator{}.Name()
+}
+
+// EpsilonBound returns the bound the headline rests on at the point: the
+// region bound (Heller & Fetaya eq. 12) in the multi-run design, the
+// one-run bound (Steinke, Nasr & Jagielski 2023) in the canary design —
+// or the first estimator's when the audit leaves those out (Primary).
+func (pr *PointResult) EpsilonBound() stats.Estimate {
+	e, _ := pr.Estimate(pr.Primary())
+	return e.Bound
+}
+
+// MuBound returns the μ lower bound at the point: the GDP estimator's in
+// the multi-run design, the one-run f-DP estimator's in the canary design
+// (zero when the audit runs neither).
+func (pr *PointResult) MuBound() stats.Estimate {
+	if e, ok := pr.Estimate(OneRunFDPEstimator{}.Name()); ok {
+		return e.Bound
+	}
+	return pr.GDP()
+}
+
 // Region returns the region bound at the point (Heller & Fetaya eq. 12),
-// the estimator every audit runs.
+// the estimator every multi-run audit runs.
 func (pr *PointResult) Region() stats.Estimate {
 	e, _ := pr.Estimate(RegionEstimator{}.Name())
 	return e.Bound
@@ -244,9 +299,10 @@ type Report struct {
 	// DescriptiveNote labels the points' descriptive figures (absent in
 	// reports without them).
 	DescriptiveNote string `json:"descriptive_note,omitempty"`
-	// OneRun is the outcome of a canary design (Options.Canaries); Points
-	// is then empty and Epsilon zero: the bounds are OneRun's.
-	OneRun *OneRunResult `json:"one_run,omitempty"`
+	// Canaries describes a canary design (Options.Canaries): its canaries
+	// and guesses. Its bounds are in Points and Epsilon, as every
+	// design's.
+	Canaries *CanaryInfo `json:"canaries,omitempty"`
 }
 
 // Violated reports whether a claim was refuted.

@@ -23,6 +23,10 @@ func jsonKeys(name string) estimatorKeys {
 	case GDPEstimator{}.Name():
 		return estimatorKeys{rule: "gdp_rule", selection: "gdp_selection_mu", selCounts: "gdp_selection_counts",
 			counts: "gdp_counts", bound: "gdp", best: "best_gdp", selMu: true}
+	case OneRunEstimator{}.Name():
+		return estimatorKeys{rule: "one_run_guess", bound: "one_run", best: "best_one_run"}
+	case OneRunFDPEstimator{}.Name():
+		return estimatorKeys{rule: "one_run_fdp_guess", bound: "one_run_fdp", best: "best_one_run_fdp"}
 	}
 	return estimatorKeys{rule: name + "_rule", selection: name + "_selection", counts: name + "_counts", bound: name, best: "best_" + name}
 }
@@ -67,6 +71,11 @@ func (o *object) bytes() ([]byte, error) {
 // selectionFields writes what an estimator chose on the selection runs.
 func (e AttackEstimate) selectionFields(o *object) {
 	k := jsonKeys(e.Estimator)
+	if e.Guess != nil {
+		// A canary design's rule: the guess pair, chosen on no runs.
+		o.add(k.rule, e.Guess)
+		return
+	}
 	o.add(k.rule, e.Rule)
 	if k.selMu {
 		o.add(k.selection, e.Selection.Mu)
@@ -81,7 +90,9 @@ func (e AttackEstimate) selectionFields(o *object) {
 // evaluationFields writes what the evaluation runs gave it.
 func (e AttackEstimate) evaluationFields(o *object) {
 	k := jsonKeys(e.Estimator)
-	o.add(k.counts, e.Counts)
+	if e.Guess == nil {
+		o.add(k.counts, e.Counts)
+	}
 	if e.Bound != nil {
 		o.add(k.bound, e.Bound)
 	}

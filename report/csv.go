@@ -15,13 +15,11 @@ import (
 // mu_lb implies if the trade-off curve is Gaussian: not a lower bound on ε
 // (see GaussianEpsilonTitle); eps_lb is.
 func WriteCSV(w io.Writer, r *audit.Report) error {
-	if r.OneRun != nil {
-		return writeOneRunCSV(w, r)
-	}
 	cw := csv.NewWriter(w)
-	head := []string{"point", "iteration", "label", "attack", "fp", "negatives", "fn", "positives",
-		"fpr_upper", "fnr_upper", "eps_lb", "gdp_attack", "gdp_fp", "gdp_fn", "mu_lb", "eps_if_gaussian", "ceiling", "confidence", "delta", "headline",
-		"exact_eps", "test_accuracy"}
+	evEps, evMu := evidenceCSVHead(r)
+	head := append([]string{"point", "iteration", "label"}, evEps...)
+	head = append(append(append(head, "eps_lb"), evMu...), "mu_lb", "eps_if_gaussian", "ceiling", "confidence", "delta", "headline",
+		"exact_eps", "test_accuracy")
 	for _, name := range r.Claims {
 		head = append(head, "claim_eps_at_delta:"+name, "claim_refuted:"+name)
 	}
@@ -37,13 +35,11 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 	}
 	g := csvFloat
 	for k, pr := range r.Points {
-		c := pr.Region().Counts
-		row := []string{strconv.Itoa(k), strconv.Itoa(pr.Point.Iteration), pr.Point.Label, pr.Attacks[bestAttack(pr, "region")].Attack,
-			strconv.Itoa(c.FP), strconv.Itoa(c.Negatives), strconv.Itoa(c.FN), strconv.Itoa(c.Positives),
-			g(pr.Region().FPR), g(pr.Region().FNR), g(pr.Region().Epsilon),
-			pr.Attacks[bestAttack(pr, "gdp")].Attack, strconv.Itoa(pr.GDP().Counts.FP), strconv.Itoa(pr.GDP().Counts.FN),
-			g(pr.GDP().Mu), g(pr.GDP().Epsilon), g(pr.Ceiling.Epsilon),
-			g(pr.Region().Confidence), g(pr.Region().Delta), strconv.FormatBool(k == r.Headline), "", ""}
+		eb, mb := pr.EpsilonBound(), pr.MuBound()
+		evEps, evMu := evidenceCSVRow(pr, g)
+		row := append([]string{strconv.Itoa(k), strconv.Itoa(pr.Point.Iteration), pr.Point.Label}, evEps...)
+		row = append(append(append(row, g(eb.Epsilon)), evMu...), g(mb.Mu), g(mb.Epsilon), g(pr.Ceiling.Epsilon),
+			g(eb.Confidence), g(eb.Delta), strconv.FormatBool(k == r.Headline), "", "")
 		if pr.Exact != nil {
 			row[len(row)-2] = g(float64(*pr.Exact))
 		}
@@ -55,8 +51,7 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 				row = append(row, "", "")
 				continue
 			}
-			ref := r.ClaimTestAt(k, ci)
-			row = append(row, g(float64(cr.EpsilonAtDelta)), strconv.FormatBool(ref != nil && ref.Refuted))
+			row = append(row, g(float64(cr.EpsilonAtDelta)), strconv.FormatBool(claimRefutedAt(r, k, ci, cr)))
 		}
 		row = append(row, utilityCSVRow(pr, g)...)
 		row = append(row, convergenceCSVRow(pr, g)...)

@@ -42,7 +42,11 @@ func writeDescriptive(w io.Writer, r *audit.Report) error {
 		return nil
 	}
 	fmt.Fprintln(w, DescriptiveTitle)
-	if err := WriteWrapped(w, "", audit.DescriptiveNote+" (the attack and its orientation are those of the row's ε_lb, chosen on training runs).", 110); err != nil {
+	which := " (the attack and its orientation are those of the row's ε_lb, chosen on training runs)."
+	if fromGuesses(r) {
+		which = " (of the canaries' scores as a test of inclusion, over every canary)."
+	}
+	if err := WriteWrapped(w, "", audit.DescriptiveNote+which, 110); err != nil {
 		return err
 	}
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNone))

@@ -18,14 +18,18 @@ func bestAttack(pr audit.PointResult, estimator string) int {
 }
 
 // extraEstimators returns the names of the report's estimators beyond the
-// region bound and the GDP estimator, in the report's order.
+// ε and μ bounds of its design (region and GDP, or one-run and one-run
+// f-DP) and the one its headline rests on, in the report's order.
 func extraEstimators(r *audit.Report) []string {
 	if len(r.Points) == 0 {
 		return nil
 	}
 	var out []string
+	primary := r.Points[0].Primary()
 	for _, e := range r.Points[0].Estimates {
-		if e.Estimator != (audit.RegionEstimator{}).Name() && e.Estimator != (audit.GDPEstimator{}).Name() {
+		switch e.Estimator {
+		case audit.RegionEstimator{}.Name(), audit.GDPEstimator{}.Name(), audit.OneRunEstimator{}.Name(), audit.OneRunFDPEstimator{}.Name(), primary:
+		default:
 			out = append(out, e.Estimator)
 		}
 	}

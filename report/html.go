@@ -146,9 +146,6 @@ func HTMLText(class, text string) template.HTML {
 //
 // scenario is the configuration to show (JSON or YAML text; may be empty).
 func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) error {
-	if r.OneRun != nil {
-		return writeOneRunHTML(w, r, v, scenario)
-	}
 	var table, plot bytes.Buffer
 	if err := WriteTable(&table, r); err != nil {
 		return err
@@ -156,7 +153,8 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	if err := WritePlot(&plot, "svg", r); err != nil {
 		return err
 	}
-	header := []string{"<release", "<attack", "FP/neg", "FN/pos", "ε_lb", "μ_lb"}
+	ev := evidenceHeader(r)
+	header := []string{"<release", "<attack", ev[0], ev[1], "ε_lb", "μ_lb"}
 	extra := extraEstimators(r)
 	header = append(append(header, extra...), "ceiling")
 	exact, acc := r.HasExact(), r.HasAccuracy()
@@ -173,9 +171,9 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	var rows, gauss [][]string
 	f := stats.FormatFloat
 	for k, pr := range r.Points {
-		c := pr.Region().Counts
-		row := []string{pr.Point.Label, pr.Attacks[bestAttack(pr, "region")].Attack, fmt.Sprintf("%d/%d", c.FP, c.Negatives),
-			fmt.Sprintf("%d/%d", c.FN, c.Positives), f(pr.Region().Epsilon), f(pr.GDP().Mu)}
+		ev := evidenceCells(pr)
+		row := []string{pr.Point.Label, pr.Attacks[bestAttack(pr, primaryName(pr))].Attack, ev[0], ev[1],
+			f(pr.EpsilonBound().Epsilon), f(pr.MuBound().Mu)}
 		for _, name := range extra {
 			v, _ := estimatorValue(pr, name)
 			row = append(row, f(v))
@@ -193,20 +191,10 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 				row = append(row, "n/a", "n/a")
 				continue
 			}
-			verdict, ref := "not refuted", r.ClaimTestAt(k, ci)
-			switch {
-			case ref == nil:
-				verdict = notTested
-			case ref.Refuted:
-				verdict = refutedCell(ref)
-				if c := ref.CountsText(); c != "" {
-					verdict += fmt.Sprintf(": rule errors %s (FPR ≤ %.4g, FNR ≤ %.4g)", c, ref.FPR, ref.FNR)
-				}
-			}
-			row = append(row, f(float64(cr.EpsilonAtDelta)), verdict)
+			row = append(row, f(float64(cr.EpsilonAtDelta)), htmlClaimCell(r, k, ci, cr))
 		}
 		rows = append(rows, row)
-		gauss = append(gauss, []string{pr.Point.Label, f(pr.GDP().Mu), f(pr.GDP().Epsilon)})
+		gauss = append(gauss, []string{pr.Point.Label, f(pr.MuBound().Mu), f(pr.MuBound().Epsilon)})
 	}
 	verdict := "Verdict: " + r.Verdict.String()
 	switch r.Verdict {
@@ -220,23 +208,16 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	if l := r.ClaimLevel(); l != "" {
 		verdict += " Level: " + l + "."
 	}
-	e := r.Epsilon
-	where := "over all release points (Bonferroni)"
-	if r.Headline >= 0 {
-		where = "at " + r.Points[r.Headline].Point.Label
-	}
-	headline := fmt.Sprintf("ε_lb = %s %s — %s; confidence %.6g; δ = %g; %d evaluation runs (FP %d/%d, FN %d/%d).",
-		f(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, r.EvalRuns, e.Counts.FP, e.Counts.Negatives, e.Counts.FN, e.Counts.Positives)
+	headline, perRelease, setting := htmlHeadline(r)
 	page := HTMLPage{
 		Title:     "Privacy audit: " + ClipName(r.Name, TitleNameRunes),
-		Subtitle:  DisplayName(r.Mechanism) + "; " + DatasetsLine(r),
+		Subtitle:  DisplayName(r.Mechanism) + "; " + describeDesign(r).datasets,
 		Verdict:   verdict,
 		Violation: r.Violated(),
 		Sections: []HTMLSection{
-			{"Headline", HTMLText("headline", headline) + warningsHTML(r) + HTMLText("note", r.Multiplicity) + notes(r.Notes)},
+			{"Headline", HTMLText("headline", headline) + warningsHTML(r) + setting + notes(r.Notes)},
 			{"ε lower bound per release", HTMLPlot(plot.Bytes())},
-			{"Per release", HTMLTable(header, rows, r.Headline) + HTMLText("note",
-				"ε_lb is the Clopper–Pearson region bound (Heller & Fetaya eq. 12) on the evaluation runs; μ_lb is a rigorous lower bound on the GDP parameter μ (the ε it would imply is shown apart, below); the ceiling is the largest ε_lb the run counts allow. The highlighted row is the release the verdict rests on.") + convergenceHTMLNote(r)},
+			{"Per release", HTMLTable(header, rows, r.Headline) + HTMLText("note", perRelease) + convergenceHTMLNote(r)},
 			{GaussianEpsilonTitle, HTMLText("note", GaussianEpsilonNote) + HTMLTable([]string{"<release", "μ_lb", "ε(μ_lb) if Gaussian"}, gauss, -1)},
 			{"Utility per release", utilityHTML(r)},
 			{"Report as printed", template.HTML("<pre>" + template.HTMLEscapeString(table.String()) + "</pre>")},
@@ -250,6 +231,26 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	return WriteHTMLPage(w, page)
 }
 
+// htmlClaimCell is the verdict cell of claim cr at release k: the test
+// on guesses with its outcome (canary design), or the refutation with the
+// rule's errors (multi-run design).
+func htmlClaimCell(r *audit.Report, k, ci int, cr audit.ClaimResult) string {
+	ref := r.ClaimTestAt(k, ci)
+	switch {
+	case cr.Test != "":
+		return guessClaimCell(r, k, cr) + ": " + cr.Test
+	case ref == nil:
+		return notTested
+	case !ref.Refuted:
+		return "not refuted"
+	}
+	verdict := refutedCell(ref)
+	if c := ref.CountsText(); c != "" {
+		verdict += fmt.Sprintf(": rule errors %s (FPR ≤ %.4g, FNR ≤ %.4g)", c, ref.FPR, ref.FNR)
+	}
+	return verdict
+}
+
 // notes renders the report's assumptions, one paragraph each.
 func notes(ns []string) template.HTML {
 	var out template.HTML
@@ -257,4 +258,29 @@ func notes(ns []string) template.HTML {
 		out += HTMLText("note", n)
 	}
 	return out
+}
+
+// htmlHeadline returns the HTML page's headline, the note under the
+// per-release table and the setting note, in either design.
+func htmlHeadline(r *audit.Report) (headline, perRelease string, setting template.HTML) {
+	f := stats.FormatFloat
+	e := r.Epsilon
+	where := "over all release points (Bonferroni)"
+	if r.Headline >= 0 {
+		where = "at " + r.Points[r.Headline].Point.Label
+	}
+	headline = fmt.Sprintf("ε_lb = %s %s — %s; confidence %.6g; δ = %g; %d evaluation runs (FP %d/%d, FN %d/%d).",
+		f(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, r.EvalRuns, e.Counts.FP, e.Counts.Negatives, e.Counts.FN, e.Counts.Positives)
+	perRelease = "ε_lb is the Clopper–Pearson region bound (Heller & Fetaya eq. 12) on the evaluation runs; μ_lb is a rigorous lower bound on the GDP parameter μ (the ε it would imply is shown apart, below); the ceiling is the largest ε_lb the run counts allow. The highlighted row is the release the verdict rests on."
+	setting = HTMLText("note", r.Multiplicity)
+	if fromGuesses(r) {
+		headline = fmt.Sprintf("ε_lb = %s %s — %s; confidence %.6g; δ = %g; %s.", f(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, describeDesign(r).evidence)
+		perRelease = GuessLegend + " The highlighted row is the release the verdict rests on."
+		var lines []string
+		for _, l := range describeDesign(r).setting {
+			lines = append(lines, l[0]+": "+l[1])
+		}
+		setting = HTMLText("note", strings.Join(append(lines, r.Multiplicity), " · "))
+	}
+	return headline, perRelease, setting
 }

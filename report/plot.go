@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -70,10 +71,16 @@ func plotSeries(r *audit.Report, xs []float64, extra []Curve) []series {
 		return x, y
 	}
 	var out []series
-	x, y := get(func(pr audit.PointResult) float64 { return pr.Region().Epsilon })
-	out = append(out, series{name: fmt.Sprintf("ε_lb: the audit's lower bound (region bound, Heller & Fetaya eq. 12) at confidence %.4g", r.TestConfidence), x: x, y: y, lower: true})
+	lbName := fmt.Sprintf("ε_lb: the audit's lower bound (region bound, Heller & Fetaya eq. 12) at confidence %.4g", r.TestConfidence)
+	ceilName := "ceiling: the largest ε_lb these numbers of runs can show"
+	if fromGuesses(r) {
+		lbName = fmt.Sprintf("ε_lb: one-run canary bound (Steinke et al. 2023) at confidence %.4g", r.TestConfidence)
+		ceilName = "ceiling: the ε_lb if every guess were correct"
+	}
+	x, y := get(func(pr audit.PointResult) float64 { return pr.EpsilonBound().Epsilon })
+	out = append(out, series{name: lbName, x: x, y: y, lower: true})
 	x, y = get(func(pr audit.PointResult) float64 { return pr.Ceiling.Epsilon })
-	out = append(out, series{name: "ceiling: the largest ε_lb these numbers of runs can show", x: x, y: y, color: 1, dashed: true})
+	out = append(out, series{name: ceilName, x: x, y: y, color: 1, dashed: true})
 	for ci, name := range r.Claims {
 		x, y := get(func(pr audit.PointResult) float64 {
 			if ci >= len(pr.Claims) || !pr.Claims[ci].Covered {
@@ -142,6 +149,15 @@ func refutedSeries(r *audit.Report, xs []float64, ci int) *series {
 	return &s
 }
 
+// releasePoints returns the report's release points.
+func releasePoints(r *audit.Report) []mechanisms.ReleasePoint {
+	out := make([]mechanisms.ReleasePoint, len(r.Points))
+	for k, p := range r.Points {
+		out[k] = p.Point
+	}
+	return out
+}
+
 // WritePlot draws ε_lb against the release points (the per-epoch curve of
 // Heller & Fetaya Fig. 2), with the ceiling of the run counts, each claim's
 // ε at δ, the exact ε and any extra curves, in SVG or PNG. The legend is
@@ -163,9 +179,6 @@ func WritePlot(w io.Writer, format string, r *audit.Report, extra ...Curve) erro
 		}
 	}
 	all := plotSeries(r, xs, extra)
-	if r.OneRun != nil {
-		all = oneRunSeries(r, xs)
-	}
 	var ss []series
 	for _, s := range all {
 		if len(s.y) > 0 {

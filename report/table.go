@@ -30,6 +30,8 @@ func upperBound(r *audit.Report, k int) (string, string) {
 		switch {
 		case !c.Covered:
 			ub, verdict = append(ub, "n/a"), append(verdict, "n/a")
+		case c.Test != "":
+			ub, verdict = append(ub, f4(float64(c.EpsilonAtDelta))), append(verdict, guessClaimCell(r, k, c))
 		case ref == nil:
 			ub, verdict = append(ub, f4(float64(c.EpsilonAtDelta))), append(verdict, notTested)
 		case ref.Refuted:
@@ -50,9 +52,6 @@ func refutedCell(ref *audit.Refutation) string {
 // WriteTable prints the human report: what was audited, the per-point
 // table and the headline with its provenance.
 func WriteTable(w io.Writer, r *audit.Report) error {
-	if r.OneRun != nil {
-		return writeOneRunTable(w, r)
-	}
 	writeSetting(w, r)
 	if err := writePointTable(w, r); err != nil {
 		return err
@@ -123,9 +122,9 @@ func writeSetting(w io.Writer, r *audit.Report) {
 	field := func(name, text string) { _ = WriteWrapped(w, fmt.Sprintf("%-11s", name), text, textWidth) }
 	field("scenario", fmt.Sprintf("%s (config %.12s)", ClipName(r.Name, NameRunes), r.ConfigHash))
 	field("mechanism", DisplayName(r.Mechanism))
-	field("datasets", DatasetsLine(r))
-	field("runs", RunsLine(r))
-	field("features", fmt.Sprintf("%v; attacks %v", r.Features, r.Attacks))
+	for _, l := range describeDesign(r).setting {
+		field(l[0], l[1])
+	}
 	field("statistics", fmt.Sprintf("δ = %g, confidence %g; %s", r.Delta, r.Confidence, r.Multiplicity))
 	for _, n := range r.Notes {
 		field("note", n)
@@ -148,7 +147,8 @@ func writeSetting(w io.Writer, r *audit.Report) {
 func pointRows(r *audit.Report) ([]any, [][]any) {
 	// With one attack its name is on the "features" line above the table.
 	oneAttack := len(r.Attacks) == 1
-	header := []any{"release", "attack", "FP/neg", "FN/pos", "ε_lb", "μ_lb"}
+	ev := evidenceHeader(r)
+	header := []any{"release", "attack", ev[0], ev[1], "ε_lb", "μ_lb"}
 	if oneAttack {
 		header = append(header[:1:1], header[2:]...)
 	}
@@ -177,10 +177,10 @@ func pointRows(r *audit.Report) ([]any, [][]any) {
 		}
 		row := []any{label}
 		if !oneAttack {
-			row = append(row, pr.Attacks[bestAttack(pr, "region")].Attack)
+			row = append(row, pr.Attacks[bestAttack(pr, pr.Primary())].Attack)
 		}
-		row = append(row, counts(pr.Region().Counts.FP, pr.Region().Counts.Negatives), counts(pr.Region().Counts.FN, pr.Region().Counts.Positives),
-			f4(pr.Region().Epsilon), f4(pr.GDP().Mu))
+		ev := evidenceCells(pr)
+		row = append(row, ev[0], ev[1], f4(pr.EpsilonBound().Epsilon), f4(pr.MuBound().Mu))
 		for _, name := range extra {
 			v, _ := estimatorValue(pr, name)
 			row = append(row, f4(v))
@@ -219,10 +219,15 @@ func writePointTable(w io.Writer, r *audit.Report) error {
 
 // writeLegend explains the columns.
 func writeLegend(w io.Writer, r *audit.Report) {
-	fmt.Fprintln(w, "ε_lb: Clopper-Pearson region bound (Heller-Fetaya eq. 12) on the evaluation runs, at the test confidence;")
-	fmt.Fprintln(w, "μ_lb: GDP lower bound on μ (rigorous, no shape assumed), with its own threshold chosen on training runs;")
-	fmt.Fprintln(w, "the ε it would imply is shown apart below. ceiling: the largest ε_lb these run counts allow.")
-	_ = WriteWrapped(w, "", DirectionNote, textWidth)
+	guesses := fromGuesses(r)
+	if guesses {
+		_ = WriteWrapped(w, "", GuessLegend, textWidth)
+	} else {
+		fmt.Fprintln(w, "ε_lb: Clopper-Pearson region bound (Heller-Fetaya eq. 12) on the evaluation runs, at the test confidence;")
+		fmt.Fprintln(w, "μ_lb: GDP lower bound on μ (rigorous, no shape assumed), with its own threshold chosen on training runs;")
+		fmt.Fprintln(w, "the ε it would imply is shown apart below. ceiling: the largest ε_lb these run counts allow.")
+		_ = WriteWrapped(w, "", DirectionNote, textWidth)
+	}
 	for _, name := range extraEstimators(r) {
 		_, b := estimatorValue(r.Points[0], name)
 		fmt.Fprintf(w, "%s: %s on the evaluation runs, at the test confidence", name, b.Estimator)
@@ -239,7 +244,9 @@ func writeLegend(w io.Writer, r *audit.Report) {
 		fmt.Fprintln(w, "Gaussian vs n-component mixture): every valid lower bound lies below it.")
 	}
 	if r.Headline >= 0 && len(r.Points) > 1 {
-		if len(r.Claims) > 0 {
+		if guesses {
+			fmt.Fprintln(w, "* the release fixed in advance (the last), on which the headline and verdict rest.")
+		} else if len(r.Claims) > 0 {
 			fmt.Fprintln(w, "* the release point chosen on training runs, on which the headline rests (each claim is tested once, at the")
 			fmt.Fprintln(w, "release chosen for it on the selection runs; \"not tested\" elsewhere).")
 		} else {
@@ -248,7 +255,11 @@ func writeLegend(w io.Writer, r *audit.Report) {
 	}
 	if len(r.Claims) > 0 {
 		fmt.Fprintf(w, "upper bound: the claim's ε at δ = %g (%s).\n", r.Delta, strings.Join(r.Claims, "; "))
-		_ = WriteWrapped(w, "", ClaimLegend, textWidth)
+		if guesses {
+			_ = WriteWrapped(w, "", guessClaimLegend, textWidth)
+		} else {
+			_ = WriteWrapped(w, "", ClaimLegend, textWidth)
+		}
 	}
 	fmt.Fprintln(w)
 }
@@ -291,7 +302,7 @@ func writeGaussianEpsilon(w io.Writer, r *audit.Report) error {
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNone))
 	t.Header("release", "μ_lb", "ε(μ_lb) if Gaussian")
 	for _, pr := range r.Points {
-		if err := t.Append(pr.Point.Label, f4(pr.GDP().Mu), f4(pr.GDP().Epsilon)); err != nil {
+		if err := t.Append(pr.Point.Label, f4(pr.MuBound().Mu), f4(pr.MuBound().Epsilon)); err != nil {
 			return err
 		}
 	}
@@ -308,10 +319,12 @@ func Headline(r *audit.Report) string {
 	if r.Headline >= 0 {
 		where = "at " + r.Points[r.Headline].Point.Label
 	}
+	if r.Headline >= 0 && fromGuesses(r) {
+		where += " (the last release, fixed in advance)"
+	}
 	e := r.Epsilon
-	return fmt.Sprintf("ε_lb = %s %s  [%s; confidence %.6g; δ = %g; %d evaluation runs: FP %d/%d, FN %d/%d]",
-		f4(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, r.EvalRuns,
-		e.Counts.FP, e.Counts.Negatives, e.Counts.FN, e.Counts.Positives)
+	return fmt.Sprintf("ε_lb = %s %s  [%s; confidence %.6g; δ = %g; %s]",
+		f4(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, describeDesign(r).evidence)
 }
 
 // writeHeadline prints the headline and the verdict.

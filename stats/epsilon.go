@@ -86,11 +86,19 @@ type Estimate struct {
 	Mu float64 `json:"mu,omitempty"`
 	// Assumption is non-empty when Epsilon holds only under it.
 	Assumption string `json:"assumption,omitempty"`
+	// Guesses are the outcome of a one-run (canary) audit when the bound
+	// comes from guesses rather than error counts (OneRunEpsilon,
+	// OneRunFDP); Counts and the rates are then unused and absent from
+	// the JSON.
+	Guesses *OneRunCounts `json:"guesses,omitempty"`
 }
 
 // String renders the estimate with its provenance, e.g.
 // "ε ≥ 4.9056 [Clopper-Pearson region bound (Heller-Fetaya eq. 12); confidence 0.95; δ = 1e-05; FP 0/500, FN 0/500]".
 func (e Estimate) String() string {
+	if e.Guesses != nil {
+		return e.guessString()
+	}
 	rel := "≥"
 	switch e.Kind {
 	case PointEstimate:

@@ -51,6 +51,9 @@ func (f *JSONFloat) UnmarshalJSON(b []byte) error {
 // and the μ of a GDP estimate even when it is 0 (μ_lb = 0 is a result).
 func (e Estimate) MarshalJSON() ([]byte, error) {
 	type plain Estimate
+	if e.Guesses != nil {
+		return e.marshalGuesses()
+	}
 	if e.Estimator == EstimatorGDP && e.Mu == 0 {
 		// The field's omitempty would drop it: written last, where a
 		// non-zero μ keeps its place (the reports' bytes unchanged).
@@ -64,4 +67,41 @@ func (e Estimate) MarshalJSON() ([]byte, error) {
 		plain
 		Epsilon JSONFloat `json:"epsilon"`
 	}{plain(e), JSONFloat(e.Epsilon)})
+}
+
+// marshalGuesses writes an estimate from guesses: the fields of a
+// one-run bound (OneRunEstimate's layout, its counts under "guesses"),
+// without the error counts and rates it does not use; the μ of the f-DP
+// bound is written even when it is 0.
+func (e Estimate) marshalGuesses() ([]byte, error) {
+	var mu *float64
+	if e.Mu != 0 || e.Estimator == EstimatorOneRunFDP {
+		mu = &e.Mu
+	}
+	return json.Marshal(struct {
+		Kind       Kind          `json:"kind"`
+		Estimator  string        `json:"estimator"`
+		Delta      float64       `json:"delta"`
+		Confidence float64       `json:"confidence"`
+		Guesses    *OneRunCounts `json:"guesses"`
+		Mu         *float64      `json:"mu,omitempty"`
+		Assumption string        `json:"assumption,omitempty"`
+		Epsilon    JSONFloat     `json:"epsilon"`
+	}{e.Kind, e.Estimator, e.Delta, e.Confidence, e.Guesses, mu, e.Assumption, JSONFloat(e.Epsilon)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, an ε of "+Inf" included:
+// the bounds of either design (error counts or guesses) decode into it.
+func (e *Estimate) UnmarshalJSON(b []byte) error {
+	type plain Estimate
+	var v struct {
+		plain
+		Epsilon JSONFloat `json:"epsilon"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*e = Estimate(v.plain)
+	e.Epsilon = float64(v.Epsilon)
+	return nil
 }

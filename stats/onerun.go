@@ -53,6 +53,9 @@ func (c OneRunCounts) Validate() error {
 const (
 	EstimatorOneRun    = "one-run canary bound (Steinke-Nasr-Jagielski 2023, Thm 3.1; App. D for delta > 0)"
 	EstimatorOneRunFDP = "one-run f-DP bound, Gaussian family (Mahloujifar-Melis-Chaudhuri 2024, audit with cap)"
+	// EstimatorOneRunCeiling labels the largest one-run bound m and r
+	// allow: every guess correct.
+	EstimatorOneRunCeiling = "ceiling: one-run bound with every guess correct"
 )
 
 // OneRunEstimate is a one-run lower bound with everything needed to state
@@ -104,6 +107,21 @@ func (e OneRunEstimate) MarshalJSON() ([]byte, error) {
 		plain
 		Epsilon JSONFloat `json:"epsilon"`
 	}{plain(e), JSONFloat(e.Epsilon)})
+}
+
+// Estimate returns the bound as an Estimate (Estimate.Guesses holds its
+// counts), the form reports of every design share.
+func (e OneRunEstimate) Estimate() Estimate {
+	c := e.Counts
+	return Estimate{Kind: e.Kind, Estimator: e.Estimator, Epsilon: e.Epsilon, Delta: e.Delta,
+		Confidence: e.Confidence, Mu: e.Mu, Assumption: e.Assumption, Guesses: &c}
+}
+
+// guessString is String for an estimate from guesses, as
+// OneRunEstimate.String writes it.
+func (e Estimate) guessString() string {
+	return OneRunEstimate{Kind: e.Kind, Estimator: e.Estimator, Epsilon: e.Epsilon, Delta: e.Delta,
+		Confidence: e.Confidence, Counts: *e.Guesses, Mu: e.Mu, Assumption: e.Assumption}.String()
 }
 
 func checkOneRun(c OneRunCounts, delta, confidence float64) error {

@@ -202,7 +202,7 @@ func (c *Config) validateCanaryRuns() error {
 		return errAt("neighbour", "the canary design adds and removes canaries itself; remove the neighbour section")
 	}
 	if c.Claim != nil && c.Claim.Theorems {
-		return errAt("claim.theorems", "not available in the canary design (the theorems speak of the neighbour pair)")
+		return errAt("claim.theorems", "not available in the canary design: the theorems bound replace-one pairs of datasets of a fixed size n, while the canaries are added or removed (the size varies with the coins), and a replace-one guarantee implies no add/remove bound; there is no sound test of them on canaries")
 	}
 	return nil
 }

@@ -33,6 +33,20 @@ audit:
 `
 }
 
+// oneRunGuess returns the guess pair behind the one-run bound at pr.
+func oneRunGuess(t *testing.T, pr audit.PointResult) audit.Guess {
+	t.Helper()
+	e, ok := pr.Estimate(audit.OneRunEstimator{}.Name())
+	if !ok || e.Best >= len(pr.Attacks) {
+		t.Fatalf("no one-run bound at %s", pr.Point.Label)
+	}
+	ae, ok := pr.Attacks[e.Best].Estimate(audit.OneRunEstimator{}.Name())
+	if !ok || ae.Guess == nil {
+		t.Fatalf("no guess behind the one-run bound at %s", pr.Point.Label)
+	}
+	return *ae.Guess
+}
+
 func runCanaryScenario(t *testing.T, yml string) (*Plan, *audit.Report) {
 	t.Helper()
 	c, err := ParseConfig([]byte(yml))
@@ -73,9 +87,9 @@ func TestCanaryScenarioMislabel(t *testing.T) {
 			t.Errorf("canary %d %+v: not a record of D with its label changed (D's label %v, found %v)", i, c, y, ok)
 		}
 	}
-	o := r.OneRun
-	if o == nil || o.Runs != 3 || o.Canaries != 60 || len(o.Points) != 2 || o.Points[0].Guess != (audit.Guess{Plus: 5, Minus: 7}) {
-		t.Fatalf("one-run result %+v", o)
+	o := r.Canaries
+	if o == nil || o.Runs != 3 || o.Canaries != 60 || len(r.Points) != 2 || oneRunGuess(t, r.Points[0]) != (audit.Guess{Plus: 5, Minus: 7}) {
+		t.Fatalf("canary design %+v, %d points", o, len(r.Points))
 	}
 	if o.Kind != "mislabel" || r.Adjacency != audit.CanaryAdjacency || !strings.Contains(o.GuessRule, "fixed in advance") {
 		t.Errorf("kind %q adjacency %q rule %q", o.Kind, r.Adjacency, o.GuessRule)
@@ -125,8 +139,13 @@ func TestCanaryScenarioRandomGrid(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(r.OneRun.GuessRule, "Bonferroni") || r.OneRun.TestConfidence != 1-0.05/2 {
-		t.Errorf("rule %q, test confidence %v", r.OneRun.GuessRule, r.OneRun.TestConfidence)
+	if !strings.Contains(r.Canaries.GuessRule, "Bonferroni") || r.TestConfidence != 1-0.05/2 {
+		t.Errorf("rule %q, test confidence %v", r.Canaries.GuessRule, r.TestConfidence)
+	}
+	for k, pr := range r.Points {
+		if e := pr.EpsilonBound(); e.Confidence != r.TestConfidence || e.Guesses == nil {
+			t.Errorf("point %d: bound %+v, want one from guesses at confidence %v", k, e, r.TestConfidence)
+		}
 	}
 }
 
@@ -183,8 +202,8 @@ func TestCanaryScenarioShipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.OneRun.Points) != 20 || r.OneRun.Epsilon.Epsilon <= 0 || r.Verdict != audit.VerdictNotRefuted {
-		t.Errorf("points %d, headline %v, verdict %v", len(r.OneRun.Points), r.OneRun.Epsilon, r.Verdict)
+	if len(r.Points) != 20 || r.Epsilon.Epsilon <= 0 || r.Epsilon.Guesses == nil || r.Verdict != audit.VerdictNotRefuted {
+		t.Errorf("points %d, headline %v, verdict %v", len(r.Points), r.Epsilon, r.Verdict)
 	}
 }
 
@@ -207,8 +226,8 @@ audit:
 `, count)
 	}
 	p, r := runCanaryScenario(t, yml(3))
-	if r.OneRun.Kind != "deepfool" {
-		t.Errorf("kind %q", r.OneRun.Kind)
+	if r.Canaries.Kind != "deepfool" {
+		t.Errorf("kind %q", r.Canaries.Kind)
 	}
 	inD := map[[2]float64]bool{}
 	for _, rec := range p.Pair.D.Records {

@@ -26,7 +26,11 @@ func estimatorDefault() string {
 	for _, e := range audit.Estimators() {
 		names = append(names, e.Name())
 	}
-	return "[" + strings.Join(names, ", ") + "]"
+	var guess []string
+	for _, e := range audit.CanaryEstimators() {
+		guess = append(guess, e.Name())
+	}
+	return "[" + strings.Join(names, ", ") + "]; in the canary design [" + strings.Join(guess, ", ") + "]"
 }
 
 // estimatorRange is the reference's range of audit.estimators.
@@ -45,6 +49,6 @@ func estimatorMeaning() string {
 		}
 		docs = append(docs, d.Doc())
 	}
-	return "The estimators that turn the attacks' errors into bounds, each choosing its own rule on the selection runs, reported in the order listed (each at most once): " +
-		strings.Join(docs, "; ") + ". The headline, the ceiling and the choice of the release point rest on region when it is listed, else on the first estimator listed."
+	return "The estimators that turn what the design observed into bounds, reported in the order listed (each at most once): in the multi-run design the attacks' errors, each estimator choosing its own rule on the selection runs; in the canary design the guesses about the canaries. " +
+		strings.Join(docs, "; ") + ". The headline, the ceiling and the choice of the release point rest on region (in the canary design one-run) when it is listed, else on the first estimator listed; each design takes only its own estimators."
 }

@@ -66,8 +66,8 @@ func TestCanaryDesignCLI(t *testing.T) {
 		t.Errorf("a claim of ε = 0.05 was not refuted (exit %d)", code)
 	}
 	want := readReport(w1)
-	if !bytes.Contains(want, []byte(`"one_run"`)) || !bytes.Contains(want, []byte(`"guess_rule"`)) {
-		t.Fatalf("no one-run result in the report:\n%.500s", want)
+	if !bytes.Contains(want, []byte(`"one_run"`)) || !bytes.Contains(want, []byte(`"one_run_fdp"`)) || !bytes.Contains(want, []byte(`"guess_rule"`)) {
+		t.Fatalf("no one-run bounds or canary design in the report:\n%.500s", want)
 	}
 	wantCSV, _ := os.ReadFile(filepath.Join(dir, "w1.csv"))
 	w2, _ := outputs("w2", "--workers", "2", "--no-checkpoint")
@@ -125,9 +125,11 @@ func TestCanaryPythonExample(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		i0 := bytes.Index(b, []byte(`"one_run"`))
-		if i0 < 0 {
-			t.Fatalf("%s: no one-run result", name)
+		// From the release points on: the bounds, headline, verdict and
+		// the canary design.
+		i0 := bytes.Index(b, []byte(`"points"`))
+		if i0 < 0 || !bytes.Contains(b[i0:], []byte(`"one_run"`)) {
+			t.Fatalf("%s: no one-run bounds", name)
 		}
 		results[i] = string(b[i0:])
 		if !strings.Contains(results[i], `"canaries": 100`) || !strings.Contains(results[i], `"iteration 300"`) {

@@ -18,8 +18,8 @@ func goldenSummary(r map[string]any) map[string]any {
 		}
 		return 0.0
 	}
-	if or, ok := r["one_run"].(map[string]any); ok {
-		return oneRunSummary(r, or)
+	if c, ok := r["canaries"].(map[string]any); ok {
+		return oneRunSummary(r, c)
 	}
 	// A claim is tested once (claim_tests): it is refuted at the release
 	// its test was made at, and nowhere else.
@@ -58,23 +58,27 @@ func goldenSummary(r map[string]any) map[string]any {
 }
 
 // oneRunSummary is goldenSummary for a canary design: per release point
-// the guesses' counts, ε_lb, μ_lb, the descriptive AUROC and the claims'
-// outcomes.
-func oneRunSummary(r, or map[string]any) map[string]any {
+// the guesses behind the one-run bound, its ε_lb, the f-DP bound's μ_lb,
+// the descriptive AUROC and the claims' outcomes (refuted: rejected at a
+// release the verdict rests on, the headline or every release when it is
+// -1), read from the points every design reports.
+func oneRunSummary(r, canaries map[string]any) map[string]any {
+	headline := r["headline"].(float64)
 	var points []any
-	for _, pv := range or["points"].([]any) {
+	for k, pv := range r["points"].([]any) {
 		p := pv.(map[string]any)
-		e, f := p["epsilon"].(map[string]any), p["fdp"].(map[string]any)
+		e, f := p["one_run"].(map[string]any), p["one_run_fdp"].(map[string]any)
 		var claims []any
 		cs, _ := p["claims"].([]any)
 		for _, cv := range cs {
 			c := cv.(map[string]any)
-			claims = append(claims, map[string]any{"name": c["name"], "refuted": c["refuted"]})
+			rejected, _ := c["rejected"].(bool)
+			claims = append(claims, map[string]any{"name": c["name"], "refuted": rejected && (headline < 0 || float64(k) == headline)})
 		}
-		points = append(points, map[string]any{"label": p["point"].(map[string]any)["label"], "counts": e["counts"],
+		points = append(points, map[string]any{"label": p["point"].(map[string]any)["label"], "counts": e["guesses"],
 			"epsilon": e["epsilon"], "mu": f["mu"], "auroc": p["descriptive"].(map[string]any)["auroc"], "claims": claims})
 	}
-	return map[string]any{"verdict": r["verdict"], "headline": or["headline"], "included": or["included"], "points": points}
+	return map[string]any{"verdict": r["verdict"], "headline": r["headline"], "included": canaries["included"], "points": points}
 }
 
 // compareGolden reports every difference between want and got: the

@@ -43,33 +43,24 @@ func TestMNISTExampleCI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		Report struct {
-			OneRun struct {
-				Canaries  int           `json:"canaries"`
-				Included  int           `json:"included"`
-				Adjacency string        `json:"adjacency"`
-				Points    []oneRunPoint `json:"points"`
-			} `json:"one_run"`
-		} `json:"report"`
-	}
+	var doc oneRunReport
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	o := doc.Report.OneRun
+	o := doc.Report
 	// The scenario's design: 200 canaries, 40 guesses, one epoch; the
 	// program's 2,000 test images give the accuracy (test_size).
-	if o.Canaries != 200 || o.Included < 1 || o.Included > 199 || len(o.Points) != 1 {
-		t.Fatalf("one-run section %+v", o)
+	if o.Canaries == nil || o.Canaries.Canaries != 200 || o.Canaries.Included < 1 || o.Canaries.Included > 199 || len(o.Points) != 1 {
+		t.Fatalf("canary design %+v, %d releases", o.Canaries, len(o.Points))
 	}
 	if a := o.Points[0].TestAccuracy; a == nil || *a < 0 || *a > 1 || *a*2000 != math.Round(*a*2000) {
 		t.Errorf("test accuracy %v: want correct/2000 in [0, 1]", a)
 	}
 	// The bounds are what the counts give, recomputed here from (m, r, v).
 	pt := o.Points[0]
-	c := pt.Epsilon.Counts
-	if c.Canaries != 200 || c.Guesses != 40 || c.Correct < 0 || c.Correct > 40 || pt.FDP.Counts != c {
-		t.Fatalf("counts %+v / %+v", c, pt.FDP.Counts)
+	c, fc := pt.guesses(t)
+	if c.Canaries != 200 || c.Guesses != 40 || c.Correct < 0 || c.Correct > 40 || fc != c {
+		t.Fatalf("counts %+v / %+v", c, fc)
 	}
 	eps, err := stats.OneRunEpsilon(c, 1e-5, 0.95)
 	if err != nil {
@@ -85,12 +76,12 @@ func TestMNISTExampleCI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pt.Epsilon.Epsilon != eps.Epsilon || pt.FDP.Mu != fdp.Mu || pt.Ceiling != ceil.Epsilon {
-		t.Errorf("report ε_lb %v, μ_lb %v, ceiling %v; from the counts %v, %v, %v", pt.Epsilon.Epsilon, pt.FDP.Mu, pt.Ceiling, eps.Epsilon, fdp.Mu, ceil.Epsilon)
+	if pt.Epsilon.Epsilon != eps.Epsilon || pt.FDP.Mu != fdp.Mu || pt.Ceiling.Epsilon != ceil.Epsilon {
+		t.Errorf("report ε_lb %v, μ_lb %v, ceiling %v; from the counts %v, %v, %v", pt.Epsilon.Epsilon, pt.FDP.Mu, pt.Ceiling.Epsilon, eps.Epsilon, fdp.Mu, ceil.Epsilon)
 	}
 	// ceiling(200, 40) at δ = 1e-5, 95%: 2.5482 (the one-run peer table's method).
-	if math.Abs(pt.Ceiling-2.5482) > 1e-4 {
-		t.Errorf("ceiling %v, want 2.5482", pt.Ceiling)
+	if math.Abs(pt.Ceiling.Epsilon-2.5482) > 1e-4 {
+		t.Errorf("ceiling %v, want 2.5482", pt.Ceiling.Epsilon)
 	}
 	t.Logf("one epoch: %d/40 correct, ε_lb %.4f, μ_lb %.4f, accuracy %.4f", c.Correct, pt.Epsilon.Epsilon, pt.FDP.Mu, *o.Points[0].TestAccuracy)
 }

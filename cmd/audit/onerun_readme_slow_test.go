@@ -32,13 +32,7 @@ func TestReadmeOneRunDigitsTable(t *testing.T) {
 			} `json:"points"`
 		} `json:"report"`
 	}
-	var o struct {
-		Report struct {
-			OneRun struct {
-				Points []oneRunPoint `json:"points"`
-			} `json:"one_run"`
-		} `json:"report"`
-	}
+	var o oneRunReport
 	for _, f := range []struct {
 		path string
 		v    any
@@ -57,12 +51,12 @@ func TestReadmeOneRunDigitsTable(t *testing.T) {
 			quoted["epoch "+row[k]] = row[k+1 : k+3]
 		}
 	}
-	if len(m.Report.Points) != 20 || len(o.Report.OneRun.Points) != 20 || len(quoted) != 20 {
-		t.Fatalf("%d multi-run and %d one-run releases, %d quoted", len(m.Report.Points), len(o.Report.OneRun.Points), len(quoted))
+	if len(m.Report.Points) != 20 || len(o.Report.Points) != 20 || o.Report.Canaries == nil || len(quoted) != 20 {
+		t.Fatalf("%d multi-run and %d one-run releases (canary design %+v), %d quoted", len(m.Report.Points), len(o.Report.Points), o.Report.Canaries, len(quoted))
 	}
 	for k, p := range m.Report.Points {
-		q := o.Report.OneRun.Points[k]
-		c := q.Epsilon.Counts
+		q := o.Report.Points[k]
+		c, _ := q.guesses(t)
 		want := []string{fmt.Sprintf("%.3f", p.Region.Epsilon), fmt.Sprintf("%.3f (%d/%d)", q.Epsilon.Epsilon, c.Correct, c.Guesses)}
 		if got := quoted[p.Point.Label]; strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("%s: README quotes %q, the reports give %q", p.Point.Label, got, want)

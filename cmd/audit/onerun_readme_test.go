@@ -10,13 +10,37 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
-// oneRunPoint is what the README quotes of a one-run report's release.
+// oneRunPoint is what the README quotes of a one-run report's release:
+// its one-run ε bound and f-DP μ bound (each with the guesses behind it),
+// its ceiling and its test accuracy.
 type oneRunPoint struct {
 	Point        struct{ Label string } `json:"point"`
-	Epsilon      stats.OneRunEstimate   `json:"epsilon"`
-	FDP          stats.OneRunEstimate   `json:"fdp"`
+	Epsilon      stats.Estimate         `json:"one_run"`
+	FDP          stats.Estimate         `json:"one_run_fdp"`
 	TestAccuracy *float64               `json:"test_accuracy"`
-	Ceiling      float64                `json:"ceiling"`
+	Ceiling      stats.Estimate         `json:"ceiling"`
+}
+
+// guesses returns the guesses behind the point's one-run ε bound and its
+// f-DP bound; a bound without them fails the test.
+func (p oneRunPoint) guesses(t *testing.T) (eps, fdp stats.OneRunCounts) {
+	t.Helper()
+	if p.Epsilon.Guesses == nil || p.FDP.Guesses == nil {
+		t.Fatalf("%s: a bound without its guesses: one_run %+v, one_run_fdp %+v", p.Point.Label, p.Epsilon, p.FDP)
+	}
+	return *p.Epsilon.Guesses, *p.FDP.Guesses
+}
+
+// oneRunReport is what these tests read of a canary design's report.
+type oneRunReport struct {
+	Report struct {
+		Canaries *struct {
+			Canaries int `json:"canaries"`
+			Included int `json:"included"`
+		} `json:"canaries"`
+		Adjacency string        `json:"adjacency"`
+		Points    []oneRunPoint `json:"points"`
+	} `json:"report"`
 }
 
 // readmeTables returns the rows of the markdown tables in the README's
@@ -57,20 +81,13 @@ func TestReadmeOneRunMNISTTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		Report struct {
-			OneRun struct {
-				Canaries int           `json:"canaries"`
-				Points   []oneRunPoint `json:"points"`
-			} `json:"one_run"`
-		} `json:"report"`
-	}
+	var doc oneRunReport
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	pts := doc.Report.OneRun.Points
-	if doc.Report.OneRun.Canaries != 1000 || len(pts) != 10 {
-		t.Fatalf("stored report: %d canaries, %d releases", doc.Report.OneRun.Canaries, len(pts))
+	pts := doc.Report.Points
+	if doc.Report.Canaries == nil || doc.Report.Canaries.Canaries != 1000 || len(pts) != 10 {
+		t.Fatalf("stored report: canary design %+v, %d releases", doc.Report.Canaries, len(pts))
 	}
 	quoted := map[string][]string{}
 	for _, row := range readmeTables(t, "| epoch | v/r |") {
@@ -79,7 +96,7 @@ func TestReadmeOneRunMNISTTable(t *testing.T) {
 		}
 	}
 	for _, p := range pts {
-		c := p.Epsilon.Counts
+		c, fc := p.guesses(t)
 		eps, err := stats.OneRunEpsilon(c, p.Epsilon.Delta, p.Epsilon.Confidence)
 		if err != nil {
 			t.Fatal(err)
@@ -88,7 +105,7 @@ func TestReadmeOneRunMNISTTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if eps.Epsilon != p.Epsilon.Epsilon || fdp.Mu != p.FDP.Mu || p.FDP.Counts != c {
+		if eps.Epsilon != p.Epsilon.Epsilon || fdp.Mu != p.FDP.Mu || fc != c {
 			t.Errorf("%s: stored ε_lb %v, μ_lb %v; from the counts %+v: %v, %v", p.Point.Label, p.Epsilon.Epsilon, p.FDP.Mu, c, eps.Epsilon, fdp.Mu)
 		}
 		mu := "0"

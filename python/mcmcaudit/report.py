@@ -23,14 +23,22 @@ class Release:
     allow; fp, negatives, fn, positives: the error counts behind epsilon_lb;
     attack: the attack chosen on the training runs; claims: one dict per
     claim (name, epsilon_at_delta, refutation, ...) as in the JSON.
+    In a canary (one-run) report the same attributes hold its bounds:
+    epsilon_lb the one-run bound of Steinke, Nasr & Jagielski 2023, mu_lb
+    the f-DP bound of Mahloujifar, Melis & Chaudhuri 2024, and guesses
+    (canaries, guesses, correct) the guesses behind epsilon_lb (None in a
+    multi-run report, whose fp, negatives, fn, positives are None here).
     """
 
     def __init__(self, point):
         self.raw = point
         self.label = _get(point, "point", "label")
         self.iteration = _get(point, "point", "iteration")
-        region = point.get("region") or {}
-        gdp = point.get("gdp") or {}
+        # Either design: the multi-run bounds (region, gdp) or the one-run
+        # bounds (one_run, one_run_fdp), of one shape.
+        region = point.get("region") or point.get("one_run") or {}
+        gdp = point.get("gdp") or point.get("one_run_fdp") or {}
+        self.guesses = region.get("guesses")
         self.epsilon_lb = _float(region.get("epsilon"))
         self.estimator = region.get("estimator")
         self.confidence = region.get("confidence")
@@ -43,7 +51,7 @@ class Release:
         self.epsilon_if_gaussian = _float(gdp.get("epsilon"))
         self.ceiling = _float(_get(point, "ceiling", "epsilon"))
         attacks = point.get("attacks") or []
-        best = point.get("best")
+        best = point.get("best", point.get("best_one_run"))
         self.attack = attacks[best].get("attack") if isinstance(best, int) and 0 <= best < len(attacks) else None
         self.claims = point.get("claims") or []
         self.utility = point.get("utility") or {}
@@ -113,6 +121,8 @@ class Report:
         self.estimator = est.get("estimator")
         self.fp, self.negatives = _get(est, "counts", "fp"), _get(est, "counts", "negatives")
         self.fn, self.positives = _get(est, "counts", "fn"), _get(est, "counts", "positives")
+        # A canary (one-run) report: the headline's guesses instead of counts.
+        self.guesses = est.get("guesses")
         h = self.headline_release
         self.mu_lb = h.mu_lb if h else None
         self.epsilon_if_gaussian = h.epsilon_if_gaussian if h else None
@@ -140,6 +150,12 @@ class Report:
     def __repr__(self):
         if self.epsilon_lb is None:
             return "Report(%r, verdict=%r)" % (self.name, self.verdict)
+        if self.guesses:
+            g = self.guesses
+            return ("Report(%r: epsilon_lb=%.4f at %r [%s; confidence %g; delta = %g; %s/%s guesses correct, %s canaries], "
+                    "mu_lb=%s, verdict=%r)" % (self.name, self.epsilon_lb, self.headline, self.estimator, self.confidence,
+                                              self.delta, g.get("correct"), g.get("guesses"), g.get("canaries"),
+                                              _num(self.mu_lb), self.verdict))
         return ("Report(%r: epsilon_lb=%.4f at %r [%s; confidence %g; delta = %g; %s evaluation runs: FP %s/%s, FN %s/%s], "
                 "mu_lb=%s, verdict=%r)" % (self.name, self.epsilon_lb, self.headline, self.estimator, self.confidence,
                                           self.delta, self.eval_runs, self.fp, self.negatives, self.fn, self.positives,
