@@ -182,6 +182,82 @@ func TestClaimBelowHeadlineRefutedRandomizedResponse(t *testing.T) {
 	belowHeadline(t, threeCoins{[3]float64{1.6, 2.4, 2}}, gaussOptions(0, 4000, "threshold", "linear"), 1.5, 900, 60)
 }
 
+// noteWhy checks the note of claim ci, not refuted although ε_lb exceeds
+// its ε at δ at the headline's release, against the facts: another
+// release or attack chosen for the claim, or the headline's counts tested
+// at a higher confidence (α shared among the claims). It returns which.
+func noteWhy(t *testing.T, s uint64, r *Report, ci int) string {
+	t.Helper()
+	ct := r.ClaimTests[ci]
+	pr := r.Points[r.Headline]
+	switch {
+	case ct.Point != r.Headline || ct.Attack != pr.Attacks[pr.Estimates[0].Best].Attack:
+		if !strings.Contains(ct.Note, "the claim's test used "+ct.Describe()) || !strings.Contains(ct.Note, "was not chosen for it") {
+			t.Errorf("seed %d: tested at %s, not the headline's release and attack; note %q", s, ct.Describe(), ct.Note)
+		}
+		return "another release or attack"
+	case r.ClaimConfidence > r.Epsilon.Confidence:
+		if ok, why := sameAsHeadline(r, ci); !ok {
+			t.Errorf("seed %d: claim tested at %s", s, why)
+		}
+		if want := fmt.Sprintf("at confidence %.6g (α shared among %d claims) where ε_lb is at confidence %.6g", r.ClaimConfidence, r.ClaimsTested, r.Epsilon.Confidence); !strings.Contains(ct.Note, want) {
+			t.Errorf("seed %d: the headline's counts at a higher confidence; note %q lacks %q", s, ct.Note, want)
+		}
+		return "α shared"
+	}
+	t.Errorf("seed %d: the headline's counts at its confidence or below, ε_lb = %g above the claim's ε at δ, yet not refuted (note %q)", s, r.Epsilon.Epsilon, ct.Note)
+	return ""
+}
+
+// Where a pure claim below the headline ε_lb stands, the note says why,
+// and rightly: with a second claim (α shared, each tested at α/2 while
+// ε_lb is at α) the headline's own counts can fall short; under
+// Bonferroni over attacks (ε_lb at α/2, the claim at α) they cannot, and
+// only another release or attack chosen for the claim leaves it standing.
+func TestClaimBelowHeadlineNoteSaysWhy(t *testing.T) {
+	const eps0, seeds = 1.5, 60
+	mech := threeGauss{[3]float64{1, 1.3, 1.15}}
+	for _, c := range []struct {
+		name string
+		o    func() Options
+		want string
+	}{
+		{"two claims", func() Options {
+			o := gaussOptions(0, 2000, "threshold")
+			o.Claims = []Claim{PureClaim(eps0, o.Delta), GDPClaim(3)}
+			return o
+		}, "α shared"},
+		{"Bonferroni over attacks", func() Options {
+			o := gaussOptions(0, 2000, "threshold", "linear")
+			o.AttackSelection = SelectBonferroni
+			o.Claims = []Claim{PureClaim(eps0, o.Delta)}
+			return o
+		}, "another release or attack"},
+	} {
+		why := map[string]int{}
+		below, refuted := 0, 0
+		auditSeeds(t, mech, c.o(), 300, seeds, func(s uint64, r *Report) {
+			ct := r.ClaimTests[0]
+			if float64(r.Points[r.Headline].Claims[0].EpsilonAtDelta) != eps0 {
+				t.Fatalf("seed %d: the claim's ε at δ is %g, not %g", s, float64(r.Points[r.Headline].Claims[0].EpsilonAtDelta), eps0)
+			}
+			if !(r.Epsilon.Epsilon > eps0) {
+				return
+			}
+			below++
+			if ct.Refutation.Refuted {
+				refuted++
+				return
+			}
+			why[noteWhy(t, s, r, 0)]++
+		})
+		t.Logf("%s: ε_lb > %g in %d of %d seeds, the claim refuted in %d, left standing %v", c.name, eps0, below, seeds, refuted, why)
+		if why[c.want] == 0 {
+			t.Errorf("%s: no seed left the claim standing for %q: the setting does not test that note", c.name, c.want)
+		}
+	}
+}
+
 // exactGDP is the true claim "release k is μ_k-GDP".
 func exactGDP(mu [3]float64) Claim {
 	return Claim{Name: "exact μ", At: func(k int) (func(float64) float64, []float64, bool) {
