@@ -470,12 +470,10 @@ func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bu
 			return nil, fmt.Errorf("attack %s: %w", atk.Name(), err)
 		}
 		ar.Attack, ar.Note = atk.Name(), note
-		a.chooseClaimRules(k, bufs, &ar)
 		bufs.counts = countStore(score, t, k, rs.evalLo, o.Trials, rs.eval.Label, bufs.rules, bufs.counts, &bufs.row)
 		for j := range ar.Estimates {
 			ar.Estimates[j].Counts = bufs.counts[j]
 		}
-		setClaimCounts(&ar, bufs.counts)
 		pr.Attacks = append(pr.Attacks, ar)
 		i := len(pr.Attacks) - 1
 		for j, e := range o.Estimators {

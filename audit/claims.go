@@ -10,33 +10,32 @@ import (
 
 // How a claim is tested (multi-run design). For each claim, ONE triple —
 // a release point the claim covers, an attack, and a decision rule — is
-// chosen on the selection runs only (the runs the thresholds are chosen
-// on), by the claim's own objective: the margin of the whole-profile test
-// (Refute, Heller & Fetaya eq. 10) at the Clopper–Pearson upper bounds of
-// the selection-run error rates, the distance of those rates to the
-// claim's whole profile. That one triple is then tested once on the
-// evaluation runs, at level α/m for the m claims of the audit. No
+// tested once on the evaluation runs, at level α/m for the m claims of the
+// audit. The rule is the headline estimator's (the audit's primary
+// estimator: the region bound unless the audit leaves it out), for each
+// attack the headline evaluates at that release (the one chosen on
+// training runs, or every attack under Bonferroni over attacks). Among
+// these, the release (and, under Bonferroni, the attack) is chosen on the
+// selection runs only, by the claim's own objective: the margin of the
+// whole-profile test (Refute, Heller & Fetaya eq. 10) at the
+// Clopper–Pearson upper bounds of the selection-run error rates. No
 // evaluation run enters the choice, so the choice costs no share of α:
 // each claim's test, conditioned on the selection runs, is a single test
 // at level α/m, and the chance that any of the m tests refutes a true
 // claim is at most α (Bonferroni over the claims only).
 //
-// The candidate rules at a (release, attack) are every estimator's rule
-// (chosen for its own objective, the region rule among them) and the rule
-// the exact threshold search of attacks.Chooser finds for the claim's
-// objective at that release. The latter maximises the selection margin
-// over every threshold, so the estimators' rules only win ties; they are
-// kept as candidates, ahead of it on a tie, so that when the claim's
-// optimum is also the headline's rule the claim is tested with the very
-// counts the headline's ε_lb rests on (a single (ε, δ) claim with ε below
-// ε_lb is then refuted by the same inequality).
+// When a claim's choice falls on the headline's release (attacks chosen
+// on training runs), its test uses the very evaluation counts the
+// headline's ε_lb rests on; with one claim, also at the headline's
+// confidence. A single (ε₀, δ) claim at the audit's δ with ε₀ below the
+// region ε_lb is then refuted by construction: ε_lb > ε₀ says
+// 1 − δ − FPR_ub > e^ε₀·FNR_ub (or the mirror), the inequality the test
+// checks at the claim's knot ε₀. Any other case where a claim stands
+// although ε_lb exceeds its ε at δ carries a note saying why (noteClaims).
 
-// ClaimRule names the rule chosen for a claim's own objective (ClaimTest.Rule).
-const ClaimRule = "claim"
-
-// ClaimTest is the one test of one claim: the release, attack and rule
-// chosen for it on the selection runs, and the refutation its evaluation
-// counts give.
+// ClaimTest is the one test of one claim: the release and attack chosen
+// for it on the selection runs, the headline estimator's rule there, and
+// the refutation its evaluation counts give.
 type ClaimTest struct {
 	Name string `json:"name"`
 	// Covered is false when the claim covers no release point (then it is
@@ -45,15 +44,15 @@ type ClaimTest struct {
 	// Point indexes the release point tested, Release is its label.
 	Point   int    `json:"point"`
 	Release string `json:"release,omitempty"`
-	// Attack is the attack tested; Rule says whose objective chose its
-	// rule: an estimator's name, or ClaimRule for the claim's own margin.
-	// Threshold is the rule itself.
+	// Attack is the attack tested; Rule names the estimator whose rule
+	// was tested (the headline's), Threshold is the rule itself.
 	Attack    string        `json:"attack,omitempty"`
 	Rule      string        `json:"rule,omitempty"`
 	Threshold *attacks.Rule `json:"threshold,omitempty"`
 	// SelectionCounts are the rule's errors on the selection runs and
 	// SelectionMargin the whole-profile margin they give at the audit's
-	// confidence: the figure the triple was chosen by (the largest).
+	// confidence: the figure the release and attack were chosen by (the
+	// largest).
 	SelectionCounts stats.Counts `json:"selection_counts"`
 	SelectionMargin float64      `json:"selection_margin"`
 	// Refutation is the test on the evaluation runs, at the claims'
@@ -64,69 +63,21 @@ type ClaimTest struct {
 	Note string `json:"note,omitempty"`
 }
 
-// claimCand is a candidate rule for a claim's test at one release point.
+// claimCand is a candidate for a claim's test at one release point: the
+// headline estimator's rule at an evaluated attack.
 type claimCand struct {
 	attack    int
-	rule      string
 	threshold attacks.Rule
 	sel, eval stats.Counts
 	margin    float64
 }
 
-// claimRule is the rule the threshold search found for claim ci's own
-// objective at one release point and attack.
-type claimRule struct {
-	ci        int
-	threshold attacks.Rule
-	sel, eval stats.Counts
-}
-
-// claimObjective is claim ci's criterion at point k for attacks.Chooser:
-// the whole-profile margin of the error rates (Refute), which is
-// non-increasing in each rate (a maximum over ε of functions that are),
-// as the exact search requires. The search looks for positive maxima
-// only, and a margin can be negative: it is shifted by 3, which keeps
-// every value positive (at ε = 0 the margin is 1 − δ(0) − FPR − FNR ≥ −2
-// once clamped there). The search evaluates it many times, so it uses a
-// coarser search over ε than Refute (64 grid points, 30 golden-section
-// steps, the knots exactly): the objective only chooses the rule, on
-// selection runs, and the triples are then ranked and tested by Refute
-// itself, so the coarseness can cost power, never validity.
-func claimObjective(prof func(float64) float64, knots []float64) attacks.Objective {
-	return func(a, b, _ float64) float64 {
-		return 3 + math.Max(-2, refute(a, b, prof, knots, 64, 30).Margin)
-	}
-}
-
-// chooseClaimRules adds, for attack ar at point k, the rule each claim
-// covering k gets from the exact threshold search for its own objective
-// (on the selection set bufs.chooser was prepared with) to bufs.rules, so
-// that the evaluation pass counts them with the estimators' rules.
-func (a *Audit) chooseClaimRules(k int, bufs *buffers, ar *AttackResult) {
-	for ci, cl := range a.claims {
-		prof, knots, ok := cl.At(k)
-		if !ok {
-			continue
-		}
-		s := bufs.chooser.Best(claimObjective(prof, knots))
-		ar.claimRules = append(ar.claimRules, claimRule{ci: ci, threshold: s.Rule, sel: s.Counts})
-		bufs.rules = append(bufs.rules, s.Rule)
-	}
-}
-
-// setClaimCounts stores the evaluation counts of the claims' rules, which
-// follow the estimators' in counts.
-func setClaimCounts(ar *AttackResult, counts []stats.Counts) {
-	for i := range ar.claimRules {
-		ar.claimRules[i].eval = counts[len(ar.Estimates)+i]
-	}
-}
-
 // claimsAtPoint fills in what point k says about every claim — its ε at δ
-// and, per claim, the candidate with the largest selection margin there.
-// The claims do not rank the points for the headline: the headline ε_lb
-// rests on the release chosen as in an audit without claims, and each
-// claim's test on the release its own margin picks.
+// and, per claim, the candidate with the largest selection margin there
+// (the first on a tie). The claims do not rank the points for the
+// headline: the headline ε_lb rests on the release chosen as in an audit
+// without claims, and each claim's test on the release its own margin
+// picks.
 func (a *Audit) claimsAtPoint(pr *PointResult, k int) {
 	o := a.opts
 	pr.claimBest = make([]claimCand, len(a.claims))
@@ -136,23 +87,16 @@ func (a *Audit) claimsAtPoint(pr *PointResult, k int) {
 		best := claimCand{margin: math.Inf(-1), attack: -1}
 		if ok {
 			res.EpsilonAtDelta = stats.JSONFloat(EpsilonAt(prof, o.Delta))
-			margin := func(c stats.Counts) float64 {
-				f, g := rateBounds(c, o.Confidence)
-				return Refute(f, g, prof, knots).Margin
-			}
 			for i, ar := range pr.Attacks {
-				for _, e := range ar.Estimates {
-					if m := margin(e.Selection.Counts); m > best.margin {
-						best = claimCand{attack: i, rule: e.Estimator, threshold: e.Rule, sel: e.Selection.Counts, eval: e.Counts, margin: m}
-					}
+				// Evaluated: the attacks the headline's estimator is
+				// counted on at this point.
+				if !ar.Evaluated {
+					continue
 				}
-				for _, cr := range ar.claimRules {
-					if cr.ci != ci {
-						continue
-					}
-					if m := margin(cr.sel); m > best.margin {
-						best = claimCand{attack: i, rule: ClaimRule, threshold: cr.threshold, sel: cr.sel, eval: cr.eval, margin: m}
-					}
+				e := ar.Estimates[a.primary]
+				f, g := rateBounds(e.Selection.Counts, o.Confidence)
+				if m := Refute(f, g, prof, knots).Margin; m > best.margin {
+					best = claimCand{attack: i, threshold: e.Rule, sel: e.Selection.Counts, eval: e.Counts, margin: m}
 				}
 			}
 		}
@@ -161,7 +105,7 @@ func (a *Audit) claimsAtPoint(pr *PointResult, k int) {
 	}
 }
 
-// testClaims tests every claim once: on the triple with the largest
+// testClaims tests every claim once: on the candidate with the largest
 // selection margin over every release point it covers (the first on a
 // tie), on the evaluation runs at r.ClaimConfidence; then it judges.
 func (a *Audit) testClaims(r *Report) {
@@ -169,6 +113,7 @@ func (a *Audit) testClaims(r *Report) {
 		r.Verdict = VerdictNoClaim
 		return
 	}
+	rule := a.opts.Estimators[a.primary].Name()
 	r.ClaimTests = make([]ClaimTest, len(a.claims))
 	for ci, cl := range a.claims {
 		ct := ClaimTest{Name: cl.Name, Point: -1}
@@ -182,16 +127,11 @@ func (a *Audit) testClaims(r *Report) {
 			prof, knots, _ := cl.At(bk)
 			pr := &r.Points[bk]
 			ct.Covered, ct.Point, ct.Release = true, bk, pr.Point.Label
-			ct.Attack, ct.Rule, ct.Threshold = pr.Attacks[best.attack].Attack, best.rule, &best.threshold
+			ct.Attack, ct.Rule, ct.Threshold = pr.Attacks[best.attack].Attack, rule, &best.threshold
 			ct.SelectionCounts, ct.SelectionMargin = best.sel, best.margin
 			f, g := rateBounds(best.eval, r.ClaimConfidence)
 			ref := Refute(f, g, prof, knots)
-			ref.Attack, ref.Confidence = ct.Attack, r.ClaimConfidence
-			if best.rule == ClaimRule {
-				ref.ClaimRule = true
-			} else {
-				ref.Estimator = best.rule
-			}
+			ref.Attack, ref.Estimator, ref.Confidence = ct.Attack, rule, r.ClaimConfidence
 			eval := best.eval
 			ref.Counts = &eval
 			ref.Reason = ref.Explain()
@@ -203,14 +143,16 @@ func (a *Audit) testClaims(r *Report) {
 	r.judge()
 }
 
-// headlinePoint is the release the headline ε_lb comes from.
-func (r *Report) headlinePoint() int {
+// headlinePoint is the release the headline ε_lb comes from: r.Headline,
+// or under Bonferroni over the points the first with the largest bound of
+// the headline's estimator (as Report.headline chooses it).
+func (a *Audit) headlinePoint(r *Report) int {
 	if r.Headline >= 0 {
 		return r.Headline
 	}
-	best := 0
+	e, best := a.opts.Estimators[a.primary], 0
 	for k := range r.Points {
-		if r.Points[k].Region().Epsilon > r.Points[best].Region().Epsilon {
+		if e.Value(r.Points[k].Estimates[a.primary].Bound) > e.Value(r.Points[best].Estimates[a.primary].Bound) {
 			best = k
 		}
 	}
@@ -223,7 +165,7 @@ func (a *Audit) noteClaims(r *Report) {
 	if len(r.Points) == 0 {
 		return
 	}
-	h := r.headlinePoint()
+	h := a.headlinePoint(r)
 	pr := &r.Points[h]
 	for ci := range r.ClaimTests {
 		ct := &r.ClaimTests[ci]
@@ -236,7 +178,13 @@ func (a *Audit) noteClaims(r *Report) {
 }
 
 // claimNote says why claim ci's test did not refute it although the
-// headline ε_lb at release h exceeds its ε at δ there.
+// headline ε_lb at release h exceeds its ε at δ there: the claim's own
+// margin chose another release or attack; or its test was at a higher
+// confidence than ε_lb (α shared among the claims); or ε_lb is not the
+// region bound (another estimator's, resting on its assumption); or,
+// failing all these, the search over ε missed the violation. (At a lower
+// confidence than ε_lb's — α divided over the headline's attacks or
+// points — the same counts only refute more.)
 func (a *Audit) claimNote(r *Report, ci, h int) string {
 	ct := &r.ClaimTests[ci]
 	pr := &r.Points[h]
@@ -245,7 +193,7 @@ func (a *Audit) claimNote(r *Report, ci, h int) string {
 	he := ha.Estimates[a.primary]
 	s := fmt.Sprintf("not refuted although ε_lb = %s at %s exceeds the claim's ε at δ = %s there: ",
 		stats.FormatFloat(r.Epsilon.Epsilon), pr.Point.Label, stats.FormatFloat(float64(pr.Claims[ci].EpsilonAtDelta)))
-	if ct.Point != h || ct.Attack != ha.Attack || ct.Rule != he.Estimator {
+	if ct.Point != h || ct.Attack != ha.Attack {
 		prof, knots, _ := a.claims[ci].At(h)
 		f, g := rateBounds(he.Selection.Counts, a.opts.Confidence)
 		hm := Refute(f, g, prof, knots).Margin
@@ -253,22 +201,20 @@ func (a *Audit) claimNote(r *Report, ci, h int) string {
 			"the headline's rule (the %s attack's %s rule at %s, selection margin %.4g) was not chosen for it",
 			ct.describe(), ct.SelectionMargin, ha.Attack, he.Estimator, pr.Point.Label, hm)
 	}
-	if r.ClaimConfidence != r.Epsilon.Confidence {
+	if r.ClaimConfidence > r.Epsilon.Confidence {
 		return s + fmt.Sprintf("the claim's test used the headline's rule, at confidence %.6g (α shared among %d claims) where ε_lb is at confidence %.6g",
 			r.ClaimConfidence, r.ClaimsTested, r.Epsilon.Confidence)
+	}
+	if he.Estimator != (RegionEstimator{}).Name() {
+		return s + fmt.Sprintf("ε_lb is the %s estimator's bound, which holds only under its assumption; the claim's test assumes nothing", he.Estimator)
 	}
 	return s + "the claim's test used the headline's rule at the headline's confidence, and the whole-profile search over ε missed the violation"
 }
 
-// describe names the tested triple: "final, the threshold attack's gdp
-// rule", or "… claim-margin rule" for the rule chosen for the claim's own
-// margin.
+// describe names the tested triple: "final, the threshold attack's region
+// rule".
 func (ct *ClaimTest) describe() string {
-	rule := ct.Rule + " rule"
-	if ct.Rule == ClaimRule {
-		rule = "claim-margin rule"
-	}
-	return fmt.Sprintf("%s, the %s attack's %s", ct.Release, ct.Attack, rule)
+	return fmt.Sprintf("%s, the %s attack's %s rule", ct.Release, ct.Attack, ct.Rule)
 }
 
 // Describe says which release, attack and rule the claim was tested

@@ -12,24 +12,25 @@ import (
 
 // One verdict answers for every claim tested, so α is divided among them:
 // with m claims each is tested once at confidence 1 − α/m, and the chance
-// of any false VIOLATION stays ≤ α. The claim 0.656-GDP is refuted by this
+// of any false VIOLATION stays ≤ α. The claim 0.57-GDP is refuted by this
 // audit's evaluation runs at confidence 0.95 but not at 0.975: tested alone
 // it is a VIOLATION, tested beside a second claim it is not.
 //
-// The rule tested is the one the threshold search chose for the claim's
-// own margin on the selection runs; its evaluation counts are FP 177/493,
-// FN 146/507 for this seed. References (one-sided Clopper–Pearson upper
-// bounds at level (1 − conf)/2 each, by bisection on the binomial CDF in
-// Python's floats, independent of the stats package):
+// The rule tested is the headline's: the region estimator's rule, chosen
+// on the selection runs; its evaluation counts are FP 15/493, FN 417/507
+// for this seed (the headline ε_lb's counts). References (one-sided
+// Clopper–Pearson upper bounds at level (1 − conf)/2 each, by bisection
+// on the binomial CDF summed in log space in Python's floats, independent
+// of the stats package):
 //
-//	conf 0.95:  FPR_ub 0.40313225138401665, FNR_ub 0.3295279606807854
-//	conf 0.975: FPR_ub 0.40939678977330674, FNR_ub 0.3354838469705975
+//	conf 0.95:  FPR_ub 0.04968699265514607, FNR_ub 0.8547702608477388
+//	conf 0.975: FPR_ub 0.052676548152222474, FNR_ub 0.8590146023691807
 //
 // A μ-GDP claim is refuted iff μ < Φ⁻¹(1 − FPR_ub) − Φ⁻¹(FNR_ub) (Dong,
-// Roth & Su 2019, Def. 2.7; the trade-off curve is symmetric): 0.6865 at
-// 0.95, 0.6539 at 0.975 (statistics.NormalDist).
+// Roth & Su 2019, Def. 2.7; the trade-off curve is symmetric): 0.5908 at
+// 0.95, 0.5435 at 0.975 (statistics.NormalDist).
 func TestClaimsShareAlpha(t *testing.T) {
-	const mu0 = 0.656
+	const mu0 = 0.57
 	run := func(claims ...Claim) *Report {
 		o := gaussOptions(21, 2000, "threshold")
 		o.Claims = claims
@@ -38,8 +39,8 @@ func TestClaimsShareAlpha(t *testing.T) {
 	check := func(r *Report, conf, fpr, fnr float64, refuted bool) {
 		t.Helper()
 		ct := r.ClaimTests[0]
-		if c := ct.Refutation.Counts; ct.Rule != ClaimRule || c == nil || c.FP != 177 || c.Negatives != 493 || c.FN != 146 || c.Positives != 507 {
-			t.Fatalf("tested the %s rule, evaluation counts %+v: the references are for the claim-margin rule's FP 177/493, FN 146/507", ct.Rule, c)
+		if c := ct.Refutation.Counts; ct.Rule != "region" || c == nil || *c != r.Epsilon.Counts || c.FP != 15 || c.Negatives != 493 || c.FN != 417 || c.Positives != 507 {
+			t.Fatalf("tested the %s rule, evaluation counts %+v: the references are for the region rule's FP 15/493, FN 417/507 (the headline's)", ct.Rule, c)
 		}
 		if math.Abs(r.ClaimConfidence-conf) > 1e-15 {
 			t.Errorf("%d claims: claim confidence %.17g, want %g", len(r.Claims), r.ClaimConfidence, conf)
@@ -49,7 +50,7 @@ func TestClaimsShareAlpha(t *testing.T) {
 			t.Fatal("claim not tested")
 		}
 		if math.Abs(ref.FPR-fpr) > 1e-12 || math.Abs(ref.FNR-fnr) > 1e-12 {
-			t.Errorf("%d claims: rates tested FPR %.16g, FNR %.16g; want the claim rule's at %g: %.16g, %.16g", len(r.Claims), ref.FPR, ref.FNR, conf, fpr, fnr)
+			t.Errorf("%d claims: rates tested FPR %.16g, FNR %.16g; want the region rule's at %g: %.16g, %.16g", len(r.Claims), ref.FPR, ref.FNR, conf, fpr, fnr)
 		}
 		if ref.Refuted != refuted {
 			t.Errorf("%d claims: %s refuted %v, want %v (margin %g)", len(r.Claims), r.ClaimTests[0].Name, ref.Refuted, refuted, ref.Margin)
@@ -57,16 +58,16 @@ func TestClaimsShareAlpha(t *testing.T) {
 	}
 
 	alone := run(GDPClaim(mu0))
-	check(alone, 0.95, 0.40313225138401665, 0.3295279606807854, true)
+	check(alone, 0.95, 0.04968699265514607, 0.8547702608477388, true)
 	if alone.Verdict != VerdictViolation || alone.ClaimsTested != 1 {
 		t.Errorf("one claim: verdict %v, %d claims tested", alone.Verdict, alone.ClaimsTested)
 	}
-	if !strings.Contains(alone.Violations[0], "FPR ≤ 0.4031, FNR ≤ 0.3295 at confidence 0.95;") {
+	if !strings.Contains(alone.Violations[0], "FPR ≤ 0.04969, FNR ≤ 0.8548 at confidence 0.95;") {
 		t.Errorf("violation does not state its confidence: %q", alone.Violations[0])
 	}
 
 	two := run(GDPClaim(mu0), GDPClaim(3))
-	check(two, 0.975, 0.40939678977330674, 0.3354838469705975, false)
+	check(two, 0.975, 0.052676548152222474, 0.8590146023691807, false)
 	if two.Verdict != VerdictNotRefuted || two.ClaimsTested != 2 {
 		t.Errorf("two claims: verdict %v, %d claims tested", two.Verdict, two.ClaimsTested)
 	}
@@ -109,28 +110,23 @@ func TestClaimsShareAlphaWithAttacks(t *testing.T) {
 		t.Errorf("level %q", l)
 	}
 	// Each claim was tested with rate bounds at the claims' confidence:
-	// those of one candidate rule's evaluation counts (either attack's
-	// estimator rules or its rule for the claim's margin), at 1 − 0.05/2.
-	for ci, ct := range r.ClaimTests {
+	// those of the region rule's evaluation counts at one of the two
+	// attacks (both evaluated under Bonferroni), at 1 − 0.05/2.
+	for _, ct := range r.ClaimTests {
 		ref := ct.Refutation
 		if ref == nil || ref.Counts == nil {
 			t.Fatalf("%s not tested", ct.Name)
+		}
+		if ct.Rule != "region" || ref.Estimator != "region" {
+			t.Errorf("%s tested with the %s rule (refutation: %s), not the headline's region rule", ct.Name, ct.Rule, ref.Estimator)
 		}
 		if f, g := rateBounds(*ref.Counts, 1-0.05/2); f != ref.FPR || g != ref.FNR {
 			t.Errorf("%s tested with FPR ≤ %g, FNR ≤ %g, not its counts' bounds at %g", ct.Name, ref.FPR, ref.FNR, 1-0.05/2)
 		}
 		var cands []stats.Counts
 		for _, ar := range r.Points[0].Attacks {
-			if ar.Attack != ct.Attack {
-				continue
-			}
-			for _, e := range ar.Estimates {
-				cands = append(cands, e.Counts)
-			}
-			for _, cr := range ar.claimRules {
-				if cr.ci == ci {
-					cands = append(cands, cr.eval)
-				}
+			if ar.Attack == ct.Attack {
+				cands = append(cands, ar.Estimates[0].Counts)
 			}
 		}
 		found := false

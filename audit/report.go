@@ -98,8 +98,6 @@ type AttackResult struct {
 	// (Options.Estimators), in that order: each estimator chooses its own
 	// rule on the same selection runs.
 	Estimates []AttackEstimate
-	// claimRules are the rules chosen for the claims' own objectives.
-	claimRules []claimRule
 }
 
 // PointEstimate is one estimator's bound at one release point.
@@ -140,8 +138,9 @@ type PointResult struct {
 	Utility *Utility
 	// selectionScore ranks points for the headline (training runs only).
 	selectionScore float64
-	// claimBest is, per claim, the candidate with the largest selection
-	// margin at this point.
+	// claimBest is, per claim, the candidate (the headline estimator's
+	// rule at an evaluated attack) with the largest selection margin at
+	// this point.
 	claimBest []claimCand
 }
 

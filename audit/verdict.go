@@ -155,11 +155,8 @@ type Refutation struct {
 	// was tested (chosen on selection runs), Counts are that rule's errors
 	// on the evaluation runs and Confidence the confidence of FPR and FNR
 	// (set by an audit; empty for Refute on bare rates).
-	Attack    string `json:"attack,omitempty"`
-	Estimator string `json:"estimator,omitempty"`
-	// ClaimRule is true when the rule is the one chosen for the claim's
-	// own objective (then Estimator is empty).
-	ClaimRule  bool          `json:"claim_rule,omitempty"`
+	Attack     string        `json:"attack,omitempty"`
+	Estimator  string        `json:"estimator,omitempty"`
 	Counts     *stats.Counts `json:"counts,omitempty"`
 	Confidence float64       `json:"confidence,omitempty"`
 	// Reason says in words why the pair is refuted (the whole-profile
@@ -181,10 +178,7 @@ func (r Refutation) Explain() string {
 	rates := fmt.Sprintf("FPR ≤ %.4g, FNR ≤ %.4g", r.FPR, r.FNR)
 	if r.Counts != nil {
 		rule := "the " + r.Attack + " attack"
-		switch {
-		case r.ClaimRule:
-			rule += " under the rule chosen for the claim"
-		case r.Estimator != "":
+		if r.Estimator != "" {
 			rule += " under the " + r.Estimator + " estimator's rule"
 		}
 		rates = fmt.Sprintf("%s errs %s on the evaluation runs: %s at confidence %.4g",
