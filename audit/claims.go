@@ -11,12 +11,16 @@ import (
 // How a claim is tested (multi-run design). For each claim, ONE triple —
 // a release point the claim covers, an attack, and a decision rule — is
 // tested once on the evaluation runs, at level α/m for the m claims of the
-// audit. The rule is the headline estimator's (the audit's primary
-// estimator: the region bound unless the audit leaves it out), for each
-// attack the headline evaluates at that release (the one chosen on
-// training runs, or every attack under Bonferroni over attacks). Among
-// these, the release (and, under Bonferroni, the attack) is chosen on the
-// selection runs only, by the claim's own objective: the margin of the
+// audit. For a single (ε₀, δ₀) claim (PureClaim) the rule is the headline
+// estimator's (the audit's primary estimator: the region bound unless the
+// audit leaves it out), for each attack the headline evaluates at that
+// release (the one chosen on training runs, or every attack under
+// Bonferroni over attacks); a claim of a whole profile (μ-GDP, a theorem's)
+// may also take another estimator's rule where that estimator's bound was
+// counted on the evaluation runs (the GDP rule suits a GDP profile better
+// than the region rule's extreme threshold). Among these, the release, the
+// attack and the rule are chosen on the selection runs only, by the
+// claim's own objective: the margin of the
 // whole-profile test (Refute, Heller & Fetaya eq. 10) at the
 // Clopper–Pearson upper bounds of the selection-run error rates. No
 // evaluation run enters the choice, so the choice costs no share of α:
@@ -45,7 +49,8 @@ type ClaimTest struct {
 	Point   int    `json:"point"`
 	Release string `json:"release,omitempty"`
 	// Attack is the attack tested; Rule names the estimator whose rule
-	// was tested (the headline's), Threshold is the rule itself.
+	// was tested (the headline's; for a whole-profile claim possibly another
+	// estimator's), Threshold is the rule itself.
 	Attack    string        `json:"attack,omitempty"`
 	Rule      string        `json:"rule,omitempty"`
 	Threshold *attacks.Rule `json:"threshold,omitempty"`
@@ -63,10 +68,12 @@ type ClaimTest struct {
 	Note string `json:"note,omitempty"`
 }
 
-// claimCand is a candidate for a claim's test at one release point: the
-// headline estimator's rule at an evaluated attack.
+// claimCand is a candidate for a claim's test at one release point: an
+// estimator's rule (estimator indexes Options.Estimators) at an attack
+// evaluated for it.
 type claimCand struct {
 	attack    int
+	estimator int
 	threshold attacks.Rule
 	sel, eval stats.Counts
 	margin    float64
@@ -88,21 +95,41 @@ func (a *Audit) claimsAtPoint(pr *PointResult, k int) {
 		if ok {
 			res.EpsilonAtDelta = stats.JSONFloat(EpsilonAt(prof, o.Delta))
 			for i, ar := range pr.Attacks {
-				// Evaluated: the attacks the headline's estimator is
-				// counted on at this point.
-				if !ar.Evaluated {
-					continue
-				}
-				e := ar.Estimates[a.primary]
-				f, g := rateBounds(e.Selection.Counts, o.Confidence)
-				if m := Refute(f, g, prof, knots).Margin; m > best.margin {
-					best = claimCand{attack: i, threshold: e.Rule, sel: e.Selection.Counts, eval: e.Counts, margin: m}
+				for _, j := range a.claimRules(cl) {
+					// Bound set: the attacks this estimator is counted on
+					// at this point (for the headline's, ar.Evaluated).
+					e := ar.Estimates[j]
+					if e.Bound == nil {
+						continue
+					}
+					f, g := rateBounds(e.Selection.Counts, o.Confidence)
+					if m := Refute(f, g, prof, knots).Margin; m > best.margin {
+						best = claimCand{attack: i, estimator: j, threshold: e.Rule, sel: e.Selection.Counts, eval: e.Counts, margin: m}
+					}
 				}
 			}
 		}
 		pr.claimBest[ci] = best
 		pr.Claims = append(pr.Claims, res)
 	}
+}
+
+// claimRules returns the estimators (indices of Options.Estimators) whose
+// rules are candidates for claim cl's test: the headline's alone for a
+// single (ε₀, δ₀) claim — so that a claim tested at the headline's
+// release meets the headline's own counts — and, for a claim of a whole
+// profile, the headline's first, then every other count estimator's.
+func (a *Audit) claimRules(cl Claim) []int {
+	out := []int{a.primary}
+	if cl.Spec != nil && cl.Spec.Kind == "pure" {
+		return out
+	}
+	for j := range a.opts.Estimators {
+		if j != a.primary {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // testClaims tests every claim once: on the candidate with the largest
@@ -113,7 +140,6 @@ func (a *Audit) testClaims(r *Report) {
 		r.Verdict = VerdictNoClaim
 		return
 	}
-	rule := a.opts.Estimators[a.primary].Name()
 	r.ClaimTests = make([]ClaimTest, len(a.claims))
 	for ci, cl := range a.claims {
 		ct := ClaimTest{Name: cl.Name, Point: -1}
@@ -127,6 +153,7 @@ func (a *Audit) testClaims(r *Report) {
 			prof, knots, _ := cl.At(bk)
 			pr := &r.Points[bk]
 			ct.Covered, ct.Point, ct.Release = true, bk, pr.Point.Label
+			rule := a.opts.Estimators[best.estimator].Name()
 			ct.Attack, ct.Rule, ct.Threshold = pr.Attacks[best.attack].Attack, rule, &best.threshold
 			ct.SelectionCounts, ct.SelectionMargin = best.sel, best.margin
 			f, g := rateBounds(best.eval, r.ClaimConfidence)
@@ -193,7 +220,7 @@ func (a *Audit) claimNote(r *Report, ci, h int) string {
 	he := ha.Estimates[a.primary]
 	s := fmt.Sprintf("not refuted although ε_lb = %s at %s exceeds the claim's ε at δ = %s there: ",
 		stats.FormatFloat(r.Epsilon.Epsilon), pr.Point.Label, stats.FormatFloat(float64(pr.Claims[ci].EpsilonAtDelta)))
-	if ct.Point != h || ct.Attack != ha.Attack {
+	if ct.Point != h || ct.Attack != ha.Attack || ct.Rule != he.Estimator {
 		prof, knots, _ := a.claims[ci].At(h)
 		f, g := rateBounds(he.Selection.Counts, a.opts.Confidence)
 		hm := Refute(f, g, prof, knots).Margin

@@ -67,11 +67,11 @@ func Example() {
 	f.Close()
 	// Output:
 	// verdict: VIOLATION
-	//   claimed 0.5-GDP at noisy sum: (ε, δ) = (1.364, 0.000932) refuted, a pair other than the claim's ε at δ =
-	//   1e-05 — whole-profile test: the claimed profile gives δ(1.364) = 0.000932, and the threshold attack under
-	//   the region estimator's rule errs FP 4953/5024, FN 2/4976 on the evaluation runs: FPR ≤ 0.9889, FNR ≤
-	//   0.001451 at confidence 0.95; then FPR + e^ε·FNR ≤ 0.9946 < 1 − δ = 0.9991, which no (1.364, 0.000932)-DP
-	//   mechanism allows (Heller & Fetaya eq. 10)
+	//   claimed 0.5-GDP at noisy sum: (ε, δ) = (0.2214, 0.119) refuted, a pair other than the claim's ε at δ = 1e-05
+	//   — whole-profile test: the claimed profile gives δ(0.2214) = 0.119, and the threshold attack under the gdp
+	//   estimator's rule errs FP 1167/5024, FN 1916/4976 on the evaluation runs: FPR ≤ 0.2442, FNR ≤ 0.3987 at
+	//   confidence 0.95; then FNR + e^ε·FPR ≤ 0.7035 < 1 − δ = 0.8812, which no (0.2214, 0.119)-DP mechanism allows
+	//   (Heller & Fetaya eq. 10)
 	//   level: 1 claim tested, at confidence 0.95 (α = 0.05); tested once, on the release, attack and rule chosen
 	//          for it on the selection runs (no evaluation run enters the choice, so α is not divided over them)
 }

@@ -42,10 +42,11 @@ func (twoSums) Run(_ context.Context, t mechanisms.Trial, d *dataset.Dataset, em
 	return mechanisms.Info{}, nil
 }
 
-// refutedBelowTheLine audits a 1-GDP mechanism against the claim 0.68-GDP:
-// the claim's ε at δ = 1e-5 (2.82) lies above every ε_lb (about 2.03), yet
-// the whole-profile test refutes the claim at a pair of larger δ, where
-// the region rule's error rates are too small for 0.68-GDP.
+// refutedBelowTheLine audits a 1-GDP mechanism against the claim 0.8-GDP:
+// the claim's ε at δ = 1e-5 (3.39) lies above every ε_lb (about 2), yet
+// the whole-profile test refutes the claim at a pair of large δ, where
+// the GDP rule's (mid-threshold) error rates are too small for 0.8-GDP (a
+// whole-profile claim may be tested with any estimator's rule).
 func refutedBelowTheLine(t *testing.T) *audit.Report {
 	t.Helper()
 	d := &dataset.Dataset{Name: "D", Records: []dataset.Record{{X: []float64{0.5}}, {X: []float64{-1}}}}
@@ -54,7 +55,7 @@ func refutedBelowTheLine(t *testing.T) *audit.Report {
 		t.Fatal(err)
 	}
 	r, err := audit.Run(context.Background(), audit.Target{Name: "two sums", Mechanism: twoSums{}, Pair: pair},
-		audit.Options{Trials: 20000, Seed: 1, Delta: 1e-5, Claims: []audit.Claim{audit.GDPClaim(0.68)}}, audit.Execution{})
+		audit.Options{Trials: 20000, Seed: 1, Delta: 1e-5, Claims: []audit.Claim{audit.GDPClaim(0.8)}}, audit.Execution{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,15 +67,14 @@ func refutedBelowTheLine(t *testing.T) *audit.Report {
 // HTML page and the plot all name the refuted pair, say why (the
 // whole-profile test) and quote the same error counts and rates.
 //
-// Reference values (mpmath 1.3 at 50 digits): the Clopper–Pearson upper
-// bounds at one-sided level 0.025, the p with I_p(k+1, n−k) = 0.975 by
-// bisection, are 0.98894660637003 for FP 4953/5024 and 0.00145114465093
-// for FN 2/4976; the 0.68-GDP profile δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ −
-// μ/2) (Dong, Roth & Su 2019, Cor. 2.13); maximizing 1 − δ(ε) − min(FPR +
-// e^ε FNR, FNR + e^ε FPR) by a grid of step 1e-3 on [0, 5] and a
-// golden-section refinement gives ε = 1.79377324242, margin
-// 0.000269704987258 and δ(ε) = 0.00205926941366; bisection of δ(ε) = 1e-5
-// gives the claim's ε at δ, 2.81574833308.
+// Reference values (scipy 1.10): the Clopper–Pearson upper bounds at
+// one-sided level 0.025 are beta.ppf(0.975, k+1, n−k) = 0.24421528152178
+// for FP 1167/5024 and 0.39873325474588 for FN 1916/4976; the 0.8-GDP
+// profile δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong, Roth & Su 2019,
+// Cor. 2.13); maximizing 1 − δ(ε) − min(FPR + e^ε FNR, FNR + e^ε FPR) with
+// minimize_scalar (bounded, xatol 1e-10) gives ε = 0.23424574560, margin
+// 0.05858475266 and δ(ε) = 0.23400485046; brentq of δ(ε) = 1e-5 gives the
+// claim's ε at δ, 3.38693318616.
 func TestRefutedBelowTheLine(t *testing.T) {
 	r := refutedBelowTheLine(t)
 	k := r.ClaimTests[0].Point
@@ -96,26 +96,26 @@ func TestRefutedBelowTheLine(t *testing.T) {
 			t.Errorf("%s = %.12g, want %.12g ± %g", what, got, want, tol)
 		}
 	}
-	near("claim's ε at δ", float64(cr.EpsilonAtDelta), 2.81574833308, 1e-8)
-	if c := ref.Counts; c == nil || *c != (stats.Counts{FP: 4953, Negatives: 5024, FN: 2, Positives: 4976}) {
-		t.Fatalf("refutation counts %+v, want FP 4953/5024, FN 2/4976 (the references below are for these)", c)
+	near("claim's ε at δ", float64(cr.EpsilonAtDelta), 3.38693318616, 1e-8)
+	if c := ref.Counts; c == nil || *c != (stats.Counts{FP: 1167, Negatives: 5024, FN: 1916, Positives: 4976}) {
+		t.Fatalf("refutation counts %+v, want FP 1167/5024, FN 1916/4976 (the references below are for these)", c)
 	}
-	near("FPR upper bound", ref.FPR, 0.98894660637003, 1e-10)
-	near("FNR upper bound", ref.FNR, 0.00145114465093, 1e-10)
-	near("refuted ε", ref.Epsilon, 1.79377324242, 1e-6)
-	near("refuted δ", ref.Delta, 0.00205926941366, 1e-8)
-	near("margin", ref.Margin, 0.000269704987258, 1e-12)
+	near("FPR upper bound", ref.FPR, 0.24421528152178, 1e-10)
+	near("FNR upper bound", ref.FNR, 0.39873325474588, 1e-10)
+	near("refuted ε", ref.Epsilon, 0.23424574560, 1e-6)
+	near("refuted δ", ref.Delta, 0.23400485046, 1e-6)
+	near("margin", ref.Margin, 0.05858475266, 1e-9)
 	if ref.Delta == r.Delta {
 		t.Fatal("refuted at the table's δ: not the case under test")
 	}
 
 	pairRow := fmt.Sprintf("REFUTED at (%.4g, %.3g)", ref.Epsilon, ref.Delta)
-	if pairRow != "REFUTED at (1.794, 0.00206)" {
+	if pairRow != "REFUTED at (0.2342, 0.234)" {
 		t.Fatalf("pair cell %q", pairRow)
 	}
-	pair := "(ε, δ) = (1.794, 0.00206)"
-	counts := "FP 4953/5024, FN 2/4976"
-	rates := "FPR ≤ 0.9889, FNR ≤ 0.001451"
+	pair := "(ε, δ) = (0.2342, 0.234)"
+	counts := "FP 1167/5024, FN 1916/4976"
+	rates := "FPR ≤ 0.2442, FNR ≤ 0.3987"
 	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 	// Text: the row names the pair; the verdict the pair, why, the counts
@@ -170,7 +170,7 @@ func TestRefutedBelowTheLine(t *testing.T) {
 	}
 	jr := doc.ClaimTests[0].Refutation
 	if !jr.Refuted || jr.Epsilon != ref.Epsilon || jr.Delta != ref.Delta || jr.FPR != ref.FPR || jr.FNR != ref.FNR ||
-		jr.Counts.FP != 4953 || jr.Counts.FN != 2 || jr.Attack != "threshold" || jr.Confidence != r.ClaimConfidence {
+		jr.Counts.FP != 1167 || jr.Counts.FN != 1916 || jr.Attack != "threshold" || jr.Confidence != r.ClaimConfidence {
 		t.Errorf("JSON refutation %+v", jr)
 	}
 	for _, want := range []string{"whole-profile test", counts, rates} {
