@@ -252,29 +252,61 @@ type span struct {
 
 // reset prepares the splits of a new scored set, keeping the memory.
 func (sp *splits) reset(scores []float64, labels []bool, delta, confidence float64) error {
-	if err := stats.CheckDelta(delta); err != nil {
+	neg, pos, err := checkScoredSet(scores, labels, delta, confidence)
+	if err != nil {
 		return err
 	}
-	if err := stats.CheckConfidence(confidence); err != nil {
+	if err := sp.sortKeys(scores, labels, neg, pos); err != nil {
 		return err
+	}
+	sp.neg, sp.pos, sp.delta = neg, pos, delta
+	sp.mergeGroups()
+	sp.buildFront()
+
+	a := (1 - confidence) / 2
+	sp.fpT, sp.fnT = &sp.tabs[0], &sp.tabs[1]
+	sp.fpT.prepare(neg, a)
+	if pos == neg {
+		sp.fnT = sp.fpT // one table serves both rates
+	} else {
+		sp.fnT.prepare(pos, a)
+	}
+	return nil
+}
+
+// checkScoredSet checks a scored training set and the levels of a rule
+// choice, and returns its numbers of negatives (runs on D) and positives
+// (on D′): both must be there, with one label per score.
+func checkScoredSet(scores []float64, labels []bool, delta, confidence float64) (neg, pos int, err error) {
+	if err := stats.CheckDelta(delta); err != nil {
+		return 0, 0, err
+	}
+	if err := stats.CheckConfidence(confidence); err != nil {
+		return 0, 0, err
 	}
 	n := len(scores)
 	if n != len(labels) {
-		return fmt.Errorf("attacks: %d scores but %d labels", n, len(labels))
+		return 0, 0, fmt.Errorf("attacks: %d scores but %d labels", n, len(labels))
 	}
 	if n > math.MaxInt32 {
-		return fmt.Errorf("attacks: at most %d scored runs, got %d", math.MaxInt32, n)
+		return 0, 0, fmt.Errorf("attacks: at most %d scored runs, got %d", math.MaxInt32, n)
 	}
-	pos := 0
 	for _, l := range labels {
 		if l {
 			pos++
 		}
 	}
-	neg := n - pos
+	neg = n - pos
 	if neg == 0 || pos == 0 {
-		return fmt.Errorf("attacks: training set needs runs on both D and D′ (has %d and %d)", neg, pos)
+		return 0, 0, fmt.Errorf("attacks: training set needs runs on both D and D′ (has %d and %d)", neg, pos)
 	}
+	return neg, pos, nil
+}
+
+// sortKeys fills kneg and kpos with the sort keys of the negatives' and the
+// positives' scores (neg and pos of them), each sorted; a NaN score is an
+// error.
+func (sp *splits) sortKeys(scores []float64, labels []bool, neg, pos int) error {
 	// Every buffer is grown to its final size at once: growing by appends
 	// would leave garbage of the runs' size behind on the first call.
 	kneg, kpos := slices.Grow(sp.kneg[:0], neg), slices.Grow(sp.kpos[:0], pos)
@@ -295,9 +327,15 @@ func (sp *splits) reset(scores []float64, labels []bool, delta, confidence float
 	}
 	sp.tmp = radixSort(kneg, sp.tmp)
 	sp.tmp = radixSort(kpos, sp.tmp)
-	sp.neg, sp.pos, sp.delta = neg, pos, delta
+	return nil
+}
 
-	// Merge the two sorted lists into groups of equal scores.
+// mergeGroups merges the sorted keys kneg and kpos into groups of equal
+// scores: nb[k] and pb[k] count the negatives and positives in the first k
+// groups.
+func (sp *splits) mergeGroups() {
+	neg, pos, n := sp.neg, sp.pos, sp.neg+sp.pos
+	kneg, kpos := sp.kneg, sp.kpos
 	nb, pb := slices.Grow(sp.nb[:0], n+1), slices.Grow(sp.pb[:0], n+1)
 	nb, pb = append(nb, 0), append(pb, 0)
 	var i, j int
@@ -321,17 +359,6 @@ func (sp *splits) reset(scores []float64, labels []bool, delta, confidence float
 		pb = append(pb, int32(j))
 	}
 	sp.nb, sp.pb, sp.groups = nb, pb, len(nb)-1
-	sp.buildFront()
-
-	a := (1 - confidence) / 2
-	sp.fpT, sp.fnT = &sp.tabs[0], &sp.tabs[1]
-	sp.fpT.prepare(neg, a)
-	if pos == neg {
-		sp.fnT = sp.fpT // one table serves both rates
-	} else {
-		sp.fnT.prepare(pos, a)
-	}
-	return nil
 }
 
 // buildFront computes the front. Within orientation +1 (pairs in

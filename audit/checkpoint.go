@@ -242,65 +242,92 @@ func (a *Audit) openCheckpoint(dir string, o CheckpointOptions, hadLock bool) (c
 	write := func() error {
 		return writeCk(dir, mpath, func(w io.Writer) error { return json.NewEncoder(w).Encode(man) })
 	}
-	st, err := os.Lstat(mpath)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return man, ckErr(dir, "%v", err)
-	}
-	if err == nil && !st.Mode().IsRegular() {
-		return man, ckErr(dir, "%s is not a regular file", manifestName)
-	}
-	// A manifest is written atomically; an empty one is treated as absent.
-	absent := err != nil || st.Size() == 0
-	if absent && !o.Resume {
-		// Blocks without a manifest (a run killed between the two, or
-		// files put there by hand) are a checkpoint too: a new run must
-		// neither mix them with its own nor write beside something that
-		// is not a regular file.
-		blocks, err := blocksIn(dir)
-		if err != nil {
-			return man, err
-		}
-		absent = len(blocks) == 0
+	absent, err := checkpointAbsent(dir, mpath, o.Resume)
+	if err != nil {
+		return man, err
 	}
 	switch {
 	case !absent && o.Resume:
-		existing, err := readNoFollow(mpath)
-		if err != nil {
-			return man, ckErr(dir, "cannot read %s: %s", manifestName, unwrapPathError(err))
-		}
-		var old checkpointManifest
-		if json.Unmarshal(existing, &old) != nil {
-			return man, ckErr(dir, "%s is corrupt", manifestName)
-		}
-		if old.ConfigHash != a.opts.ID || old.Trials != n {
-			return man, &CheckpointError{Dir: dir, Err: fmt.Errorf("%w (hash %.12s…, this one is %.12s…)", ErrCheckpointMismatch, old.ConfigHash, a.opts.ID)}
-		}
-		if old.Block != man.Block {
-			return man, ckErr(dir, "%s is corrupt (block size %d, expected %d)", manifestName, old.Block, man.Block)
-		}
-		return man, nil
+		return man, checkManifest(dir, mpath, man)
 	case !absent && !o.Replace:
 		return man, &CheckpointError{Dir: dir, Err: ErrCheckpointExists}
 	case !absent:
 		if err := discardBlocks(dir, o); err != nil {
 			return man, err
 		}
-		return man, write()
 	case o.Resume:
-		blocks, err := blocksIn(dir)
-		if err != nil {
+		if err := resumeWithoutManifest(dir, o, hadLock); err != nil {
 			return man, err
 		}
-		if len(blocks) > 0 {
-			return man, ckErr(dir, "%s is missing, but %d blocks of trials are there", manifestName, len(blocks))
-		}
-		if !hadLock {
-			return man, &CheckpointError{Dir: dir, Err: ErrNoCheckpoint}
-		}
-		o.note("the run saved in %s had completed no block of trials; it starts from the first trial", dir)
-		return man, write()
 	}
 	return man, write()
+}
+
+// checkpointAbsent reports whether dir holds no checkpoint: no manifest at
+// mpath (an empty one counts as none: a manifest is written atomically)
+// and, unless resuming, no blocks either. A manifest that is not a regular
+// file is an error.
+func checkpointAbsent(dir, mpath string, resume bool) (bool, error) {
+	st, err := os.Lstat(mpath)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, ckErr(dir, "%v", err)
+	}
+	if err == nil && !st.Mode().IsRegular() {
+		return false, ckErr(dir, "%s is not a regular file", manifestName)
+	}
+	absent := err != nil || st.Size() == 0
+	if absent && !resume {
+		// Blocks without a manifest (a run killed between the two, or
+		// files put there by hand) are a checkpoint too: a new run must
+		// neither mix them with its own nor write beside something that
+		// is not a regular file.
+		blocks, err := blocksIn(dir)
+		if err != nil {
+			return false, err
+		}
+		absent = len(blocks) == 0
+	}
+	return absent, nil
+}
+
+// checkManifest checks the manifest at mpath of the checkpoint being
+// resumed against man, this run's: the same audit (ID), trials and block
+// size.
+func checkManifest(dir, mpath string, man checkpointManifest) error {
+	existing, err := readNoFollow(mpath)
+	if err != nil {
+		return ckErr(dir, "cannot read %s: %s", manifestName, unwrapPathError(err))
+	}
+	var old checkpointManifest
+	if json.Unmarshal(existing, &old) != nil {
+		return ckErr(dir, "%s is corrupt", manifestName)
+	}
+	if old.ConfigHash != man.ConfigHash || old.Trials != man.Trials {
+		return &CheckpointError{Dir: dir, Err: fmt.Errorf("%w (hash %.12s…, this one is %.12s…)", ErrCheckpointMismatch, old.ConfigHash, man.ConfigHash)}
+	}
+	if old.Block != man.Block {
+		return ckErr(dir, "%s is corrupt (block size %d, expected %d)", manifestName, old.Block, man.Block)
+	}
+	return nil
+}
+
+// resumeWithoutManifest checks a resumed checkpoint that has no manifest:
+// it may start over (with a note) only when it holds no blocks and the
+// lock file was there, i.e. an earlier run was killed before it completed
+// its first block.
+func resumeWithoutManifest(dir string, o CheckpointOptions, hadLock bool) error {
+	blocks, err := blocksIn(dir)
+	if err != nil {
+		return err
+	}
+	if len(blocks) > 0 {
+		return ckErr(dir, "%s is missing, but %d blocks of trials are there", manifestName, len(blocks))
+	}
+	if !hadLock {
+		return &CheckpointError{Dir: dir, Err: ErrNoCheckpoint}
+	}
+	o.note("the run saved in %s had completed no block of trials; it starts from the first trial", dir)
+	return nil
 }
 
 // discardBlocks removes the blocks of the checkpoint in dir that a new
@@ -345,9 +372,7 @@ func (a *Audit) SimulateCheckpointedWith(ctx context.Context, dir string, o Chec
 	}
 	lock, man, err := a.setupCheckpoint(dir, o)
 	if err != nil {
-		var ce *CheckpointError
-		if o.BestEffort && !o.Resume && errors.As(err, &ce) {
-			o.note("%v; this run is not checkpointed", err)
+		if withoutCheckpoint(err, o) {
 			return a.Simulate(ctx, 0, n)
 		}
 		return nil, err
@@ -373,37 +398,24 @@ func (a *Audit) SimulateCheckpointedWith(ctx context.Context, dir string, o Chec
 		}
 		hi := min(lo+man.Block, n)
 		if name, ok := onDisk[lo]; ok {
-			err := a.loadBlock(dir, name, lo, hi, &m)
-			if err == nil {
-				continue
-			}
-			if !o.Unsynced || !errors.Is(err, ErrCorruptPart) {
+			loaded, err := a.loadSavedBlock(dir, name, lo, hi, &m, o)
+			if err != nil {
 				return nil, err
 			}
-			o.note("%v; its trials are run again", err)
+			if loaded {
+				continue
+			}
 			saved, done = saved-(hi-lo), done-(hi-lo)
 		}
-		base := done
-		var prog Progress
-		if progress != nil {
-			prog = func(d int) { progress(base + d) }
-		}
-		t, err := a.simulate(ctx, lo, hi, prog, block)
+		t, err := a.simulate(ctx, lo, hi, progressFrom(progress, done), block)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, &InterruptedError{Saved: saved, Total: n, Dir: dir}
 			}
 			return nil, err
 		}
-		if writing {
-			ok, err := saveBlock(dir, t, o)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				saved += hi - lo
-			}
-			writing = ok
+		if saved, writing, err = saveWhileWriting(dir, t, hi-lo, o, saved, writing); err != nil {
+			return nil, err
 		}
 		if err := m.Add(t, blockName(lo, hi)); err != nil {
 			return nil, err
@@ -412,6 +424,61 @@ func (a *Audit) SimulateCheckpointedWith(ctx context.Context, dir string, o Chec
 		done += hi - lo
 	}
 	return m.Trials()
+}
+
+// withoutCheckpoint reports whether a run whose checkpoint could not be set
+// up (err) goes on without one, with a note: a best-effort checkpoint that
+// is not resumed gives way on a *CheckpointError.
+func withoutCheckpoint(err error, o CheckpointOptions) bool {
+	var ce *CheckpointError
+	if o.BestEffort && !o.Resume && errors.As(err, &ce) {
+		o.note("%v; this run is not checkpointed", err)
+		return true
+	}
+	return false
+}
+
+// loadSavedBlock merges the saved block name (trials [lo, hi)) into m and
+// reports whether it did. A block that an unsynced run left corrupt is
+// not loaded, with a note (its trials are run again); any other failure
+// is an error.
+func (a *Audit) loadSavedBlock(dir, name string, lo, hi int, m *Merger, o CheckpointOptions) (bool, error) {
+	err := a.loadBlock(dir, name, lo, hi, m)
+	if err == nil {
+		return true, nil
+	}
+	if !o.Unsynced || !errors.Is(err, ErrCorruptPart) {
+		return false, err
+	}
+	o.note("%v; its trials are run again", err)
+	return false, nil
+}
+
+// progressFrom returns the Progress of a block that starts after base
+// trials are done: it reports base + d to progress (nil when progress is).
+func progressFrom(progress Progress, base int) Progress {
+	if progress == nil {
+		return nil
+	}
+	return func(d int) { progress(base + d) }
+}
+
+// saveWhileWriting saves block t, of size trials, in dir while the run
+// still writes its checkpoint (writing), and returns the trials saved so
+// far and whether it still writes: a best-effort checkpoint that could not
+// save a block writes no more.
+func saveWhileWriting(dir string, t *Trials, size int, o CheckpointOptions, saved int, writing bool) (int, bool, error) {
+	if !writing {
+		return saved, false, nil
+	}
+	ok, err := saveBlock(dir, t, o)
+	if err != nil {
+		return saved, false, err
+	}
+	if ok {
+		saved += size
+	}
+	return saved, ok, nil
 }
 
 // savedBlocks lists the blocks of a checkpoint being resumed (none

@@ -219,6 +219,22 @@ func fieldErr(name, format string, args ...any) error {
 // Validate checks the options on their own (New also checks them against
 // the target); errors are *FieldError.
 func (o Options) Validate() error {
+	if err := o.validateTrials(); err != nil {
+		return err
+	}
+	if err := o.Split.check(); err != nil {
+		return err
+	}
+	if err := o.validateLevels(); err != nil {
+		return err
+	}
+	return o.validateParts()
+}
+
+// validateTrials checks the trials and their sides: the canary design's
+// own checks, or the number of trials, the assignment, and the sides that
+// AssignGiven (and only it) lists, one per trial.
+func (o Options) validateTrials() error {
 	if o.Canaries != nil {
 		if err := o.validateCanaries(); err != nil {
 			return err
@@ -232,19 +248,23 @@ func (o Options) Validate() error {
 	if (o.Assignment == AssignGiven) != (len(o.Sides) > 0) {
 		return fieldErr("Sides", "must list every trial's side with AssignGiven, and only then (have %d sides, assignment %s)", len(o.Sides), o.Assignment)
 	}
-	if o.Assignment == AssignGiven {
-		if len(o.Sides) != o.Trials {
-			return fieldErr("Sides", "must have one side per trial (%d), got %d", o.Trials, len(o.Sides))
-		}
-		for i, s := range o.Sides {
-			if s > dataset.SideDPrime {
-				return fieldErr("Sides", "trial %d: must be SideD or SideDPrime, got %d", i, s)
-			}
+	if o.Assignment != AssignGiven {
+		return nil
+	}
+	if len(o.Sides) != o.Trials {
+		return fieldErr("Sides", "must have one side per trial (%d), got %d", o.Trials, len(o.Sides))
+	}
+	for i, s := range o.Sides {
+		if s > dataset.SideDPrime {
+			return fieldErr("Sides", "trial %d: must be SideD or SideDPrime, got %d", i, s)
 		}
 	}
-	if err := o.Split.check(); err != nil {
-		return err
-	}
+	return nil
+}
+
+// validateLevels checks the enumerations and levels of the analysis: the
+// attack and point selections, δ, the confidence and the repeats policy.
+func (o Options) validateLevels() error {
 	for _, sel := range []struct {
 		name string
 		v    Selection
@@ -262,6 +282,12 @@ func (o Options) Validate() error {
 	if o.Repeats > RepeatsRefused {
 		return fieldErr("Repeats", "must be RepeatsIgnored, RepeatsNoted or RepeatsRefused, got %d", o.Repeats)
 	}
+	return nil
+}
+
+// validateParts checks the pieces the caller plugs in: no nil attack, the
+// estimators, and a profile on every claim.
+func (o Options) validateParts() error {
 	for i, a := range o.Attacks {
 		if a == nil {
 			return fieldErr("Attacks", "attack %d is nil", i)

@@ -158,6 +158,34 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress, reu
 		return nil, fmt.Errorf("audit: trial range [%d, %d) outside [0, %d)", lo, hi, n)
 	}
 	t := a.newTrials(lo, hi, reuse)
+	test, err := a.accuracyTest(t)
+	if err != nil {
+		return nil, err
+	}
+	// The reference: trial 0's features, recomputed by every shard; zero
+	// in a canary design, whose every run is costly and whose scores keep
+	// seven significant digits as float32 (ranking them can lose power to
+	// ties, never validity: ties are broken by canary index).
+	if err := a.reference(ctx, t, test); err != nil {
+		return nil, err
+	}
+	pool := &simPool{t: t, test: test, hi: hi, progress: progress}
+	pool.next.Store(int64(lo))
+	g, ctx := errgroup.WithContext(ctx)
+	for w := 0; w < Workers(a.exec.Workers); w++ {
+		g.Go(func() error { return a.simWorker(ctx, pool) })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// accuracyTest sets up the accuracy counts of store t: per release point
+// with the target's test set (returned, prepared; nil when the target
+// measures no accuracy or its test set is empty), or of the size the
+// mechanism reports (ReportedTestSize).
+func (a *Audit) accuracyTest(t *Trials) (*mechanisms.TestSet, error) {
 	var test *mechanisms.TestSet
 	if acc := a.target.Accuracy; acc != nil {
 		t.Correct, t.TestSize = make([]int64, t.P), acc.Test.Len()
@@ -171,61 +199,62 @@ func (a *Audit) simulate(ctx context.Context, lo, hi int, progress Progress, reu
 	if n := a.target.ReportedTestSize; n > 0 {
 		t.Correct, t.TestSize = make([]int64, t.P), n
 	}
-	// The reference: trial 0's features, recomputed by every shard; zero
-	// in a canary design, whose every run is costly and whose scores keep
-	// seven significant digits as float32 (ranking them can lose power to
-	// ties, never validity: ties are broken by canary index).
-	if err := a.reference(ctx, t, test); err != nil {
-		return nil, err
+	return test, nil
+}
+
+// simPool is what the workers of one simulate call share: the store, the
+// test set, the next trial to take (trials up to hi), the count of trials
+// done for progress, and the lock on the store's sums.
+type simPool struct {
+	t        *Trials
+	test     *mechanisms.TestSet
+	hi       int
+	next     atomic.Int64
+	done     atomic.Int64
+	mu       sync.Mutex
+	progress Progress
+}
+
+// simWorker is one worker of simulate: it takes chunks of simChunk trials
+// from the pool until none is left, runs them into the store, and adds its
+// Info and accuracy counts to the store's when it stops.
+func (a *Audit) simWorker(ctx context.Context, p *simPool) error {
+	t := p.t
+	var info mechanisms.RunSum
+	correct := make([]int64, len(t.Correct))
+	defer func() {
+		p.mu.Lock()
+		t.Info.Add(info.Info())
+		for k, c := range correct {
+			t.Correct[k] += c
+		}
+		p.mu.Unlock()
+	}()
+	tw := a.newTrialWorker(p.test, nil)
+	tw.ref, tw.correct = t.Ref, correct
+	tw.direct = tw.identity && a.opts.Repeats == RepeatsIgnored && tw.scorer == nil && len(correct) == 0
+	// The common case of a state audit: the samplers that can keep
+	// their releases in the store themselves, without a call per
+	// release.
+	var rec *mechanisms.Recorder
+	if tw.direct && a.canaries == nil {
+		rec = &mechanisms.Recorder{Ref: t.Ref, F: t.F, For: tw.emit}
+		tw.src.SetRecorder(rec)
 	}
-	var next atomic.Int64
-	next.Store(int64(lo))
-	var done atomic.Int64
-	var mu sync.Mutex
-	g, ctx := errgroup.WithContext(ctx)
-	for w := 0; w < Workers(a.exec.Workers); w++ {
-		g.Go(func() error {
-			var info mechanisms.RunSum
-			correct := make([]int64, len(t.Correct))
-			defer func() {
-				mu.Lock()
-				t.Info.Add(info.Info())
-				for k, c := range correct {
-					t.Correct[k] += c
-				}
-				mu.Unlock()
-			}()
-			tw := a.newTrialWorker(test, nil)
-			tw.ref, tw.correct = t.Ref, correct
-			tw.direct = tw.identity && a.opts.Repeats == RepeatsIgnored && tw.scorer == nil && len(correct) == 0
-			// The common case of a state audit: the samplers that can keep
-			// their releases in the store themselves, without a call per
-			// release.
-			var rec *mechanisms.Recorder
-			if tw.direct && a.canaries == nil {
-				rec = &mechanisms.Recorder{Ref: t.Ref, F: t.F, For: tw.emit}
-				tw.src.SetRecorder(rec)
-			}
-			for {
-				start := int(next.Add(simChunk)) - simChunk
-				if start >= hi {
-					return nil
-				}
-				end := min(start+simChunk, hi)
-				if err := tw.runChunk(ctx, t, start, end, rec, &info); err != nil {
-					return err
-				}
-				d := done.Add(int64(end - start))
-				if progress != nil {
-					progress(int(d))
-				}
-			}
-		})
+	for {
+		start := int(p.next.Add(simChunk)) - simChunk
+		if start >= p.hi {
+			return nil
+		}
+		end := min(start+simChunk, p.hi)
+		if err := tw.runChunk(ctx, t, start, end, rec, &info); err != nil {
+			return err
+		}
+		d := p.done.Add(int64(end - start))
+		if p.progress != nil {
+			p.progress(int(d))
+		}
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return t, nil
 }
 
 // simChunk is the number of consecutive trials a worker takes at a time.

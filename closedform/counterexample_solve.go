@@ -136,13 +136,7 @@ type CSolution struct {
 // The scaling, the bracket and the monotonicity proofs are in
 // docs/derivations/interim-region.md, "Solving for c".
 func (c Counterexample) SolveC(q Quantity, epoch int, delta, target float64) (CSolution, error) {
-	if !(target > 0) || math.IsInf(target, 1) {
-		return CSolution{}, fmt.Errorf("target: must be a finite ε′ > 0, got %g", target)
-	}
-	if epoch < 1 {
-		return CSolution{}, fmt.Errorf("epoch: must be ≥ 1 (epoch 0 is the prior draw, where ε = 0), got %d", epoch)
-	}
-	if err := checkCurveDelta(delta); err != nil {
+	if err := checkSolveArgs(epoch, delta, target); err != nil {
 		return CSolution{}, err
 	}
 	if q == QChernoff || q == QTail {
@@ -180,29 +174,11 @@ func (c Counterexample) SolveC(q Quantity, epoch int, delta, target float64) (CS
 	// For δ ≥ 1/2 (threshold and profile only) the Chernoff bracket is
 	// taken at δ = 1/4 and widened below if it falls short.
 	need := math.Sqrt(2 * (target - math.Log(0.5-math.Min(delta, 0.25))))
-	hi := need / zMin
-	if math.IsInf(hi, 0) || math.IsNaN(hi) {
-		return sol, fmt.Errorf("%w: c would exceed the float64 range", ErrUnreachable)
-	}
-	bh, err := at(hi)
-	for err == nil && bh.Epsilon < target {
-		// Only for δ ≥ 1/4 with threshold or profile can the Chernoff
-		// bracket fall short; grow it.
-		hi *= 2
-		bh, err = at(hi)
-	}
+	hi, err := cAboveTarget(at, need/zMin, target)
 	if err != nil {
-		return sol, fmt.Errorf("%w: reaching ε′ = %g needs c ≈ %.3g or more: %v", ErrUnreachable, target, hi, err)
+		return sol, err
 	}
-	lo := need / zMax
-	bl, err := at(lo)
-	for err == nil && bl.Epsilon >= target {
-		lo /= 2
-		if lo < 1e-300 {
-			return sol, fmt.Errorf("%w: no c > 0 brings %s below the target", ErrUnreachable, q)
-		}
-		bl, err = at(lo)
-	}
+	lo, err := cBelowTarget(at, need/zMax, q, target)
 	if err != nil {
 		return sol, err
 	}
@@ -220,6 +196,57 @@ func (c Counterexample) SolveC(q Quantity, epoch int, delta, target float64) (CS
 	sol.C = root
 	sol.Bound, err = at(root)
 	return sol, err
+}
+
+// checkSolveArgs checks the arguments SolveC and SolveEta share: a finite
+// target ε′ > 0, an epoch ≥ 1 and a δ the curves accept.
+func checkSolveArgs(epoch int, delta, target float64) error {
+	if !(target > 0) || math.IsInf(target, 1) {
+		return fmt.Errorf("target: must be a finite ε′ > 0, got %g", target)
+	}
+	if epoch < 1 {
+		return fmt.Errorf("epoch: must be ≥ 1 (epoch 0 is the prior draw, where ε = 0), got %d", epoch)
+	}
+	return checkCurveDelta(delta)
+}
+
+// cAboveTarget returns the upper end of SolveC's bracket: hi (the Chernoff
+// bracket's upper end), doubled until the quantity (at) reaches target.
+// An error wrapping ErrUnreachable is returned when hi is not a float64,
+// or when the quantity cannot be evaluated before it reaches the target.
+func cAboveTarget(at func(float64) (Bound, error), hi, target float64) (float64, error) {
+	if math.IsInf(hi, 0) || math.IsNaN(hi) {
+		return 0, fmt.Errorf("%w: c would exceed the float64 range", ErrUnreachable)
+	}
+	bh, err := at(hi)
+	for err == nil && bh.Epsilon < target {
+		// Only for δ ≥ 1/4 with threshold or profile can the Chernoff
+		// bracket fall short; grow it.
+		hi *= 2
+		bh, err = at(hi)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%w: reaching ε′ = %g needs c ≈ %.3g or more: %v", ErrUnreachable, target, hi, err)
+	}
+	return hi, nil
+}
+
+// cBelowTarget returns the lower end of SolveC's bracket: lo (the Chernoff
+// bracket's lower end), halved until quantity q (at) is below target; an
+// error wrapping ErrUnreachable when that takes lo below 1e-300.
+func cBelowTarget(at func(float64) (Bound, error), lo float64, q Quantity, target float64) (float64, error) {
+	bl, err := at(lo)
+	for err == nil && bl.Epsilon >= target {
+		lo /= 2
+		if lo < 1e-300 {
+			return 0, fmt.Errorf("%w: no c > 0 brings %s below the target", ErrUnreachable, q)
+		}
+		bl, err = at(lo)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return lo, nil
 }
 
 // zRange returns the smallest and largest z_r = d_r/σ̂_r over the orders
@@ -282,13 +309,7 @@ const etaGridPerDecade = 40
 // names the peak. See docs/derivations/interim-region.md, "Solving for η".
 func (c Counterexample) SolveEta(q Quantity, epoch int, delta, target float64) (EtaSolution, error) {
 	var sol EtaSolution
-	if !(target > 0) || math.IsInf(target, 1) {
-		return sol, fmt.Errorf("target: must be a finite ε′ > 0, got %g", target)
-	}
-	if epoch < 1 {
-		return sol, fmt.Errorf("epoch: must be ≥ 1 (epoch 0 is the prior draw, where ε = 0), got %d", epoch)
-	}
-	if err := checkCurveDelta(delta); err != nil {
+	if err := checkSolveArgs(epoch, delta, target); err != nil {
 		return sol, err
 	}
 	probe := c
@@ -307,47 +328,14 @@ func (c Counterexample) SolveEta(q Quantity, epoch int, delta, target float64) (
 		}
 		return b.Epsilon
 	}
-	tHi := math.Log1p(-1e-9)
-	tLo := math.Log(1e-3 / (float64(epoch) * float64(c.N)))
-	for f(tLo) >= target && tLo > -690 {
-		tLo -= math.Ln10
-	}
-	if tLo >= tHi {
-		tLo = tHi - math.Ln10
-	}
-	k := int(math.Ceil((tHi-tLo)/math.Ln10*etaGridPerDecade)) + 1
-	ts := make([]float64, k)
-	vs := make([]float64, k)
-	for i := range ts {
-		ts[i] = tLo + (tHi-tLo)*float64(i)/float64(k-1)
-		vs[i] = f(ts[i])
-	}
-	sol.Grid = k
-	best := -1
-	for i, v := range vs {
-		if !math.IsNaN(v) && (best < 0 || v > vs[best]) {
-			best = i
-		}
-	}
+	ts, vs := etaScan(f, math.Log(1e-3/(float64(epoch)*float64(c.N))), target)
+	sol.Grid = len(ts)
+	best := argmaxFinite(vs)
 	if best < 0 {
 		return sol, fmt.Errorf("%w: the curves cannot be evaluated for any η (c too large for float64)", ErrUnreachable)
 	}
-	a, b := ts[max(best-1, 0)], ts[min(best+1, k-1)]
-	tp, vp := goldenMax(f, a, b, 40)
-	if !(vp >= vs[best]) {
-		tp, vp = ts[best], vs[best]
-	}
+	ts, vs, tp, vp := refineEtaPeak(f, ts, vs, best)
 	sol.PeakEta, sol.PeakEpsilon = 2*math.Exp(tp)/s, vp
-	// The refined peak joins the scan, so that a peak above the target
-	// narrower than one grid cell still yields its two crossings.
-	if tp != ts[best] {
-		i := best
-		if tp > ts[best] {
-			i++
-		}
-		ts = append(ts[:i], append([]float64{tp}, ts[i:]...)...)
-		vs = append(vs[:i], append([]float64{vp}, vs[i:]...)...)
-	}
 	for i := 1; i < len(ts); i++ {
 		a, b := vs[i-1]-target, vs[i]-target
 		if math.IsNaN(a) || math.IsNaN(b) || (a >= 0) == (b >= 0) {
@@ -365,4 +353,60 @@ func (c Counterexample) SolveEta(q Quantity, epoch int, delta, target float64) (
 			ErrUnreachable, q, epoch, vp, sol.PeakEta, sol.PeakEta*s*s, target)
 	}
 	return sol, nil
+}
+
+// etaScan evaluates f (ε as a function of t = ln x, x = 1 − λ) on SolveEta's
+// grid of etaGridPerDecade points per decade, from tLo — first lowered a
+// decade at a time while f(tLo) ≥ target, down to t ≈ −690 — to
+// ln(1 − 1e-9). It returns the points and the values.
+func etaScan(f func(float64) float64, tLo, target float64) (ts, vs []float64) {
+	tHi := math.Log1p(-1e-9)
+	for f(tLo) >= target && tLo > -690 {
+		tLo -= math.Ln10
+	}
+	if tLo >= tHi {
+		tLo = tHi - math.Ln10
+	}
+	k := int(math.Ceil((tHi-tLo)/math.Ln10*etaGridPerDecade)) + 1
+	ts = make([]float64, k)
+	vs = make([]float64, k)
+	for i := range ts {
+		ts[i] = tLo + (tHi-tLo)*float64(i)/float64(k-1)
+		vs[i] = f(ts[i])
+	}
+	return ts, vs
+}
+
+// argmaxFinite returns the index of the largest value of vs that is not
+// NaN (the first of equals), or −1 when every value is NaN.
+func argmaxFinite(vs []float64) int {
+	best := -1
+	for i, v := range vs {
+		if !math.IsNaN(v) && (best < 0 || v > vs[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+// refineEtaPeak refines the grid's largest value vs[best] by golden-section
+// search of f between the grid's neighbours of ts[best] (keeping the grid
+// point when the search does no better). A refined peak joins the scan, in
+// order, so that a peak above the target narrower than one grid cell still
+// yields its two crossings. It returns the scan and the peak (tp, vp).
+func refineEtaPeak(f func(float64) float64, ts, vs []float64, best int) (_, _ []float64, tp, vp float64) {
+	a, b := ts[max(best-1, 0)], ts[min(best+1, len(ts)-1)]
+	tp, vp = goldenMax(f, a, b, 40)
+	if !(vp >= vs[best]) {
+		tp, vp = ts[best], vs[best]
+	}
+	if tp != ts[best] {
+		i := best
+		if tp > ts[best] {
+			i++
+		}
+		ts = append(ts[:i], append([]float64{tp}, ts[i:]...)...)
+		vs = append(vs[:i], append([]float64{vp}, vs[i:]...)...)
+	}
+	return ts, vs, tp, vp
 }

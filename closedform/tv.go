@@ -32,29 +32,54 @@ import (
 // twice the Newton correction at the computed root plus the rounding of the
 // quadratic's terms.
 func HockeyStickGaussian1D(eps, dm, sd1, sd2 float64) (delta, errBound float64, err error) {
+	if err := checkHockeyStickArgs(eps, dm, sd1, sd2); err != nil {
+		return math.NaN(), math.NaN(), err
+	}
+	if sd1 == sd2 {
+		delta, errBound = hockeyStickEqualSD(eps, dm, sd1)
+	} else {
+		delta, errBound = hockeyStickUnequalSD(eps, dm, sd1, sd2)
+	}
+	return delta, errBound, nil
+}
+
+// checkHockeyStickArgs checks HockeyStickGaussian1D's arguments: ε finite
+// and ≥ 0, dm finite, both standard deviations finite and > 0.
+func checkHockeyStickArgs(eps, dm, sd1, sd2 float64) error {
 	if !(eps >= 0) || math.IsInf(eps, 1) {
-		return math.NaN(), math.NaN(), fmt.Errorf("epsilon: must be finite and ≥ 0, got %g", eps)
+		return fmt.Errorf("epsilon: must be finite and ≥ 0, got %g", eps)
 	}
 	if math.IsNaN(dm) || math.IsInf(dm, 0) {
-		return math.NaN(), math.NaN(), fmt.Errorf("mean difference: must be finite, got %g", dm)
+		return fmt.Errorf("mean difference: must be finite, got %g", dm)
 	}
 	for _, s := range []float64{sd1, sd2} {
 		if !(s > 0) || math.IsInf(s, 1) {
-			return math.NaN(), math.NaN(), fmt.Errorf("standard deviation: must be finite and > 0, got %g", s)
+			return fmt.Errorf("standard deviation: must be finite and > 0, got %g", s)
 		}
 	}
-	if sd1 == sd2 {
-		if dm == 0 {
-			return 0, 0, nil
-		}
-		if eps == 0 {
-			// TV = 2Φ(|dm|/(2sd)) − 1 = erf(|dm|/(2√2 sd)), exact to an ulp.
-			v := math.Erf(math.Abs(dm) / (2 * math.Sqrt2 * sd1))
-			return v, 4e-16*v + 1e-300, nil
-		}
-		v := stats.GDPDelta(math.Abs(dm)/sd1, eps)
-		return v, 1e-14*v + 1e-300, nil
+	return nil
+}
+
+// hockeyStickEqualSD is HockeyStickGaussian1D for sd1 = sd2 = sd: the
+// total variation in closed form at ε = 0, the μ-GDP profile otherwise
+// (Dong, Roth & Su 2019, Cor. 2.13), with their error bounds.
+func hockeyStickEqualSD(eps, dm, sd float64) (delta, errBound float64) {
+	if dm == 0 {
+		return 0, 0
 	}
+	if eps == 0 {
+		// TV = 2Φ(|dm|/(2sd)) − 1 = erf(|dm|/(2√2 sd)), exact to an ulp.
+		v := math.Erf(math.Abs(dm) / (2 * math.Sqrt2 * sd))
+		return v, 4e-16*v + 1e-300
+	}
+	v := stats.GDPDelta(math.Abs(dm)/sd, eps)
+	return v, 1e-14*v + 1e-300
+}
+
+// hockeyStickUnequalSD is HockeyStickGaussian1D for sd1 ≠ sd2: the masses
+// of B = {a x² + b x + c > 0} under both laws, and the error bound of the
+// value (float64 masses, and the ends of B moved by their rounding).
+func hockeyStickUnequalSD(eps, dm, sd1, sd2 float64) (delta, errBound float64) {
 	v1, v2 := sd1*sd1, sd2*sd2
 	a := (sd1 - sd2) * (sd1 + sd2) / (2 * v1 * v2)
 	b := -dm / v2
@@ -65,20 +90,7 @@ func HockeyStickGaussian1D(eps, dm, sd1, sd2 float64) (delta, errBound float64, 
 	fscale := func(x float64) float64 {
 		return math.Abs(x*x/(2*v1)) + math.Abs((x-dm)*(x-dm)/(2*v2)) + math.Abs(c) + eps + 1
 	}
-	disc := b*b - 4*a*c
-	var ends []float64
-	if disc > 0 {
-		sq := math.Sqrt(disc)
-		q := -0.5 * (b + math.Copysign(sq, b))
-		r1, r2 := q/a, c/q
-		if q == 0 {
-			r1, r2 = -math.Sqrt(-c/a), math.Sqrt(-c/a)
-		}
-		if r1 > r2 {
-			r1, r2 = r2, r1
-		}
-		ends = []float64{r1, r2}
-	}
+	ends := quadraticRoots(a, b, c)
 	// The set B = {f > 0}: outside the roots when a > 0, between them when
 	// a < 0; all of ℝ or empty without real roots.
 	pMass := func(lo, hi float64) float64 { return gaussMass(lo/sd1, hi/sd1) }
@@ -88,7 +100,7 @@ func HockeyStickGaussian1D(eps, dm, sd1, sd2 float64) (delta, errBound float64, 
 	case len(ends) == 0 && a > 0:
 		pB, qB = 1, 1
 	case len(ends) == 0:
-		return 0, 1e-300, nil
+		return 0, 1e-300
 	case a > 0:
 		pB = pMass(math.Inf(-1), ends[0]) + pMass(ends[1], math.Inf(1))
 		qB = qMass(math.Inf(-1), ends[0]) + qMass(ends[1], math.Inf(1))
@@ -114,7 +126,27 @@ func HockeyStickGaussian1D(eps, dm, sd1, sd2 float64) (delta, errBound float64, 
 	if val < 0 {
 		val = 0
 	}
-	return math.Min(val, 1), errB, nil
+	return math.Min(val, 1), errB
+}
+
+// quadraticRoots returns the real roots r1 < r2 of a x² + b x + c (a ≠ 0),
+// in the cancellation-free form (Press et al., Numerical Recipes §5.6), or
+// none when the discriminant is not positive.
+func quadraticRoots(a, b, c float64) []float64 {
+	disc := b*b - 4*a*c
+	if !(disc > 0) {
+		return nil
+	}
+	sq := math.Sqrt(disc)
+	q := -0.5 * (b + math.Copysign(sq, b))
+	r1, r2 := q/a, c/q
+	if q == 0 {
+		r1, r2 = -math.Sqrt(-c/a), math.Sqrt(-c/a)
+	}
+	if r1 > r2 {
+		r1, r2 = r2, r1
+	}
+	return []float64{r1, r2}
 }
 
 // gaussMass returns Φ(hi) − Φ(lo) for lo ≤ hi, on the side of 0 where the

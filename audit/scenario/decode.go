@@ -222,18 +222,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) error {
 		return fail(n, path, "too many YAML nodes: a scenario may hold at most %d values, lists and mappings (aliases count as what they expand to)", MaxConfigNodes)
 	}
 	if n.Kind == yaml.AliasNode {
-		if n.Alias == nil {
-			return fail(n, path, "unknown alias *%s", n.Value)
-		}
-		if err := d.value(n.Alias, v, path); err != nil {
-			var e *Error
-			if errors.As(err, &e) && e.Path == path && e.Line == n.Alias.Line {
-				e.Line = n.Line
-				e.Msg += fmt.Sprintf(" (through the alias *%s of line %d)", n.Value, n.Alias.Line)
-			}
-			return err
-		}
-		return nil
+		return d.alias(n, v, path)
 	}
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == nullTag {
 		v.Set(reflect.Zero(v.Type()))
@@ -253,28 +242,52 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) error {
 	case reflect.Map:
 		return d.freeMapping(n, v, path)
 	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			return fail(n, path, "must be %s, got %s", withArticle(typeText(t)), got(n))
-		}
-		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
-		for i, item := range n.Content {
-			if t.Elem().Kind() == reflect.String && isNull(item) {
-				// An unquoted null (or ~, or nothing after "- ") in a
-				// list of strings would become an empty string: in a
-				// program's command, an empty argument nobody wrote.
-				return fail(item, fmt.Sprintf("%s[%d]", path, i), "must be a string, got nothing (null); write \"\" for an empty string")
-			}
-			if err := d.value(item, s.Index(i), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-		v.Set(s)
-		return nil
+		return d.sequence(n, v, path)
 	}
 	if n.Kind != yaml.ScalarNode {
 		return fail(n, path, "must be %s, got %s", withArticle(typeText(t)), got(n))
 	}
 	return scalar(n, v, path)
+}
+
+// alias decodes the alias node n into v, the field at path, as the node it
+// names; an error found at that node itself is moved to the alias's line,
+// with a note naming the anchor's line.
+func (d *decoder) alias(n *yaml.Node, v reflect.Value, path string) error {
+	if n.Alias == nil {
+		return fail(n, path, "unknown alias *%s", n.Value)
+	}
+	if err := d.value(n.Alias, v, path); err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Path == path && e.Line == n.Alias.Line {
+			e.Line = n.Line
+			e.Msg += fmt.Sprintf(" (through the alias *%s of line %d)", n.Value, n.Alias.Line)
+		}
+		return err
+	}
+	return nil
+}
+
+// sequence decodes a YAML sequence into the slice v, the field at path.
+func (d *decoder) sequence(n *yaml.Node, v reflect.Value, path string) error {
+	t := v.Type()
+	if n.Kind != yaml.SequenceNode {
+		return fail(n, path, "must be %s, got %s", withArticle(typeText(t)), got(n))
+	}
+	s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
+	for i, item := range n.Content {
+		if t.Elem().Kind() == reflect.String && isNull(item) {
+			// An unquoted null (or ~, or nothing after "- ") in a
+			// list of strings would become an empty string: in a
+			// program's command, an empty argument nobody wrote.
+			return fail(item, fmt.Sprintf("%s[%d]", path, i), "must be a string, got nothing (null); write \"\" for an empty string")
+		}
+		if err := d.value(item, s.Index(i), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			return err
+		}
+	}
+	v.Set(s)
+	return nil
 }
 
 // isNull reports whether n is, or is an alias of, a null scalar.

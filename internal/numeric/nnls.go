@@ -23,7 +23,7 @@ import (
 // It returns an error when A and b disagree in size, when an entry is not
 // finite, or when the method has not converged after 3n outer iterations.
 //
-// NNLS is the one function exempt from the cyclomatic limit of 25 that
+// NNLS is the one function exempt from the cyclomatic limit of 20 that
 // .ci/run enforces: it follows Lawson and Hanson's steps in their order and
 // numbering, which splitting it would obscure.
 func NNLS(a mat.Matrix, b []float64) ([]float64, error) {

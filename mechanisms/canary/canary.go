@@ -280,51 +280,13 @@ type affineLogits interface{ LogitsAffineInX() bool }
 // true problem) or MaxIter linearisations. The result is a local solution:
 // valid, but not certified to be the global minimum.
 func Craft(c mechanisms.Classifier, thetas [][]float64, d *dataset.Dataset, index int, opts Options) (Canary, error) {
-	if err := checkThetas(c, thetas); err != nil {
+	rec, y0, err := craftRecord(c, thetas, d, index, opts)
+	if err != nil {
 		return Canary{}, err
 	}
-	if err := d.Validate(c.DataDim()); err != nil {
-		return Canary{}, err
-	}
-	if index < 0 || index >= d.Len() {
-		return Canary{}, fmt.Errorf("index: must be in [0, %d], got %d", d.Len()-1, index)
-	}
-	k := c.NumClasses()
-	rec := d.Records[index]
-	y0, ok := dataset.ClassIndex(rec.Y, k)
-	if !ok {
-		return Canary{}, fmt.Errorf("index: record %d label must be a class index in [0, %d), got %g", index, k, rec.Y)
-	}
-	if err := opts.check(k, y0); err != nil {
-		return Canary{}, err
-	}
-	logits := make([]float64, k)
-	for m, th := range thetas {
-		c.Logits(th, rec.X, logits)
-		if mg := classMargin(logits, y0); !(mg > 0) {
-			return Canary{}, fmt.Errorf("index: record %d is not classified as its label %d by model %d (margin %.3g); choose one from AgreedRecords with correct = true", index, y0, m, mg)
-		}
-	}
-	targets := opts.Targets
-	if len(targets) == 0 {
-		for t := 0; t < k; t++ {
-			if t != y0 {
-				targets = append(targets, t)
-			}
-		}
-	}
-	al, affine := c.(affineLogits)
-	affine = affine && al.LogitsAffineInX()
-	cr := crafter{c: c, thetas: thetas, x0: rec.X, opts: opts, affine: affine}
-	if cr.opts.Margin == 0 {
-		cr.opts.Margin = DefaultMargin
-	}
-	if cr.opts.MaxIter == 0 {
-		cr.opts.MaxIter = DefaultMaxIter
-	}
-	if affine {
-		cr.opts.MaxIter = 1
-	}
+	targets := craftTargets(opts.Targets, c.NumClasses(), y0)
+	cr := newCrafter(c, thetas, rec.X, opts)
+	affine := cr.affine
 	best := Canary{Norm: math.Inf(1)}
 	for _, t := range targets {
 		x, margin, iters, converged, found, err := cr.target(t)
@@ -349,6 +311,72 @@ func Craft(c mechanisms.Classifier, thetas [][]float64, d *dataset.Dataset, inde
 		return Canary{}, fmt.Errorf("index: no canary found for record %d: for every target class the constraints are infeasible or %d linearisations did not reach a point that all %d models misclassify (try a larger max_iter, no clamp, a smaller margin or fewer models)", index, cr.opts.MaxIter, len(thetas))
 	}
 	return best, nil
+}
+
+// craftRecord checks Craft's inputs and returns the record to turn into a
+// canary and its class y⁰: the models fit the classifier, the dataset its
+// data dimension, index is a record, whose label is a class, the options
+// are valid, and every model classifies the record as its label.
+func craftRecord(c mechanisms.Classifier, thetas [][]float64, d *dataset.Dataset, index int, opts Options) (dataset.Record, int, error) {
+	if err := checkThetas(c, thetas); err != nil {
+		return dataset.Record{}, 0, err
+	}
+	if err := d.Validate(c.DataDim()); err != nil {
+		return dataset.Record{}, 0, err
+	}
+	if index < 0 || index >= d.Len() {
+		return dataset.Record{}, 0, fmt.Errorf("index: must be in [0, %d], got %d", d.Len()-1, index)
+	}
+	k := c.NumClasses()
+	rec := d.Records[index]
+	y0, ok := dataset.ClassIndex(rec.Y, k)
+	if !ok {
+		return dataset.Record{}, 0, fmt.Errorf("index: record %d label must be a class index in [0, %d), got %g", index, k, rec.Y)
+	}
+	if err := opts.check(k, y0); err != nil {
+		return dataset.Record{}, 0, err
+	}
+	logits := make([]float64, k)
+	for m, th := range thetas {
+		c.Logits(th, rec.X, logits)
+		if mg := classMargin(logits, y0); !(mg > 0) {
+			return dataset.Record{}, 0, fmt.Errorf("index: record %d is not classified as its label %d by model %d (margin %.3g); choose one from AgreedRecords with correct = true", index, y0, m, mg)
+		}
+	}
+	return rec, y0, nil
+}
+
+// craftTargets returns the candidate classes y* of Craft: those asked for,
+// or every class of the k but the record's own y⁰.
+func craftTargets(targets []int, k, y0 int) []int {
+	if len(targets) > 0 {
+		return targets
+	}
+	for t := 0; t < k; t++ {
+		if t != y0 {
+			targets = append(targets, t)
+		}
+	}
+	return targets
+}
+
+// newCrafter returns the crafter of one Craft call from record features
+// x0, with the options' defaults filled in (DefaultMargin, DefaultMaxIter)
+// and a single linearisation when the logits are affine in x (then exact).
+func newCrafter(c mechanisms.Classifier, thetas [][]float64, x0 []float64, opts Options) crafter {
+	al, affine := c.(affineLogits)
+	affine = affine && al.LogitsAffineInX()
+	cr := crafter{c: c, thetas: thetas, x0: x0, opts: opts, affine: affine}
+	if cr.opts.Margin == 0 {
+		cr.opts.Margin = DefaultMargin
+	}
+	if cr.opts.MaxIter == 0 {
+		cr.opts.MaxIter = DefaultMaxIter
+	}
+	if affine {
+		cr.opts.MaxIter = 1
+	}
+	return cr
 }
 
 // classMargin returns f_t − max_{j≠t} f_j.

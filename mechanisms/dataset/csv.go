@@ -173,14 +173,7 @@ func csvRows(r io.Reader, opts CSVOptions, lim CSVLimits, fn func(row []string, 
 	if name == "" {
 		name = "csv"
 	}
-	maxRec := opts.MaxRecords
-	if maxRec == 0 {
-		maxRec = DefaultMaxCSVRecords
-	}
-	maxVal := lim.MaxValues
-	if maxVal <= 0 || maxVal > MaxCSVValues {
-		maxVal = MaxCSVValues
-	}
+	maxRec, maxVal := csvRowLimits(opts, lim)
 	// Every row holds at least one feature, so rows ≤ maxVal too.
 	maxLines := 2*int64(min(maxRec, maxVal)) + csvSpareLines
 	cr := csv.NewReader(Bounded(r, TextLimits{Bytes: MaxCSVBytes, Line: MaxCSVLineBytes, Lines: maxLines,
@@ -188,48 +181,26 @@ func csvRows(r io.Reader, opts CSVOptions, lim CSVLimits, fn func(row []string, 
 	cr.FieldsPerRecord = -1 // widths are checked here, with better messages
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
-	width := 0
 	for first := true; ; first = false {
 		row, err := cr.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			var le *LimitError
-			if errors.As(err, &le) {
-				return shape, fmt.Errorf("%s: %v", name, le)
-			}
-			var pe *csv.ParseError
-			if errors.As(err, &pe) && pe.Err != nil {
-				return shape, fmt.Errorf("%s: line %d: %v", name, pe.Line, pe.Err)
-			}
-			return shape, fmt.Errorf("%s: %w", name, err)
+			return shape, csvReadError(name, err)
 		}
 		line, _ := cr.FieldPos(0)
 		if first && opts.Header {
 			continue
 		}
-		if width == 0 {
-			width = len(row)
-			if lim.Columns > 0 && width != lim.Columns {
-				return shape, &CSVWidthError{Name: name, Line: line, Want: lim.Columns, Have: width}
+		if shape.Columns == 0 {
+			if err := checkFirstCSVRow(name, line, len(row), opts, lim); err != nil {
+				return shape, err
 			}
-			if width < 2 {
-				return shape, fmt.Errorf("%s: line %d: must have at least 2 columns (features and a label), got %d", name, line, width)
-			}
-			if opts.LabelColumn > width {
-				return shape, fmt.Errorf("label_column: must be in [1, %d] (the file has %d columns), got %d", width, width, opts.LabelColumn)
-			}
-			shape.Columns = width
+			shape.Columns = len(row)
 		}
-		if len(row) != width {
-			return shape, fmt.Errorf("%s: line %d: must have %d columns like the first row, got %d", name, line, width, len(row))
-		}
-		if shape.Rows == maxRec {
-			return shape, fmt.Errorf("%s: line %d: more than max_records = %d rows", name, line, maxRec)
-		}
-		if int64(shape.Rows+1)*int64(width-1) > int64(maxVal) {
-			return shape, fmt.Errorf("%s: line %d: more than %d feature values (rows × features, here %d features per row)", name, line, maxVal, width-1)
+		if err := checkCSVRow(name, line, len(row), shape, maxRec, maxVal); err != nil {
+			return shape, err
 		}
 		if fn != nil {
 			if err := fn(row, cr, line); err != nil {
@@ -242,6 +213,68 @@ func csvRows(r io.Reader, opts CSVOptions, lim CSVLimits, fn func(row []string, 
 		return shape, fmt.Errorf("%s: must have at least 1 record, got 0", name)
 	}
 	return shape, nil
+}
+
+// csvRowLimits returns the bounds csvRows holds a CSV to: at most maxRec
+// data rows (max_records, DefaultMaxCSVRecords when unset) and at most
+// maxVal feature values (lim.MaxValues, capped at MaxCSVValues).
+func csvRowLimits(opts CSVOptions, lim CSVLimits) (maxRec, maxVal int) {
+	maxRec = opts.MaxRecords
+	if maxRec == 0 {
+		maxRec = DefaultMaxCSVRecords
+	}
+	maxVal = lim.MaxValues
+	if maxVal <= 0 || maxVal > MaxCSVValues {
+		maxVal = MaxCSVValues
+	}
+	return maxRec, maxVal
+}
+
+// csvReadError turns an error of the CSV reader into one line naming the
+// file: a crossed input limit, a parse error with its line, or any other
+// read error (wrapped).
+func csvReadError(name string, err error) error {
+	var le *LimitError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%s: %v", name, le)
+	}
+	var pe *csv.ParseError
+	if errors.As(err, &pe) && pe.Err != nil {
+		return fmt.Errorf("%s: line %d: %v", name, pe.Line, pe.Err)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// checkFirstCSVRow checks the width of the first data row, which every
+// later row must share: lim.Columns when set, at least 2 (features and a
+// label), and wide enough for the label column.
+func checkFirstCSVRow(name string, line, width int, opts CSVOptions, lim CSVLimits) error {
+	if lim.Columns > 0 && width != lim.Columns {
+		return &CSVWidthError{Name: name, Line: line, Want: lim.Columns, Have: width}
+	}
+	if width < 2 {
+		return fmt.Errorf("%s: line %d: must have at least 2 columns (features and a label), got %d", name, line, width)
+	}
+	if opts.LabelColumn > width {
+		return fmt.Errorf("label_column: must be in [1, %d] (the file has %d columns), got %d", width, width, opts.LabelColumn)
+	}
+	return nil
+}
+
+// checkCSVRow checks a data row of the given width against the rows before
+// it (shape): the same width as the first, and room for one more row under
+// maxRec rows and maxVal feature values.
+func checkCSVRow(name string, line, width int, shape CSVShape, maxRec, maxVal int) error {
+	if width != shape.Columns {
+		return fmt.Errorf("%s: line %d: must have %d columns like the first row, got %d", name, line, shape.Columns, width)
+	}
+	if shape.Rows == maxRec {
+		return fmt.Errorf("%s: line %d: more than max_records = %d rows", name, line, maxRec)
+	}
+	if int64(shape.Rows+1)*int64(shape.Columns-1) > int64(maxVal) {
+		return fmt.Errorf("%s: line %d: more than %d feature values (rows × features, here %d features per row)", name, line, maxVal, shape.Columns-1)
+	}
+	return nil
 }
 
 // ReadCSV reads a dataset from comma-separated numbers, one record per line

@@ -204,33 +204,19 @@ func (m *Mechanism) parseInfo(raw json.RawMessage) (mechanisms.Info, error) {
 		v := fields[k]
 		switch {
 		case k == "correct" && m.testSize > 0:
-			var cs []float64
-			if err := json.Unmarshal(v, &cs); err != nil || len(cs) != len(m.points) {
-				return info, fmt.Errorf(`"correct" must list one count per release point (%d), got %s`, len(m.points), truncate(string(v), 60))
-			}
-			for _, c := range cs {
-				n, ok := count(c)
-				if !ok || n > int64(m.testSize) {
-					return info, fmt.Errorf(`"correct" counts must be integers in [0, %d] (the test set's size), got %s`, m.testSize, truncate(string(v), 60))
-				}
-				info.Correct = append(info.Correct, n)
+			if err := m.parseCorrect(v, &info); err != nil {
+				return info, err
 			}
 		case std[k] != nil:
-			var c float64
-			n, ok := int64(0), json.Unmarshal(v, &c) == nil
-			if ok {
-				n, ok = count(c)
+			n, err := stdCounter(k, v)
+			if err != nil {
+				return info, err
 			}
-			if !ok || n > math.MaxInt32 {
-				return info, fmt.Errorf("%q must be a non-negative integer, got %s", k, truncate(string(v), 60))
-			}
-			*std[k] = int(n)
+			*std[k] = n
 		default:
-			var c float64
-			if json.Unmarshal(v, &c) != nil {
-				continue // not a number: not aggregated
-			}
-			if n, ok := count(c); ok {
+			// Another counter is kept when it is a count; anything else
+			// (not a number) is not aggregated.
+			if n, ok := otherCounter(v); ok {
 				if info.Counters == nil {
 					info.Counters = map[string]int64{}
 				}
@@ -242,6 +228,48 @@ func (m *Mechanism) parseInfo(raw json.RawMessage) (mechanisms.Info, error) {
 		return info, fmt.Errorf(`no "correct" counts (one per release point) although the scenario measures accuracy`)
 	}
 	return info, nil
+}
+
+// parseCorrect appends to info.Correct the accuracy counts of an info
+// object's "correct" field v: one per release point, each an integer in
+// [0, test set's size].
+func (m *Mechanism) parseCorrect(v json.RawMessage, info *mechanisms.Info) error {
+	var cs []float64
+	if err := json.Unmarshal(v, &cs); err != nil || len(cs) != len(m.points) {
+		return fmt.Errorf(`"correct" must list one count per release point (%d), got %s`, len(m.points), truncate(string(v), 60))
+	}
+	for _, c := range cs {
+		n, ok := count(c)
+		if !ok || n > int64(m.testSize) {
+			return fmt.Errorf(`"correct" counts must be integers in [0, %d] (the test set's size), got %s`, m.testSize, truncate(string(v), 60))
+		}
+		info.Correct = append(info.Correct, n)
+	}
+	return nil
+}
+
+// stdCounter reads the value v of the standard counter k of an info
+// object (mechanisms.Info's): an integer in [0, MaxInt32].
+func stdCounter(k string, v json.RawMessage) (int, error) {
+	var c float64
+	n, ok := int64(0), json.Unmarshal(v, &c) == nil
+	if ok {
+		n, ok = count(c)
+	}
+	if !ok || n > math.MaxInt32 {
+		return 0, fmt.Errorf("%q must be a non-negative integer, got %s", k, truncate(string(v), 60))
+	}
+	return int(n), nil
+}
+
+// otherCounter reads the value v of a counter of a program's own: ok when
+// it is a count (see count).
+func otherCounter(v json.RawMessage) (int64, bool) {
+	var c float64
+	if json.Unmarshal(v, &c) != nil {
+		return 0, false
+	}
+	return count(c)
 }
 
 // count converts an exactly integral, non-negative number below 2⁵³.

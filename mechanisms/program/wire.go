@@ -228,31 +228,11 @@ type wireAnswer struct {
 // handshake says "scores": true answers a canary request with "scores"
 // (read into Result.Releases; hs.Dim is then the number of canaries).
 func parseAnswer(line []byte, trial int, hs *Handshake) (res Result, msg string, isErr bool, f *lineFault) {
-	var w wireAnswer
-	if err := json.Unmarshal(line, &w); err != nil || bytes.TrimSpace(line)[0] != '{' {
-		if !json.Valid(line) {
-			return res, "", false, notJSON(line, "a stdout line")
-		}
-		return res, "", false, lineFaultf(`a stray line on stdout, not an answer {"trial": %d, "releases": [...]} (stdout must carry protocol lines only; print anything else to stderr)`, trial)
+	w, f := decodeAnswer(line, trial, hs)
+	if f != nil {
+		return res, "", false, f
 	}
-	if hs.Scores {
-		if len(w.Releases) > 0 && string(w.Releases) != "null" {
-			return res, "", false, lineFaultf(`answer: the handshake says "scores": true, so a canary run is answered with "scores" (one array of %d scores per release point), not "releases"`, hs.Dim)
-		}
-		w.Releases = w.Scores
-	}
-	if len(w.Trial) == 0 {
-		return res, "", false, lineFaultf(`a stray line on stdout: a JSON object without "trial" (stdout must carry protocol lines only; print anything else to stderr)`)
-	}
-	got, err := strconv.ParseInt(string(w.Trial), 10, 64)
-	if err != nil {
-		return res, "", false, lineFaultf("answer trial: must be an integer, got %s", truncate(string(w.Trial), 40))
-	}
-	if got != int64(trial) {
-		return res, "", false, lineFaultf("the answer is for trial %d while trial %d was asked", got, trial)
-	}
-	hasRel := len(w.Releases) > 0 && string(w.Releases) != "null"
-	hasErr := len(w.Error) > 0 && string(w.Error) != "null"
+	hasRel, hasErr := given(w.Releases), given(w.Error)
 	switch {
 	case hasRel && hasErr:
 		return res, "", false, lineFaultf(`answer: must hold "releases" or "error", not both`)
@@ -265,25 +245,68 @@ func parseAnswer(line []byte, trial int, hs *Handshake) (res Result, msg string,
 	case !hasRel:
 		return res, "", false, lineFaultf(`answer: must hold "releases" (or "error"), got neither`)
 	}
-	if len(w.Info) > 0 && string(w.Info) != "null" {
+	if given(w.Info) {
 		if w.Info[0] != '{' {
 			return res, "", false, lineFaultf("answer info: must be a JSON object, got %s", truncate(string(w.Info), 80))
 		}
 		res.Info = w.Info
 	}
-	var ok bool
-	if res.Releases, ok = scanReleases(w.Releases, len(hs.Releases), hs.Dim); !ok {
-		return Result{}, "", false, diagnoseReleases(w.Releases, hs)
-	}
-	if len(res.Releases) != len(hs.Releases) {
-		return Result{}, "", false, lineFaultf("answer releases: must hold %d arrays (one per release point of the handshake), got %d", len(hs.Releases), len(res.Releases))
-	}
-	for i, r := range res.Releases {
-		if len(r) != hs.Dim {
-			return Result{}, "", false, lineFaultf("release %d of %d (%q): must have dim = %d coordinates, got %d", i+1, len(hs.Releases), hs.Releases[i], hs.Dim, len(r))
-		}
+	if res.Releases, f = answerReleases(w.Releases, hs); f != nil {
+		return Result{}, "", false, f
 	}
 	return res, "", false, nil
+}
+
+// given reports whether an answer's field is there and not null.
+func given(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
+
+// decodeAnswer reads an answer line as a JSON object for trial `trial`:
+// anything else on stdout is a fault, and so is an answer for another
+// trial. A program that answers with scores (hs.Scores) has them moved to
+// Releases, and must not send "releases".
+func decodeAnswer(line []byte, trial int, hs *Handshake) (wireAnswer, *lineFault) {
+	var w wireAnswer
+	if err := json.Unmarshal(line, &w); err != nil || bytes.TrimSpace(line)[0] != '{' {
+		if !json.Valid(line) {
+			return w, notJSON(line, "a stdout line")
+		}
+		return w, lineFaultf(`a stray line on stdout, not an answer {"trial": %d, "releases": [...]} (stdout must carry protocol lines only; print anything else to stderr)`, trial)
+	}
+	if hs.Scores {
+		if given(w.Releases) {
+			return w, lineFaultf(`answer: the handshake says "scores": true, so a canary run is answered with "scores" (one array of %d scores per release point), not "releases"`, hs.Dim)
+		}
+		w.Releases = w.Scores
+	}
+	if len(w.Trial) == 0 {
+		return w, lineFaultf(`a stray line on stdout: a JSON object without "trial" (stdout must carry protocol lines only; print anything else to stderr)`)
+	}
+	got, err := strconv.ParseInt(string(w.Trial), 10, 64)
+	if err != nil {
+		return w, lineFaultf("answer trial: must be an integer, got %s", truncate(string(w.Trial), 40))
+	}
+	if got != int64(trial) {
+		return w, lineFaultf("the answer is for trial %d while trial %d was asked", got, trial)
+	}
+	return w, nil
+}
+
+// answerReleases reads an answer's releases: one array of hs.Dim finite
+// numbers per release point of the handshake.
+func answerReleases(raw json.RawMessage, hs *Handshake) ([][]float64, *lineFault) {
+	rel, ok := scanReleases(raw, len(hs.Releases), hs.Dim)
+	if !ok {
+		return nil, diagnoseReleases(raw, hs)
+	}
+	if len(rel) != len(hs.Releases) {
+		return nil, lineFaultf("answer releases: must hold %d arrays (one per release point of the handshake), got %d", len(hs.Releases), len(rel))
+	}
+	for i, r := range rel {
+		if len(r) != hs.Dim {
+			return nil, lineFaultf("release %d of %d (%q): must have dim = %d coordinates, got %d", i+1, len(hs.Releases), hs.Releases[i], hs.Dim, len(r))
+		}
+	}
+	return rel, nil
 }
 
 // scanReleases reads raw — valid JSON, already checked by encoding/json —
