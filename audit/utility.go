@@ -258,6 +258,40 @@ func checkPosterior(p *Posterior, d int) error {
 	return p.DPrime.check(d, "D′")
 }
 
+// pointUtility computes the utility figures of release point k: the
+// iterations since the previous release, the counters' differences (per,
+// when every release has its counters) and the releases' distance to the
+// posterior on the stored coordinates.
+func (a *Audit) pointUtility(t *Trials, k int, per []mechanisms.Snapshot, coords []int) (*Utility, error) {
+	u := &Utility{}
+	if !a.design.IterationsUnknown {
+		u.Iterations = a.points[k].Iteration
+		if k > 0 {
+			u.Iterations -= a.points[k-1].Iteration
+		}
+	}
+	if per != nil {
+		counterDiffs(u, per, k)
+	}
+	if post := a.design.Posterior; post != nil && len(coords) > 0 {
+		for _, s := range []dataset.Side{dataset.SideD, dataset.SideDPrime} {
+			law := post.D
+			if s == dataset.SideDPrime {
+				law = post.DPrime
+			}
+			fit, err := fitPosterior(t, k, s, law, coords, a.design.ThetaColumns)
+			if err != nil {
+				return nil, err
+			}
+			if fit != nil {
+				u.Posterior = append(u.Posterior, *fit)
+			}
+		}
+	}
+	barelyMoves(u)
+	return u, nil
+}
+
 // utility computes the utility figures of every release point and the
 // report's warnings; it runs after the headline is chosen.
 func (a *Audit) utility(t *Trials, r *Report) error {
@@ -284,34 +318,9 @@ func (a *Audit) utility(t *Trials, r *Report) error {
 	g.SetLimit(Workers(a.exec.Workers))
 	for k := range r.Points {
 		g.Go(func() error {
-			u := &Utility{}
-			if !a.design.IterationsUnknown {
-				u.Iterations = a.points[k].Iteration
-				if k > 0 {
-					u.Iterations -= a.points[k-1].Iteration
-				}
-			}
-			if per != nil {
-				counterDiffs(u, per, k)
-			}
-			if post != nil && len(coords) > 0 {
-				for _, s := range []dataset.Side{dataset.SideD, dataset.SideDPrime} {
-					law := post.D
-					if s == dataset.SideDPrime {
-						law = post.DPrime
-					}
-					fit, err := fitPosterior(t, k, s, law, coords, cols)
-					if err != nil {
-						return err
-					}
-					if fit != nil {
-						u.Posterior = append(u.Posterior, *fit)
-					}
-				}
-			}
-			barelyMoves(u)
+			u, err := a.pointUtility(t, k, per, coords)
 			r.Points[k].Utility = u
-			return nil
+			return err
 		})
 	}
 	if err := g.Wait(); err != nil {

@@ -34,6 +34,20 @@ type runFlags struct {
 	runner.Flags
 }
 
+// printScenarioDocs writes --print-default's built-in scenario or
+// --print-schema's JSON Schema of scenario files.
+func printScenarioDocs(e *env, f *runFlags) error {
+	b := scenario.DefaultScenario()
+	if f.printSchema {
+		var err error
+		if b, err = scenario.JSONSchema(); err != nil {
+			return err
+		}
+	}
+	_, err := e.stdout.Write(b)
+	return err
+}
+
 // runRun is "audit run".
 func runRun(args []string, e *env) error {
 	fs := newFlagSet("run [config.yaml] [flags]",
@@ -48,17 +62,8 @@ func runRun(args []string, e *env) error {
 	if err := fs.parse(args, e, 1); err != nil {
 		return err
 	}
-	if f.printDefault {
-		_, err := e.stdout.Write(scenario.DefaultScenario())
-		return err
-	}
-	if f.printSchema {
-		b, err := scenario.JSONSchema()
-		if err != nil {
-			return err
-		}
-		_, err = e.stdout.Write(b)
-		return err
+	if f.printDefault || f.printSchema {
+		return printScenarioDocs(e, &f)
 	}
 	// From here on SIGINT and SIGTERM end the command with exit 130, in
 	// every phase: loading, building, running, analysing.
