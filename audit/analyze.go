@@ -329,7 +329,9 @@ func (r *Report) ClaimLevel() string {
 	per := 1 - r.ClaimConfidence
 	div := int(math.Round(alpha / per))
 	once := ""
-	if r.Canaries == nil {
+	// Claims tested once each (ClaimTests) say how the one test was
+	// chosen; claims tested on guesses at every release judged do not.
+	if len(r.ClaimTests) > 0 {
 		once = "; each claim tested once, " + claimChoice
 		if m == 1 {
 			once = "; tested once, " + claimChoice
