@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 )
 
 // legacyParse is the decoder this package used before the node walker:
@@ -442,7 +444,7 @@ func TestBadCorpusErrorsNameTheLine(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		case !regexp.MustCompile(`^line [1-9][0-9]*: `).MatchString(err.Error()):
 			t.Errorf("%s: %q names no line", name, err)
-		case !strings.Contains(err.Error(), want):
+		case !testutil.ContainsInOrder(err.Error(), want):
 			t.Errorf("%s: %q lacks %q", name, err, want)
 		}
 	}

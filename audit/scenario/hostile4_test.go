@@ -57,7 +57,7 @@ func TestWrittenZerosRefused(t *testing.T) {
 		{"runs", programCanaries("{count: 1000, " + own + ", runs: 0}"), "audit.canaries.runs: must be in [1, count], got 0; 0 is not its default: omit the key for that (1)"},
 		{"guess_grid", programCanaries("{count: 1000, " + own + ", guess_grid: []}"), "audit.canaries.guess_grid: must hold at least one value (at most 64 values, each in [1, count]), got an empty list"},
 		{"canary trials", strings.Replace(programCanaries("{count: 1000, "+own+"}"), "  delta:", "  trials: 0\n  delta:", 1), "audit.trials: must be in [20, 100000000], got 0"},
-		{"features", fromTestdata(t, "ula-linreg", "features: [theta, loglik]", "features: []"), "audit.features: must hold at least one value (theta, norm, coord:K, loglik, probs, logprobs), got an empty list; omit the key for its default ([theta])"},
+		{"features", fromTestdata(t, "ula-linreg", "features: [theta, loglik]", "features: []"), "audit.features: must hold at least one value (" + strings.Join(featureNames(nil, ""), ", ") + "), got an empty list; omit the key for its default ([theta])"},
 		{"attacks", fromTestdata(t, "ula-linreg", "attacks: [threshold, linear, qda]", "attacks: []"), "audit.attacks: must hold at least one value (threshold, linear, logistic, qda), got an empty list; omit the key for its default ([threshold])"},
 		{"n0", fromTestdata(t, "dp-barker-linreg", "n0: 20", "n0: 0"), "sampler.dp_barker.n0: must be in (0, n], got 0"},
 		{"clip", fromTestdata(t, "dp-barker-linreg", "n0: 20", "n0: 20, clip: 0"), "sampler.dp_barker.clip: must be in (0, ∞), finite, got 0"},

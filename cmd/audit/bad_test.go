@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
 )
 
 // checkBad runs one bad command line and asserts the contract for bad
@@ -20,7 +22,7 @@ func checkBad(t *testing.T, name string, args []string, want, out string) {
 	if stdout != "" {
 		t.Errorf("%s: wrote %d bytes to stdout", name, len(stdout))
 	}
-	if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
+	if strings.Count(stderr, "\n") != 1 || !testutil.ContainsInOrder(stderr, want) {
 		t.Errorf("%s: stderr %q, want one line containing %q", name, stderr, want)
 	}
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {
