@@ -165,8 +165,8 @@ func prepareCanaries(t Target, o Options) (*canaryRuns, []mechanisms.ReleasePoin
 		return nil, nil, fieldErr("Theorems", "not available in the canary design: the theorems bound replace-one pairs of datasets of a fixed size n, while the canary design's datasets differ by adding or removing canaries (their size varies with the coins), and a replace-one guarantee implies no add/remove bound (releasing the dataset's size is replace-one 0-DP); there is no sound test of them on canaries")
 	}
 	for _, c := range o.Claims {
-		if c.Spec == nil {
-			return nil, nil, fieldErr("Claims", "claim %q: the canary design tests claims given as data (PureClaim, GDPClaim)", c.Name)
+		if c.Spec == nil || (c.Spec.Kind != "pure" && c.Spec.Kind != "gdp") {
+			return nil, nil, fieldErr("Claims", "claim %q: the canary design tests (ε, δ) and μ-GDP claims given as data (PureClaim, GDPClaim)", c.Name)
 		}
 	}
 	if r, ok := t.Mechanism.(CanaryRunner); ok {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"math"
 	"os"
 	"path/filepath"
@@ -451,6 +452,16 @@ func TestCanaryDesignRefused(t *testing.T) {
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(c.want)) {
 			t.Errorf("%+v: error %v, want one naming %s", c.o.Canaries, err, c.want)
 		}
+	}
+	// A theorem's claim read back from data is refused as the theorems
+	// are: the canary design has no test of it.
+	gdp := closedform.GDPSpec(1)
+	th, err := ClaimSpec{Kind: "theorem", Name: "T", Points: []*closedform.ProfileSpec{&gdp}}.Claim()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(tg, Options{Canaries: &CanaryDesign{Count: 10}, Claims: []Claim{th}}); err == nil || !strings.Contains(err.Error(), "Claims") {
+		t.Errorf("a theorem claim in the canary design: %v, want an error naming Claims", err)
 	}
 	noData := tg
 	noData.Pair.D = nil
