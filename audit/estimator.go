@@ -216,10 +216,17 @@ func (GDPEstimator) Doc() string {
 // (the one-run bound) may be left out: the headline then rests on the
 // first estimator listed (primaryEstimator).
 func checkEstimators(es []Estimator, canaries bool) error {
-	kind := "a CountEstimator (the multi-run design counts errors on runs)"
+	kind := "one of the multi-run design's estimators, which bound from error counts on runs"
 	if canaries {
-		kind = "a GuessEstimator (the canary design bounds from guesses)"
+		kind = "one of the canary design's estimators, which bound from guesses"
 	}
+	var names []string
+	for _, e := range RegisteredEstimators() {
+		if _, guess := e.(GuessEstimator); guess == canaries {
+			names = append(names, e.Name())
+		}
+	}
+	kind += " (" + strings.Join(names, ", ") + ")"
 	seen := map[string]bool{}
 	for i, e := range es {
 		if e == nil {

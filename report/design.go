@@ -171,3 +171,36 @@ func claimRefutedAt(r *audit.Report, k, ci int, c audit.ClaimResult) bool {
 	ref := r.ClaimTestAt(k, ci)
 	return ref != nil && ref.Refuted
 }
+
+// regionHeadline reports whether the report's ε_lb column and headline
+// are the region bound (or, in the canary design, the one-run bound): the
+// bounds that assume nothing about the trade-off curve.
+func regionHeadline(r *audit.Report) bool {
+	if len(r.Points) == 0 {
+		return true
+	}
+	p := r.Points[0].Primary()
+	return p == audit.RegionEstimator{}.Name() || p == audit.OneRunEstimator{}.Name()
+}
+
+// otherHeadlineLegend explains the ε_lb column of a multi-run report that
+// leaves the region bound out: it is the first listed estimator's ε, with
+// the assumption that bound rests on.
+func otherHeadlineLegend(r *audit.Report) string {
+	pr := r.Points[0]
+	b := pr.EpsilonBound()
+	s := fmt.Sprintf("ε_lb: the %s estimator's ε (%s) on the evaluation runs, at the test confidence", pr.Primary(), b.Estimator)
+	if b.Assumption != "" {
+		s += "; it assumes " + b.Assumption
+	}
+	return s + ". The audit leaves the region bound out (audit.estimators), so the headline rests on this estimator. μ_lb: GDP lower bound on μ where the audit runs it. ceiling: the largest region bound these run counts allow."
+}
+
+// assumes returns "; assumes A" for an estimate that holds only under the
+// assumption A, else "".
+func assumes(e stats.Estimate) string {
+	if e.Assumption == "" {
+		return ""
+	}
+	return "; assumes " + e.Assumption
+}

@@ -269,9 +269,12 @@ func htmlHeadline(r *audit.Report) (headline, perRelease string, setting templat
 	if r.Headline >= 0 {
 		where = "at " + r.Points[r.Headline].Point.Label
 	}
-	headline = fmt.Sprintf("ε_lb = %s %s — %s; confidence %.6g; δ = %g; %d evaluation runs (FP %d/%d, FN %d/%d).",
-		f(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, r.EvalRuns, e.Counts.FP, e.Counts.Negatives, e.Counts.FN, e.Counts.Positives)
+	headline = fmt.Sprintf("ε_lb = %s %s — %s; confidence %.6g; δ = %g; %d evaluation runs (FP %d/%d, FN %d/%d)%s.",
+		f(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, r.EvalRuns, e.Counts.FP, e.Counts.Negatives, e.Counts.FN, e.Counts.Positives, assumes(e))
 	perRelease = "ε_lb is the Clopper–Pearson region bound (Heller & Fetaya eq. 12) on the evaluation runs; μ_lb is a rigorous lower bound on the GDP parameter μ (the ε it would imply is shown apart, below); the ceiling is the largest ε_lb the run counts allow. The highlighted row is the release the verdict rests on."
+	if !regionHeadline(r) {
+		perRelease = otherHeadlineLegend(r) + " The highlighted row is the release the verdict rests on."
+	}
 	setting = HTMLText("note", r.Multiplicity)
 	if fromGuesses(r) {
 		headline = fmt.Sprintf("ε_lb = %s %s — %s; confidence %.6g; δ = %g; %s.", f(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, describeDesign(r).evidence)

@@ -220,9 +220,13 @@ func writePointTable(w io.Writer, r *audit.Report) error {
 // writeLegend explains the columns.
 func writeLegend(w io.Writer, r *audit.Report) {
 	guesses := fromGuesses(r)
-	if guesses {
+	switch {
+	case guesses:
 		_ = WriteWrapped(w, "", GuessLegend, textWidth)
-	} else {
+	case !regionHeadline(r):
+		_ = WriteWrapped(w, "", otherHeadlineLegend(r), textWidth)
+		_ = WriteWrapped(w, "", DirectionNote, textWidth)
+	default:
 		fmt.Fprintln(w, "ε_lb: Clopper-Pearson region bound (Heller-Fetaya eq. 12) on the evaluation runs, at the test confidence;")
 		fmt.Fprintln(w, "μ_lb: GDP lower bound on μ (rigorous, no shape assumed), with its own threshold chosen on training runs;")
 		fmt.Fprintln(w, "the ε it would imply is shown apart below. ceiling: the largest ε_lb these run counts allow.")
@@ -323,8 +327,8 @@ func Headline(r *audit.Report) string {
 		where += " (the last release, fixed in advance)"
 	}
 	e := r.Epsilon
-	return fmt.Sprintf("ε_lb = %s %s  [%s; confidence %.6g; δ = %g; %s]",
-		f4(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, describeDesign(r).evidence)
+	return fmt.Sprintf("ε_lb = %s %s  [%s; confidence %.6g; δ = %g; %s%s]",
+		f4(e.Epsilon), where, e.Estimator, e.Confidence, e.Delta, describeDesign(r).evidence, assumes(e))
 }
 
 // writeHeadline prints the headline and the verdict.

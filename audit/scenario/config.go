@@ -491,6 +491,7 @@ var auditFields = map[string]string{
 	"Trials": "audit.trials", "Split": "audit.split", "Split.Train": "audit.split.train",
 	"Split.Select": "audit.split.select", "Split.Eval": "audit.split.eval", "Delta": "audit.delta",
 	"Confidence": "audit.confidence", "Workers": "audit.workers", "Theorems": "claim.theorems",
+	"Estimators": "audit.estimators",
 }
 
 // validateAudit checks the statistics by building the engine's options.
