@@ -22,7 +22,9 @@ class Release:
     (not a lower bound on ε); ceiling: the largest ε_lb these run counts
     allow; fp, negatives, fn, positives: the error counts behind epsilon_lb;
     attack: the attack chosen on the training runs; claims: one dict per
-    claim (name, epsilon_at_delta, refutation, ...) as in the JSON.
+    claim (name, covered, epsilon_at_delta; in a canary report also
+    rejected and test, the claim's test on this release's guesses) as in
+    the JSON. A multi-run report tests each claim once: Report.claim_tests.
     In a canary (one-run) report the same attributes hold its bounds:
     epsilon_lb the one-run bound of Steinke, Nasr & Jagielski 2023, mu_lb
     the f-DP bound of Mahloujifar, Melis & Chaudhuri 2024, and guesses
@@ -87,7 +89,10 @@ class Report:
     release's lower bound on the GDP μ), `epsilon_if_gaussian`, `ceiling`,
     `headline` (its label), `estimator`, `confidence` (of each bound),
     `delta`, `runs` (all runs), `train_runs`, `eval_runs`, `verdict` ("no
-    claim", "not refuted" or "VIOLATION"), `claims`, and per release point
+    claim", "not refuted" or "VIOLATION"), `claims`, `claim_tests` (the
+    one test of each claim in a multi-run report: the release, attack and
+    rule chosen for it on the selection runs, and its `refutation`), and
+    per release point
     `releases` (a list of Release) and the dicts `epsilon_lb_per_release`
     and `mu_lb_per_release`, by label. `to_dict()` is the tool's JSON
     report, `text` its text table, `html` its HTML page (shown inline in a
@@ -109,6 +114,7 @@ class Report:
         self.train_runs = r.get("train_runs")
         self.eval_runs = r.get("eval_runs")
         self.claims = r.get("claims") or []
+        self.claim_tests = r.get("claim_tests") or []
         self.seed = r.get("seed")
         self.releases = [Release(p) for p in r.get("points") or []]
         self.epsilon_lb_per_release = {p.label: p.epsilon_lb for p in self.releases}

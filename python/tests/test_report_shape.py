@@ -44,6 +44,15 @@ class ReportShapeTest(unittest.TestCase):
                                "delta": 1e-5, "verdict": "no claim"}})
         self.assertEqual((r.epsilon_lb, r.mu_lb, r.fp, r.guesses), (0.7, 0.3, 1, None))
         self.assertEqual(r.epsilon_lb_per_release, {"final": 0.7})
+        self.assertEqual(r.claim_tests, [])
+
+    def test_claim_tests(self):
+        ct = {"name": "claimed (1, 1e-05)-DP", "covered": True, "point": 0, "release": "final", "attack": "threshold",
+              "rule": "region", "refutation": {"refuted": True, "epsilon": 1, "delta": 1e-5}}
+        r = Report({"report": {"name": "m", "points": [], "claims": [ct["name"]], "claim_tests": [ct],
+                               "verdict": "VIOLATION"}})
+        self.assertEqual(r.claim_tests[0]["refutation"]["refuted"], True)
+        self.assertTrue(r.violation)
 
     def test_stored_one_run_report(self):
         # A report the binary wrote (examples/mnist, the canary design).
