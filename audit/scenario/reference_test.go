@@ -3,6 +3,7 @@ package scenario
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 	"go.yaml.in/yaml/v3"
 )
@@ -107,8 +109,10 @@ func TestReferenceValuesHaveTheirTypes(t *testing.T) {
 }
 
 // Every sampler × model combination the reference lists is written from
-// the reference alone (ExampleScenario) and parses; the allowed ones build
-// and run 20 trials, the others fail with the reason the reference gives.
+// the reference alone (ExampleScenario) and parses; the allowed ones build,
+// run 40 trials and are analysed, and their design, serialised and read
+// back, analyses those trials into the same report (what a merge does);
+// the others fail with the reason the reference gives.
 func TestEveryCombinationFromTheReference(t *testing.T) {
 	combos := Combinations()
 	samplers := yamlFields(reflect.TypeOf(SamplerConfig{})).names
@@ -127,6 +131,7 @@ func TestEveryCombinationFromTheReference(t *testing.T) {
 			t.Errorf("%s: the generated scenario does not parse: %v\n%s", name, err, y)
 			continue
 		}
+		cfg.Audit.Trials = 40
 		p, err := Build(cfg)
 		switch {
 		case c.Allowed && err != nil:
@@ -136,9 +141,10 @@ func TestEveryCombinationFromTheReference(t *testing.T) {
 		case !c.Allowed && !strings.Contains(err.Error(), c.Reason):
 			t.Errorf("%s: error %q does not give the documented reason %q", name, err, c.Reason)
 		case c.Allowed:
-			if _, err := p.Audit.Simulate(context.Background(), 0, 20); err != nil {
-				t.Errorf("%s: builds but 20 trials fail: %v", name, err)
+			if err := analyseAndMerge(p); err != nil {
+				t.Errorf("%s: %v", name, err)
 			}
+			p.Close()
 		}
 	}
 }
@@ -465,4 +471,41 @@ func TestExplain(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `did you mean "sampler.sgld.step.eta"?`) {
 		t.Errorf("a misspelt field: %v", err)
 	}
+}
+
+// analyseAndMerge runs every trial of p's audit and analyses them, then
+// analyses them again from p's design serialised and read back (as
+// "audit merge" does), and compares the two reports' JSON.
+func analyseAndMerge(p *Plan) error {
+	n := p.Audit.Options().Trials
+	tr, err := p.Audit.Simulate(context.Background(), 0, n)
+	if err != nil {
+		return fmt.Errorf("builds but %d trials fail: %w", n, err)
+	}
+	r, err := p.Audit.Analyze(tr)
+	if err != nil {
+		return fmt.Errorf("analysis: %w", err)
+	}
+	spec, err := json.Marshal(p.Audit.Design())
+	if err != nil {
+		return fmt.Errorf("design: %w", err)
+	}
+	var d audit.Design
+	if err := json.Unmarshal(spec, &d); err != nil {
+		return fmt.Errorf("design read back: %w", err)
+	}
+	a, err := audit.FromDesign(d)
+	if err != nil {
+		return fmt.Errorf("design read back: %w", err)
+	}
+	r2, err := a.Analyze(tr)
+	if err != nil {
+		return fmt.Errorf("analysis from the design: %w", err)
+	}
+	want, _ := json.Marshal(r)
+	got, _ := json.Marshal(r2)
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("the design read back analyses the trials into another report")
+	}
+	return nil
 }

@@ -99,9 +99,10 @@ func TestChoiceRegistriesMatchTheirSections(t *testing.T) {
 	}
 }
 
-// Every registered feature is documented, decodes, and either builds and
-// runs in a tiny audit or is refused with the reason its entry's builder
-// gives (probs and logprobs need a DeepFool canary).
+// Every registered feature is documented, decodes, and either builds,
+// runs in a tiny audit and merges (its design read back analyses the
+// trials into the same report) or is refused with the reason its entry's
+// builder gives (probs and logprobs need a DeepFool canary).
 func TestEveryRegisteredFeature(t *testing.T) {
 	f, _ := Lookup("audit.features")
 	for _, e := range featureRegistry {
@@ -125,7 +126,10 @@ func TestEveryRegisteredFeature(t *testing.T) {
 			continue
 		}
 		p.Close()
-		_, _, r := runTiny(t, y)
+		pp, _, r := runTiny(t, y)
+		if err := analyseAndMerge(pp); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 		cols := featureCount(c, p.Model)
 		if got := len(r.Points[0].Attacks); got == 0 || cols != e.Count(c, 2) || cols < 1 {
 			t.Errorf("%s: %d attacks, %d columns", name, got, cols)
@@ -192,27 +196,43 @@ func TestEveryRegisteredEstimatorFromTheScenario(t *testing.T) {
 	}
 }
 
-// Every registered canary kind is documented and accepted by the checks of
-// audit.canaries (with the section it needs).
+// Every registered canary kind is documented, accepted by the checks of
+// audit.canaries (with the section it needs), runs, and merges.
 func TestEveryRegisteredCanaryKind(t *testing.T) {
 	f, _ := Lookup("audit.canaries.kind")
 	for _, k := range canaryKinds {
 		if !strings.Contains(f.Range, k.Name) || !strings.Contains(f.Meaning, k.Name+": "+k.Doc) {
 			t.Errorf("%s: not documented in %q", k.Name, f.Range)
 		}
-		cc := "{count: 100, kind: " + k.Name + ", guesses: 10"
+		cc := "{count: 3, kind: " + k.Name + ", guesses: 2"
 		if k.Crafted {
-			cc += ", deepfool: {models: 2}"
+			cc += ", deepfool: {models: 3, canary: {margin: 0.1}}"
 		}
 		y := `name: kinds
-model: {softmax: {features: 2, classes: 2, alpha: 1}}
-data: {records: [{x: [0.2, 0.4], y: 0}, {x: [0.9, 0.1], y: 1}, {x: [0.1, 0.8], y: 1}, {x: [0.7, 0.6], y: 0}]}
-sampler: {ula: {gamma: 0.01, iterations: 20}}
+seed: 3
+model: {softmax: {features: 2, classes: 3, alpha: 1}}
+data:
+  records: [{x: [0, 0], y: 0}, {x: [0.1, 0], y: 0}, {x: [0, 0.1], y: 0}, {x: [3, 0], y: 1}, {x: [3.1, 0], y: 1},
+            {x: [3, 0.1], y: 1}, {x: [0, 3], y: 2}, {x: [0.1, 3], y: 2}, {x: [0, 3.1], y: 2}]
+sampler: {sgld: {step: {eta: 0.01}, batch: 3, scheme: reshuffle, epochs: 5}}
 audit: {design: canaries, canaries: ` + cc + `}, delta: 1.0e-5, confidence: 0.95}
 `
-		if _, err := ParseConfig([]byte(y)); err != nil {
+		c, err := ParseConfig([]byte(y))
+		if err != nil {
+			t.Errorf("%s: %v", k.Name, err)
+			continue
+		}
+		// Each kind also builds, runs, is analysed, and its design read
+		// back analyses the run into the same report (a merge).
+		p, err := Build(c)
+		if err != nil {
+			t.Errorf("%s: %v", k.Name, err)
+			continue
+		}
+		if err := analyseAndMerge(p); err != nil {
 			t.Errorf("%s: %v", k.Name, err)
 		}
+		p.Close()
 	}
 	c := &CanaryConfig{Count: 100, Kind: "nope"}
 	if err := c.validateKind(); err == nil || !strings.Contains(err.Error(), canaryKinds[0].Name) {
