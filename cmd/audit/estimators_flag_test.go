@@ -30,11 +30,11 @@ func TestRunEstimatorsFlag(t *testing.T) {
 			}
 		}
 	}
-	out, errs, code := runCLI(t, "run", "../../testdata/sgld-canaries.yaml", "--quiet", "--no-checkpoint", "--estimators", "gdp")
+	_, errs, code := runCLI(t, "run", "../../testdata/sgld-canaries.yaml", "--quiet", "--no-checkpoint", "--estimators", "gdp")
 	if code != 2 || !strings.Contains(errs, "(one-run, one-run-fdp)") {
 		t.Errorf("gdp in the canary design: exit %d, stderr %q", code, errs)
 	}
-	out, errs, code = runCLI(t, "run", scen, "--quiet", "--no-checkpoint", "--trials", "2000", "--estimators", "gdp")
+	out, errs, code := runCLI(t, "run", scen, "--quiet", "--no-checkpoint", "--trials", "2000", "--estimators", "gdp")
 	flat := strings.Join(strings.Fields(out), " ")
 	if code != 0 || !strings.Contains(flat, "; assumes a Gaussian (μ-GDP) trade-off curve") || !strings.Contains(flat, "ε_lb: the gdp estimator's ε") {
 		t.Errorf("gdp alone: exit %d, stderr %q, report:\n%s", code, errs, out)
