@@ -59,7 +59,7 @@ func TestAnalyzeGzipBombs(t *testing.T) {
 		size := gzipBomb(t, bomb, c.b, 8192)
 		var errs string
 		var code int
-		alloc := allocated(func() { _, errs, code = runCLI(t, "analyze", good, bomb) })
+		alloc := testutil.Allocated(func() { _, errs, code = runCLI(t, "analyze", good, bomb) })
 		if code != exitUsage || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, bomb+c.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", c.name, code, errs, bomb+c.want)
 		}
@@ -92,7 +92,7 @@ func TestAnalyzeLongFields(t *testing.T) {
 		os.WriteFile(p, []byte(c.body), 0o644)
 		var errs string
 		var code int
-		alloc := allocated(func() { _, errs, code = runCLI(t, "analyze", good, p) })
+		alloc := testutil.Allocated(func() { _, errs, code = runCLI(t, "analyze", good, p) })
 		if code != exitUsage || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) || len(errs) > 1000 {
 			t.Errorf("%s: exit %d, %d-byte stderr %.300q; want exit 2 and one short line containing %q", c.name, code, len(errs), errs, c.want)
 		}

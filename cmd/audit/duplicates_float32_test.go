@@ -29,7 +29,7 @@ func writeFloat32NPY(t *testing.T, path string, rows [][]float64) string {
 		data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(r[0])))
 	}
 	hdr := fmt.Sprintf("{'descr': '<f4', 'fortran_order': False, 'shape': (%d, 1), }", len(rows))
-	if err := os.WriteFile(path, npyBytes(1, hdr, -1, data), 0o644); err != nil {
+	if err := os.WriteFile(path, testutil.NPYBytes(1, hdr, -1, data), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -9,34 +9,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/cli"
-)
 
-// npyBytes builds a .npy file: format version major (1 or 2), the header
-// text padded as NumPy pads it, the header length field (hlen < 0: the
-// true length) and the data block.
-func npyBytes(major byte, header string, hlen int64, data []byte) []byte {
-	pre := 10
-	if major > 1 {
-		pre = 12
-	}
-	header += strings.Repeat(" ", 63-(pre+len(header))%64) + "\n"
-	if hlen < 0 {
-		hlen = int64(len(header))
-	}
-	b := []byte("\x93NUMPY")
-	b = append(b, major, 0)
-	if major == 1 {
-		b = binary.LittleEndian.AppendUint16(b, uint16(hlen))
-	} else {
-		b = binary.LittleEndian.AppendUint32(b, uint32(hlen))
-	}
-	return append(append(b, header...), data...)
-}
+	"github.com/mcmcaudit/mcmcaudit/internal/testutil"
+)
 
 // f8 encodes float64 values little-endian.
 func f8(v ...float64) []byte {
@@ -45,16 +24,6 @@ func f8(v ...float64) []byte {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 	}
 	return b
-}
-
-// allocated returns the bytes f allocated (runtime.MemStats.TotalAlloc).
-func allocated(f func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&a)
-	f()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
 }
 
 // A well-formed file reads back exactly, in versions 1.0 and 2.0, float64
@@ -77,7 +46,7 @@ func TestReadNPY(t *testing.T) {
 		{1, "<f4", "(1, 6)", f4, []float64{0.5, -1.25, 3, float64(float32(1e-3)), 7, 0}},
 	} {
 		hdr := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", c.descr, c.shape)
-		in := npyBytes(c.major, hdr, -1, c.data)
+		in := testutil.NPYBytes(c.major, hdr, -1, c.data)
 		var out File
 		if err := readNPY(context.Background(), bytes.NewReader(in), int64(len(in)), &out); err != nil {
 			t.Fatalf("%s %s: %v", c.descr, c.shape, err)
@@ -109,30 +78,30 @@ func TestReadNPYHostile(t *testing.T) {
 		in   []byte
 		want string
 	}{
-		{"header length 65535 in a small file", npyBytes(1, good, 0xffff, data), "the header claims 65535 bytes, more than the limit of 10000"},
-		{"header length beyond the file", npyBytes(1, good, 5000, data), "the header claims 5000 bytes, the file has only 182"},
-		{"header length 4 GiB", npyBytes(2, good, 0xffffffff, data), "the header claims 4294967295 bytes, more than the limit"},
-		{"header length 0", npyBytes(1, good, 0, data), "must be a Python dict"},
-		{"13 bytes missing", npyBytes(1, good, -1, data[:len(data)-13]), "the data block is truncated: shape [4 2] of 8-byte values needs 64 bytes, the file has 51"},
-		{"one byte too many", npyBytes(1, good, -1, append(data, 0)), "the data block is longer than its shape: shape [4 2] of 8-byte values needs 64 bytes, the file has 65"},
-		{"a shape of 2^31 values in 64 bytes", npyBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (65536, 32768), }", -1, data), "needs 17179869184 bytes, the file has 64"},
-		{"a shape beyond the values limit", npyBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", -1, data), "the array at most 2147483648 values"},
-		{"a negative size", npyBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (-4, 2), }", -1, data), "shape must hold non-negative integers"},
-		{"a size that overflows int", npyBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999, 2), }", -1, data), "shape must hold non-negative integers"},
-		{"a zero size", npyBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 2), }", -1, nil), "every size must be ≥ 1"},
-		{"big-endian", npyBytes(1, "{'descr': '>f8', 'fortran_order': False, 'shape': (4, 2), }", -1, data), `got ">f8"`},
-		{"Fortran order", npyBytes(1, "{'descr': '<f8', 'fortran_order': True, 'shape': (4, 2), }", -1, data), "Fortran order"},
-		{"1-D", npyBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (8,), }", -1, data), "must be 2-D"},
-		{"no shape", npyBytes(1, "{'descr': '<f8', 'fortran_order': False, }", -1, data), "no shape"},
-		{"an unknown key", npyBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4, 2), 'x': 1}", -1, data), `unknown key "x"`},
-		{"an unterminated string", npyBytes(1, "{'descr': '<f8", -1, data), "unterminated string"},
+		{"header length 65535 in a small file", testutil.NPYBytes(1, good, 0xffff, data), "the header claims 65535 bytes, more than the limit of 10000"},
+		{"header length beyond the file", testutil.NPYBytes(1, good, 5000, data), "the header claims 5000 bytes, the file has only 182"},
+		{"header length 4 GiB", testutil.NPYBytes(2, good, 0xffffffff, data), "the header claims 4294967295 bytes, more than the limit"},
+		{"header length 0", testutil.NPYBytes(1, good, 0, data), "must be a Python dict"},
+		{"13 bytes missing", testutil.NPYBytes(1, good, -1, data[:len(data)-13]), "the data block is truncated: shape [4 2] of 8-byte values needs 64 bytes, the file has 51"},
+		{"one byte too many", testutil.NPYBytes(1, good, -1, append(data, 0)), "the data block is longer than its shape: shape [4 2] of 8-byte values needs 64 bytes, the file has 65"},
+		{"a shape of 2^31 values in 64 bytes", testutil.NPYBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (65536, 32768), }", -1, data), "needs 17179869184 bytes, the file has 64"},
+		{"a shape beyond the values limit", testutil.NPYBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", -1, data), "the array at most 2147483648 values"},
+		{"a negative size", testutil.NPYBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (-4, 2), }", -1, data), "shape must hold non-negative integers"},
+		{"a size that overflows int", testutil.NPYBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999, 2), }", -1, data), "shape must hold non-negative integers"},
+		{"a zero size", testutil.NPYBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 2), }", -1, nil), "every size must be ≥ 1"},
+		{"big-endian", testutil.NPYBytes(1, "{'descr': '>f8', 'fortran_order': False, 'shape': (4, 2), }", -1, data), `got ">f8"`},
+		{"Fortran order", testutil.NPYBytes(1, "{'descr': '<f8', 'fortran_order': True, 'shape': (4, 2), }", -1, data), "Fortran order"},
+		{"1-D", testutil.NPYBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (8,), }", -1, data), "must be 2-D"},
+		{"no shape", testutil.NPYBytes(1, "{'descr': '<f8', 'fortran_order': False, }", -1, data), "no shape"},
+		{"an unknown key", testutil.NPYBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4, 2), 'x': 1}", -1, data), `unknown key "x"`},
+		{"an unterminated string", testutil.NPYBytes(1, "{'descr': '<f8", -1, data), "unterminated string"},
 		{"format version 9", append([]byte("\x93NUMPY\x09\x00"), make([]byte, 100)...), "format version 9.0"},
 		{"a truncated preamble", []byte("\x93NUMPY\x01\x00\x05"), "the preamble is truncated"},
 		{"no magic", []byte("not numpy"), "not a NumPy file"},
 	}
 	for _, c := range cases {
 		var err error
-		alloc := allocated(func() {
+		alloc := testutil.Allocated(func() {
 			err = readNPY(context.Background(), bytes.NewReader(c.in), int64(len(c.in)), &File{})
 		})
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
@@ -146,7 +115,7 @@ func TestReadNPYHostile(t *testing.T) {
 	// the file.
 	dir := t.TempDir()
 	good2 := filepath.Join(dir, "good.npy")
-	os.WriteFile(good2, npyBytes(1, good, -1, data), 0o644)
+	os.WriteFile(good2, testutil.NPYBytes(1, good, -1, data), 0o644)
 	for _, c := range cases[:5] {
 		p := filepath.Join(dir, "bad.npy")
 		os.WriteFile(p, c.in, 0o644)
@@ -164,10 +133,10 @@ func TestReadNPYHostile(t *testing.T) {
 // header.
 func FuzzReadNPY(f *testing.F) {
 	hdr := "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }"
-	f.Add(npyBytes(1, hdr, -1, f8(1, 2, 3, 4)))
-	f.Add(npyBytes(2, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 1), }", -1, make([]byte, 8)))
-	f.Add(npyBytes(1, hdr, 0xffff, f8(1, 2, 3, 4)))
-	f.Add(npyBytes(1, hdr, -1, f8(1, 2, 3)))
+	f.Add(testutil.NPYBytes(1, hdr, -1, f8(1, 2, 3, 4)))
+	f.Add(testutil.NPYBytes(2, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 1), }", -1, make([]byte, 8)))
+	f.Add(testutil.NPYBytes(1, hdr, 0xffff, f8(1, 2, 3, 4)))
+	f.Add(testutil.NPYBytes(1, hdr, -1, f8(1, 2, 3)))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var out File
 		if err := readNPY(context.Background(), bytes.NewReader(in), int64(len(in)), &out); err != nil {

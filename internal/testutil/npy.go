@@ -1,4 +1,4 @@
-package main
+package testutil
 
 import (
 	"encoding/binary"
@@ -6,13 +6,11 @@ import (
 	"strings"
 )
 
-// Helpers that write .npy files for the command's tests (internal/samples
-// has the same for its reader's).
-
-// npyBytes builds a .npy file: format version major (1 or 2), the header
-// text padded as NumPy pads it, the header length field (hlen < 0: the
+// NPYBytes builds a .npy file: format version major (1 or 2), the header
+// text padded as NumPy pads it (to a multiple of 64 bytes with the
+// preamble, ending in a newline), the header length field (hlen < 0: the
 // true length) and the data block.
-func npyBytes(major byte, header string, hlen int64, data []byte) []byte {
+func NPYBytes(major byte, header string, hlen int64, data []byte) []byte {
 	pre := 10
 	if major > 1 {
 		pre = 12
@@ -31,8 +29,9 @@ func npyBytes(major byte, header string, hlen int64, data []byte) []byte {
 	return append(append(b, header...), data...)
 }
 
-// allocated returns the bytes f allocated (runtime.MemStats.TotalAlloc).
-func allocated(f func()) uint64 {
+// Allocated returns the bytes f allocated (runtime.MemStats.TotalAlloc),
+// after a collection.
+func Allocated(f func()) uint64 {
 	var a, b runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&a)
