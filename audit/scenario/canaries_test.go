@@ -49,22 +49,7 @@ func oneRunGuess(t *testing.T, pr audit.PointResult) audit.Guess {
 
 func runCanaryScenario(t *testing.T, yml string) (*Plan, *audit.Report) {
 	t.Helper()
-	c, err := ParseConfig([]byte(yml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Build(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := p.Audit.Simulate(context.Background(), 0, p.Audit.Options().Trials)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := p.Audit.Analyze(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _, r := runTiny(t, yml)
 	return p, r
 }
 
