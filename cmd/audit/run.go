@@ -144,7 +144,7 @@ func (f *runFlags) register(fs *flagSet) {
 		html: "write a self-contained HTML report (verdict, tables, plot) to FILE (- for stdout)",
 	})
 	fs.intVar(&f.workers, "workers", 0, 0, 4096, "concurrent runs (0: one per CPU; never changes the result),")
-	fs.Func("set", "FIELD=VALUE: set a scenario field before the scenario is validated, as if the file said so (repeatable, applied in order), e.g. --set sampler.sgld.step.eta=0.05 --set audit.attacks=[threshold,lr]", func(s string) error {
+	fs.Func("set", "FIELD=VALUE: set a scenario field before the scenario is validated, as if the file said so (repeatable, applied in order), e.g. --set sampler.sgld.step.eta=0.05 --set audit.attacks=[threshold,logistic]", func(s string) error {
 		st, err := scenario.ParseSetting(s)
 		if err != nil {
 			return err
