@@ -205,8 +205,13 @@ const (
 // that are not exactly integers in range (1e6 is accepted for an integer
 // field because it is exactly one; 40.5 is not), keys given twice, and
 // every range checked by Validate.
-func ParseConfig(b []byte) (*Config, error) {
-	c, err := decodeConfig(b)
+//
+// The settings, if any, are applied in order to the document before it
+// is decoded, as if the file had been edited (see Setting): a value set
+// is decoded, defaulted and validated as one written in the file, and an
+// error about it names its field without a line.
+func ParseConfig(b []byte, sets ...Setting) (*Config, error) {
+	c, err := decodeConfig(b, sets)
 	if err != nil {
 		return nil, err
 	}
@@ -227,8 +232,9 @@ func ParseConfig(b []byte) (*Config, error) {
 // are resolved from the file's directory. The file must be a regular file:
 // a FIFO, a device or a directory is refused without blocking (opening a
 // FIFO would wait for a writer). It reads at most MaxConfigBytes + 1
-// bytes, so that a file growing without end is refused too.
-func LoadConfig(path string) (*Config, error) {
+// bytes, so that a file growing without end is refused too. The settings
+// are applied as ParseConfig applies them.
+func LoadConfig(path string, sets ...Setting) (*Config, error) {
 	f, _, err := filekind.OpenRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %v", err)
@@ -238,7 +244,7 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %s: %v", path, err)
 	}
-	c, err := ParseConfig(b)
+	c, err := ParseConfig(b, sets...)
 	if err != nil {
 		return nil, err
 	}

@@ -67,9 +67,10 @@ type source struct {
 }
 
 // decodeConfig turns one YAML document into a Config: the text is parsed
-// into nodes, then walked field by field against the Config types, with
-// every error naming the line and the field path.
-func decodeConfig(b []byte) (*Config, error) {
+// into nodes, the settings are written into them in order, then the nodes
+// are walked field by field against the Config types, with every error
+// naming the line and the field path.
+func decodeConfig(b []byte, sets []Setting) (*Config, error) {
 	if len(b) > MaxConfigBytes {
 		return nil, &Error{Msg: fmt.Sprintf("the document has %d bytes, more than the limit of %d (64 MiB)", len(b), MaxConfigBytes)}
 	}
@@ -101,6 +102,14 @@ func decodeConfig(b []byte) (*Config, error) {
 	}
 	if root.Kind == yaml.ScalarNode && root.ShortTag() == nullTag {
 		return nil, &Error{Line: root.Line, Msg: "empty document"}
+	}
+	if root.Kind == yaml.MappingNode {
+		// A document that is no mapping is refused by the decoder.
+		for _, s := range sets {
+			if err := s.apply(root); err != nil {
+				return nil, err
+			}
+		}
 	}
 	d := &decoder{}
 	var c Config

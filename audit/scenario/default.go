@@ -9,5 +9,8 @@ var defaultScenario []byte
 // no config file is given.
 func DefaultScenario() []byte { return append([]byte(nil), defaultScenario...) }
 
-// DefaultConfig parses DefaultScenario.
-func DefaultConfig() (*Config, error) { return ParseConfig(defaultScenario) }
+// DefaultConfig parses DefaultScenario, with the settings applied as
+// ParseConfig applies them.
+func DefaultConfig(sets ...Setting) (*Config, error) {
+	return ParseConfig(defaultScenario, sets...)
+}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"reflect"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Errors of WithNumber and NumberAt, wrapped with the path.
@@ -149,4 +151,149 @@ func setNumber(f reflect.Value, x float64) error {
 		return ErrNotNumber
 	}
 	return nil
+}
+
+// Setting is one FIELD=VALUE override of a scenario field, as "audit run
+// --set" takes it: Path is the field's YAML keys joined by dots, from the
+// top of the scenario ("sampler.sgld.step.eta", "audit.trials"), and Value
+// is YAML as it would be written after the key in the file: a scalar
+// ("0.05", "path", "1e6") or a flow list or mapping ("[threshold, lr]",
+// "{eta: 0.05, b: 1}").
+type Setting struct {
+	Path  string
+	Value string
+}
+
+// String returns the setting as FIELD=VALUE.
+func (s Setting) String() string { return s.Path + "=" + s.Value }
+
+// ParseSetting splits FIELD=VALUE at its first "=" and checks that FIELD
+// is a dotted path of non-empty keys. The value is checked only when the
+// setting is applied, by the scenario's own decoder and validation.
+func ParseSetting(s string) (Setting, error) {
+	path, value, ok := strings.Cut(s, "=")
+	if !ok || path == "" {
+		return Setting{}, errors.New("must be FIELD=VALUE, e.g. sampler.sgld.step.eta=0.05")
+	}
+	for _, k := range strings.Split(path, ".") {
+		if k == "" || strings.TrimSpace(k) != k {
+			return Setting{}, fmt.Errorf("%s: FIELD must be YAML keys joined by dots (e.g. audit.trials), got %q", path, path)
+		}
+	}
+	return Setting{Path: path, Value: value}, nil
+}
+
+// apply writes the setting into the YAML document root (a mapping), as if
+// the file had VALUE at FIELD: missing mappings on the path are added, an
+// alias or a merged ("<<") mapping on the path is copied first so that
+// the other places that use it keep their values, and the key and value
+// written carry no line, so that an error about them is not blamed on a
+// line of the file.
+func (s Setting) apply(root *yaml.Node) error {
+	val, err := s.valueNode()
+	if err != nil {
+		return err
+	}
+	keys := strings.Split(s.Path, ".")
+	cur := root
+	for i, k := range keys {
+		if cur.Kind != yaml.MappingNode {
+			where := strings.Join(keys[:i], ".")
+			return &Error{Path: s.Path, Msg: fmt.Sprintf("cannot set it: %s is %s, not a mapping", where, got(cur))}
+		}
+		if i == len(keys)-1 {
+			setKey(cur, k, val)
+			return nil
+		}
+		cur = childMapping(cur, k)
+	}
+	return nil
+}
+
+// valueNode parses the setting's value as one YAML value without a line.
+func (s Setting) valueNode() (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(s.Value), &doc); err != nil {
+		msg := strings.TrimPrefix(oneLine(err.Error()), "yaml: ")
+		if m := reYAMLLine.FindStringSubmatch("yaml: " + msg); m != nil {
+			msg = m[2] // the value is one line of its own
+		}
+		return nil, &Error{Path: s.Path, Msg: fmt.Sprintf("the value %q is not valid YAML: %s", s.Value, msg)}
+	}
+	n := &doc
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	if n.Kind == 0 || n.Kind == yaml.DocumentNode {
+		// An empty value: the key written with nothing after it.
+		n = &yaml.Node{Kind: yaml.ScalarNode, Tag: nullTag}
+	}
+	unlined(n)
+	return n, nil
+}
+
+// unlined clears the line and column of n and of every node under it.
+func unlined(n *yaml.Node) {
+	n.Line, n.Column = 0, 0
+	for _, c := range n.Content {
+		unlined(c)
+	}
+}
+
+// setKey gives the mapping m the value val at key: an explicit key is
+// replaced (with a key node of no line), a key only merged in or absent
+// is added, so that it wins over the merged ones.
+func setKey(m *yaml.Node, key string, val *yaml.Node) {
+	k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if c := m.Content[i]; c.Value == key && !(c.Value == mergeKey && c.Style == 0) {
+			m.Content[i], m.Content[i+1] = k, val
+			return
+		}
+	}
+	m.Content = append(m.Content, k, val)
+}
+
+// childMapping returns the value at key of the mapping m, to write into:
+// an explicit mapping is returned as it is; an alias or a merged value is
+// replaced by a copy in m, so that the other places that use it keep their
+// values; a missing or null value by an empty mapping. A value that is no
+// mapping is returned as it is, for the caller to refuse. An explicit key
+// keeps its line: errors about its other fields still point at the file.
+func childMapping(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if c := m.Content[i]; c.Value != key || (c.Value == mergeKey && c.Style == 0) {
+			continue
+		}
+		v := m.Content[i+1]
+		switch {
+		case isNull(v):
+			v = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		case v.Kind == yaml.AliasNode && v.Alias != nil:
+			v = copyNode(v.Alias)
+		}
+		m.Content[i+1] = v
+		return v
+	}
+	v := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	if _, merged := mappingValue(m, key, 0); merged != nil && !isNull(merged) {
+		if merged.Kind == yaml.AliasNode && merged.Alias != nil {
+			merged = merged.Alias
+		}
+		v = copyNode(merged)
+	}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
+	return v
+}
+
+// copyNode copies n and the mappings and lists under it (aliases stay
+// aliases: they are copied again if a setting goes through them).
+func copyNode(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Anchor = ""
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, x := range n.Content {
+		c.Content[i] = copyNode(x)
+	}
+	return &c
 }

@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
@@ -91,5 +92,57 @@ func TestWithNumberPointers(t *testing.T) {
 	cfg, err := WithNumber(&Config{}, "sampler.sgld.step.eta", 0.5)
 	if err != nil || cfg.(*Config).Sampler.SGLD == nil || cfg.(*Config).Sampler.SGLD.Step.Eta != 0.5 {
 		t.Errorf("Config path: %v", err)
+	}
+}
+
+// Settings parse as the text they stand for: a scenario with settings has
+// the hash of the scenario edited to say the same, through a merge key
+// too, and leaves the merged mapping as it was for the other keys.
+func TestParseConfigSettings(t *testing.T) {
+	const base = "name: s\nseed: 7\n<<: {claim: {epsilon: 5, delta: 1.0e-5, gdp: 1}}\n" +
+		"model: {linreg: {dim: 1, alpha: 1, beta: 1}}\n" +
+		"data: {records: [{x: [0.3], y: 0}, {x: [0], y: 0}]}\n" +
+		"neighbour: {index: 1, record: {x: [1], y: 0}}\n" +
+		"sampler: {gaussian_query: {sigma: 1}}\n" +
+		"audit: {trials: 2000, split: {train: 0.5, eval: 0.5}, delta: 1.0e-5, confidence: 0.95}\n"
+	edited := strings.Replace(strings.Replace(base, "sigma: 1", "sigma: 2", 1), "gdp: 1", "gdp: 3", 1)
+	want, err := ParseConfig([]byte(edited))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sets []Setting
+	for _, s := range []string{"sampler.gaussian_query.sigma=2", "claim.gdp=3"} {
+		st, err := ParseSetting(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets = append(sets, st)
+	}
+	got, err := ParseConfig([]byte(base), sets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Hash() != want.Hash() {
+		t.Errorf("settings: hash %s, the edited text's %s", got.Hash()[:12], want.Hash()[:12])
+	}
+	plain, err := ParseConfig([]byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *plain.Claim.GDP != 1 || plain.Hash() == got.Hash() {
+		t.Error("without settings the scenario is not the one written")
+	}
+}
+
+// ParseSetting refuses what is no FIELD=VALUE.
+func TestParseSettingRefuses(t *testing.T) {
+	for _, s := range []string{"", "trials", "=1", ".a=1", "a.=1", "a..b=1", "a. b=1"} {
+		if _, err := ParseSetting(s); err == nil {
+			t.Errorf("ParseSetting(%q) accepted", s)
+		}
+	}
+	st, err := ParseSetting("audit.attacks=[threshold, lr]=x")
+	if err != nil || st.Path != "audit.attacks" || st.Value != "[threshold, lr]=x" {
+		t.Errorf("ParseSetting split at the wrong =: %+v, %v", st, err)
 	}
 }

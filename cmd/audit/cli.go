@@ -127,11 +127,11 @@ func writeReport(ctx context.Context, e *env, plan *scenario.Plan, a *audit.Audi
 }
 
 // loadScenario reads the scenario named on the command line, or the
-// built-in one.
-func loadScenario(fs *flagSet) (*scenario.Config, error) {
+// built-in one, with the settings of --set applied.
+func loadScenario(fs *flagSet, sets ...scenario.Setting) (*scenario.Config, error) {
 	path := ""
 	if fs.NArg() == 1 {
 		path = fs.Arg(0)
 	}
-	return cli.LoadScenario(path)
+	return cli.LoadScenario(path, sets...)
 }

@@ -31,6 +31,8 @@ type runFlags struct {
 	printSchema          bool
 	shard                string
 	estimators           []string
+	// sets are --set's FIELD=VALUE, in the order given.
+	sets []scenario.Setting
 	runner.Flags
 }
 
@@ -92,7 +94,7 @@ func runRun(args []string, e *env) error {
 		return interruptedError{"interrupted while preparing the scenario; nothing was run"}
 	}
 	if err != nil {
-		return usageError{err.Error()}
+		return usageError{cli.FromSetting(err, f.sets)}
 	}
 	var rec *samples.Recorder
 	if f.SaveReleases != "" {
@@ -142,6 +144,14 @@ func (f *runFlags) register(fs *flagSet) {
 		html: "write a self-contained HTML report (verdict, tables, plot) to FILE (- for stdout)",
 	})
 	fs.intVar(&f.workers, "workers", 0, 0, 4096, "concurrent runs (0: one per CPU; never changes the result),")
+	fs.Func("set", "FIELD=VALUE: set a scenario field before the scenario is validated, as if the file said so (repeatable, applied in order), e.g. --set sampler.sgld.step.eta=0.05 --set audit.attacks=[threshold,logistic]", func(s string) error {
+		st, err := scenario.ParseSetting(s)
+		if err != nil {
+			return err
+		}
+		f.sets = append(f.sets, st)
+		return nil
+	})
 	fs.intVar(&f.trials, "trials", 0, 0, audit.MaxTrials, "override audit.trials (0: keep the config's),")
 	fs.StringVar(&f.seed, "seed", "", "override the config's seed (an unsigned integer)")
 	fs.Var(cli.EstimatorsFlag{Names: &f.estimators}, "estimators", "override audit.estimators: NAME,… among "+strings.Join(audit.EstimatorNames(), ", "))
@@ -296,10 +306,10 @@ func scenarioAsWritten(fs *flagSet, args []string) []byte {
 	return append(text, "# audited with: audit run "+strings.Join(args, " ")+"\n"...)
 }
 
-// loadRunConfig loads the scenario and applies the flags that override
-// it (trials, workers, seed, claims).
+// loadRunConfig loads the scenario with --set's settings and applies the
+// flags that override it (trials, workers, seed, claims).
 func loadRunConfig(fs *flagSet, f *runFlags) (*scenario.Config, error) {
-	cfg, err := loadScenario(fs)
+	cfg, err := loadScenario(fs, f.sets...)
 	if err != nil {
 		return nil, err
 	}

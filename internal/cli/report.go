@@ -103,19 +103,39 @@ func RunError(err error) error {
 // LoadScenario reads the scenario file at path, or the built-in one when
 // path is "". The file must be a regular file: a FIFO or a device is
 // refused before it is opened (opening a FIFO would wait for a writer).
-func LoadScenario(path string) (*scenario.Config, error) {
+// The settings (audit run --set) are applied to the scenario before it is
+// validated (scenario.ParseConfig).
+func LoadScenario(path string, sets ...scenario.Setting) (*scenario.Config, error) {
 	var cfg *scenario.Config
 	var err error
 	if path != "" {
 		if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
 			return nil, Usagef("config: cannot read %s: it is %s, not a regular file", path, filekind.Of(st.Mode()))
 		}
-		cfg, err = scenario.LoadConfig(path)
+		cfg, err = scenario.LoadConfig(path, sets...)
 	} else {
-		cfg, err = scenario.DefaultConfig()
+		cfg, err = scenario.DefaultConfig(sets...)
 	}
 	if err != nil {
-		return nil, UsageError{Msg: err.Error()}
+		return nil, UsageError{Msg: FromSetting(err, sets)}
 	}
 	return cfg, nil
+}
+
+// FromSetting writes an error of loading or building a scenario, saying
+// which --set it is about when it names no line of the file and a field
+// on the path of a setting (the last such): the field set, one under it
+// or one above it.
+func FromSetting(err error, sets []scenario.Setting) string {
+	var se *scenario.Error
+	if !errors.As(err, &se) || se.Line != 0 || se.Path == "" {
+		return err.Error()
+	}
+	for i := len(sets) - 1; i >= 0; i-- {
+		p, e := sets[i].Path, se.Path
+		if p == e || strings.HasPrefix(p, e+".") || strings.HasPrefix(e, p+".") || strings.HasPrefix(e, p+"[") {
+			return err.Error() + " (from --set " + sets[i].String() + ")"
+		}
+	}
+	return err.Error()
 }
