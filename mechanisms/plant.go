@@ -14,7 +14,8 @@ import (
 // than declared, while everything that declares its privacy — the theorem
 // guarantees (Guarantees), the claims and the bounds of "audit bounds" —
 // keeps the declared values. An unset factor is 1. Each sampler allows
-// only the fields that apply to it (PlantFields); a nil *Plant plants
+// only the fields that apply to it (PlantFields), a factor of exactly 1
+// (the declared value) being accepted everywhere; a nil *Plant plants
 // nothing, and the configuration then means what it meant without it.
 //
 // Steps runs k extra iterations before the declared ones: the release the
@@ -100,8 +101,8 @@ func (p *Plant) check(ok PlantFields) error {
 		v                *float64
 		why              string
 	}{{"Noise", "noise", p.Noise, ok.Noise}, {"Clip", "clip", p.Clip, ok.Clip}, {"Rate", "rate", p.Rate, ok.Rate}} {
-		if f.v == nil {
-			continue
+		if f.v == nil || *f.v == 1 {
+			continue // 1 is the declared value, whatever applies
 		}
 		if f.why != "" {
 			return field.Errorf(at.Field(f.goName, f.yamlName), "does not apply: %s", f.why)
@@ -129,7 +130,7 @@ func (p *Plant) parts() []string {
 		name string
 		v    *float64
 	}{{"noise", p.Noise}, {"clip", p.Clip}, {"rate", p.Rate}} {
-		if f.v != nil {
+		if f.v != nil && *f.v != 1 {
 			out = append(out, fmt.Sprintf("%s × %.6g", f.name, *f.v))
 		}
 	}

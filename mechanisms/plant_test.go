@@ -348,4 +348,10 @@ func TestPlantErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want one line with %q", c.s.Name(), err, c.want)
 		}
 	}
+	// 1 is the declared value: accepted where the field does not apply,
+	// and nothing is planted.
+	u := &ULA{Gamma: 0.1, Iters: 1, Plant: &Plant{Clip: fp(1), Rate: fp(1)}}
+	if err := u.Check(m, d); err != nil || u.Name() != "ULA(gamma=0.1)" || u.PlantNote(6) != "" {
+		t.Errorf("factors of 1: %v, %q, %q", err, u.Name(), u.PlantNote(6))
+	}
 }

@@ -237,17 +237,17 @@ func plantDocs(key string, d plantDoc) []Field {
 	factor := func(name, what, usedBy, why string) Field {
 		f := Field{Path: base + ".plant." + name, Default: "1", DefaultNote: "as declared"}
 		if what == "" {
-			f.Range, f.UsedBy = "not allowed: "+why, "none"
-			f.Meaning = "Refused for this sampler: " + why + "."
+			f.Range, f.UsedBy = "not allowed: "+why+" (only 1, the declared value, is accepted)", "none"
+			f.Meaning = "Refused for this sampler (other than 1): " + why + "."
 			return f
 		}
 		f.Range, f.UsedBy, f.Example = posRange, used(usedBy), "0.5"
-		f.Meaning = "The run multiplies " + what + " by this factor f; the guarantees, claims and audit bounds keep the declared value."
+		f.Meaning = "The run multiplies " + what + " by this factor f; the guarantees, claims and audit bounds keep the declared value. Where it does not apply only 1 is accepted."
 		return f
 	}
 	return []Field{
 		{Path: base + ".plant", Default: "{}", DefaultNote: "no planted bug", UsedBy: base, Example: "{noise: 0.5}",
-			Meaning: "A deliberately planted bug, to measure an audit's power: the sampler runs with the deviations set here while everything that declares its privacy — the theorem bounds, the claims and audit bounds — keeps the declared configuration. The sampler's name in the report ends with [planted: …] and a note states the declared and the run values. Fields that do not apply to the configuration are refused."},
+			Meaning: "A deliberately planted bug, to measure an audit's power: the sampler runs with the deviations set here while everything that declares its privacy — the theorem bounds, the claims and audit bounds — keeps the declared configuration. The sampler's name in the report ends with [planted: …] and a note states the declared and the run values. Fields that do not apply to the configuration are refused unless they are 1."},
 		factor("noise", d.noise, d.noiseUsedBy, ""),
 		factor("clip", d.clip, d.clipUsedBy, d.noClip),
 		factor("rate", d.rate, d.rateUsedBy, d.noRate),
