@@ -106,6 +106,42 @@ type DPBarker struct {
 	// Exact selects the non-private exact Barker test of eq. 5 (full data
 	// only; C must be left unset).
 	Exact bool `yaml:"exact,omitempty" json:"exact,omitempty"`
+	// Plant is a planted bug (nil: none): the test noise (N(0, ·) + V_cor)
+	// × noise, the clip bound × clip (the scaling and the variance limit
+	// keep their declared values) and steps extra iterations. The
+	// guarantees keep the declared values.
+	Plant *Plant `yaml:"plant,omitempty" json:"plant,omitempty"`
+}
+
+// Planted implements Planter.
+func (s *DPBarker) Planted() *Plant { return s.Plant }
+
+// plantFields says which plant fields apply: noise unless the test is
+// exact, clip when the ratios are clipped, steps always, never rate.
+func (s *DPBarker) plantFields() PlantFields {
+	ok := PlantFields{Rate: "the test's minibatch size b sets its scaling N0/b and variance check; a planted rate is not supported (use a different batch)"}
+	if s.Exact {
+		ok.Noise = "exact is true, the exact test has no privacy noise"
+	}
+	if s.NoClip || (s.Batch == 0 && s.Clip == 0) {
+		ok.Clip = "the log-likelihood ratios are not clipped"
+	}
+	return ok
+}
+
+// PlantNote implements Planter.
+func (s *DPBarker) PlantNote(n int) string {
+	pl := s.Plant
+	var v []string
+	if pl.noise() != 1 {
+		v = append(v, fmt.Sprintf("the test noise N(0, C − s²) + V_cor scaled by %g (declared 1, C = %g)", pl.noise(), s.c()))
+	}
+	if pl.clip() != 1 {
+		if p, err := s.resolve(n); err == nil {
+			v = append(v, runValue("ratio clip", p.clip, p.clip*pl.clip()))
+		}
+	}
+	return pl.note(s.Name(), append(v, pl.stepsNote()...))
 }
 
 // barkerParams are a DPBarker's settings resolved for one dataset size.
@@ -121,6 +157,7 @@ type barkerParams struct {
 	vcor    *VCor
 	exact   bool
 	sdFixed float64 // sqrt(C + s²) for the full-data test
+	noise   float64 // planted factor of the test noise (Run only; 0 means 1)
 }
 
 func (s *DPBarker) c() float64 {
@@ -171,6 +208,10 @@ func (s *DPBarker) resolve(n int) (barkerParams, error) {
 
 // Name implements Sampler.
 func (s *DPBarker) Name() string {
+	return s.name() + s.Plant.suffix()
+}
+
+func (s *DPBarker) name() string {
 	clip := ""
 	switch {
 	case s.NoClip:
@@ -229,8 +270,16 @@ func (s *DPBarker) Check(m Model, d *dataset.Dataset) error {
 	if err := s.checkVariance(); err != nil {
 		return err
 	}
-	_, err := s.resolve(n)
-	return err
+	if _, err := s.resolve(n); err != nil {
+		return err
+	}
+	if err := s.Plant.check(s.plantFields()); err != nil {
+		return err
+	}
+	if s.Iters+s.Plant.steps() > MaxIterations {
+		return field.Errorf(field.At("Plant", "plant").Field("Steps", "steps"), "a run of more than 2^40 iterations is refused (%d declared + %d)", s.Iters, s.Plant.steps())
+	}
+	return nil
 }
 
 // checkTest checks the choice of test: the exact test (eq. 5) on the full
@@ -309,8 +358,13 @@ func (s *DPBarker) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.R
 	if err != nil {
 		return Info{}, err
 	}
-	rel := releaser{at: at, emit: emit}
-	info := Info{Iterations: s.Iters}
+	if s.Plant != nil {
+		p.clip *= s.Plant.clip()
+		p.noise = s.Plant.noise()
+	}
+	total := s.Iters + s.Plant.steps()
+	rel := releaser{at: shiftAt(at, s.Plant.steps()), emit: emit}
+	info := Info{Iterations: total}
 	prop := make([]float64, len(theta))
 	lpCur := m.LogPrior(theta)
 	var llCur, llProp, r []float64
@@ -321,7 +375,7 @@ func (s *DPBarker) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.R
 		bt = newBatcher(WithoutReplacement, p.n, p.b, rng)
 		r = make([]float64, p.b)
 	}
-	for t := 1; t <= s.Iters; t++ {
+	for t := 1; t <= total; t++ {
 		for k := range prop {
 			prop[k] = theta[k] + s.Step*rng.NormFloat64()
 		}
@@ -433,6 +487,9 @@ func (p *barkerParams) accept(delta, sd float64, rng *rand.Rand) bool {
 		z = logisticDraw(rng)
 	} else {
 		z = p.vcor.sampleWithNormal(rng, sd)
+	}
+	if p.noise != 0 {
+		z *= p.noise
 	}
 	return delta+z > 0
 }

@@ -94,10 +94,53 @@ type DPHMC struct {
 	// clipped gradients): plain HMC with clipping, not private. TauL and
 	// TauG must then be 0, and the clip bounds may be +Inf (no clipping).
 	NoNoise bool `yaml:"no_noise,omitempty" json:"no_noise,omitempty"`
+	// Plant is a planted bug (nil: none): σ_g and σ_l × noise, b_g and
+	// b_l × clip (σ_g = 2b_gτ_g and σ_l = 2τ_l·b_l‖θ′ − θ‖ keep the
+	// declared bounds) and steps extra iterations; every iteration uses
+	// all the data, so there is no rate. The guarantees keep the declared
+	// values.
+	Plant *Plant `yaml:"plant,omitempty" json:"plant,omitempty"`
+}
+
+// Planted implements Planter.
+func (h *DPHMC) Planted() *Plant { return h.Plant }
+
+// plantFields says which plant fields apply: noise unless no_noise, clip
+// unless a bound is infinite, steps always, never rate.
+func (h *DPHMC) plantFields() PlantFields {
+	ok := PlantFields{Rate: "DP-HMC uses the full data in every iteration and does not subsample"}
+	if h.NoNoise {
+		ok.Noise = "no_noise is true, the sampler adds no noise"
+	}
+	if math.IsInf(h.ClipLLR, 0) || math.IsInf(h.ClipGrad, 0) {
+		ok.Clip = "a clip bound is infinite"
+	}
+	return ok
+}
+
+// PlantNote implements Planter.
+func (h *DPHMC) PlantNote(n int) string {
+	p := h.Plant
+	var v []string
+	if p.noise() != 1 {
+		tl, tg := h.PaperTaus(n)
+		sg := 2 * h.ClipGrad * tg
+		v = append(v, runValue("gradient noise σ_g", sg, sg*p.noise()),
+			fmt.Sprintf("acceptance noise σ_l = %.6g·b_l‖θ′ − θ‖ (declared %.6g·b_l‖θ′ − θ‖)", 2*tl*p.noise(), 2*tl))
+	}
+	if p.clip() != 1 {
+		v = append(v, runValue("gradient clip b_g", h.ClipGrad, h.ClipGrad*p.clip()),
+			runValue("ratio clip b_l", h.ClipLLR, h.ClipLLR*p.clip()))
+	}
+	return p.note(h.Name(), append(v, p.stepsNote()...))
 }
 
 // Name implements Sampler.
 func (h *DPHMC) Name() string {
+	return h.name() + h.Plant.suffix()
+}
+
+func (h *DPHMC) name() string {
 	j := ""
 	if h.StepJitter == JitterHalton {
 		j = ", halton"
@@ -163,7 +206,16 @@ func (h *DPHMC) Check(m Model, d *dataset.Dataset) error {
 	if err := checkClipTau(field.At("ClipLLR", "clip_llr"), h.ClipLLR, field.At("TauL", "tau_l"), h.TauL, h.NoNoise); err != nil {
 		return err
 	}
-	return checkClipTau(field.At("ClipGrad", "clip_grad"), h.ClipGrad, field.At("TauG", "tau_g"), h.TauG, h.NoNoise)
+	if err := checkClipTau(field.At("ClipGrad", "clip_grad"), h.ClipGrad, field.At("TauG", "tau_g"), h.TauG, h.NoNoise); err != nil {
+		return err
+	}
+	if err := h.Plant.check(h.plantFields()); err != nil {
+		return err
+	}
+	if h.Iters+h.Plant.steps() > MaxIterations {
+		return field.Errorf(field.At("Plant", "plant").Field("Steps", "steps"), "a run of more than 2^40 iterations is refused (%d declared + %d)", h.Iters, h.Plant.steps())
+	}
+	return nil
 }
 
 // haltonPoint returns the i-th point (i ≥ 0) of the base-2 Halton sequence
@@ -187,7 +239,9 @@ type hmcWork struct {
 	p0, p    []float64 // initial and final momentum
 	g, gi    []float64 // gradient and per-record scratch
 	sigmaG   float64
-	tauL     float64
+	tauL     float64 // τ_l, times the planted noise factor
+	clipG    float64 // b_g, times the planted clip factor
+	clipL    float64 // b_l, times the planted clip factor
 	noise    bool
 	llr      *llrSum
 	grads    *gradSum
@@ -210,9 +264,11 @@ func newHMCWork(h *DPHMC, m Model, d *dataset.Dataset, theta []float64) *hmcWork
 	}
 	if w.noise {
 		tl, tg := h.PaperTaus(d.Len())
-		w.tauL = tl
-		w.sigmaG = 2 * h.ClipGrad * tg
+		f := h.Plant.noise()
+		w.tauL = tl * f
+		w.sigmaG = 2 * h.ClipGrad * tg * f
 	}
+	w.clipG, w.clipL = h.ClipGrad*h.Plant.clip(), h.ClipLLR*h.Plant.clip()
 	w.llr = newLLRSum(m, d, theta)
 	w.grads = newGradSum(m, d)
 	return w
@@ -221,7 +277,7 @@ func newHMCWork(h *DPHMC, m Model, d *dataset.Dataset, theta []float64) *hmcWork
 // noisyGrad writes g̃(θ) into w.g: the clipped gradient sum, plus
 // N(0, σ_g² I) noise unless noise is off, plus the prior's gradient.
 func (w *hmcWork) noisyGrad(theta []float64, rng *rand.Rand) {
-	w.grads.sum(w.m, w.d, theta, w.h.ClipGrad, w.g, &w.info)
+	w.grads.sum(w.m, w.d, theta, w.clipG, w.g, &w.info)
 	if w.noise {
 		for k := range w.g {
 			w.g[k] += w.sigmaG * rng.NormFloat64()
@@ -276,8 +332,9 @@ func (w *hmcWork) kinetic(p []float64) float64 {
 // R + ½pᵀM⁻¹p − ½p′ᵀM⁻¹p′ + ln p(θ′) − ln p(θ), and σ_l = 2τ_l·c. lpc is
 // ln p(θ); the proposal's log prior is returned too.
 func (w *hmcWork) deltaH(theta []float64, lpc float64) (dH, sigma, lpp float64) {
-	c := w.h.ClipLLR * distance(theta, w.thetaP)
-	r := w.llr.sum(w.m, w.d, theta, w.thetaP, c, &w.info)
+	dist := distance(theta, w.thetaP)
+	c := w.h.ClipLLR * dist
+	r := w.llr.sum(w.m, w.d, theta, w.thetaP, w.clipL*dist, &w.info)
 	lpp = w.m.LogPrior(w.thetaP)
 	dH = r + (w.kinetic(w.p0) - w.kinetic(w.p)) + (lpp - lpc)
 	return dH, 2 * w.tauL * c, lpp
@@ -289,7 +346,9 @@ func (h *DPHMC) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand
 		return Info{}, &DivergedError{Iteration: 0, Theta: append([]float64(nil), theta...)}
 	}
 	w := newHMCWork(h, m, d, theta)
-	w.info.Iterations = h.Iters
+	total := h.Iters + h.Plant.steps()
+	w.info.Iterations = total
+	at = shiftAt(at, h.Plant.steps())
 	var mask uint64
 	halton := h.StepJitter == JitterHalton
 	if halton {
@@ -297,7 +356,7 @@ func (h *DPHMC) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand
 	}
 	rel := releaser{at: at, emit: emit}
 	lpc := m.LogPrior(theta)
-	for t := 1; t <= h.Iters; t++ {
+	for t := 1; t <= total; t++ {
 		eta := h.Step
 		if halton {
 			eta *= haltonPoint(uint64(t-1), mask)

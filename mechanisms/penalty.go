@@ -352,6 +352,42 @@ type DPPenalty struct {
 	// random-walk MH with clipped ratios, not private. Tau must then be 0,
 	// and ClipLLR may be +Inf (no clipping).
 	NoNoise bool `yaml:"no_noise,omitempty" json:"no_noise,omitempty"`
+	// Plant is a planted bug (nil: none): σ_l × noise (in the noise and in
+	// its σ_l²/2 correction), the ratio clip bound b_l × clip (σ_l keeps
+	// the declared b_l) and steps extra iterations; every iteration uses
+	// all the data, so there is no rate. The guarantees keep the declared
+	// values.
+	Plant *Plant `yaml:"plant,omitempty" json:"plant,omitempty"`
+}
+
+// Planted implements Planter.
+func (s *DPPenalty) Planted() *Plant { return s.Plant }
+
+// plantFields says which plant fields apply: noise unless no_noise, clip
+// unless the bound is infinite, steps always, never rate.
+func (s *DPPenalty) plantFields() PlantFields {
+	ok := PlantFields{Rate: "DP-penalty uses the full data in every iteration and does not subsample"}
+	if s.NoNoise {
+		ok.Noise = "no_noise is true, the sampler adds no noise"
+	}
+	if math.IsInf(s.ClipLLR, 0) {
+		ok.Clip = "clip_llr is infinite"
+	}
+	return ok
+}
+
+// PlantNote implements Planter.
+func (s *DPPenalty) PlantNote(n int) string {
+	p := s.Plant
+	var v []string
+	if p.noise() != 1 {
+		tl := s.PaperTau(n)
+		v = append(v, fmt.Sprintf("acceptance noise σ_l = %.6g·b_l‖θ′ − θ‖ (declared %.6g·b_l‖θ′ − θ‖)", 2*tl*p.noise(), 2*tl))
+	}
+	if p.clip() != 1 {
+		v = append(v, runValue("ratio clip b_l", s.ClipLLR, s.ClipLLR*p.clip()))
+	}
+	return p.note(s.Name(), append(v, p.stepsNote()...))
 }
 
 // Noise-scale conventions of the penalty samplers.
@@ -391,6 +427,10 @@ func (s *DPPenalty) PaperTau(n int) float64 {
 
 // Name implements Sampler.
 func (s *DPPenalty) Name() string {
+	return s.name() + s.Plant.suffix()
+}
+
+func (s *DPPenalty) name() string {
 	if s.NoNoise {
 		return fmt.Sprintf("RWMH(proposal_sd=%v, clip_llr=%g, no noise)", s.ProposalSD, s.ClipLLR)
 	}
@@ -444,7 +484,16 @@ func (s *DPPenalty) Check(m Model, d *dataset.Dataset) error {
 	if err := checkTauScale(s.TauScale); err != nil {
 		return err
 	}
-	return checkClipTau(field.At("ClipLLR", "clip_llr"), s.ClipLLR, field.At("Tau", "tau"), s.Tau, s.NoNoise)
+	if err := checkClipTau(field.At("ClipLLR", "clip_llr"), s.ClipLLR, field.At("Tau", "tau"), s.Tau, s.NoNoise); err != nil {
+		return err
+	}
+	if err := s.Plant.check(s.plantFields()); err != nil {
+		return err
+	}
+	if s.Iters+s.Plant.steps() > MaxIterations {
+		return field.Errorf(field.At("Plant", "plant").Field("Steps", "steps"), "a run of more than 2^40 iterations is refused (%d declared + %d)", s.Iters, s.Plant.steps())
+	}
+	return nil
 }
 
 // Run implements Sampler.
@@ -457,19 +506,22 @@ func (s *DPPenalty) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.
 	for k := range sd {
 		sd[k] = s.ProposalSD[min(k, len(s.ProposalSD)-1)]
 	}
-	rel := releaser{at: at, emit: emit}
-	info := Info{Iterations: s.Iters}
+	total := s.Iters + s.Plant.steps()
+	rel := releaser{at: shiftAt(at, s.Plant.steps()), emit: emit}
+	info := Info{Iterations: total}
 	llr := newLLRSum(m, d, theta)
 	prop := make([]float64, dim)
 	lpc := m.LogPrior(theta)
 	noise := !s.NoNoise
-	tau := s.PaperTau(d.Len())
-	for t := 1; t <= s.Iters; t++ {
+	tau := s.PaperTau(d.Len()) * s.Plant.noise()
+	clipRun := s.ClipLLR * s.Plant.clip()
+	for t := 1; t <= total; t++ {
 		for k := range prop {
 			prop[k] = theta[k] + sd[k]*rng.NormFloat64()
 		}
-		c := s.ClipLLR * distance(theta, prop)
-		r := llr.sum(m, d, theta, prop, c, &info)
+		dist := distance(theta, prop)
+		c := s.ClipLLR * dist
+		r := llr.sum(m, d, theta, prop, clipRun*dist, &info)
 		lpp := m.LogPrior(prop)
 		info.Proposals++
 		if penaltyAccept(r+lpp-lpc, 2*tau*c, noise, rng) {

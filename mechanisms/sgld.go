@@ -88,6 +88,13 @@ type SGLD struct {
 	// sqrt(NoiseVariance·η_t)·ξ. 0 means 1, the algorithm. Other values
 	// deviate from SGLD on purpose, to plant a bug for testing an audit.
 	NoiseVariance float64 `yaml:"noise_variance,omitempty" json:"noise_variance,omitempty"`
+	// Plant is a planted bug (nil: none): the noise standard deviation
+	// × noise (on top of NoiseVariance: the noise is
+	// noise·sqrt(NoiseVariance·η_t)·ξ, variance noise²·NoiseVariance·η_t),
+	// the clip bound × clip (with Clip > 0), the Poisson rate b/n × rate
+	// (scheme poisson; the gradient sum keeps its declared scale n/b) and
+	// steps extra iterations. The guarantees keep the declared values.
+	Plant *Plant `yaml:"plant,omitempty" json:"plant,omitempty"`
 
 	// coefs caches the per-record coefficients of the affine fast path by
 	// (model, dataset, η), so that the runs of an audit share them.
@@ -165,7 +172,53 @@ func (s *SGLD) Name() string {
 	if s.Clip > 0 {
 		n += fmt.Sprintf(", clip=%g", s.Clip)
 	}
-	return n + ")"
+	return n + ")" + s.Plant.suffix()
+}
+
+// Planted implements Planter.
+func (s *SGLD) Planted() *Plant { return s.Plant }
+
+// plantFields says which plant fields apply: noise and steps always, clip
+// when the sampler clips, rate under Poisson sampling.
+func (s *SGLD) plantFields() PlantFields {
+	var ok PlantFields
+	if s.Clip == 0 {
+		ok.Clip = "sampler.sgld.clip is 0, the sampler does not clip"
+	}
+	if s.Scheme != Poisson {
+		ok.Rate = fmt.Sprintf("scheme %s draws fixed-size batches; only scheme poisson has a subsampling rate", s.Scheme)
+	}
+	return ok
+}
+
+// PlantNote implements Planter.
+func (s *SGLD) PlantNote(n int) string {
+	p := s.Plant
+	var v []string
+	if p.noise() != 1 {
+		sd := math.Sqrt(s.noiseVar() * s.Step.Eta)
+		v = append(v, runValue("noise standard deviation at the first step", sd, sd*p.noise()))
+	}
+	if p.clip() != 1 {
+		v = append(v, runValue("clip bound", s.Clip, s.Clip*p.clip()))
+	}
+	if p.rate() != 1 && n > 0 {
+		q := float64(s.Batch) / float64(n)
+		v = append(v, runValue("Poisson rate", q, q*p.rate()))
+	}
+	return p.note(s.Name(), append(v, p.stepsNote()...))
+}
+
+// noiseSD returns the standard deviation of the noise of a step of size
+// eta: sqrt(NoiseVariance·η), times the planted factor.
+func (s *SGLD) noiseSD(eta float64) float64 {
+	return math.Sqrt(s.noiseVar()*eta) * s.Plant.noise()
+}
+
+// runLength returns the number of iterations a run makes: the declared
+// ones and the planted extra steps.
+func (s *SGLD) runLength(d *dataset.Dataset) int {
+	return s.Iterations(d) + s.Plant.steps()
 }
 
 func (s *SGLD) noiseVar() float64 {
@@ -226,6 +279,15 @@ func (s *SGLD) Check(m Model, d *dataset.Dataset) error {
 	if !(s.NoiseVariance >= 0) || math.IsInf(s.NoiseVariance, 0) {
 		return field.Errorf(field.At("NoiseVariance", "noise_variance"), "must be finite and ≥ 0, got %g", s.NoiseVariance)
 	}
+	if err := s.Plant.check(s.plantFields()); err != nil {
+		return err
+	}
+	if q := float64(s.Batch) / float64(n) * s.Plant.rate(); q > 1 {
+		return field.Errorf(field.At("Plant", "plant").Field("Rate", "rate"), "the planted rate b/n × rate = %g must be at most 1", q)
+	}
+	if it := s.runLength(d); it > MaxIterations || it < 0 {
+		return field.Errorf(field.At("Plant", "plant").Field("Steps", "steps"), "a run of more than 2^40 iterations is refused (%d declared + %d)", s.Iterations(d), s.Plant.steps())
+	}
 	return nil
 }
 
@@ -240,7 +302,13 @@ type batcher struct {
 }
 
 func newBatcher(scheme IndexScheme, n, b int, rng *rand.Rand) *batcher {
-	bt := &batcher{scheme: scheme, n: n, b: b, q: float64(b) / float64(n), buf: make([]int, 0, b)}
+	return newBatcherRate(scheme, n, b, 1, rng)
+}
+
+// newBatcherRate is newBatcher with the Poisson rate b/n multiplied by rate
+// (a planted bug; the gradient scale stays n/b).
+func newBatcherRate(scheme IndexScheme, n, b int, rate float64, rng *rand.Rand) *batcher {
+	bt := &batcher{scheme: scheme, n: n, b: b, q: float64(b) / float64(n) * rate, buf: make([]int, 0, b)}
 	switch scheme {
 	case WithoutReplacement, Reshuffle, Cyclic:
 		bt.perm = make([]int, n)
@@ -307,11 +375,13 @@ func (s *SGLD) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand,
 // runInto implements bufferedSampler: Run, with the per-release snapshots
 // in src's buffer and the releases to its recorder (src may be nil).
 func (s *SGLD) runInto(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, src *TrialSource) (Info, error) {
+	at = shiftAt(at, s.Plant.steps())
 	if a, ok := m.(Affine1D); ok && m.Dim() == 1 && s.Clip == 0 {
 		return s.runAffine1D(a, d, theta, rng, at, emit, src)
 	}
-	total := s.Iterations(d)
-	bt := newBatcher(s.Scheme, d.Len(), s.Batch, rng)
+	total := s.runLength(d)
+	bt := newBatcherRate(s.Scheme, d.Len(), s.Batch, s.Plant.rate(), rng)
+	clip := s.Clip * s.Plant.clip()
 	fn := newFastNormal(rng)
 	rel := newReleaser(at, emit, src)
 	dim := len(theta)
@@ -323,12 +393,11 @@ func (s *SGLD) runInto(m Model, d *dataset.Dataset, theta []float64, rng *rand.R
 		gb = bm.NewGradBatch(min(s.Batch, maxGradRows))
 	}
 	info := Info{Iterations: total}
-	nv := s.noiseVar()
 	for t := 0; t < total; t++ {
 		eta := s.Step.At(t)
 		batch := bt.next(rng)
 		if gb != nil {
-			info.ClippedGrads += gb.SumGradLogLik(theta, d.Records, batch, s.Clip, gi)
+			info.ClippedGrads += gb.SumGradLogLik(theta, d.Records, batch, clip, gi)
 			info.GradEvals += len(batch)
 		} else {
 			for k := range gi {
@@ -337,13 +406,13 @@ func (s *SGLD) runInto(m Model, d *dataset.Dataset, theta []float64, rng *rand.R
 			for _, i := range batch {
 				m.GradLogLik(theta, d.Records[i], grad)
 				info.GradEvals++
-				if s.Clip > 0 {
+				if clip > 0 {
 					var nn float64
 					for _, g := range grad {
 						nn += g * g
 					}
-					if nn = math.Sqrt(nn); nn > s.Clip {
-						f := s.Clip / nn
+					if nn = math.Sqrt(nn); nn > clip {
+						f := clip / nn
 						for k := range grad {
 							grad[k] *= f
 						}
@@ -356,7 +425,7 @@ func (s *SGLD) runInto(m Model, d *dataset.Dataset, theta []float64, rng *rand.R
 			}
 		}
 		sc := bt.scale(len(batch))
-		half, sd := eta/2, math.Sqrt(nv*eta)
+		half, sd := eta/2, s.noiseSD(eta)
 		fn.fill(noise)
 		if !sgldUpdate(m, theta, grad, gi, noise, half, sc, sd) {
 			return info, &DivergedError{Iteration: t + 1, Theta: append([]float64(nil), theta...)}
@@ -410,7 +479,7 @@ func (s *SGLD) runAffine1D(a Affine1D, d *dataset.Dataset, theta []float64, rng 
 	n := d.Len()
 	k := s.affineCoefs(a, d)
 	h, j, shift, prec := k.h, k.j, k.shift, k.prec
-	total := s.Iterations(d)
+	total := s.runLength(d)
 	rel := newReleaser(at, emit, src)
 	info := Info{Iterations: total}
 	constant := s.Step.Gamma == 0
@@ -421,16 +490,15 @@ func (s *SGLD) runAffine1D(a Affine1D, d *dataset.Dataset, theta []float64, rng 
 		err := s.runAffine1DBatch1(k, n, theta, rng, &rel, &info)
 		return info, err
 	}
-	bt := newBatcher(s.Scheme, n, s.Batch, rng)
+	bt := newBatcherRate(s.Scheme, n, s.Batch, s.Plant.rate(), rng)
 	fn := newFastNormal(rng)
-	nv := s.noiseVar()
 	th := theta[0]
-	half, sd := s.Step.Eta/2, math.Sqrt(nv*s.Step.Eta)
+	half, sd := s.Step.Eta/2, s.noiseSD(s.Step.Eta)
 	next := rel.nextAt()
 	for t := 0; t < total; t++ {
 		if !constant {
 			eta := s.Step.At(t)
-			half, sd = eta/2, math.Sqrt(nv*eta)
+			half, sd = eta/2, s.noiseSD(eta)
 		}
 		batch := bt.next(rng)
 		var sh, sj float64
@@ -463,7 +531,7 @@ func (s *SGLD) runAffine1D(a Affine1D, d *dataset.Dataset, theta []float64, rng 
 // With and without replacement coincide for a batch of one record. Each
 // scheme has a loop of its own, with no per-step branch on the scheme.
 func (s *SGLD) runAffine1DBatch1(k *affineCoefs, n int, theta []float64, rng *rand.Rand, rel *releaser, info *Info) error {
-	sd := math.Sqrt(s.noiseVar() * s.Step.Eta)
+	sd := s.noiseSD(s.Step.Eta)
 	switch s.Scheme {
 	case Cyclic:
 		return runBatch1Cyclic(k, n, sd, theta, rng, rel, info)

@@ -25,14 +25,32 @@ type ULA struct {
 	// Radius > 0 projects every state onto the ball; 0 disables it.
 	Radius float64   `yaml:"radius,omitempty" json:"radius,omitempty"`
 	Center []float64 `yaml:"center,omitempty" json:"center,omitempty"`
+	// Plant is a planted bug (nil: none): the noise standard deviation
+	// sqrt(2γ) × noise and steps extra iterations; ULA neither clips nor
+	// subsamples. The guarantees keep the declared values.
+	Plant *Plant `yaml:"plant,omitempty" json:"plant,omitempty"`
 }
 
 // Name implements Sampler.
 func (u *ULA) Name() string {
 	if u.Radius > 0 {
-		return fmt.Sprintf("ULA(gamma=%g, projected onto radius %g)", u.Gamma, u.Radius)
+		return fmt.Sprintf("ULA(gamma=%g, projected onto radius %g)", u.Gamma, u.Radius) + u.Plant.suffix()
 	}
-	return fmt.Sprintf("ULA(gamma=%g)", u.Gamma)
+	return fmt.Sprintf("ULA(gamma=%g)", u.Gamma) + u.Plant.suffix()
+}
+
+// Planted implements Planter.
+func (u *ULA) Planted() *Plant { return u.Plant }
+
+// PlantNote implements Planter.
+func (u *ULA) PlantNote(int) string {
+	p := u.Plant
+	var v []string
+	if p.noise() != 1 {
+		sd := math.Sqrt(2 * u.Gamma)
+		v = append(v, runValue("noise standard deviation", sd, sd*p.noise()))
+	}
+	return p.note(u.Name(), append(v, p.stepsNote()...))
 }
 
 // Iterations implements Sampler.
@@ -54,6 +72,12 @@ func (u *ULA) Check(m Model, d *dataset.Dataset) error {
 	}
 	if len(u.Center) != 0 && len(u.Center) != m.Dim() {
 		return field.Errorf(field.At("Center", "center"), "must have %d values, got %d", m.Dim(), len(u.Center))
+	}
+	if err := u.Plant.check(PlantFields{Clip: "ULA does not clip", Rate: "ULA uses the full gradient and does not subsample"}); err != nil {
+		return err
+	}
+	if u.Iters+u.Plant.steps() > MaxIterations {
+		return field.Errorf(field.At("Plant", "plant").Field("Steps", "steps"), "a run of more than 2^40 iterations is refused (%d declared + %d)", u.Iters, u.Plant.steps())
 	}
 	return nil
 }
@@ -84,12 +108,13 @@ func (u *ULA) project(x []float64) bool {
 
 // Run implements Sampler.
 func (u *ULA) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
-	rel := releaser{at: at, emit: emit}
+	total := u.Iters + u.Plant.steps()
+	rel := releaser{at: shiftAt(at, u.Plant.steps()), emit: emit}
 	grad := make([]float64, len(theta))
 	sum := make([]float64, len(theta))
-	info := Info{Iterations: u.Iters}
-	sd := math.Sqrt(2 * u.Gamma)
-	for t := 1; t <= u.Iters; t++ {
+	info := Info{Iterations: total}
+	sd := math.Sqrt(2*u.Gamma) * u.Plant.noise()
+	for t := 1; t <= total; t++ {
 		for k := range sum {
 			sum[k] = 0
 		}

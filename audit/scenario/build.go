@@ -79,6 +79,7 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 	}
 	o.ID = p.Hash
 	t := audit.Target{Name: c.Name, Mechanism: p.Mechanism, Pair: p.Pair}
+	t.Notes = plantNotes(c, p.Pair)
 	if err := p.targetFeatures(&t, &o); err != nil {
 		return p, err
 	}
@@ -541,6 +542,23 @@ func (c *Config) attacksAndClaims(o *audit.Options) error {
 			o.Claims = append(o.Claims, audit.GDPClaim(*cl.GDP))
 		}
 		o.Theorems = cl.Theorems
+	}
+	return nil
+}
+
+// plantNotes states a planted bug (sampler.KEY.plant): what the sampler
+// runs with against what it declares; none without a plant.
+func plantNotes(c *Config, pair dataset.Pair) []string {
+	pl, ok := c.Sampler.sampler().(mechanisms.Planter)
+	if !ok || pl.Planted() == nil {
+		return nil
+	}
+	n := 0
+	if pair.D != nil {
+		n = pair.D.Len()
+	}
+	if note := pl.PlantNote(n); note != "" {
+		return []string{note}
 	}
 	return nil
 }

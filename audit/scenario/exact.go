@@ -25,7 +25,7 @@ func exactEpsilons(c *Config, p *Plan, points []mechanisms.ReleasePoint) []float
 	case c.Sampler.SGLD != nil:
 		s := c.Sampler.SGLD
 		if s.Batch != 1 || s.Scheme != mechanisms.Cyclic || s.Step.Gamma != 0 || s.Clip != 0 ||
-			(s.NoiseVariance != 0 && s.NoiseVariance != 1) {
+			(s.NoiseVariance != 0 && s.NoiseVariance != 1) || s.Plant != nil {
 			return nil
 		}
 		model = closedform.Counterexample{N: ce.N, Alpha: lr.Alpha, Beta: lr.Beta, XH: ce.XH, C: ce.C, Eta: s.Step.Eta}

@@ -51,7 +51,7 @@ type samplerEntry struct {
 // samplerRegistry lists the samplers in the order of SamplerConfig's
 // fields.
 var samplerRegistry = []samplerEntry{
-	{Key: "sgld", Chain: true, Docs: []Field{
+	{Key: "sgld", Chain: true, Docs: append([]Field{
 		{Path: "sampler.sgld", Example: "{step: {eta: 0.05}, batch: 1, scheme: cyclic, epochs: 2}",
 			Meaning: "Stochastic gradient Langevin dynamics (Welling & Teh 2011) in the form of Heller & Fetaya eq. 3: θ ← θ + (η_t/2)(∇ln p(θ) + (n/b)Σ_batch g_i) + √η_t·ξ, with g_i the per-record gradients (clipped for DP-SGLD, Heller & Fetaya eq. 66)."},
 		{Path: "sampler.sgld.step", Required: "yes", UsedBy: "sampler.sgld", Example: "{eta: 0.05}",
@@ -73,9 +73,13 @@ var samplerRegistry = []samplerEntry{
 		{Path: "sampler.sgld.clip", Default: "0", DefaultNote: "no clipping", Range: nonNegRange, UsedBy: "sampler.sgld", Example: "1",
 			Meaning: "Per-record gradient clipping norm C: g_i/max(1, ‖g_i‖/C), the DP-SGLD step of Heller & Fetaya eq. 66."},
 		{Path: "sampler.sgld.noise_variance", Default: "1", DefaultNote: "the algorithm; 0 also means 1", Range: nonNegRange, UsedBy: "sampler.sgld", Example: "0.5",
-			Meaning: "Scales the injected noise variance (noise √(noise_variance·η_t)·ξ). Values other than 1 deviate from SGLD on purpose, to plant a bug an audit must find."},
-	}},
-	{Key: "ula", Chain: true, Docs: []Field{
+			Meaning: "Scales the injected noise variance (noise √(noise_variance·η_t)·ξ). Values other than 1 deviate from SGLD on purpose, to plant a bug an audit must find. With sampler.sgld.plant.noise = f as well the factors combine: the noise is f·√(noise_variance·η_t)·ξ, of variance f²·noise_variance·η_t."},
+	}, plantDocs("sgld", plantDoc{
+		noise: "the standard deviation √(noise_variance·η_t) of the injected noise (f multiplies it on top of noise_variance: variance f²·noise_variance·η_t)",
+		clip:  "the gradient clip bound C (only when sampler.sgld.clip > 0)", clipUsedBy: "sampler.sgld with clip > 0",
+		rate: "the Poisson inclusion probability b/n (only with scheme poisson; the gradient sum keeps its declared scale n/b, and b/n × f must stay ≤ 1)", rateUsedBy: "sampler.sgld with scheme poisson",
+	})...)},
+	{Key: "ula", Chain: true, Docs: append([]Field{
 		{Path: "sampler.ula", Example: "{gamma: 0.01, iterations: 20}",
 			Meaning: "The unadjusted Langevin algorithm of Bertazzi et al. eq. 12 with the full gradient, x ← x − γ∇U(x) + √(2γ)·z, optionally projected onto a ball (noisy projected gradient descent, Balle et al. Thm 5)."},
 		{Path: "sampler.ula.gamma", Required: "yes", Range: posRange, UsedBy: "sampler.ula", Example: "0.01",
@@ -86,8 +90,12 @@ var samplerRegistry = []samplerEntry{
 			Meaning: "Radius of the ball every state is projected onto."},
 		{Path: "sampler.ula.center", Default: "[]", DefaultNote: "the origin", Range: "d finite numbers (d = the model's dimension)", UsedBy: "sampler.ula with radius > 0", Example: "[0]",
 			Meaning: "Centre of the projection ball."},
-	}},
-	{Key: "dp_penalty", Chain: true, Docs: []Field{
+	}, plantDocs("ula", plantDoc{
+		noise: "the standard deviation √(2γ) of the injected noise",
+		clip:  "", rate: "",
+		noClip: "ULA does not clip", noRate: "ULA uses the full gradient and does not subsample",
+	})...)},
+	{Key: "dp_penalty", Chain: true, Docs: append([]Field{
 		{Path: "sampler.dp_penalty", Example: "{iterations: 10, proposal_sd: [0.2], clip_llr: 3, tau: 3}",
 			Meaning: "The DP penalty algorithm (Yildirim & Ermis 2019) as Räisä et al. (2021) §3 state it: random-walk Metropolis–Hastings whose acceptance test uses clipped log-likelihood ratios plus Gaussian noise; each iteration is a Gaussian mechanism (their Thm 2.4)."},
 		{Path: "sampler.dp_penalty.iterations", Required: "yes", Range: iterRange, UsedBy: "sampler.dp_penalty", Example: "10",
@@ -102,8 +110,12 @@ var samplerRegistry = []samplerEntry{
 			Meaning: "paper: tau is the paper's τ; sqrt-n: the authors' code convention, τ = tau·√n."},
 		{Path: "sampler.dp_penalty.no_noise", Default: "false", Range: "true, false", UsedBy: "sampler.dp_penalty", Example: "true",
 			Meaning: "Switch the noise off: random-walk MH with clipped ratios, not private (tau must be 0)."},
-	}},
-	{Key: "dp_hmc", Chain: true, Docs: []Field{
+	}, plantDocs("dp_penalty", plantDoc{
+		noise: "the acceptance noise σ_l = 2τ_l·b_l‖θ′ − θ‖, in the noise and in its σ_l²/2 correction (not with no_noise)", noiseUsedBy: "sampler.dp_penalty without no_noise",
+		clip: "the ratio clip bound b_l; σ_l keeps the declared b_l", clipUsedBy: "sampler.dp_penalty with a finite clip_llr",
+		noRate: "DP-penalty uses the full data in every iteration",
+	})...)},
+	{Key: "dp_hmc", Chain: true, Docs: append([]Field{
 		{Path: "sampler.dp_hmc", Example: "{iterations: 5, step: 0.05, leapfrog_steps: 3, clip_llr: 3, clip_grad: 3, tau_l: 4, tau_g: 15}",
 			Meaning: "DP-HMC, Algorithm 1 of Räisä et al. (2021): Hamiltonian Monte Carlo with clipped, noisy gradients and a penalty acceptance test; a run of k iterations is μ-GDP with μ² = k/τ_l² + k(L+1)/τ_g² (their Thm 3.5)."},
 		{Path: "sampler.dp_hmc.iterations", Required: "yes", Range: iterRange, UsedBy: "sampler.dp_hmc", Example: "5",
@@ -128,8 +140,12 @@ var samplerRegistry = []samplerEntry{
 			Meaning: "paper: tau_l and tau_g are the paper's τ; sqrt-n: the authors' code convention, τ = tau·√n."},
 		{Path: "sampler.dp_hmc.no_noise", Default: "false", Range: "true, false", UsedBy: "sampler.dp_hmc", Example: "true",
 			Meaning: "Switch all noise off: plain HMC with clipping, not private (tau_l and tau_g must be 0)."},
-	}},
-	{Key: "dp_barker", Chain: true, Docs: []Field{
+	}, plantDocs("dp_hmc", plantDoc{
+		noise: "both noise standard deviations, σ_g = 2b_g·τ_g of the gradients and σ_l = 2τ_l·b_l‖θ′ − θ‖ of the acceptance test (with its σ_l²/2 correction; not with no_noise)", noiseUsedBy: "sampler.dp_hmc without no_noise",
+		clip: "both clip bounds, b_g and b_l; σ_g and σ_l keep the declared bounds", clipUsedBy: "sampler.dp_hmc with finite clip bounds",
+		noRate: "DP-HMC uses the full data in every iteration",
+	})...)},
+	{Key: "dp_barker", Chain: true, Docs: append([]Field{
 		{Path: "sampler.dp_barker", Example: "{step: 0.05, iterations: 50, batch: 2}",
 			Meaning: "DP MCMC with the Barker acceptance test of Heikkilä et al. (2019) §3: random-walk proposals accepted by a noisy Barker test on the full data (batch: 0, Thm 1) or on minibatches (Thm 2), with clipped log-likelihood ratios; exact: true gives the non-private exact test of eq. 5."},
 		{Path: "sampler.dp_barker.step", Required: "yes", Range: posRange, UsedBy: "sampler.dp_barker", Example: "0.05",
@@ -152,7 +168,11 @@ var samplerRegistry = []samplerEntry{
 			Meaning: "What an iteration whose variance estimate exceeds the limit does: reject its proposal, or end the run with an error."},
 		{Path: "sampler.dp_barker.exact", Default: "false", Range: "true, false; batch 0 and c unset", UsedBy: "sampler.dp_barker", Example: "true",
 			Meaning: "Use the non-private exact Barker test of eq. 5 (full data only)."},
-	}},
+	}, plantDocs("dp_barker", plantDoc{
+		noise: "the test noise N(0, C − s²) + V_cor, which is multiplied by f (not with exact)", noiseUsedBy: "sampler.dp_barker without exact",
+		clip: "the resolved clip bound of the log-likelihood ratios (the scaling and the variance limit keep their declared values)", clipUsedBy: "sampler.dp_barker with clipped ratios (batch ≥ 2 or clip set, and no no_clip)",
+		noRate: "the subsampled test's batch size b sets its scaling N0/b and its variance check; a planted rate is not supported",
+	})...)},
 	{Key: "gaussian_query", Chain: false, Docs: []Field{
 		{Path: "sampler.gaussian_query", Models: []string{"linreg", "logistic", "gauss", "banana"}, OtherModels: "the Gaussian query releases a record-sized sum",
 			Example: "{sigma: 1}",
@@ -193,6 +213,47 @@ var samplerRegistry = []samplerEntry{
 		{Path: "sampler.program.test_size", Default: "0", DefaultNote: "the program holds no test set", Range: "[0, 1000000000]; omitted when data.csv.test_fraction splits one off", UsedBy: "sampler.program with audit.metrics: [accuracy]", Example: "10000",
 			Meaning: "The size of a test set the program loads itself (MNIST's 10,000 test images, say): with audit.metrics: [accuracy], the program answers each trial with info.correct, per release point the number of those records its release classifies correctly, and the report shows correct / test_size as the test accuracy."},
 	}},
+}
+
+// plantDoc holds what a sampler's planted factors multiply (empty: the
+// field never applies, for the reason in noClip or noRate) and which
+// configurations they apply to (empty: every one).
+type plantDoc struct {
+	noise, clip, rate                   string
+	noiseUsedBy, clipUsedBy, rateUsedBy string
+	noClip, noRate                      string
+}
+
+// plantDocs returns the reference entries of sampler.KEY.plant and its
+// fields (mechanisms.Plant).
+func plantDocs(key string, d plantDoc) []Field {
+	base := "sampler." + key
+	used := func(u string) string {
+		if u == "" {
+			return base
+		}
+		return u
+	}
+	factor := func(name, what, usedBy, why string) Field {
+		f := Field{Path: base + ".plant." + name, Default: "1", DefaultNote: "as declared"}
+		if what == "" {
+			f.Range, f.UsedBy = "not allowed: "+why+" (only 1, the declared value, is accepted)", "none"
+			f.Meaning = "Refused for this sampler (other than 1): " + why + "."
+			return f
+		}
+		f.Range, f.UsedBy, f.Example = posRange, used(usedBy), "0.5"
+		f.Meaning = "The run multiplies " + what + " by this factor f; the guarantees, claims and audit bounds keep the declared value. Where it does not apply only 1 is accepted."
+		return f
+	}
+	return []Field{
+		{Path: base + ".plant", Default: "{}", DefaultNote: "no planted bug", UsedBy: base, Example: "{noise: 0.5}",
+			Meaning: "A deliberately planted bug, to measure an audit's power: the sampler runs with the deviations set here while everything that declares its privacy — the theorem bounds, the claims and audit bounds — keeps the declared configuration. The sampler's name in the report ends with [planted: …] and a note states the declared and the run values. Fields that do not apply to the configuration are refused unless they are 1."},
+		factor("noise", d.noise, d.noiseUsedBy, ""),
+		factor("clip", d.clip, d.clipUsedBy, d.noClip),
+		factor("rate", d.rate, d.rateUsedBy, d.noRate),
+		{Path: base + ".plant.steps", Default: "0", Range: "[0, 2^40]", UsedBy: base, Example: "3",
+			Meaning: "Extra iterations k, run before the declared ones: a release the schedule places after t iterations is made after t + k, while its guarantee still counts t."},
+	}
 }
 
 // samplerByKey returns the entry of a sampler key (the zero entry for an
