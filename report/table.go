@@ -167,7 +167,7 @@ func pointRows(r *audit.Report) ([]any, [][]any) {
 		header = append(header, "test acc.")
 	}
 	if len(r.Claims) > 0 {
-		header = append(header, "upper bound", "claim")
+		header = append(header, "upper bound", "claim", TightnessHeader)
 	}
 	var rows [][]any
 	for k, pr := range r.Points {
@@ -197,7 +197,7 @@ func pointRows(r *audit.Report) ([]any, [][]any) {
 		}
 		if len(r.Claims) > 0 {
 			ub, v := upperBound(r, k)
-			row = append(row, ub, v)
+			row = append(row, ub, v, tightnessCell(&r.Points[k]))
 		}
 		rows = append(rows, row)
 	}
@@ -264,6 +264,7 @@ func writeLegend(w io.Writer, r *audit.Report) {
 		} else {
 			_ = WriteWrapped(w, "", ClaimLegend, textWidth)
 		}
+		_ = WriteWrapped(w, "", TightnessLegend, textWidth)
 	}
 	fmt.Fprintln(w)
 }
@@ -334,6 +335,9 @@ func Headline(r *audit.Report) string {
 // writeHeadline prints the headline and the verdict.
 func writeHeadline(w io.Writer, r *audit.Report) {
 	_ = WriteWrapped(w, "", Headline(r), textWidth)
+	if l := TightnessLine(r); l != "" {
+		_ = WriteWrapped(w, "", l, textWidth)
+	}
 	switch r.Verdict {
 	case audit.VerdictViolation:
 		fmt.Fprintf(w, "verdict: VIOLATION\n")
