@@ -22,7 +22,9 @@ func counts(k, n int) string { return fmt.Sprintf("%d/%d", k, n) }
 // tested at (its one test is at the release chosen for it).
 const notTested = "not tested"
 
-// upperBound formats the claims' ε at δ and their verdicts for point k.
+// upperBound formats the claims' ε at δ and their verdicts for point k;
+// the tightest covering claim's ε is followed by the release's
+// ε_lb/ε_ub in parentheses (tightnessCell), which keeps the table's width.
 func upperBound(r *audit.Report, k int) (string, string) {
 	var ub, verdict []string
 	for ci, c := range r.Points[k].Claims {
@@ -39,6 +41,9 @@ func upperBound(r *audit.Report, k int) (string, string) {
 		default:
 			ub, verdict = append(ub, f4(float64(c.EpsilonAtDelta))), append(verdict, "ok")
 		}
+	}
+	if i, ok := r.Points[k].TightestClaim(); ok {
+		ub[i] += " (" + tightnessCell(&r.Points[k]) + ")"
 	}
 	return strings.Join(ub, "; "), strings.Join(verdict, "; ")
 }
@@ -167,7 +172,7 @@ func pointRows(r *audit.Report) ([]any, [][]any) {
 		header = append(header, "test acc.")
 	}
 	if len(r.Claims) > 0 {
-		header = append(header, "upper bound", "claim", TightnessHeader)
+		header = append(header, "upper bound", "claim")
 	}
 	var rows [][]any
 	for k, pr := range r.Points {
@@ -197,7 +202,7 @@ func pointRows(r *audit.Report) ([]any, [][]any) {
 		}
 		if len(r.Claims) > 0 {
 			ub, v := upperBound(r, k)
-			row = append(row, ub, v, tightnessCell(&r.Points[k]))
+			row = append(row, ub, v)
 		}
 		rows = append(rows, row)
 	}
@@ -259,12 +264,12 @@ func writeLegend(w io.Writer, r *audit.Report) {
 	}
 	if len(r.Claims) > 0 {
 		fmt.Fprintf(w, "upper bound: the claim's ε at δ = %g (%s).\n", r.Delta, strings.Join(r.Claims, "; "))
+		_ = WriteWrapped(w, "", TightnessCellLegend, textWidth)
 		if guesses {
 			_ = WriteWrapped(w, "", guessClaimLegend, textWidth)
 		} else {
 			_ = WriteWrapped(w, "", ClaimLegend, textWidth)
 		}
-		_ = WriteWrapped(w, "", TightnessLegend, textWidth)
 	}
 	fmt.Fprintln(w)
 }

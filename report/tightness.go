@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
@@ -39,12 +40,17 @@ func TightnessLine(r *audit.Report) string {
 	return "tightness: " + strings.Join(parts, "; ")
 }
 
-// tightnessCell is release pr's cell of the tightness column ("n/a" when
-// no claim covers it).
+// TightnessCellLegend explains the figure in parentheses in the text
+// table's upper-bound column.
+const TightnessCellLegend = "In parentheses after the smallest ε at δ among the claims covering a release: ε_lb/ε_ub, " +
+	"how much of that bound the audit proves (0 where it is +Inf: the bound certifies nothing at δ)."
+
+// tightnessCell is release pr's ε_lb over the tightest claim covering it,
+// to three significant digits ("n/a" when no claim covers it).
 func tightnessCell(pr *audit.PointResult) string {
 	v, ok := pr.EpsilonTightness()
 	if !ok {
 		return "n/a"
 	}
-	return f4(v)
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }

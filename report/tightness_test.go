@@ -51,8 +51,8 @@ func renders(t *testing.T, r *audit.Report) (string, string, [][]string) {
 }
 
 // The text report states the headline's tightness after the headline and
-// a per-release column; the HTML page the same; the CSV a tightness
-// column whose values are each release's ε_lb over its tightest claim's ε
+// per release in the upper-bound cell; the HTML page the line and a
+// column; the CSV a tightness column whose values are each release's ε_lb over its tightest claim's ε
 // at δ, in full precision.
 func TestTightnessInEveryFormat(t *testing.T) {
 	r := twoSumsReport(t, audit.PureClaim(9, 1e-5), audit.GDPClaim(2))
@@ -75,13 +75,17 @@ func TestTightnessInEveryFormat(t *testing.T) {
 	if head < 0 || at < head {
 		t.Errorf("text report: tightness line at %d, headline at %d; want the line after the headline:\n%s", at, head, txt)
 	}
-	if !strings.Contains(txt, report.TightnessHeader) || !strings.Contains(flat(txt), flat(report.TightnessLegend)) {
-		t.Errorf("text report has no tightness column or legend:\n%s", txt)
+	if !strings.Contains(flat(txt), flat(report.TightnessCellLegend)) {
+		t.Errorf("text report has no tightness legend:\n%s", txt)
 	}
+	// The ratio follows the tightest claim's ε at δ in the upper-bound
+	// cell, the other claim's after it.
 	for _, pr := range r.Points {
 		v, ok := pr.EpsilonTightness()
-		if !ok || !strings.Contains(txt, f(v)) {
-			t.Errorf("release %s: column value %v (%v) not in the text report", pr.Point.Label, f(v), ok)
+		i, _ := pr.TightestClaim()
+		cell := f(float64(pr.Claims[i].EpsilonAtDelta)) + " (" + strconv.FormatFloat(v, 'g', 3, 64) + ")"
+		if !ok || !strings.Contains(txt, cell) {
+			t.Errorf("release %s: cell %q not in the text report:\n%s", pr.Point.Label, cell, txt)
 		}
 	}
 	if !strings.Contains(page, "ε_lb/ε_ub</th>") || !strings.Contains(page, `<p class="tightness">`+strings.ReplaceAll(line, "&", "&amp;")) {
@@ -114,12 +118,12 @@ func TestTightnessOfABoundThatCertifiesNothing(t *testing.T) {
 	}
 }
 
-// A report without claims has no tightness anywhere: no line, no column,
-// no CSV column.
+// A report without claims has no tightness anywhere: no line, no cell, no
+// column.
 func TestNoTightnessWithoutClaims(t *testing.T) {
 	r := twoSumsReport(t)
 	txt, page, rows := renders(t, r)
-	if report.TightnessLine(r) != "" || strings.Contains(txt, "tightness") || strings.Contains(txt, report.TightnessHeader) {
+	if report.TightnessLine(r) != "" || strings.Contains(txt, "tightness") || strings.Contains(txt, "ε_lb/ε_ub") {
 		t.Errorf("text report without claims mentions tightness:\n%s", txt)
 	}
 	if strings.Contains(page, "tightness") || strings.Contains(page, report.TightnessHeader) {
