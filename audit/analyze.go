@@ -126,6 +126,9 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 	if err := a.analysis().analyze(ctx, t, r); err != nil {
 		return nil, err
 	}
+	if len(r.Points) > 0 {
+		r.Tightness = a.tightness(r, a.headlinePoint(r))
+	}
 	if t.TestSize > 0 {
 		for k := range r.Points {
 			acc := float64(t.Correct[k]) / (float64(t.N) * float64(t.TestSize))

@@ -283,9 +283,13 @@ type Report struct {
 	Headline int `json:"headline"`
 	// Epsilon is the headline lower bound: the region bound at Headline,
 	// or the maximum over points under Bonferroni (valid simultaneously).
-	Epsilon    stats.Estimate `json:"epsilon"`
-	Verdict    Verdict        `json:"verdict"`
-	Violations []string       `json:"violations,omitempty"`
+	Epsilon stats.Estimate `json:"epsilon"`
+	// Tightness says how much of the tightest claim covering the
+	// headline's release the headline proves (absent when no claim covers
+	// it).
+	Tightness  *Tightness `json:"tightness,omitempty"`
+	Verdict    Verdict    `json:"verdict"`
+	Violations []string   `json:"violations,omitempty"`
 	// ClaimTests holds each claim's one test, in the order of Claims
 	// (absent without claims; see ClaimTest).
 	ClaimTests []ClaimTest     `json:"claim_tests,omitempty"`

@@ -13,7 +13,9 @@ import (
 // describe the region bound's attack on the evaluation runs and carry no
 // guarantee. eps_if_gaussian is the ε that
 // mu_lb implies if the trade-off curve is Gaussian: not a lower bound on ε
-// (see GaussianEpsilonTitle); eps_lb is.
+// (see GaussianEpsilonTitle); eps_lb is. With claims, tightness is the
+// release's eps_lb over the smallest claim_eps_at_delta of the claims
+// covering it (0 when that is +Inf; empty when no claim covers it).
 func WriteCSV(w io.Writer, r *audit.Report) error {
 	cw := csv.NewWriter(w)
 	evEps, evMu := evidenceCSVHead(r)
@@ -22,6 +24,9 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 		"exact_eps", "test_accuracy")
 	for _, name := range r.Claims {
 		head = append(head, "claim_eps_at_delta:"+name, "claim_refuted:"+name)
+	}
+	if len(r.Claims) > 0 {
+		head = append(head, "tightness")
 	}
 	head = append(head, utilityCSVHead()...)
 	head = append(head, convergenceCSVHead()...)
@@ -53,6 +58,9 @@ func WriteCSV(w io.Writer, r *audit.Report) error {
 			}
 			row = append(row, g(float64(cr.EpsilonAtDelta)), strconv.FormatBool(claimRefutedAt(r, k, ci, cr)))
 		}
+		if len(r.Claims) > 0 {
+			row = append(row, csvTightness(&r.Points[k]))
+		}
 		row = append(row, utilityCSVRow(pr, g)...)
 		row = append(row, convergenceCSVRow(pr, g)...)
 		for _, name := range extra {
@@ -82,4 +90,14 @@ func csvFloat(x float64) string {
 		return "NaN"
 	}
 	return strconv.FormatFloat(x, 'g', -1, 64)
+}
+
+// csvTightness is release pr's tightness cell: its ε_lb over the
+// tightest claim covering it (empty when none does).
+func csvTightness(pr *audit.PointResult) string {
+	v, ok := pr.EpsilonTightness()
+	if !ok {
+		return ""
+	}
+	return csvFloat(v)
 }

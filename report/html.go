@@ -168,6 +168,9 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	for _, name := range r.Claims {
 		header = append(header, "upper bound: "+name, "claim")
 	}
+	if len(r.Claims) > 0 {
+		header = append(header, TightnessHeader)
+	}
 	var rows, gauss [][]string
 	f := stats.FormatFloat
 	for k, pr := range r.Points {
@@ -186,13 +189,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 		if acc {
 			row = append(row, fmt.Sprintf("%.4f", *pr.TestAccuracy))
 		}
-		for ci, cr := range pr.Claims {
-			if !cr.Covered {
-				row = append(row, "n/a", "n/a")
-				continue
-			}
-			row = append(row, f(float64(cr.EpsilonAtDelta)), htmlClaimCell(r, k, ci, cr))
-		}
+		row = append(row, htmlClaimCells(r, k)...)
 		rows = append(rows, row)
 		gauss = append(gauss, []string{pr.Point.Label, f(pr.MuBound().Mu), f(pr.MuBound().Epsilon)})
 	}
@@ -209,13 +206,16 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 		verdict += " Level: " + l + "."
 	}
 	headline, perRelease, setting := htmlHeadline(r)
+	if len(r.Claims) > 0 {
+		perRelease += " " + TightnessLegend
+	}
 	page := HTMLPage{
 		Title:     "Privacy audit: " + ClipName(r.Name, TitleNameRunes),
 		Subtitle:  DisplayName(r.Mechanism) + "; " + describeDesign(r).datasets,
 		Verdict:   verdict,
 		Violation: r.Violated(),
 		Sections: []HTMLSection{
-			{"Headline", HTMLText("headline", headline) + warningsHTML(r) + setting + notes(r.Notes)},
+			{"Headline", HTMLText("headline", headline) + tightnessHTML(r) + warningsHTML(r) + setting + notes(r.Notes)},
 			{"ε lower bound per release", HTMLPlot(plot.Bytes())},
 			{"Per release", HTMLTable(header, rows, r.Headline) + HTMLText("note", perRelease) + convergenceHTMLNote(r)},
 			{GaussianEpsilonTitle, HTMLText("note", GaussianEpsilonNote) + HTMLTable([]string{"<release", "μ_lb", "ε(μ_lb) if Gaussian"}, gauss, -1)},
@@ -229,6 +229,24 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 		page.Sections = append(page.Sections[:4], append(d, page.Sections[4:]...)...)
 	}
 	return WriteHTMLPage(w, page)
+}
+
+// htmlClaimCells are release k's claim cells: per claim its ε at δ and
+// its verdict cell, then the release's tightness (none without claims).
+func htmlClaimCells(r *audit.Report, k int) []string {
+	pr := &r.Points[k]
+	var row []string
+	for ci, cr := range pr.Claims {
+		if !cr.Covered {
+			row = append(row, "n/a", "n/a")
+			continue
+		}
+		row = append(row, stats.FormatFloat(float64(cr.EpsilonAtDelta)), htmlClaimCell(r, k, ci, cr))
+	}
+	if len(r.Claims) > 0 {
+		row = append(row, tightnessCell(pr))
+	}
+	return row
 }
 
 // htmlClaimCell is the verdict cell of claim cr at release k: the test
@@ -286,4 +304,13 @@ func htmlHeadline(r *audit.Report) (headline, perRelease string, setting templat
 		setting = HTMLText("note", strings.Join(append(lines, r.Multiplicity), " · "))
 	}
 	return headline, perRelease, setting
+}
+
+// tightnessHTML is the headline's tightness paragraph (empty when no
+// claim covers the headline's release).
+func tightnessHTML(r *audit.Report) template.HTML {
+	if l := TightnessLine(r); l != "" {
+		return HTMLText("tightness", l)
+	}
+	return ""
 }

@@ -22,7 +22,9 @@ func counts(k, n int) string { return fmt.Sprintf("%d/%d", k, n) }
 // tested at (its one test is at the release chosen for it).
 const notTested = "not tested"
 
-// upperBound formats the claims' ε at δ and their verdicts for point k.
+// upperBound formats the claims' ε at δ and their verdicts for point k;
+// the tightest covering claim's ε is followed by the release's
+// ε_lb/ε_ub in parentheses (tightnessCell), which keeps the table's width.
 func upperBound(r *audit.Report, k int) (string, string) {
 	var ub, verdict []string
 	for ci, c := range r.Points[k].Claims {
@@ -39,6 +41,9 @@ func upperBound(r *audit.Report, k int) (string, string) {
 		default:
 			ub, verdict = append(ub, f4(float64(c.EpsilonAtDelta))), append(verdict, "ok")
 		}
+	}
+	if i, ok := r.Points[k].TightestClaim(); ok {
+		ub[i] += " (" + tightnessCell(&r.Points[k]) + ")"
 	}
 	return strings.Join(ub, "; "), strings.Join(verdict, "; ")
 }
@@ -259,6 +264,7 @@ func writeLegend(w io.Writer, r *audit.Report) {
 	}
 	if len(r.Claims) > 0 {
 		fmt.Fprintf(w, "upper bound: the claim's ε at δ = %g (%s).\n", r.Delta, strings.Join(r.Claims, "; "))
+		_ = WriteWrapped(w, "", TightnessCellLegend, textWidth)
 		if guesses {
 			_ = WriteWrapped(w, "", guessClaimLegend, textWidth)
 		} else {
@@ -334,6 +340,9 @@ func Headline(r *audit.Report) string {
 // writeHeadline prints the headline and the verdict.
 func writeHeadline(w io.Writer, r *audit.Report) {
 	_ = WriteWrapped(w, "", Headline(r), textWidth)
+	if l := TightnessLine(r); l != "" {
+		_ = WriteWrapped(w, "", l, textWidth)
+	}
 	switch r.Verdict {
 	case audit.VerdictViolation:
 		fmt.Fprintf(w, "verdict: VIOLATION\n")

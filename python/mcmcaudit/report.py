@@ -94,7 +94,12 @@ class Report:
     rule chosen for it on the selection runs, and its `refutation`), and
     per release point
     `releases` (a list of Release) and the dicts `epsilon_lb_per_release`
-    and `mu_lb_per_release`, by label. `to_dict()` is the tool's JSON
+    and `mu_lb_per_release`, by label. `tightness` says how much of the
+    tightest claim covering the headline's release the audit proves: a
+    dict with `epsilon` (ε_lb over that claim's ε at δ; 0 when that ε is
+    infinite) and `epsilon_claim` (its name), and where a claim is μ-GDP
+    `mu` (μ_lb / μ) and `mu_claim`, and `exact` (ε_lb over the exact ε)
+    where the report has it; None when no claim covers the headline. `to_dict()` is the tool's JSON
     report, `text` its text table, `html` its HTML page (shown inline in a
     notebook by `_repr_html_`), `exit_code` 0 or 1 (VIOLATION).
     """
@@ -133,6 +138,8 @@ class Report:
         self.mu_lb = h.mu_lb if h else None
         self.epsilon_if_gaussian = h.epsilon_if_gaussian if h else None
         self.ceiling = h.ceiling if h else None
+        t = r.get("tightness")
+        self.tightness = {k: (_float(v) if k in ("epsilon", "mu", "exact") else v) for k, v in t.items()} if t else None
 
     @property
     def violation(self):
