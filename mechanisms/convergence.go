@@ -3,6 +3,7 @@ package mechanisms
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
@@ -54,6 +55,9 @@ func (t *Transfer) NotDPEpsilon(delta float64) (float64, bool) {
 func TransferOf(m Mechanism, p dataset.Pair, at ReleasePoint) (*Transfer, string) {
 	switch c := m.(type) {
 	case *Chain:
+		if why := runLawDiffers(c.Sampler); why != "" {
+			return nil, why
+		}
 		st := SettingOf(c.Model, p, at.Iteration)
 		st.Init = c.Init
 		return samplerTransfer(c.Sampler, st)
@@ -61,6 +65,21 @@ func TransferOf(m Mechanism, p dataset.Pair, at ReleasePoint) (*Transfer, string
 		return counterexampleTransfer(c.Model, at.Iteration)
 	}
 	return nil, fmt.Sprintf("the law of %s's release is not known in closed form", NameOf(m))
+}
+
+// runLawDiffers says why the law of what s releases is not the law of the
+// sampler it declares ("" when it is): a planted bug, or SGLD with a noise
+// variance other than the algorithm's. TransferOf describes the releases
+// themselves (a lower bound on their ε is computed from it), so it refuses
+// these; the guarantees keep the declared sampler (convergenceGuarantee).
+func runLawDiffers(s Sampler) string {
+	if p, ok := s.(Planter); ok && len(p.Planted().parts()) > 0 {
+		return fmt.Sprintf("a planted bug (%s): the releases' law is not the declared sampler's", strings.Join(p.Planted().parts(), ", "))
+	}
+	if v, ok := s.(*SGLD); ok && v.NoiseVariance != 0 && v.NoiseVariance != 1 {
+		return fmt.Sprintf("noise_variance %g: the releases' law is not the algorithm's", v.NoiseVariance)
+	}
+	return ""
 }
 
 // convergenceGuarantee is Prop. 3.2 (i) for a sampler in a setting, or why

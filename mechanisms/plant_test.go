@@ -355,3 +355,29 @@ func TestPlantErrors(t *testing.T) {
 		t.Errorf("factors of 1: %v, %q, %q", err, u.Name(), u.PlantNote(6))
 	}
 }
+
+// The releases of a planted sampler, or of SGLD with another noise
+// variance, do not follow the declared sampler's law: TransferOf (from
+// which a lower bound on the releases' ε is computed) refuses them, while
+// the declared sampler's Prop. 3.2 guarantee is unchanged.
+func TestTransferRefusesPlantedLaw(t *testing.T) {
+	g, p := transferPairAt(t, []float64{9, -6})
+	half := 0.5
+	const k = 3000
+	for _, c := range []struct {
+		s    Sampler
+		want string
+	}{
+		{&ULA{Gamma: 1e-3, Iters: k, Plant: &Plant{Noise: &half}}, "planted bug (noise × 0.5)"},
+		{&SGLD{Step: StepSchedule{Eta: 2e-3}, Batch: p.D.Len(), Scheme: WithoutReplacement, Iters: k, NoiseVariance: 0.25}, "noise_variance 0.25"},
+	} {
+		ch := &Chain{Model: g, Sampler: c.s, Init: Init{FromPrior: true}}
+		if tr, reason := TransferOf(ch, p, ReleasePoint{Iteration: k}); tr != nil || !strings.Contains(reason, c.want) {
+			t.Errorf("%s: transfer %v, reason %q; want none, saying %q", c.s.Name(), tr, reason, c.want)
+		}
+	}
+	declared := &Chain{Model: g, Sampler: &ULA{Gamma: 1e-3, Iters: k}, Init: Init{FromPrior: true}}
+	if tr, reason := TransferOf(declared, p, ReleasePoint{Iteration: k}); tr == nil {
+		t.Fatalf("the declared ULA has no transfer: %s", reason)
+	}
+}
