@@ -117,7 +117,7 @@ func HTMLTable(header []string, rows [][]string, highlight int) template.HTML {
 // so that a narrow column breaks the header at its spaces only.
 func headerWords(h string) string {
 	words := strings.Fields(h)
-	if len(words) == 1 && !strings.Contains(h, "-") {
+	if len(words) == 1 && !strings.ContainsAny(h, "-/") {
 		return template.HTMLEscapeString(h)
 	}
 	for i, w := range words {

@@ -88,7 +88,7 @@ func TestTightnessInEveryFormat(t *testing.T) {
 			t.Errorf("release %s: cell %q not in the text report:\n%s", pr.Point.Label, cell, txt)
 		}
 	}
-	if !strings.Contains(page, "ε_lb/ε_ub</th>") || !strings.Contains(page, `<p class="tightness">`+strings.ReplaceAll(line, "&", "&amp;")) {
+	if !strings.Contains(page, `<span class="w">ε_lb/ε_ub</span></th>`) || !strings.Contains(page, `<p class="tightness">`+strings.ReplaceAll(line, "&", "&amp;")) {
 		t.Error("HTML page has no tightness column or line")
 	}
 	col := -1
