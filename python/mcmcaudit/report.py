@@ -37,8 +37,10 @@ class Release:
         self.label = _get(point, "point", "label")
         self.iteration = _get(point, "point", "iteration")
         # Either design: the multi-run bounds (region, gdp) or the one-run
-        # bounds (one_run, one_run_fdp), of one shape.
-        region = point.get("region") or point.get("one_run") or {}
+        # bounds (one_run, one_run_fdp), of one shape; an audit that leaves
+        # the region bound out rests on its first estimator.
+        head, best = _headline_bound(point)
+        region = head or {}
         gdp = point.get("gdp") or point.get("one_run_fdp") or {}
         self.guesses = region.get("guesses")
         self.epsilon_lb = _float(region.get("epsilon"))
@@ -53,7 +55,6 @@ class Release:
         self.epsilon_if_gaussian = _float(gdp.get("epsilon"))
         self.ceiling = _float(_get(point, "ceiling", "epsilon"))
         attacks = point.get("attacks") or []
-        best = point.get("best", point.get("best_one_run"))
         self.attack = attacks[best].get("attack") if isinstance(best, int) and 0 <= best < len(attacks) else None
         self.claims = point.get("claims") or []
         self.utility = point.get("utility") or {}
@@ -61,6 +62,28 @@ class Release:
     def __repr__(self):
         return "Release(%r, epsilon_lb=%s, mu_lb=%s, FP %s/%s, FN %s/%s)" % (
             self.label, _num(self.epsilon_lb), _num(self.mu_lb), self.fp, self.negatives, self.fn, self.positives)
+
+
+def _headline_bound(point):
+    """The bound the headline rests on at a point, and the index of its attack.
+
+    The JSON writes each estimator's best attack first, in the audit's order
+    ("best" for the region bound, "best_NAME" for estimator NAME, whose bound
+    is under NAME); the headline's estimator is the region bound or the
+    one-run bound when listed, else the first (as the tool chooses it).
+    """
+    names = []
+    for k in point:
+        if k == "best":
+            names.append(("region", point[k]))
+        elif k.startswith("best_"):
+            names.append((k[len("best_"):], point[k]))
+    for name, best in names:
+        if name in ("region", "one_run"):
+            return point.get(name), best
+    if names:
+        return point.get(names[0][0]), names[0][1]
+    return None, None
 
 
 def _float(x):

@@ -46,6 +46,16 @@ class ReportShapeTest(unittest.TestCase):
         self.assertEqual(r.epsilon_lb_per_release, {"final": 0.7})
         self.assertEqual(r.claim_tests, [])
 
+    def test_headline_on_another_estimator(self):
+        # An audit that leaves the region bound out: its first estimator's bound is epsilon_lb.
+        c = {"fp": 3, "negatives": 10, "fn": 1, "positives": 10}
+        p = {"point": {"label": "final"}, "attacks": [{"attack": "threshold"}, {"attack": "linear"}],
+             "best_gdp": 1, "gdp": _estimate(1.25, mu=0.4, counts=c), "ceiling": _estimate(3.0)}
+        r = Report({"report": {"name": "g", "points": [p], "headline": 0, "epsilon": p["gdp"], "confidence": 0.95,
+                               "delta": 1e-5, "verdict": "no claim"}})
+        self.assertEqual(r.epsilon_lb_per_release, {"final": 1.25})
+        self.assertEqual((r.releases[0].attack, r.releases[0].fp, r.mu_lb), ("linear", 3, 0.4))
+
     def test_claim_tests(self):
         ct = {"name": "claimed (1, 1e-05)-DP", "covered": True, "point": 0, "release": "final", "attack": "threshold",
               "rule": "region", "refutation": {"refuted": True, "epsilon": 1, "delta": 1e-5}}
