@@ -302,6 +302,9 @@ type releaser struct {
 	snaps []Snapshot
 	rec   *Recorder // keeps the releases it can in place of emit
 	src   *TrialSource
+	// path, under the path threat model, is the run's log-likelihood
+	// ratio, released in place of the state.
+	path *PathLR
 }
 
 // newReleaser returns the releaser of a run releasing at at; its snapshots
@@ -346,6 +349,9 @@ func (r *releaser) release(theta []float64, info *Info) error {
 	s.Projections, s.VarianceCheckFailures = info.Projections, info.VarianceCheckFailures
 	s.Runs = 1
 	info.PerRelease = r.snaps[:k+1] // the releases made so far
+	if r.path != nil {
+		theta = r.path.release()
+	}
 	if r.rec != nil && r.rec.put(k, theta) {
 		return nil
 	}

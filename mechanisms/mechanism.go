@@ -98,6 +98,10 @@ type Chain struct {
 	Sampler Sampler
 	Init    Init
 	Release ReleaseSpec
+	// Path, when set, is the path threat model: every run releases, at
+	// each release point, the log-likelihood ratio of its path (PathSpec)
+	// in place of the state, a vector of one value.
+	Path *PathSpec
 
 	// schedules lists the release iterations of the runs resolved so far
 	// (copy on write; the most recent maxSchedules), so that a run does
@@ -162,8 +166,14 @@ func (c *Chain) releaseIterations(d *dataset.Dataset) ([]int, error) {
 // Name implements Namer: the sampler on the model.
 func (c *Chain) Name() string { return c.Sampler.Name() + " on " + c.Model.Name() }
 
-// Dim implements Mechanism.
-func (c *Chain) Dim() int { return c.Model.Dim() }
+// Dim implements Mechanism: the model's dimension, or 1 under the path
+// threat model (the release is the path's log-likelihood ratio).
+func (c *Chain) Dim() int {
+	if c.Path != nil {
+		return 1
+	}
+	return c.Model.Dim()
+}
 
 // Points implements Mechanism.
 func (c *Chain) Points(d *dataset.Dataset) ([]ReleasePoint, error) {
@@ -202,8 +212,26 @@ func (c *Chain) Check(d *dataset.Dataset) error {
 	} else if len(c.Init.Theta) != 0 && len(c.Init.Theta) != c.Model.Dim() {
 		return field.Errorf(field.At("Init", "init").Field("Theta", "theta"), "must have %d values (the model's dimension), got %d", c.Model.Dim(), len(c.Init.Theta))
 	}
+	if err := c.checkPath(d); err != nil {
+		return err
+	}
 	_, err := c.Points(d)
 	return err
+}
+
+// checkPath checks the path threat model, when set, against the sampler.
+func (c *Chain) checkPath(d *dataset.Dataset) error {
+	if c.Path == nil {
+		return nil
+	}
+	ps, ok := c.Sampler.(pathSampler)
+	if !ok {
+		return field.Errorf(field.At("Path", "threat"), "the path threat model is built for sgld, dp_hmc, dp_penalty and dp_barker; sampler %s has none", c.Sampler.Name())
+	}
+	if CanaryOf(c.Model) == nil {
+		return field.Errorf(field.At("Path", "threat"), "the path threat model needs a gradient canary (neighbour.gradient_canary)")
+	}
+	return ps.checkPath(c.Path, c.Model, d)
 }
 
 // modelError is a sampler's objection to the model it is given (not to a
@@ -239,6 +267,9 @@ func (c *Chain) Run(_ context.Context, t Trial, d *dataset.Dataset, emit Emit) (
 		c.Model.(PriorSampler).SamplePrior(t.RNG, theta)
 	} else {
 		copy(theta, c.Init.Theta)
+	}
+	if c.Path != nil {
+		return c.Sampler.(pathSampler).runPath(c.Model, d, theta, t.RNG, at, emit, NewPathLR(c.Path))
 	}
 	if buffered {
 		return b.runInto(c.Model, d, theta, t.RNG, at, emit, t.source)

@@ -109,6 +109,7 @@ type affineKey struct {
 	model Affine1D
 	data  *dataset.Dataset
 	eta   float64
+	clip  float64
 }
 
 // affineCoefs are h_i, j_i of every record and, for the step η of the key,
@@ -116,10 +117,39 @@ type affineKey struct {
 type affineCoefs struct {
 	h, j, a, c  []float64
 	shift, prec float64
+	// active lists the records with a non-zero gradient (h or j ≠ 0): a
+	// Poisson minibatch draws only their inclusion, the others adding 0.
+	active []int32
+	// clipped marks the records whose constant gradient was clipped (nil
+	// when none was).
+	clipped []bool
 }
 
-func (s *SGLD) affineCoefs(m Affine1D, d *dataset.Dataset) *affineCoefs {
-	key := affineKey{m, d, s.Step.Eta}
+// countClipped returns the number of records of batch whose gradient was
+// clipped.
+func (k *affineCoefs) countClipped(batch []int) int {
+	if k.clipped == nil {
+		return 0
+	}
+	c := 0
+	for _, i := range batch {
+		if k.clipped[i] {
+			c++
+		}
+	}
+	return c
+}
+
+// constantGrads reports whether m is a one-dimensional model whose
+// per-record gradients do not depend on θ (a gradient canary on inert
+// records), which SGLD's affine fast path can clip exactly.
+func constantGrads(m Model) bool {
+	_, ok := m.(*gradientCanary1D)
+	return ok
+}
+
+func (s *SGLD) affineCoefs(m Affine1D, d *dataset.Dataset, clip float64) *affineCoefs {
+	key := affineKey{m, d, s.Step.Eta, clip}
 	// Every run of an audit asks for one of two keys (D and D′): compare
 	// with the last two found before hashing an interface into the map.
 	for r := range s.recent {
@@ -135,6 +165,18 @@ func (s *SGLD) affineCoefs(m Affine1D, d *dataset.Dataset) *affineCoefs {
 	k := &affineCoefs{h: make([]float64, n), j: make([]float64, n), a: make([]float64, n), c: make([]float64, n)}
 	for i, r := range d.Records {
 		k.h[i], k.j[i] = m.AffineGrad1D(r)
+		if clip > 0 && math.Abs(k.h[i]) > clip {
+			// Only models with constant gradients (j = 0) come here
+			// with a clip bound: the clipped gradient is constant too.
+			k.h[i] = math.Copysign(clip, k.h[i])
+			if k.clipped == nil {
+				k.clipped = make([]bool, n)
+			}
+			k.clipped[i] = true
+		}
+		if k.h[i] != 0 || k.j[i] != 0 {
+			k.active = append(k.active, int32(i))
+		}
 	}
 	k.shift, k.prec = m.AffinePrior1D()
 	half, nf := s.Step.Eta/2, float64(n)
@@ -375,15 +417,31 @@ func (s *SGLD) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand,
 // runInto implements bufferedSampler: Run, with the per-release snapshots
 // in src's buffer and the releases to its recorder (src may be nil).
 func (s *SGLD) runInto(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, src *TrialSource) (Info, error) {
+	return s.run(m, d, theta, rng, at, emit, src, nil)
+}
+
+// runPath implements pathSampler.
+func (s *SGLD) runPath(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, lr *PathLR) (Info, error) {
+	return s.run(m, d, theta, rng, at, emit, nil, lr)
+}
+
+// run is Run, with the buffers of src (may be nil) and, under the path
+// threat model, the path's log-likelihood ratio accumulated into lr and
+// released in place of θ (lr nil otherwise).
+func (s *SGLD) run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, src *TrialSource, lr *PathLR) (Info, error) {
 	at = shiftAt(at, s.Plant.steps())
-	if a, ok := m.(Affine1D); ok && m.Dim() == 1 && s.Clip == 0 {
-		return s.runAffine1D(a, d, theta, rng, at, emit, src)
+	if a, ok := m.(Affine1D); ok && m.Dim() == 1 && (s.Clip == 0 || constantGrads(m)) {
+		return s.runAffine1D(a, d, theta, rng, at, emit, src, lr)
 	}
 	total := s.runLength(d)
 	bt := newBatcherRate(s.Scheme, d.Len(), s.Batch, s.Plant.rate(), rng)
 	clip := s.Clip * s.Plant.clip()
 	fn := newFastNormal(rng)
 	rel := newReleaser(at, emit, src)
+	var path *sgldPath
+	if lr != nil {
+		rel.path, path = lr, s.newPath(lr, m)
+	}
 	dim := len(theta)
 	grad := make([]float64, dim)
 	gi := make([]float64, dim)
@@ -427,8 +485,15 @@ func (s *SGLD) runInto(m Model, d *dataset.Dataset, theta []float64, rng *rand.R
 		sc := bt.scale(len(batch))
 		half, sd := eta/2, s.noiseSD(eta)
 		fn.fill(noise)
+		var before float64
+		if path != nil {
+			before = theta[path.coord]
+		}
 		if !sgldUpdate(m, theta, grad, gi, noise, half, sc, sd) {
 			return info, &DivergedError{Iteration: t + 1, Theta: append([]float64(nil), theta...)}
+		}
+		if path != nil {
+			path.step(theta[path.coord]-before, eta)
 		}
 		if rel.due(t + 1) {
 			if err := rel.release(theta, &info); err != nil {
@@ -475,15 +540,22 @@ func sgldUpdate(m Model, theta, grad, gi, noise []float64, half, sc, sd float64)
 // no clipping: the same update, with h_i and j_i of every record
 // precomputed, so that an iteration costs a few flops and one normal draw.
 // Both paths draw their noise from a fastNormal seeded from rng.
-func (s *SGLD) runAffine1D(a Affine1D, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, src *TrialSource) (Info, error) {
+func (s *SGLD) runAffine1D(a Affine1D, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, src *TrialSource, lr *PathLR) (Info, error) {
 	n := d.Len()
-	k := s.affineCoefs(a, d)
+	k := s.affineCoefs(a, d, s.Clip*s.Plant.clip())
 	h, j, shift, prec := k.h, k.j, k.shift, k.prec
 	total := s.runLength(d)
 	rel := newReleaser(at, emit, src)
 	info := Info{Iterations: total}
 	constant := s.Step.Gamma == 0
-	if s.Batch == 1 && constant && s.Scheme != Poisson {
+	var path *sgldPath
+	if lr != nil {
+		rel.path, path = lr, s.newPath(lr, a.(Model))
+	}
+	if s.Scheme == Poisson && len(k.active) < n {
+		return s.runAffine1DSparse(k, n, theta, rng, &rel, &info, path)
+	}
+	if s.Batch == 1 && constant && s.Scheme != Poisson && path == nil && k.clipped == nil {
 		// The loop fills info in place: an Info is 136 bytes, and copying
 		// it back up through each call costs the interim-region audit
 		// (200 steps a run) a few per cent.
@@ -507,10 +579,15 @@ func (s *SGLD) runAffine1D(a Affine1D, d *dataset.Dataset, theta []float64, rng 
 			sj += j[i]
 		}
 		info.GradEvals += len(batch)
+		info.ClippedGrads += k.countClipped(batch)
 		sc := bt.scale(len(batch))
+		before := th
 		th += half*(shift-prec*th+sc*(sh-sj*th)) + sd*fn.norm()
 		if th-th != 0 {
 			return info, &DivergedError{Iteration: t + 1, Theta: []float64{th}}
+		}
+		if path != nil {
+			path.step(th-before, s.Step.At(t))
 		}
 		if t+1 == next {
 			theta[0] = th

@@ -79,7 +79,7 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 	}
 	o.ID = p.Hash
 	t := audit.Target{Name: c.Name, Mechanism: p.Mechanism, Pair: p.Pair}
-	t.Notes = plantNotes(c, p.Pair)
+	t.Notes = append(plantNotes(c, p.Pair), threatNotes(c)...)
 	if err := p.targetFeatures(&t, &o); err != nil {
 		return p, err
 	}
@@ -241,14 +241,18 @@ func (p *Plan) buildMechanism(bo BuildOptions) error {
 		if err = buildPair(c, p); err != nil {
 			return err
 		}
-		p.Mechanism = &mechanisms.Chain{Model: p.Model, Sampler: p.Sampler, Init: c.Init, Release: c.Release}
+		ch := &mechanisms.Chain{Model: p.Model, Sampler: p.Sampler, Init: c.Init, Release: c.Release}
+		if err = c.pathModel(p, ch); err != nil {
+			return err
+		}
+		p.Mechanism = ch
 		if c.Release.Mode == mechanisms.ReleaseEstimator {
 			if p.Mechanism, err = mechanisms.NewEstimator(p.Mechanism.(*mechanisms.Chain)); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
+	return p.checkInert()
 }
 
 // buildMetrics parses the metrics list: accuracy.
@@ -370,6 +374,9 @@ func buildPairOf(c *Config, p *Plan) (dataset.Pair, error) {
 	if c.Neighbour.DeepFool != nil {
 		return craftCanary(c, p, d)
 	}
+	if c.Neighbour.GradientCanary != nil {
+		return gradientCanaryPair(c, p, d)
+	}
 	return neighbourOf(c.Neighbour, d, m)
 }
 
@@ -387,6 +394,8 @@ func buildDataset(c *Config, p *Plan, m mechanisms.Model) (*dataset.Dataset, err
 		return d, nil
 	case len(dc.Records) > 0:
 		return &dataset.Dataset{Name: "inline", Records: dc.Records}, nil
+	case dc.Inert != nil:
+		return &dataset.Dataset{Name: "inert", Records: make([]dataset.Record, dc.Inert.N)}, nil
 	}
 	return buildSynthetic(dc, m)
 }

@@ -43,6 +43,11 @@ type Config struct {
 	Release   mechanisms.ReleaseSpec `yaml:"release,omitempty" json:"release"`
 	Audit     AuditConfig            `yaml:"audit" json:"audit"`
 	Claim     *ClaimConfig           `yaml:"claim,omitempty" json:"claim,omitempty"`
+	// Threat is what the adversary observes: the releases (default), or
+	// the path — every quantity the sampler's privacy proof treats as
+	// released, at every iteration, reduced to its exact log-likelihood
+	// ratio (mechanisms.PathSpec). The path needs a gradient canary.
+	Threat string `yaml:"threat,omitempty" json:"threat,omitempty"`
 
 	// baseDir resolves relative data paths ("" = the working directory).
 	baseDir string
@@ -73,6 +78,13 @@ type DataConfig struct {
 	CSV *CSVData `yaml:"csv,omitempty" json:"csv,omitempty"`
 	// Records lists the records inline.
 	Records []dataset.Record `yaml:"records,omitempty" json:"records,omitempty"`
+	// Inert holds N records without features, for model.inert.
+	Inert *InertData `yaml:"inert,omitempty" json:"inert,omitempty"`
+}
+
+// InertData is a dataset of N featureless records (model.inert).
+type InertData struct {
+	N int `yaml:"n" json:"n"`
 }
 
 // CSVData reads a dataset from a CSV file (gzip allowed), relative to the
@@ -125,6 +137,19 @@ type NeighbourConfig struct {
 	Index int `yaml:"index" json:"index"`
 	// Record is the canary that replaces record Index, or is added.
 	Record *dataset.Record `yaml:"record,omitempty" json:"record,omitempty"`
+	// GradientCanary makes the canary a gradient canary
+	// (mechanisms.GradientCanary): the model gains a coordinate θ_c that
+	// only the canary uses; under replace-one record Index becomes the
+	// canary of sign −1 in D and of sign +1 in D′, under add-one D′ adds
+	// the canary of sign +1. Record is then not used.
+	GradientCanary *GradientCanaryConfig `yaml:"gradient_canary,omitempty" json:"gradient_canary,omitempty"`
+}
+
+// GradientCanaryConfig configures a gradient canary.
+type GradientCanaryConfig struct {
+	// Slope is K, the canary's log-likelihood s·K·θ_c (0 means
+	// mechanisms.DefaultCanarySlope).
+	Slope float64 `yaml:"slope,omitempty" json:"slope,omitempty"`
 }
 
 // DeepFoolConfig configures the canary crafting of NeighbourConfig.
@@ -367,7 +392,7 @@ func exactlyOne(section string, v any) (string, error) {
 func (c *Config) Validate() error { return c.locate(c.validate()) }
 
 func (c *Config) validate() error {
-	for _, step := range []func() error{c.validateSections, c.validateData, c.validateCanaries, c.validateNeighbour, c.validateAudit, c.validateClaim} {
+	for _, step := range []func() error{c.validateSections, c.validateData, c.validateCanaries, c.validateNeighbour, c.validateThreat, c.validateAudit, c.validateClaim} {
 		if err := step(); err != nil {
 			return err
 		}
@@ -438,6 +463,10 @@ func (c *Config) validateData() error {
 		n, dim = c.Data.SyntheticBanana.N, 2
 	case c.Data.SyntheticMixture != nil:
 		n = c.Data.SyntheticMixture.N
+	case c.Data.Inert != nil:
+		if n = c.Data.Inert.N; n < 1 {
+			return errAt("data.inert.n", "must be in [1, %d], got %d", MaxRecords, n)
+		}
 	case c.Data.CSV != nil && c.Data.CSV.Path == "":
 		return errAt("data.csv.path", "required")
 	}

@@ -27,6 +27,8 @@ func Combinations() []Combination {
 			c := Combination{Sampler: skey, Model: key, Allowed: ok}
 			if !ok {
 				c.Reason = s.OtherModels
+			} else if slices.Contains(m.NotSamplers, skey) {
+				c.Allowed, c.Reason = false, m.OtherModels
 			}
 			out = append(out, c)
 		}
@@ -83,7 +85,10 @@ func ExampleScenario(sampler, model string) (string, error) {
 		fmt.Fprintf(&b, "%s:\n  %s: %s\n", sec.section, key, body)
 	}
 	nb, _ := Lookup("neighbour")
-	if g.required(nb) {
+	switch {
+	case mf.ExampleNeighbour != "" && g.required(nb):
+		fmt.Fprintf(&b, "neighbour: %s\n", mf.ExampleNeighbour)
+	case g.required(nb):
 		fmt.Fprintf(&b, "neighbour: %s\n", g.mapping("neighbour", map[string]string{"neighbour.record": mf.ExampleRecord}))
 	}
 	if sf.ExampleExtra != "" {

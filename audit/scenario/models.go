@@ -14,7 +14,12 @@ type ModelConfig struct {
 	Mixture  *mechanisms.Mixture  `yaml:"mixture,omitempty" json:"mixture,omitempty"`
 	Softmax  *mechanisms.Softmax  `yaml:"softmax,omitempty" json:"softmax,omitempty"`
 	MLP      *mechanisms.MLP      `yaml:"mlp,omitempty" json:"mlp,omitempty"`
+	Inert    *InertModel          `yaml:"inert,omitempty" json:"inert,omitempty"`
 }
+
+// InertModel chooses mechanisms.Inert: no parameters, records without
+// features; only a gradient canary moves anything.
+type InertModel struct{}
 
 // GaussModel configures Räisä et al.'s Gauss model: records x ~ N(θ, Σ),
 // prior θ ~ N(prior_mean, prior_sd²·I). Give Σ row-major in cov, or draw it
@@ -134,6 +139,11 @@ var modelRegistry = []modelEntry{
 			Meaning: "Number of classes K."},
 		{Path: "model.mlp.alpha", Required: "yes", Range: posRange, UsedBy: "model.mlp", Example: "1",
 			Meaning: "Prior precision of every weight and bias."},
+	}},
+	{Key: "inert", Build: func(ModelConfig) (mechanisms.Model, error) { return mechanisms.Inert{}, nil }, Docs: []Field{
+		{Path: "model.inert", ExampleData: "data.inert", ExampleNeighbour: "{gradient_canary: {}}", NotSamplers: []string{"program"},
+			OtherModels: "a gradient canary needs a built-in step-by-step sampler, which evaluates the model",
+			Meaning: "No parameters; records without features whose log-likelihood is 0. Only with neighbour.gradient_canary: the canary's coordinate is then the whole model, and its path has the law it has beside any model (no ordinary record uses that coordinate), at the cost of that coordinate alone."},
 	}},
 }
 

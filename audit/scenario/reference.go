@@ -53,6 +53,12 @@ type Field struct {
 	// ExampleRecord (a canary record) complete a model's example scenario.
 	ExampleData   string
 	ExampleRecord string
+	// ExampleNeighbour, for a model choice, replaces the neighbour
+	// section of its example scenarios (a gradient canary for
+	// model.inert), and NotSamplers lists the samplers it does not work
+	// with, OtherModels then saying why.
+	ExampleNeighbour string
+	NotSamplers      []string
 	// ExampleExtra, for a sampler choice, is YAML its example scenarios
 	// need besides (e.g. the start from the prior of the exact sampler);
 	// a sampler's ExampleData overrides the model's.
@@ -132,6 +138,10 @@ var referenceTable = []Field{
 		Meaning: "The features of a record."},
 	{Path: "data.records[].y", Default: "0", Range: "finite; a class index for logistic, softmax and mlp", UsedBy: "data.records (not read by gauss, banana, mixture)", Example: "1",
 		Meaning: "The label of a record."},
+	{Path: "data.inert", Models: []string{"inert"},
+		Meaning: "n featureless records whose log-likelihood is 0 (model.inert): the ordinary records of a scenario in which only a gradient canary moves anything."},
+	{Path: "data.inert.n", Required: "yes", Range: "[1, 1000000]", UsedBy: "data.inert", Example: "1437",
+		Meaning: "Number of records."},
 	{Path: "data.synthetic_banana", Models: []string{"banana"},
 		Meaning: "Draws n records from the banana model's likelihood at θ = theta_star (Räisä et al. (2021) §4.1 use θ = (0, 3))."},
 	{Path: "data.synthetic_gauss", Models: []string{"gauss"},
@@ -143,6 +153,9 @@ var referenceTable = []Field{
 	{Path: "data.synthetic_mixture", Models: []string{"mixture"},
 		Meaning: "Draws n records from the mixture of Heikkilä et al. (2019) eq. 25 at θ = theta_star (the paper draws 10⁶ at θ = (0, 1))."},
 
+	{Path: "threat", Default: "releases", Range: "releases, path", Example: "path",
+		Meaning: "What the adversary observes. releases: the released states (the black box). path: every quantity the sampler's privacy proof treats as released, at every iteration (SGLD's noisy updates, DP-HMC's noisy gradients and noisy log-likelihood ratios, the penalty test's noisy ratio, the Barker test's noisy statistic), reduced to the exact log-likelihood ratio of the path under D against D′, which each release point then releases in place of the state (one value, feature theta). Needs neighbour.gradient_canary and sampler sgld, dp_hmc, dp_penalty or dp_barker; the theorem bounds apply to both (they bound the path)."},
+
 	// neighbour
 	{Path: "neighbour", Required: "unless data.counterexample or audit.design = canaries",
 		Meaning: "How D′ is built from D: one record replaced, removed or added, or a DeepFool canary crafted. Not allowed with data.counterexample, which defines D′ itself."},
@@ -150,12 +163,16 @@ var referenceTable = []Field{
 		Meaning: "replace-one: record index replaced by record; remove-one: record index removed; add-one: record appended (D′ has n + 1 records)."},
 	{Path: "neighbour.index", Default: "0", Range: "[0, n − 1]", UsedBy: "replace-one, remove-one", Example: "0",
 		Meaning: "The record replaced or removed (0-based); not used by add-one or deepfool."},
-	{Path: "neighbour.record", Required: "unless neighbour.adjacency = remove-one or neighbour.deepfool", UsedBy: "replace-one, add-one", Example: "{x: [3], y: -6}",
+	{Path: "neighbour.record", Required: "unless neighbour.adjacency = remove-one or neighbour.deepfool or neighbour.gradient_canary", UsedBy: "replace-one, add-one", Example: "{x: [3], y: -6}",
 		Meaning: "The canary: the record that replaces record index, or is added. Its x has the model's record dimension."},
 	{Path: "neighbour.record.x", Required: "yes", Range: "finite numbers, as many as the model's record dimension", UsedBy: "neighbour.record", Example: "[3]",
 		Meaning: "The canary's features."},
 	{Path: "neighbour.record.y", Default: "0", Range: "finite; a class index for classifiers", UsedBy: "neighbour.record", Example: "-6",
 		Meaning: "The canary's label."},
+	{Path: "neighbour.gradient_canary", UsedBy: "replace-one, add-one; every built-in model", Example: "{slope: 1000000}",
+		Meaning: "A gradient canary (Nasr et al. 2023): the model gains a coordinate θ_c with a flat prior that no ordinary record uses, and every record a last feature, its canary sign s ∈ {-1, 0, 1}; a canary's log-likelihood is s·slope·θ_c, so its clipped gradient has the clip bound's norm along θ_c and its clipped log-likelihood ratio sits at the clip bound. Under replace-one record index becomes the canary of sign -1 in D and +1 in D′ (they differ by twice the bound); under add-one D′ adds the canary of sign +1. neighbour.record is not used; init.theta may omit θ_c (it then starts at 0)."},
+	{Path: "neighbour.gradient_canary.slope", Default: "1000000", DefaultNote: "0 also means 1000000", Range: "finite, > 0", UsedBy: "neighbour.gradient_canary", Example: "1000000",
+		Meaning: "The canary's slope K: larger than every clip bound, so that its contributions sit at the bounds."},
 	{Path: "neighbour.deepfool", UsedBy: "model.softmax, model.mlp; replace-one", Example: "{models: 20, canary: {margin: 0.1, clamp: true, lower: 0, upper: 1}}",
 		Meaning: "Crafts the canary as Heller & Fetaya §V do: trains models models on D with the scenario's sampler (final states, on random streams of their own), picks a record they all classify correctly and alike, and moves it the least distance that makes every model prefer another class; D′ holds the moved features with the original label."},
 	{Path: "neighbour.deepfool.models", Required: "yes", Range: "[1, 10000]", UsedBy: "neighbour.deepfool", Example: "20",

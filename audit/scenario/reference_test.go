@@ -153,6 +153,13 @@ func TestEveryCombinationFromTheReference(t *testing.T) {
 // out (CSV data, DeepFool canaries, epoch releases, claims), on which the
 // defaults of their fields are checked.
 var extraBases = []string{
+	`model: {linreg: {alpha: 1, beta: 1}}
+data: {synthetic_linreg: {n: 10, theta_star: [0.5], seed: 1}}
+neighbour: {gradient_canary: {}}
+threat: path
+sampler: {sgld: {step: {eta: 0.01}, batch: 5, scheme: poisson, iterations: 10, clip: 1}}
+audit: {trials: 20, split: {train: 0.5, eval: 0.5}, confidence: 0.95}
+`,
 	`model: {logistic: {dim: 30, alpha: 1}}
 data: {csv: {path: ../../testdata/breast_cancer.csv, options: {header: true, classes: 2, scale: standardize}, test_fraction: 0.2, seed: 4}}
 neighbour: {index: 3, record: {x: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], y: 1}}

@@ -174,7 +174,7 @@ var samplerRegistry = []samplerEntry{
 		noRate: "the subsampled test's batch size b sets its scaling N0/b and its variance check; a planted rate is not supported",
 	})...)},
 	{Key: "gaussian_query", Chain: false, Docs: []Field{
-		{Path: "sampler.gaussian_query", Models: []string{"linreg", "logistic", "gauss", "banana"}, OtherModels: "the Gaussian query releases a record-sized sum",
+		{Path: "sampler.gaussian_query", Models: []string{"linreg", "logistic", "gauss", "banana", "inert"}, OtherModels: "the Gaussian query releases a record-sized sum",
 			Example: "{sigma: 1}",
 			Meaning: "Not a sampler: the Gaussian mechanism on the sum of the records, Σ clip(x_i) + N(0, sigma²·I), of known privacy — exactly μ-GDP with μ = ‖Δ‖/σ for sums differing by Δ (Dong, Roth & Su 2019, Thm 2.7) — to check the audit itself. The model only sets the dimension, which must equal the records'."},
 		{Path: "sampler.gaussian_query.sigma", Required: "yes", Range: posRange, UsedBy: "sampler.gaussian_query", Example: "1",

@@ -1,0 +1,141 @@
+package mechanisms
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/field"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
+)
+
+// sgldPath accumulates SGLD's path statistic. What SGLD releases is every
+// state θ_{t+1} = θ_t + (η_t/2)(∇ ln p(θ_t) + (n/b)·Σ_{i∈B_t} clip_C(g_i)) + σ_t·ξ
+// (Heller & Fetaya eq. 3 and eq. 66). Along the canary's coordinate no
+// ordinary record and not the (flat) prior contributes, so the increment
+// y_t = θ_{t+1,c} − θ_{t,c} is (η_t/2)·(n_h/b)·s_h·G·k + σ_t·ξ, where k is
+// the number of times the canary is in B_t under hypothesis h, s_h its sign
+// and G = min(K, C) the norm of its clipped gradient; every other
+// coordinate has the same law under D and D′ given the past. So
+//
+//	Λ = Σ_t ln p_D(y_t) − ln p_D′(y_t),
+//
+// with p_h a Gaussian (full batches: k = 1), a two-component mixture
+// (Poisson or uniform subsets: k ~ Bernoulli(b/n_h)) or a binomial mixture
+// (with replacement: k ~ Bin(b, 1/n_h)). The declared sampler is what the
+// adversary assumes: the declared noise, clip bound and rate, whatever a
+// planted bug changes.
+type sgldPath struct {
+	lr    *PathLR
+	coord int
+	// sdScale is sqrt(NoiseVariance): σ_t = sdScale·sqrt(η_t).
+	sdScale float64
+	// g[h] is (n_h/b)·s_h·G, the canary's drift per unit of η/2.
+	g [2]float64
+	// q[h] is the canary's inclusion probability (Bernoulli), or 1/n_h
+	// with binom (b draws).
+	q     [2]float64
+	binom bool
+	b     int
+
+	eta, sd float64 // the last step size and its σ
+}
+
+// newPath returns the path statistic of a run of s on model m.
+func (s *SGLD) newPath(lr *PathLR, m Model) *sgldPath {
+	g := CanaryOf(m)
+	p := &sgldPath{lr: lr, coord: g.Coord(), sdScale: math.Sqrt(s.noiseVar()), b: s.Batch, binom: s.Scheme == WithReplacement}
+	mag := g.Slope()
+	if s.Clip > 0 {
+		mag = math.Min(mag, s.Clip)
+	}
+	for h := range p.g {
+		n := float64(lr.Spec.N[h])
+		p.g[h] = n / float64(s.Batch) * lr.Spec.Sign[h] * mag
+		switch {
+		case p.binom:
+			p.q[h] = 1 / n
+		default:
+			p.q[h] = math.Min(1, float64(s.Batch)/n)
+		}
+	}
+	return p
+}
+
+// step adds the term of one increment y of the canary's coordinate made
+// with step size eta.
+func (p *sgldPath) step(y, eta float64) {
+	if eta != p.eta {
+		p.eta, p.sd = eta, p.sdScale*math.Sqrt(eta)
+	}
+	half := eta / 2
+	mD, mDp := half*p.g[0], half*p.g[1]
+	if p.binom {
+		p.lr.add(BinomialShiftLogLik(y, p.b, p.q[0], mD, p.sd) - BinomialShiftLogLik(y, p.b, p.q[1], mDp, p.sd))
+		return
+	}
+	p.lr.add(BernoulliShiftLogLik(y, p.q[0], mD, p.sd) - BernoulliShiftLogLik(y, p.q[1], mDp, p.sd))
+}
+
+// checkPath implements pathSampler: schemes that visit every record once
+// per epoch tie the canary's inclusions together across steps, which the
+// per-step statistic does not model, unless every batch is the whole
+// dataset.
+func (s *SGLD) checkPath(spec *PathSpec, _ Model, _ *dataset.Dataset) error {
+	switch s.Scheme {
+	case Reshuffle, Cyclic:
+		if s.Batch < spec.N[0] || s.Batch < spec.N[1] {
+			return field.Errorf(field.At("Scheme", "scheme"), "under the path threat model, scheme %s ties the canary's inclusions across the steps of an epoch, which the per-step statistic does not model: use poisson, without-replacement or with-replacement, or batch = n (%d and %d records)", s.Scheme, spec.N[0], spec.N[1])
+		}
+	}
+	if s.Clip == 0 {
+		return field.Errorf(field.At("Clip", "clip"), "under the path threat model SGLD must clip (clip > 0): without it the canary's gradient is its slope, and no guarantee applies")
+	}
+	return nil
+}
+
+// runAffine1DSparse is runAffine1D for Poisson minibatches of a dataset in
+// which some records have a zero gradient (a gradient canary among inert
+// records): only the inclusion of the others is drawn, the rest adding 0
+// to the minibatch sum whether drawn or not, so an iteration costs one
+// uniform per active record and one normal. GradEvals counts the active
+// records included.
+func (s *SGLD) runAffine1DSparse(k *affineCoefs, n int, theta []float64, rng *rand.Rand, rel *releaser, info *Info, path *sgldPath) (Info, error) {
+	h, j, shift, prec, active := k.h, k.j, k.shift, k.prec, k.active
+	q := float64(s.Batch) / float64(n) * s.Plant.rate()
+	sc := float64(n) / float64(s.Batch)
+	fn := newFastNormal(rng)
+	th := theta[0]
+	next := rel.nextAt()
+	for t := 0; t < info.Iterations; t++ {
+		eta := s.Step.At(t)
+		half, sd := eta/2, s.noiseSD(eta)
+		var sh, sj float64
+		for _, i := range active {
+			if rng.Float64() < q {
+				sh += h[i]
+				sj += j[i]
+				info.GradEvals++
+				if k.clipped != nil && k.clipped[i] {
+					info.ClippedGrads++
+				}
+			}
+		}
+		before := th
+		th += half*(shift-prec*th+sc*(sh-sj*th)) + sd*fn.norm()
+		if th-th != 0 {
+			return *info, &DivergedError{Iteration: t + 1, Theta: []float64{th}}
+		}
+		if path != nil {
+			path.step(th-before, eta)
+		}
+		if t+1 == next {
+			theta[0] = th
+			if err := rel.release(theta, info); err != nil {
+				return *info, err
+			}
+			next = rel.nextAt()
+		}
+	}
+	theta[0] = th
+	return *info, nil
+}
