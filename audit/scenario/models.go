@@ -143,7 +143,7 @@ var modelRegistry = []modelEntry{
 	{Key: "inert", Build: func(ModelConfig) (mechanisms.Model, error) { return mechanisms.Inert{}, nil }, Docs: []Field{
 		{Path: "model.inert", ExampleData: "data.inert", ExampleNeighbour: "{gradient_canary: {}}", NotSamplers: []string{"program"},
 			OtherModels: "a gradient canary needs a built-in step-by-step sampler, which evaluates the model",
-			Meaning: "No parameters; records without features whose log-likelihood is 0. Only with neighbour.gradient_canary: the canary's coordinate is then the whole model, and its path has the law it has beside any model (no ordinary record uses that coordinate), at the cost of that coordinate alone."},
+			Meaning:     "No parameters; records without features whose log-likelihood is 0. Only with neighbour.gradient_canary: the canary's coordinate is then the whole model, and its path has the law it has beside any model (no ordinary record uses that coordinate), at the cost of that coordinate alone."},
 	}},
 }
 
