@@ -27,6 +27,9 @@ type Target struct {
 	// point (the interim-region counterexample's closed form), so that
 	// reports can set the lower bounds against it.
 	Exact []float64
+	// ExactSource says where Exact comes from, for the report's legend
+	// ("" for the interim-region counterexample's closed form).
+	ExactSource string
 	// Accuracy, when set, measures every release on a held-out test set.
 	Accuracy *Accuracy
 	// ReportedTestSize > 0 says that the mechanism measures its releases
@@ -169,7 +172,7 @@ func prepare(t Target, mech string, dim int, o Options, pd []mechanisms.ReleaseP
 // designOf gathers what the analysis needs to know about the target.
 func (a *Audit) designOf(t Target, mech string, dim int) Design {
 	d := Design{Options: a.opts, Name: t.Name, Mechanism: mech, Dim: dim,
-		Adjacency: string(t.Pair.Adjacency), PairNote: t.Pair.Note, Notes: t.Notes, Exact: t.Exact, Posterior: t.Posterior,
+		Adjacency: string(t.Pair.Adjacency), PairNote: t.Pair.Note, Notes: t.Notes, Exact: t.Exact, ExactSource: t.ExactSource, Posterior: t.Posterior,
 		Points: a.points, Features: a.features, ThetaColumns: thetaColumns(a.opts.Features), Claims: a.claims}
 	if p := t.Pair.D; p != nil {
 		d.D = &DatasetInfo{p.Name, p.Len()}

@@ -39,8 +39,9 @@ type Design struct {
 	// Notes are assumptions the report must state (Target.Notes).
 	Notes []string
 	// Exact and Posterior are Target.Exact and Target.Posterior.
-	Exact     []float64
-	Posterior *Posterior
+	Exact       []float64
+	ExactSource string
+	Posterior   *Posterior
 	// Convergence is Prop. 3.3's lower bound per release point
 	// (ConvergenceLowerBounds), nil where no release's law is known.
 	Convergence []ConvergenceBound
@@ -108,6 +109,7 @@ type designJSON struct {
 	PairNote     string                    `json:"pair_note,omitempty"`
 	Notes        []string                  `json:"notes,omitempty"`
 	Exact        []stats.JSONFloat         `json:"exact,omitempty"`
+	ExactSource  string                    `json:"exact_source,omitempty"`
 	Posterior    *Posterior                `json:"posterior,omitempty"`
 	Convergence  []ConvergenceBound        `json:"convergence_lb,omitempty"`
 	Points       []mechanisms.ReleasePoint `json:"points"`
@@ -139,7 +141,7 @@ type designJSON struct {
 func (d Design) MarshalJSON() ([]byte, error) {
 	o := d.Options
 	j := designJSON{Name: d.Name, Mechanism: d.Mechanism, Dim: d.Dim, D: d.D, DPrime: d.DPrime, Adjacency: d.Adjacency,
-		PairNote: d.PairNote, Notes: d.Notes, Posterior: d.Posterior, Convergence: d.Convergence, Points: d.Points, ItersUnknown: d.IterationsUnknown, Features: d.Features,
+		PairNote: d.PairNote, Notes: d.Notes, ExactSource: d.ExactSource, Posterior: d.Posterior, Convergence: d.Convergence, Points: d.Points, ItersUnknown: d.IterationsUnknown, Features: d.Features,
 		ThetaColumns: d.ThetaColumns, ID: o.ID, Trials: o.Trials, Seed: o.Seed, Assignment: o.Assignment, Sides: o.Sides,
 		Split: o.Split, AttackSelection: o.AttackSelection, PointSelection: o.PointSelection, Delta: o.Delta,
 		Confidence: o.Confidence, Repeats: o.Repeats, Canaries: o.Canaries}
@@ -213,7 +215,7 @@ func (d *Design) UnmarshalJSON(b []byte) error {
 		o.Estimators = append(o.Estimators, e)
 	}
 	*d = Design{Options: o, Name: j.Name, Mechanism: j.Mechanism, Dim: j.Dim, D: j.D, DPrime: j.DPrime,
-		Adjacency: j.Adjacency, PairNote: j.PairNote, Notes: j.Notes, Posterior: j.Posterior, Convergence: j.Convergence,
+		Adjacency: j.Adjacency, PairNote: j.PairNote, Notes: j.Notes, ExactSource: j.ExactSource, Posterior: j.Posterior, Convergence: j.Convergence,
 		Points: j.Points, IterationsUnknown: j.ItersUnknown, Features: j.Features, ThetaColumns: j.ThetaColumns}
 	for _, e := range j.Exact {
 		d.Exact = append(d.Exact, float64(e))

@@ -238,6 +238,9 @@ type Report struct {
 	DPrime    *DatasetInfo `json:"d_prime,omitempty"`
 	Adjacency string       `json:"adjacency,omitempty"`
 	PairNote  string       `json:"pair_note,omitempty"`
+	// ExactSource says where the points' exact ε come from ("": the
+	// interim-region counterexample's closed form).
+	ExactSource string `json:"exact_source,omitempty"`
 	// Features labels the feature columns, Attacks the classifiers and
 	// Claims the upper bounds tested.
 	Features []string `json:"features"`

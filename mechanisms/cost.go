@@ -64,6 +64,11 @@ func modelDim(m Model) float64 { return float64(max(m.Dim(), 1)) }
 // iterationCost: b gradients and the update; Poisson draws a uniform per
 // record to form its batch.
 func (s *SGLD) iterationCost(m Model, n int) float64 {
+	if g := CanaryOf(m); g != nil && g.Inner().Dim() == 0 && s.Scheme == Poisson {
+		// A gradient canary among inert records: only the canary's
+		// inclusion is drawn (runAffine1DSparse), then one normal.
+		return 3
+	}
 	dim := modelDim(m)
 	idx := float64(s.Batch)
 	if s.Scheme == Poisson {

@@ -71,10 +71,51 @@ type PathLR struct {
 	// (tests recompute Λ from the saved path with it).
 	Observe func(term float64)
 	out     [1]float64
+	// num/den is a product of per-step likelihood ratios not yet added to
+	// L (mulRatio), and held the number of its factors.
+	num, den float64
+	held     int
 }
 
+// maxHeld bounds the factors of PathLR's products, each numerator and
+// denominator in [1e-16, 1e16], so that the products stay within
+// [1e-256, 1e256].
+const maxHeld = 16
+
 // NewPathLR returns an accumulator at Λ = 0.
-func NewPathLR(spec *PathSpec) *PathLR { return &PathLR{Spec: spec} }
+func NewPathLR(spec *PathSpec) *PathLR { return &PathLR{Spec: spec, num: 1, den: 1} }
+
+// mulRatio adds the term ln(num/den) of one step through running
+// products: one division and one logarithm per maxHeld steps instead of
+// one per step, the sum of logarithms being the logarithm of the product
+// up to rounding (a few ulp of each term). The caller guarantees num and
+// den in [1e-16, 1e16]; with an Observe hook every term is added at once.
+// It is small enough to inline into the samplers' loops.
+func (p *PathLR) mulRatio(num, den float64) {
+	if p.Observe != nil {
+		p.add(math.Log(num / den))
+		return
+	}
+	p.num *= num
+	p.den *= den
+	if p.held++; p.held == maxHeld {
+		p.flush()
+	}
+}
+
+// flush adds the products of held ratios to L.
+func (p *PathLR) flush() {
+	if p.held > 0 {
+		p.L += math.Log(p.num / p.den)
+		p.num, p.den, p.held = 1, 1, 0
+	}
+}
+
+// Value returns Λ so far.
+func (p *PathLR) Value() float64 {
+	p.flush()
+	return p.L
+}
 
 // add adds one step's term.
 func (p *PathLR) add(term float64) {
@@ -86,7 +127,7 @@ func (p *PathLR) add(term float64) {
 
 // release returns the release of a path run: the one-element vector Λ.
 func (p *PathLR) release() []float64 {
-	p.out[0] = p.L
+	p.out[0] = p.Value()
 	return p.out[:]
 }
 
@@ -164,4 +205,25 @@ func BinomialShiftLogLik(y float64, b int, p, a, sd float64) float64 {
 type pathSampler interface {
 	checkPath(spec *PathSpec, m Model, d *dataset.Dataset) error
 	runPath(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, lr *PathLR) (Info, error)
+}
+
+// pathGaussian is implemented by samplers whose path, for some pairs, is a
+// composition of Gaussian shift tests of known sizes: the path up to
+// iteration it is then exactly μ-GDP (Dong, Roth & Su 2019, Cor. 3.3:
+// μ² = Σ μ_t²), and pathMu returns that μ (ok false where the path is not
+// of that form, or where a planted bug makes the runs differ from the
+// declared sampler).
+type pathGaussian interface {
+	pathMu(spec *PathSpec, m Model, d *dataset.Dataset, it int) (mu float64, ok bool)
+}
+
+// PathMu returns the exact μ of the path threat model's trade-off curve up
+// to iteration it, on the chain's pair, when the path is a composition of
+// Gaussian shift tests (see pathGaussian); ok is false otherwise.
+func (c *Chain) PathMu(d *dataset.Dataset, it int) (mu float64, ok bool) {
+	g, is := c.Sampler.(pathGaussian)
+	if c.Path == nil || !is {
+		return 0, false
+	}
+	return g.pathMu(c.Path, c.Model, d, it)
 }

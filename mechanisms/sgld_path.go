@@ -36,8 +36,15 @@ type sgldPath struct {
 	q     [2]float64
 	binom bool
 	b     int
+	// antipodal: the canary has the same inclusion probability on both
+	// sides and opposite drifts (replace-one), so a step's ratio is
+	// ((1−q)·u + q·c)/(u·((1−q) + q·c·u)) with u = e^{y·a/σ²} and
+	// c = e^{−a²/(2σ²)}: one exponential a step (see step).
+	antipodal bool
 
 	eta, sd float64 // the last step size and its σ
+	// For the antipodal form at step size eta: a/σ² and q·c.
+	aOverV, qc float64
 }
 
 // newPath returns the path statistic of a run of s on model m.
@@ -58,22 +65,41 @@ func (s *SGLD) newPath(lr *PathLR, m Model) *sgldPath {
 			p.q[h] = math.Min(1, float64(s.Batch)/n)
 		}
 	}
+	p.antipodal = !p.binom && p.q[0] == p.q[1] && p.q[0] <= 0.5 && p.g[0] == -p.g[1] && p.g[0] != 0
 	return p
 }
 
 // step adds the term of one increment y of the canary's coordinate made
 // with step size eta.
 func (p *sgldPath) step(y, eta float64) {
-	if eta != p.eta {
-		p.eta, p.sd = eta, p.sdScale*math.Sqrt(eta)
-	}
 	half := eta / 2
 	mD, mDp := half*p.g[0], half*p.g[1]
+	p.at(eta)
+	if p.antipodal {
+		// a = mDp = −mD. With |z| < 10 and q ≤ 1/2, the numerator and
+		// denominator lie in [2e-5, 5e8], as mulRatio needs; beyond, the
+		// general form is used.
+		if z := y * p.aOverV; math.Abs(z) < 10 {
+			u, q1 := fastExp(z), 1-p.q[0]
+			p.lr.mulRatio(q1*u+p.qc, u*(q1+p.qc*u))
+			return
+		}
+	}
 	if p.binom {
 		p.lr.add(BinomialShiftLogLik(y, p.b, p.q[0], mD, p.sd) - BinomialShiftLogLik(y, p.b, p.q[1], mDp, p.sd))
 		return
 	}
 	p.lr.add(BernoulliShiftLogLik(y, p.q[0], mD, p.sd) - BernoulliShiftLogLik(y, p.q[1], mDp, p.sd))
+}
+
+// at sets the constants of a step of size eta.
+func (p *sgldPath) at(eta float64) {
+	if eta != p.eta {
+		a := eta / 2 * p.g[1]
+		p.eta, p.sd = eta, p.sdScale*math.Sqrt(eta)
+		v := p.sd * p.sd
+		p.aOverV, p.qc = a/v, p.q[0]*math.Exp(-a*a/(2*v))
+	}
 }
 
 // checkPath implements pathSampler: schemes that visit every record once
@@ -103,6 +129,9 @@ func (s *SGLD) runAffine1DSparse(k *affineCoefs, n int, theta []float64, rng *ra
 	h, j, shift, prec, active := k.h, k.j, k.shift, k.prec, k.active
 	q := float64(s.Batch) / float64(n) * s.Plant.rate()
 	sc := float64(n) / float64(s.Batch)
+	if path != nil && path.antipodal && s.Step.Gamma == 0 && path.lr.Observe == nil && len(active) == 1 {
+		return s.runAntipodal(k, q, sc, theta, rng, rel, info, path)
+	}
 	fn := newFastNormal(rng)
 	th := theta[0]
 	next := rel.nextAt()
@@ -126,6 +155,78 @@ func (s *SGLD) runAffine1DSparse(k *affineCoefs, n int, theta []float64, rng *ra
 			return *info, &DivergedError{Iteration: t + 1, Theta: []float64{th}}
 		}
 		if path != nil {
+			path.step(th-before, eta)
+		}
+		if t+1 == next {
+			theta[0] = th
+			if err := rel.release(theta, info); err != nil {
+				return *info, err
+			}
+			next = rel.nextAt()
+		}
+	}
+	theta[0] = th
+	return *info, nil
+}
+
+// pathMu implements pathGaussian: with full batches on both sides (the
+// canary in every step) the increments of θ_c are Gaussian shifts of
+// (η_t/2)·|g_D − g_D′| against σ_t, so μ² = Σ_t (η_t/4)·(g_D − g_D′)²/NoiseVariance.
+func (s *SGLD) pathMu(spec *PathSpec, m Model, _ *dataset.Dataset, it int) (float64, bool) {
+	if s.Plant != nil || s.Scheme == WithReplacement || CanaryOf(m) == nil {
+		return 0, false
+	}
+	p := s.newPath(NewPathLR(spec), m)
+	if p.q[0] != 1 || p.q[1] != 1 {
+		return 0, false
+	}
+	d := p.g[0] - p.g[1]
+	var sum float64
+	for t := 0; t < it; t++ {
+		sum += s.Step.At(t) / 4 * d * d
+	}
+	return math.Sqrt(sum / s.noiseVar()), true
+}
+
+// runAntipodal is runAffine1DSparse for the path threat model's common case,
+// the one whose statistic dominates the cost: one canary (the only active
+// record), a constant step, and the antipodal pair of sgldPath.step, whose
+// products of ratios are kept in the loop (as PathLR.mulRatio keeps them,
+// in the same groups, so Λ is the same to the last bit).
+func (s *SGLD) runAntipodal(k *affineCoefs, q, sc float64, theta []float64, rng *rand.Rand, rel *releaser, info *Info, path *sgldPath) (Info, error) {
+	i := k.active[0]
+	hc, jc, shift, prec := k.h[i], k.j[i], k.shift, k.prec
+	clipped := k.clipped != nil && k.clipped[i]
+	eta := s.Step.Eta
+	half, sd := eta/2, s.noiseSD(eta)
+	path.at(eta)
+	lr := path.lr
+	aOverV, qc, q1 := path.aOverV, path.qc, 1-path.q[0]
+	fn := newFastNormal(rng)
+	th := theta[0]
+	next := rel.nextAt()
+	for t := 0; t < info.Iterations; t++ {
+		var sh, sj float64
+		if rng.Float64() < q {
+			sh, sj = hc, jc
+			info.GradEvals++
+			if clipped {
+				info.ClippedGrads++
+			}
+		}
+		before := th
+		th += half*(shift-prec*th+sc*(sh-sj*th)) + sd*fn.norm()
+		if th-th != 0 {
+			return *info, &DivergedError{Iteration: t + 1, Theta: []float64{th}}
+		}
+		if z := (th - before) * aOverV; math.Abs(z) < 10 {
+			u := fastExp(z)
+			lr.num *= q1*u + qc
+			lr.den *= u * (q1 + qc*u)
+			if lr.held++; lr.held == maxHeld {
+				lr.flush()
+			}
+		} else {
 			path.step(th-before, eta)
 		}
 		if t+1 == next {

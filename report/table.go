@@ -248,7 +248,10 @@ func writeLegend(w io.Writer, r *audit.Report) {
 	if r.HasAccuracy() {
 		fmt.Fprintf(w, "test acc.: mean accuracy of the released models on %d held-out records, over all %d runs.\n", r.TestSize, r.Trials)
 	}
-	if r.HasExact() {
+	switch {
+	case r.HasExact() && r.ExactSource != "":
+		fmt.Fprintf(w, "exact ε: the true ε at δ of each release, %s: every valid lower bound lies below it.\n", r.ExactSource)
+	case r.HasExact():
 		fmt.Fprintln(w, "exact ε: the true ε at δ of each release, from the closed form of the counterexample (the privacy profile of")
 		fmt.Fprintln(w, "Gaussian vs n-component mixture): every valid lower bound lies below it.")
 	}

@@ -94,7 +94,7 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 			return p, err
 		}
 		if pts, err := p.Mechanism.Points(p.Pair.D); err == nil {
-			t.Exact = exactEpsilons(c, p, pts)
+			t.Exact, t.ExactSource = exactEpsilons(c, p, pts)
 		}
 	}
 	return p, p.newAudit(t, o)

@@ -1,18 +1,32 @@
 package scenario
 
 import (
+	"math"
+
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
-// exactEpsilons returns, for the interim-region counterexample run exactly
-// as Heller & Fetaya analyse it — cyclic SGLD with batch 1, a constant step,
-// no clipping, the chain started from the prior, 1-D linear regression on
-// D1/D2 — the exact ε at the audit's δ of every release point (the
-// hockey-stick privacy profile of closedform, rounded down by its error
-// bound), so that reports can set the audit's lower bounds against the
-// truth. It is nil for any other scenario, or when δ = 0.
-func exactEpsilons(c *Config, p *Plan, points []mechanisms.ReleasePoint) []float64 {
+// exactEpsilons returns the exact ε at the audit's δ of every release
+// point where it is known — a μ-GDP path under the path threat model, or
+// the interim-region counterexample (the hockey-stick privacy profile of
+// closedform, rounded down by its error bound) — so that reports can set
+// the audit's lower bounds against the truth, and where it comes from for
+// the report's legend. It is nil for any other scenario, or when δ = 0.
+func exactEpsilons(c *Config, p *Plan, points []mechanisms.ReleasePoint) ([]float64, string) {
+	if eps := gaussianPathEpsilons(c, p, points); eps != nil {
+		return eps, "under the path threat model, of the μ-GDP path (a composition of Gaussian shift tests; Dong, Roth & Su 2019, Cor. 3.3)"
+	}
+	return counterexampleEpsilons(c, p, points), ""
+}
+
+// counterexampleEpsilons returns, for the interim-region counterexample
+// run exactly as Heller & Fetaya analyse it — cyclic SGLD with batch 1, a
+// constant step, no clipping, the chain started from the prior, 1-D linear
+// regression on D1/D2 — the exact ε at the audit's δ of every release
+// point; nil otherwise.
+func counterexampleEpsilons(c *Config, p *Plan, points []mechanisms.ReleasePoint) []float64 {
 	ce := c.Data.Counterexample
 	lr := c.Model.LinReg
 	if ce == nil || lr == nil || c.Audit.Delta <= 0 || !c.Init.FromPrior {
@@ -45,6 +59,28 @@ func exactEpsilons(c *Config, p *Plan, points []mechanisms.ReleasePoint) []float
 			return nil
 		}
 		eps = append(eps, cv.Profile.Epsilon)
+	}
+	return eps
+}
+
+// gaussianPathEpsilons returns, under the path threat model, the exact ε
+// at the audit's δ of every release point when the path is a composition
+// of Gaussian shift tests (mechanisms.Chain.PathMu): the μ-GDP profile's ε
+// (Dong, Roth & Su 2019, Cor. 2.13). Nil otherwise, or when δ = 0.
+func gaussianPathEpsilons(c *Config, p *Plan, points []mechanisms.ReleasePoint) []float64 {
+	ch, ok := p.Mechanism.(*mechanisms.Chain)
+	if !ok || ch.Path == nil || c.Audit.Delta <= 0 {
+		return nil
+	}
+	eps := make([]float64, len(points))
+	for k, pt := range points {
+		mu, ok := ch.PathMu(p.Pair.D, pt.Iteration)
+		if !ok {
+			return nil
+		}
+		if eps[k], _ = stats.GDPEpsilon(mu, c.Audit.Delta); math.IsInf(eps[k], 0) || math.IsNaN(eps[k]) {
+			return nil
+		}
 	}
 	return eps
 }
