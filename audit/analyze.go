@@ -166,6 +166,7 @@ func (d runsDesign) analyze(ctx context.Context, t *Trials, r *Report) error {
 	}
 	alpha := 1 - o.Confidence
 	r.TestConfidence = 1 - alpha/float64(mA*mP)
+	r.SelectionConfidence = o.SelectionConfidence
 	// Claims: one verdict answers for all m claims, so α is divided among
 	// them (Bonferroni): each claim is tested once, on a release, attack
 	// and rule chosen on the selection runs (claims.go), at α/m — the
@@ -494,7 +495,11 @@ func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bu
 // scores (bufs.selScores, sorted once), leaving the rules in bufs.rules.
 func (a *Audit) chooseRules(bufs *buffers, labels []bool) (AttackResult, error) {
 	o := a.opts
-	if err := bufs.chooser.Prepare(bufs.selScores, labels, o.Delta, o.Confidence); err != nil {
+	sc := o.Confidence
+	if o.SelectionConfidence != 0 {
+		sc = o.SelectionConfidence
+	}
+	if err := bufs.chooser.Prepare(bufs.selScores, labels, o.Delta, sc); err != nil {
 		return AttackResult{}, err
 	}
 	ar := AttackResult{Estimates: make([]AttackEstimate, len(o.Estimators))}

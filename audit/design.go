@@ -130,6 +130,7 @@ type designJSON struct {
 	PointSelection  Selection      `json:"point_selection"`
 	Delta           float64        `json:"delta"`
 	Confidence      float64        `json:"confidence"`
+	SelConfidence   float64        `json:"selection_confidence,omitempty"`
 	Repeats         RepeatPolicy   `json:"repeats"`
 	Canaries        *CanaryDesign  `json:"canaries,omitempty"`
 }
@@ -144,7 +145,7 @@ func (d Design) MarshalJSON() ([]byte, error) {
 		PairNote: d.PairNote, Notes: d.Notes, ExactSource: d.ExactSource, Posterior: d.Posterior, Convergence: d.Convergence, Points: d.Points, ItersUnknown: d.IterationsUnknown, Features: d.Features,
 		ThetaColumns: d.ThetaColumns, ID: o.ID, Trials: o.Trials, Seed: o.Seed, Assignment: o.Assignment, Sides: o.Sides,
 		Split: o.Split, AttackSelection: o.AttackSelection, PointSelection: o.PointSelection, Delta: o.Delta,
-		Confidence: o.Confidence, Repeats: o.Repeats, Canaries: o.Canaries}
+		Confidence: o.Confidence, SelConfidence: o.SelectionConfidence, Repeats: o.Repeats, Canaries: o.Canaries}
 	for _, e := range d.Exact {
 		j.Exact = append(j.Exact, stats.JSONFloat(e))
 	}
@@ -198,7 +199,7 @@ func (d *Design) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	o := Options{ID: j.ID, Trials: j.Trials, Seed: j.Seed, Assignment: j.Assignment, Sides: j.Sides, Split: j.Split,
-		AttackSelection: j.AttackSelection, PointSelection: j.PointSelection, Delta: j.Delta, Confidence: j.Confidence,
+		AttackSelection: j.AttackSelection, PointSelection: j.PointSelection, Delta: j.Delta, Confidence: j.Confidence, SelectionConfidence: j.SelConfidence,
 		Repeats: j.Repeats, Canaries: j.Canaries}
 	for _, n := range j.Attacks {
 		c, err := attacks.ByName(n)

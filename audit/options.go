@@ -181,6 +181,15 @@ type Options struct {
 	// Confidence is the probability, in (0, 1), with which every reported
 	// bound holds (zero: DefaultConfidence).
 	Confidence float64
+	// SelectionConfidence, when set, is the confidence of the
+	// Clopper–Pearson bounds at which the estimators choose their rules on
+	// the training (or selection) runs; zero: Confidence. The rule that
+	// maximises a bound over many thresholds favours those whose training
+	// counts were lucky, mostly in the far tails (the winner's curse); a
+	// stricter level (0.99999) penalises the tails more and picks rules
+	// whose evaluation bound is tighter. Validity does not depend on it:
+	// the rules never see the evaluation runs.
+	SelectionConfidence float64
 	// Claims are upper bounds to test against the audit.
 	Claims []Claim
 	// Theorems adds, as claims, the theoretical guarantees the mechanism
@@ -275,6 +284,9 @@ func (o Options) validateLevels() error {
 	}
 	if !(o.Delta >= 0 && o.Delta < 1) {
 		return fieldErr("Delta", "must be in [0, 1), got %g", o.Delta)
+	}
+	if o.SelectionConfidence != 0 && !(o.SelectionConfidence > 0 && o.SelectionConfidence < 1) {
+		return fieldErr("SelectionConfidence", "must be in (0, 1) (0: the confidence), got %g", o.SelectionConfidence)
 	}
 	if o.Confidence != 0 && !(o.Confidence > 0 && o.Confidence < 1) {
 		return fieldErr("Confidence", "must be in (0, 1) (0: the default %g), got %g", DefaultConfidence, o.Confidence)

@@ -269,6 +269,9 @@ type Report struct {
 	// TestConfidence is the confidence each evaluated test is run at after
 	// the Bonferroni division (equal to Confidence when nothing is divided).
 	TestConfidence float64 `json:"test_confidence"`
+	// SelectionConfidence is Options.SelectionConfidence (0: the rules are
+	// chosen at the confidence of the bounds).
+	SelectionConfidence float64 `json:"selection_confidence,omitempty"`
 	// ClaimsTested is the number of claims tested (Options.Claims and the
 	// theorem claims) and ClaimConfidence the confidence each claim's test
 	// is run at: α is divided among the claims as well, so that the

@@ -130,7 +130,11 @@ func writeSetting(w io.Writer, r *audit.Report) {
 	for _, l := range describeDesign(r).setting {
 		field(l[0], l[1])
 	}
-	field("statistics", fmt.Sprintf("δ = %g, confidence %g; %s", r.Delta, r.Confidence, r.Multiplicity))
+	stat := fmt.Sprintf("δ = %g, confidence %g; %s", r.Delta, r.Confidence, r.Multiplicity)
+	if r.SelectionConfidence != 0 {
+		stat += fmt.Sprintf("; rules chosen on training runs at confidence %g", r.SelectionConfidence)
+	}
+	field("statistics", stat)
 	for _, n := range r.Notes {
 		field("note", n)
 	}

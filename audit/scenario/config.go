@@ -199,6 +199,8 @@ type AuditConfig struct {
 	Estimators []string `yaml:"estimators,omitempty" json:"estimators,omitempty"`
 	Delta      float64  `yaml:"delta" json:"delta"`
 	Confidence float64  `yaml:"confidence" json:"confidence"`
+	// SelectionConfidence is audit.Options.SelectionConfidence.
+	SelectionConfidence float64 `yaml:"selection_confidence,omitempty" json:"selection_confidence,omitempty"`
 	// Workers is the number of concurrent runs (0: one per CPU). It never
 	// changes the result.
 	Workers int `yaml:"workers,omitempty" json:"-"`
@@ -525,7 +527,7 @@ func (c *Config) validateNeighbour() error {
 var auditFields = map[string]string{
 	"Trials": "audit.trials", "Split": "audit.split", "Split.Train": "audit.split.train",
 	"Split.Select": "audit.split.select", "Split.Eval": "audit.split.eval", "Delta": "audit.delta",
-	"Confidence": "audit.confidence", "Workers": "audit.workers", "Theorems": "claim.theorems",
+	"Confidence": "audit.confidence", "SelectionConfidence": "audit.selection_confidence", "Workers": "audit.workers", "Theorems": "claim.theorems",
 	"Estimators": "audit.estimators",
 }
 
@@ -547,7 +549,7 @@ func (c *Config) validateAudit() error {
 // scenario's fields.
 func (c *Config) options() (audit.Options, error) {
 	a := c.Audit
-	o := audit.Options{Trials: a.Trials, Seed: c.Seed, Split: a.Split, Delta: a.Delta, Confidence: a.Confidence}
+	o := audit.Options{Trials: a.Trials, Seed: c.Seed, Split: a.Split, Delta: a.Delta, Confidence: a.Confidence, SelectionConfidence: a.SelectionConfidence}
 	if c.canaryDesign() {
 		o.Canaries = a.Canaries.design()
 	}
