@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
+	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
@@ -265,4 +266,44 @@ func (s *DPBarker) checkPath(spec *PathSpec, m Model, _ *dataset.Dataset) error 
 		}
 	}
 	return nil
+}
+
+// PathStepPair returns the laws of one iteration's released statistic
+// under D (P) and D′ (Q) when the canary's clipped ratio is at its bound
+// (a move up of θ_c; a move down mirrors both laws, which leaves the pair's
+// privacy profile unchanged), with the log-prior ratio and (full data) the
+// ordinary records' sum taken as 0, which shifts both laws alike. ok is
+// false when the pair differs from step to step: the full-data test on a
+// model with parameters whose scaling τ = N0/n differs between D and D′
+// (the ordinary sum then enters the two means differently), or settings
+// checkPath refuses. The T-fold composition of the pair is the path's
+// exact privacy profile for T iterations at which the canary's ratio is
+// clipped (closedform.MixturePLD); a ratio below the bound (|θ′_c − θ_c| <
+// clip/K, probability about 10⁻⁵ per iteration at the default K) only
+// brings the two laws closer.
+func (s *DPBarker) PathStepPair(spec *PathSpec, m Model) (p, q closedform.GaussMix2, ok bool) {
+	if s.checkPath(spec, m, nil) != nil {
+		return p, q, false
+	}
+	path, err := s.newBarkerPath(NewPathLR(spec), m)
+	if err != nil {
+		return p, q, false
+	}
+	if path.full && !path.inert && path.side[0].scale != path.side[1].scale {
+		return p, q, false
+	}
+	var laws [2]closedform.GaussMix2
+	for h, sd := range path.side {
+		x := sd.sign * sd.clip
+		s2 := 0.0
+		if !path.full {
+			s2 = sd.n0 * sd.n0 / path.b * x * x * (path.b - 1) / (path.b * path.b)
+		}
+		w := sd.q
+		if sd.sign == 0 {
+			w = 0
+		}
+		laws[h] = closedform.GaussMix2{W: w, V0: path.c, M1: sd.scale * x, V1: path.c - s2}
+	}
+	return laws[0], laws[1], true
 }
