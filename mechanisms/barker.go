@@ -354,6 +354,13 @@ func clipBarkerLLR(x, b float64) (float64, bool) {
 // then the test noise (a component index and one normal for N(0, ·) +
 // V_cor, or one uniform for the exact test).
 func (s *DPBarker) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
+	return s.run(m, d, theta, rng, at, emit, nil)
+}
+
+// run is Run; under the path threat model (path non-nil) the released
+// test statistic of every iteration feeds the path's log-likelihood ratio,
+// which is released in place of θ (barker_path.go).
+func (s *DPBarker) run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, path *barkerPath) (Info, error) {
 	p, err := s.resolve(d.Len())
 	if err != nil {
 		return Info{}, err
@@ -365,6 +372,12 @@ func (s *DPBarker) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.R
 	total := s.Iters + s.Plant.steps()
 	rel := releaser{at: shiftAt(at, s.Plant.steps()), emit: emit}
 	info := Info{Iterations: total}
+	if path != nil {
+		rel.path = path.lr
+		if path.inert {
+			return s.runInert(&p, d, theta, rng, &rel, &info, path)
+		}
+	}
 	prop := make([]float64, len(theta))
 	lpCur := m.LogPrior(theta)
 	var llCur, llProp, r []float64
@@ -396,6 +409,9 @@ func (s *DPBarker) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.R
 					info.ClippedLLRs++
 				}
 				sum += x
+				if path != nil {
+					path.record(rec, llProp[i]-llCur[i])
+				}
 			}
 			info.LLREvals += p.n
 			sd = p.sdFixed
@@ -412,7 +428,7 @@ func (s *DPBarker) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.R
 			return info, fmt.Errorf("DP-Barker: the log-posterior ratio is NaN at iteration %d (θ = %v, θ′ = %v): the model's log-likelihood or log-prior is NaN or infinite at both points",
 				t, theta, prop)
 		}
-		if !reject && p.accept(delta, sd, rng) {
+		if !reject && p.decide(delta, sd, rng, path, prop, theta, lpProp-lpCur) {
 			copy(theta, prop)
 			lpCur = lpProp
 			if p.full {
