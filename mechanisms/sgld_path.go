@@ -2,6 +2,8 @@ package mechanisms
 
 import (
 	"math"
+
+	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"math/rand/v2"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/field"
@@ -239,4 +241,31 @@ func (s *SGLD) runAntipodal(k *affineCoefs, q, sc float64, theta []float64, rng 
 	}
 	theta[0] = th
 	return *info, nil
+}
+
+// PathStepPair returns the laws of the canary coordinate's increment y_t
+// under D (p) and D′ (q), (1 − q_h)·N(0, σ²) + q_h·N((η/2)·g_h, σ²), when
+// they are the same at every step and a two-component mixture: a constant
+// step, Poisson or uniform-subset batches with the canary's inclusion
+// probability below 1 on some side. The T-fold composition of the pair is
+// then the path's exact privacy profile (closedform.MixturePLD). ok is
+// false otherwise (full batches are μ-GDP paths, see pathMu).
+func (s *SGLD) PathStepPair(spec *PathSpec, m Model) (p, q closedform.GaussMix2, ok bool) {
+	if s.Step.Gamma != 0 || s.Scheme == WithReplacement || CanaryOf(m) == nil || s.checkPath(spec, m, nil) != nil {
+		return p, q, false
+	}
+	path := s.newPath(NewPathLR(spec), m)
+	if path.q[0] == 1 && path.q[1] == 1 {
+		return p, q, false
+	}
+	v := s.noiseVar() * s.Step.Eta
+	var laws [2]closedform.GaussMix2
+	for h := range laws {
+		w := path.q[h]
+		if path.g[h] == 0 {
+			w = 0
+		}
+		laws[h] = closedform.GaussMix2{W: w, V0: v, M1: s.Step.Eta / 2 * path.g[h], V1: v}
+	}
+	return laws[0], laws[1], true
 }

@@ -18,6 +18,9 @@ func exactEpsilons(c *Config, p *Plan, points []mechanisms.ReleasePoint) ([]floa
 	if eps := gaussianPathEpsilons(c, p, points); eps != nil {
 		return eps, "under the path threat model, of the μ-GDP path (a composition of Gaussian shift tests; Dong, Roth & Su 2019, Cor. 3.3)"
 	}
+	if eps := pathExact(c, p, points); eps != nil {
+		return eps, "under the path threat model, of the composition of the per-step pair of laws of the released statistic (PLD accountant, pessimistic grid)"
+	}
 	return counterexampleEpsilons(c, p, points), ""
 }
 

@@ -7,6 +7,14 @@ import (
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 )
 
+// stepPairer is implemented by the samplers whose path, under the path
+// threat model, is the composition of one pair of laws of a released
+// statistic, the same at every step (mechanisms.DPBarker,
+// mechanisms.SGLD with a constant step and subsampled batches).
+type stepPairer interface {
+	PathStepPair(spec *mechanisms.PathSpec, m mechanisms.Model) (p, q closedform.GaussMix2, ok bool)
+}
+
 // pathExact returns the exact ε at the audit's δ of the path at each
 // release point, where it is known: the DP Barker test under the path
 // threat model, whose per-iteration pair of laws of the released statistic
@@ -18,8 +26,11 @@ import (
 // step to step.
 func pathExact(c *Config, p *Plan, pts []mechanisms.ReleasePoint) []float64 {
 	ch, ok := p.Mechanism.(*mechanisms.Chain)
-	s := c.Sampler.DPBarker
-	if !c.path() || !ok || ch.Path == nil || s == nil || s.Plant != nil || !(c.Audit.Delta > 0) {
+	if !c.path() || !ok || ch.Path == nil || !(c.Audit.Delta > 0) {
+		return nil
+	}
+	s, ok := ch.Sampler.(stepPairer)
+	if pl, planted := ch.Sampler.(mechanisms.Planter); !ok || planted && pl.Planted() != nil {
 		return nil
 	}
 	pd, qd, ok := s.PathStepPair(ch.Path, ch.Model)
