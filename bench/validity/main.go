@@ -65,6 +65,9 @@ func main() {
 	if *seeds < 0 || *runs < 2 || *mu < 0 {
 		fail(2, fmt.Errorf("-seeds must be ≥ 1, -runs ≥ 2 and -mu ≥ 0 (got %d, %d, %g)", *seeds, *runs, *mu))
 	}
+	if *file == "" && (len(set) > 0 || *mu > 0 || *label != "") {
+		fail(2, fmt.Errorf("-set, -mu and -label apply to a -file row; the docs' table fixes its own"))
+	}
 	var rows []Row
 	if *file == "" {
 		sf, sp := 500, 200
