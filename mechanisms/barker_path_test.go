@@ -111,10 +111,10 @@ func runBarkerPath(t *testing.T, s *DPBarker, m Model, pair dataset.Pair, side i
 	if _, err := s.run(m, d, theta, rand.New(rand.NewPCG(seed, 7)), []int{s.Iters}, emit, path); err != nil {
 		t.Fatal(err)
 	}
-	if len(out) != 1 || out[0] != lr.L {
-		t.Fatalf("released %v, want [Λ] = [%v]", out, lr.L)
+	if len(out) != 1 || out[0] != lr.Value() {
+		t.Fatalf("released %v, want [Λ] = [%v]", out, lr.Value())
 	}
-	return lr.L, rec.L, steps
+	return lr.Value(), rec.L, steps
 }
 
 // TestBarkerPathRecomputed checks that the Λ accumulated in the loop equals
@@ -208,11 +208,11 @@ func TestBarkerPathLikelihoodIdentity(t *testing.T) {
 			if _, err := s.run(inert, []*dataset.Dataset{pair.D, pair.DPrime}[side], theta, rand.New(rand.NewPCG(uint64(r), uint64(side))), nil, func(int, []float64) error { return nil }, path); err != nil {
 				t.Fatal(err)
 			}
-			e := math.Exp(sgn * lr.L)
+			e := math.Exp(sgn * lr.Value())
 			sumE += e
 			sumE2 += e * e
-			sumL += lr.L
-			sumL2 += lr.L * lr.L
+			sumL += lr.Value()
+			sumL2 += lr.Value() * lr.Value()
 		}
 		mE, mL := sumE/runs, sumL/runs
 		seE := math.Sqrt((sumE2/runs - mE*mE) / runs)

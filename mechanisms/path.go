@@ -65,7 +65,8 @@ func PathSpecOf(m Model, p dataset.Pair) (*PathSpec, error) {
 // against D′ (positive values favour D).
 type PathLR struct {
 	Spec *PathSpec
-	// L is Λ so far.
+	// L is Λ so far, less the ratios mulRatio still holds: read Λ with
+	// Value.
 	L float64
 	// Observe, when set, receives every per-step term as it is added
 	// (tests recompute Λ from the saved path with it).

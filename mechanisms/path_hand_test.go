@@ -44,7 +44,7 @@ func TestPathHandFullBatch(t *testing.T) {
 	for _, y := range ys {
 		p.step(y, 0.5625)
 	}
-	handClose(t, "Λ by sgldPath", lr.L, -0.3)
+	handClose(t, "Λ by sgldPath", lr.Value(), -0.3)
 }
 
 // Poisson subsampling, round numbers: q = 0.1, a = 1, sd = 1, y = 0.5.
@@ -77,7 +77,7 @@ func TestPathHandPoissonScenario(t *testing.T) {
 	s := &SGLD{Step: StepSchedule{Eta: 0.01}, Batch: 32, Scheme: Poisson, Iters: 900, Clip: 0.2}
 	lr := NewPathLR(&PathSpec{Sign: [2]float64{-1, 1}, N: [2]int{1438, 1438}})
 	s.newPath(lr, handCanary(t)).step(0.1, 0.01)
-	handClose(t, "sgldPath term", lr.L, -0.018695759862438894444257149591)
+	handClose(t, "sgldPath term", lr.Value(), -0.018695759862438894444257149591)
 }
 
 // With replacement, round numbers: b = 2 draws, p = 1/n = 1/2, a = 1,
@@ -97,7 +97,7 @@ func TestPathHandBinomial(t *testing.T) {
 	s := &SGLD{Step: StepSchedule{Eta: 1}, Batch: 2, Scheme: WithReplacement, Iters: 1, Clip: 2}
 	lr := NewPathLR(&PathSpec{Sign: [2]float64{-1, 1}, N: [2]int{2, 2}})
 	s.newPath(lr, handCanary(t)).step(0.5, 1)
-	handClose(t, "sgldPath term", lr.L, -0.634559077155268669272312215769)
+	handClose(t, "sgldPath term", lr.Value(), -0.634559077155268669272312215769)
 }
 
 // handCanary returns a gradient canary on inert records (slope 10⁶, so

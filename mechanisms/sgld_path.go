@@ -108,12 +108,20 @@ func (p *sgldPath) at(eta float64) {
 // per epoch tie the canary's inclusions together across steps, which the
 // per-step statistic does not model, unless every batch is the whole
 // dataset.
-func (s *SGLD) checkPath(spec *PathSpec, _ Model, _ *dataset.Dataset) error {
+func (s *SGLD) checkPath(spec *PathSpec, m Model, _ *dataset.Dataset) error {
 	switch s.Scheme {
 	case Reshuffle, Cyclic:
 		if s.Batch < spec.N[0] || s.Batch < spec.N[1] {
 			return field.Errorf(field.At("Scheme", "scheme"), "under the path threat model, scheme %s ties the canary's inclusions across the steps of an epoch, which the per-step statistic does not model: use poisson, without-replacement or with-replacement, or batch = n (%d and %d records)", s.Scheme, spec.N[0], spec.N[1])
 		}
+	}
+	if g := CanaryOf(m); (s.Scheme == WithoutReplacement || s.Scheme == WithReplacement) && g != nil && g.Inner().Dim() > 0 &&
+		(s.Batch < spec.N[0] || s.Batch < spec.N[1]) {
+		// The number of ordinary records in a fixed-size batch is b minus
+		// the canary's count, so the other coordinates carry information
+		// about the canary's inclusion that the per-step statistic of θ_c
+		// leaves out: it would be valid, but not the exact ratio.
+		return field.Errorf(field.At("Scheme", "scheme"), "under the path threat model, fixed-size batches smaller than n (%d of %d and %d records) make the ordinary records' part depend on the canary's inclusion, so the statistic would not be exact: use poisson, batch = n, or model inert", s.Batch, spec.N[0], spec.N[1])
 	}
 	if s.Clip == 0 {
 		return field.Errorf(field.At("Clip", "clip"), "under the path threat model SGLD must clip (clip > 0): without it the canary's gradient is its slope, and no guarantee applies")

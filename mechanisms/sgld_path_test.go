@@ -35,11 +35,10 @@ func TestSGLDPathRecomputedFromSavedPath(t *testing.T) {
 	}{
 		{"full batch, linreg", true, 10, 10, WithoutReplacement, 0, 1, 12},
 		{"full batch, inert, decaying step", false, 10, 10, WithoutReplacement, 0.55, 1, 12},
-		{"uniform subsets, linreg", true, 10, 3, WithoutReplacement, 0, 0.5, 40},
+		{"uniform subsets, inert", false, 10, 3, WithoutReplacement, 0, 0.5, 40},
 		{"poisson, linreg", true, 12, 3, Poisson, 0, 0.5, 40},
 		{"poisson, inert", false, 200, 8, Poisson, 0, 0.2, 300},
 		{"poisson, inert, decaying step", false, 200, 8, Poisson, 0.55, 0.2, 300},
-		{"with replacement, linreg", true, 8, 4, WithReplacement, 0, 0.5, 40},
 		{"with replacement, inert", false, 6, 3, WithReplacement, 0.55, 0.3, 60},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
