@@ -14,6 +14,8 @@
 #   FACTORS  noise factors to sweep (default "0.8 0.85 0.9 0.95 0.97")
 #   RUNS     runs per audit (default 1000000; 10⁶ runs of Poisson DP-SGLD
 #            take about 55 s of CPU)
+#   MAXWORK  --max-work of each audit (default 1e13: 10⁶ Poisson runs of 900
+#            steps exceed the default limit of 1e12 units)
 #   SEEDS    seeds to audit each F with (default: the file's own seed);
 #            with several, F counts as refuted when every seed refutes it
 #
@@ -26,6 +28,7 @@ samplers=("$@")
 factors=${FACTORS:-"0.8 0.85 0.9 0.95 0.97"}
 runs=${RUNS:-1000000}
 seeds=${SEEDS:-}
+maxwork=${MAXWORK:-1e13}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -72,7 +75,7 @@ for s in "${samplers[@]}"; do
 		for seed in ${seeds:-file}; do
 			seedarg=()
 			[ "$seed" = file ] || seedarg=(--seed "$seed")
-			cmd=("$audit" run "$file" --quiet --no-checkpoint --workers 1 --trials "$runs" "${seedarg[@]}" --set "sampler.$k.plant.noise=$F" --json "$tmp/r.json")
+			cmd=("$audit" run "$file" --quiet --no-checkpoint --workers 1 --trials "$runs" --max-work "$maxwork" "${seedarg[@]}" --set "sampler.$k.plant.noise=$F" --json "$tmp/r.json")
 			shown="audit ${cmd[*]:1}"
 			echo "\$ ${shown/$tmp\/r.json/report.json}"
 			TIMEFORMAT=%U+%S
