@@ -231,7 +231,7 @@ func (c *Chain) checkPath(d *dataset.Dataset) error {
 	if CanaryOf(c.Model) == nil {
 		return field.Errorf(field.At("Path", "threat"), "the path threat model needs a gradient canary (neighbour.gradient_canary)")
 	}
-	return ps.checkPath(c.Path, c.Model, d)
+	return field.Wrap(ps.checkPath(c.Path, c.Model, d), field.At("Sampler", "sampler"))
 }
 
 // modelError is a sampler's objection to the model it is given (not to a
