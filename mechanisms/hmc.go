@@ -246,6 +246,7 @@ type hmcWork struct {
 	llr      *llrSum
 	grads    *gradSum
 	info     Info
+	path     *hmcPath // the path statistic under the path threat model, else nil
 }
 
 func newHMCWork(h *DPHMC, m Model, d *dataset.Dataset, theta []float64) *hmcWork {
@@ -286,6 +287,9 @@ func (w *hmcWork) noisyGrad(theta []float64, rng *rand.Rand) {
 	w.m.GradLogPrior(theta, w.gi)
 	for k, v := range w.gi {
 		w.g[k] += v
+	}
+	if w.path != nil {
+		w.path.grad(theta, w.g)
 	}
 }
 
@@ -334,7 +338,12 @@ func (w *hmcWork) kinetic(p []float64) float64 {
 func (w *hmcWork) deltaH(theta []float64, lpc float64) (dH, sigma, lpp float64) {
 	dist := distance(theta, w.thetaP)
 	c := w.h.ClipLLR * dist
-	r := w.llr.sum(w.m, w.d, theta, w.thetaP, w.clipL*dist, &w.info)
+	var r float64
+	if w.path != nil {
+		r = w.path.ratio(w.d, theta, w.thetaP, dist, w.clipL*dist, &w.info)
+	} else {
+		r = w.llr.sum(w.m, w.d, theta, w.thetaP, w.clipL*dist, &w.info)
+	}
 	lpp = w.m.LogPrior(w.thetaP)
 	dH = r + (w.kinetic(w.p0) - w.kinetic(w.p)) + (lpp - lpc)
 	return dH, 2 * w.tauL * c, lpp
@@ -342,6 +351,12 @@ func (w *hmcWork) deltaH(theta []float64, lpc float64) (dH, sigma, lpp float64) 
 
 // Run implements Sampler.
 func (h *DPHMC) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
+	return h.run(m, d, theta, rng, at, emit, nil)
+}
+
+// run is Run with, under the path threat model, the path's log-likelihood
+// ratio accumulated into lr and released in place of θ (lr nil otherwise).
+func (h *DPHMC) run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, lr *PathLR) (Info, error) {
 	if !finite(theta) {
 		return Info{}, &DivergedError{Iteration: 0, Theta: append([]float64(nil), theta...)}
 	}
@@ -355,6 +370,9 @@ func (h *DPHMC) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand
 		mask = rng.Uint64() >> 11
 	}
 	rel := releaser{at: at, emit: emit}
+	if lr != nil {
+		rel.path, w.path = lr, h.newPath(lr, m, d)
+	}
 	lpc := m.LogPrior(theta)
 	for t := 1; t <= total; t++ {
 		eta := h.Step
@@ -367,7 +385,13 @@ func (h *DPHMC) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand
 		w.info.Proposals++
 		if w.leapfrog(theta, eta, rng) {
 			dH, sigma, lpp := w.deltaH(theta, lpc)
-			if penaltyAccept(dH, sigma, w.noise, rng) {
+			var acc bool
+			if w.path != nil {
+				acc = w.path.accept(dH, sigma, rng)
+			} else {
+				acc = penaltyAccept(dH, sigma, w.noise, rng)
+			}
+			if acc {
 				copy(theta, w.thetaP)
 				lpc = lpp
 				w.llr.accepted()

@@ -498,6 +498,12 @@ func (s *DPPenalty) Check(m Model, d *dataset.Dataset) error {
 
 // Run implements Sampler.
 func (s *DPPenalty) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit) (Info, error) {
+	return s.run(m, d, theta, rng, at, emit, nil)
+}
+
+// run is Run with, under the path threat model, the path's log-likelihood
+// ratio accumulated into lr and released in place of θ (lr nil otherwise).
+func (s *DPPenalty) run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand, at []int, emit Emit, lr *PathLR) (Info, error) {
 	dim := len(theta)
 	if !finite(theta) {
 		return Info{}, &DivergedError{Iteration: 0, Theta: append([]float64(nil), theta...)}
@@ -508,6 +514,10 @@ func (s *DPPenalty) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.
 	}
 	total := s.Iters + s.Plant.steps()
 	rel := releaser{at: shiftAt(at, s.Plant.steps()), emit: emit}
+	var path *hmcPath
+	if lr != nil {
+		rel.path, path = lr, s.newPath(lr, m, d)
+	}
 	info := Info{Iterations: total}
 	llr := newLLRSum(m, d, theta)
 	prop := make([]float64, dim)
@@ -521,10 +531,21 @@ func (s *DPPenalty) Run(m Model, d *dataset.Dataset, theta []float64, rng *rand.
 		}
 		dist := distance(theta, prop)
 		c := s.ClipLLR * dist
-		r := llr.sum(m, d, theta, prop, clipRun*dist, &info)
+		var r float64
+		if path != nil {
+			r = path.ratio(d, theta, prop, dist, clipRun*dist, &info)
+		} else {
+			r = llr.sum(m, d, theta, prop, clipRun*dist, &info)
+		}
 		lpp := m.LogPrior(prop)
 		info.Proposals++
-		if penaltyAccept(r+lpp-lpc, 2*tau*c, noise, rng) {
+		var acc bool
+		if path != nil {
+			acc = path.accept(r+lpp-lpc, 2*tau*c, rng)
+		} else {
+			acc = penaltyAccept(r+lpp-lpc, 2*tau*c, noise, rng)
+		}
+		if acc {
 			copy(theta, prop)
 			lpc = lpp
 			llr.accepted()
