@@ -38,6 +38,8 @@ import (
 //	               variant                                draw (LinRegDomain.PosteriorGuarantee)
 //	sgm-pld        sampling, adjacency, rate,             the PLD accountant of SGM (default options),
 //	               noise_multiplier, steps                pessimistic profile
+//	mixture-pld    w, m0, v0, m1, v1 of P (_p) and Q      MixturePathGuarantee: T steps of a pair of
+//	               (_q), steps                            two-component Gaussian mixtures, by PLD
 //	estimator-prop37, estimator-prop310
 //	               mean_d, var_d, mean_d_prime,           Bertazzi et al. 2025, Props. 3.7 / 3.10 (EstimatorPair)
 //	               var_d_prime, pi_d, pi_d_prime,
@@ -110,6 +112,7 @@ var profileKinds = map[string]profileKind{
 		return ultraMixingProfile(args[0], gamma), nil
 	}},
 	"sgm-pld":           {params: []string{"sampling", "adjacency", "rate", "noise_multiplier", "steps"}, build: buildSGMPLD},
+	"mixture-pld":       {params: []string{"w_p", "m0_p", "v0_p", "m1_p", "v1_p", "w_q", "m0_q", "v0_q", "m1_q", "v1_q", "steps"}, build: buildMixturePLD},
 	"linreg-posterior":  {params: []string{"n", "alpha", "beta", "gamma1", "xh", "xl", "c", "variant"}, build: buildLinRegPosterior},
 	"estimator-prop37":  {params: estimatorPairParams, build: buildEstimatorPair(false)},
 	"estimator-prop310": {params: estimatorPairParams, build: buildEstimatorPair(true)},

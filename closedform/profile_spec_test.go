@@ -169,6 +169,12 @@ func specGuarantees(t *testing.T) map[string]Guarantee {
 			out["transfer "+string(rune('0'+i))+" "+s.Kind+string(rune('0'+int(beta*1e4)))] = g
 		}
 	}
+	// The DP Barker path's pair (mechanisms.DPBarker.PathStepPair) at the
+	// constants of testdata/tight/dp-barker-path.yaml, over 20 steps.
+	bp := GaussMix2{W: 0.1, V0: 2, M1: -0.707106781186548, V1: 1.995}
+	bq := GaussMix2{W: 0.1, V0: 2, M1: 0.707106781186548, V1: 1.995}
+	g, err = MixturePathGuarantee(bp, bq, 20)
+	add("mixture path", g, err)
 	for _, e := range []EstimatorPair{{MeanD: 0.42, VarD: 0.0016, MeanDPrime: 0.49, VarDPrime: 0.002, PiD: 0.41, PiDPrime: 0.5,
 		Noise: EstimatorNoise{Gaussian: 0.2}}, {VarD: 0.01, VarDPrime: 0.01, Noise: EstimatorNoise{Laplace: 0.5}}} {
 		s37, s310 := e.Prop37Spec(), e.Prop310Spec()

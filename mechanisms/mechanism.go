@@ -287,8 +287,32 @@ func (c *Chain) Guarantees(p dataset.Pair, at ReleasePoint) []closedform.Guarant
 	st.Init = c.Init
 	gs := SamplerGuarantees(c.Sampler, st)
 	last := gs[len(gs)-1]
-	return append(append(gs[:len(gs)-1:len(gs)-1], convergenceGuarantee(c.Sampler, st), notEstimator(closedform.Prop37Source),
+	gs = append(append(gs[:len(gs)-1:len(gs)-1], convergenceGuarantee(c.Sampler, st), notEstimator(closedform.Prop37Source),
 		notEstimator(closedform.Prop310Source)), last)
+	if g, ok := c.exactPathGuarantee(at.Iteration); ok {
+		gs = append(gs, g)
+	}
+	return gs
+}
+
+// exactPathGuarantee is, under the path threat model of the DP Barker
+// test, the exact profile of the audited pair's path up to iteration it
+// (closedform.MixturePathGuarantee): the theorem (an RDP bound of the
+// subsampled test) is loose there, and a claim of the exact profile lets
+// an audit refute a test that adds less noise than it declares. ok is
+// false elsewhere (the other samplers' theorems are the exact path
+// profile, or nearly).
+func (c *Chain) exactPathGuarantee(it int) (closedform.Guarantee, bool) {
+	b, ok := c.Sampler.(*DPBarker)
+	if c.Path == nil || !ok || it < 1 {
+		return closedform.Guarantee{}, false
+	}
+	p, q, ok := b.PathStepPair(c.Path, c.Model)
+	if !ok {
+		return closedform.Guarantee{}, false
+	}
+	g, err := closedform.MixturePathGuarantee(p, q, it)
+	return g, err == nil
 }
 
 // notEstimator says why Props. 3.7 and 3.10 do not apply to a chain's
