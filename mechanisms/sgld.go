@@ -458,29 +458,7 @@ func (s *SGLD) run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand,
 			info.ClippedGrads += gb.SumGradLogLik(theta, d.Records, batch, clip, gi)
 			info.GradEvals += len(batch)
 		} else {
-			for k := range gi {
-				gi[k] = 0
-			}
-			for _, i := range batch {
-				m.GradLogLik(theta, d.Records[i], grad)
-				info.GradEvals++
-				if clip > 0 {
-					var nn float64
-					for _, g := range grad {
-						nn += g * g
-					}
-					if nn = math.Sqrt(nn); nn > clip {
-						f := clip / nn
-						for k := range grad {
-							grad[k] *= f
-						}
-						info.ClippedGrads++
-					}
-				}
-				for k, g := range grad {
-					gi[k] += g
-				}
-			}
+			sumClippedGrads(m, d, batch, theta, clip, grad, gi, &info)
 		}
 		sc := bt.scale(len(batch))
 		half, sd := eta/2, s.noiseSD(eta)
@@ -502,6 +480,33 @@ func (s *SGLD) run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand,
 		}
 	}
 	return info, nil
+}
+
+// sumClippedGrads writes into gi the sum over batch of the records'
+// gradients at theta, each clipped to norm clip when clip > 0 (Heller &
+// Fetaya eq. 66), using grad as scratch and counting into info.
+func sumClippedGrads(m Model, d *dataset.Dataset, batch []int, theta []float64, clip float64, grad, gi []float64, info *Info) {
+	clear(gi)
+	for _, i := range batch {
+		m.GradLogLik(theta, d.Records[i], grad)
+		info.GradEvals++
+		if clip > 0 {
+			var nn float64
+			for _, g := range grad {
+				nn += g * g
+			}
+			if nn = math.Sqrt(nn); nn > clip {
+				f := clip / nn
+				for k := range grad {
+					grad[k] *= f
+				}
+				info.ClippedGrads++
+			}
+		}
+		for k, g := range grad {
+			gi[k] += g
+		}
+	}
 }
 
 // isotropicPrior is implemented by models whose prior is N(0, I/α), so
