@@ -461,6 +461,16 @@ func (r *releaser) diverged1D(theta, staged []float64, info *Info, t int, th flo
 	return &DivergedError{Iteration: t, Theta: []float64{th}}
 }
 
+// release1D makes the current release of a one-dimensional run at state
+// th (written into theta[0]) and returns the next release iteration.
+func (r *releaser) release1D(theta []float64, th float64, info *Info) (int, error) {
+	theta[0] = th
+	if err := r.release(theta, info); err != nil {
+		return 0, err
+	}
+	return r.nextAt(), nil
+}
+
 // nextAt returns the next release iteration, or -1 when none is left.
 func (r *releaser) nextAt() int {
 	if r.next < len(r.at) {

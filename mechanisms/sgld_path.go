@@ -168,11 +168,10 @@ func (s *SGLD) runAffine1DSparse(k *affineCoefs, n int, theta []float64, rng *ra
 			path.step(th-before, eta)
 		}
 		if t+1 == next {
-			theta[0] = th
-			if err := rel.release(theta, info); err != nil {
+			var err error
+			if next, err = rel.release1D(theta, th, info); err != nil {
 				return *info, err
 			}
-			next = rel.nextAt()
 		}
 	}
 	theta[0] = th
@@ -240,11 +239,10 @@ func (s *SGLD) runAntipodal(k *affineCoefs, q, sc float64, theta []float64, rng 
 			path.step(th-before, eta)
 		}
 		if t+1 == next {
-			theta[0] = th
-			if err := rel.release(theta, info); err != nil {
+			var err error
+			if next, err = rel.release1D(theta, th, info); err != nil {
 				return *info, err
 			}
-			next = rel.nextAt()
 		}
 	}
 	theta[0] = th
