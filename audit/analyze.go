@@ -495,11 +495,7 @@ func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bu
 // scores (bufs.selScores, sorted once), leaving the rules in bufs.rules.
 func (a *Audit) chooseRules(bufs *buffers, labels []bool) (AttackResult, error) {
 	o := a.opts
-	sc := o.Confidence
-	if o.SelectionConfidence != 0 {
-		sc = o.SelectionConfidence
-	}
-	if err := bufs.chooser.Prepare(bufs.selScores, labels, o.Delta, sc); err != nil {
+	if err := bufs.chooser.Prepare(bufs.selScores, labels, o.Delta, o.selectionConfidence()); err != nil {
 		return AttackResult{}, err
 	}
 	ar := AttackResult{Estimates: make([]AttackEstimate, len(o.Estimators))}

@@ -102,7 +102,7 @@ func (a *Audit) claimsAtPoint(pr *PointResult, k int) {
 					if e.Bound == nil {
 						continue
 					}
-					f, g := rateBounds(e.Selection.Counts, o.Confidence)
+					f, g := rateBounds(e.Selection.Counts, o.selectionConfidence())
 					if m := Refute(f, g, prof, knots).Margin; m > best.margin {
 						best = claimCand{attack: i, estimator: j, threshold: e.Rule, sel: e.Selection.Counts, eval: e.Counts, margin: m}
 					}

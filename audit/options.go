@@ -132,6 +132,15 @@ const (
 	DefaultMaxWork = 1e12
 )
 
+// selectionConfidence is the confidence at which rules are chosen on the
+// training or selection runs: SelectionConfidence, or Confidence unset.
+func (o *Options) selectionConfidence() float64 {
+	if o.SelectionConfidence != 0 {
+		return o.SelectionConfidence
+	}
+	return o.Confidence
+}
+
 // DefaultConfidence is the confidence of a zero Options.Confidence.
 const DefaultConfidence = 0.95
 
@@ -183,7 +192,8 @@ type Options struct {
 	Confidence float64
 	// SelectionConfidence, when set, is the confidence of the
 	// Clopper–Pearson bounds at which the estimators choose their rules on
-	// the training (or selection) runs; zero: Confidence. The rule that
+	// the training (or selection) runs, and each claim its rule among
+	// theirs; zero: Confidence. The rule that
 	// maximises a bound over many thresholds favours those whose training
 	// counts were lucky, mostly in the far tails (the winner's curse); a
 	// stricter level (0.99999) penalises the tails more and picks rules

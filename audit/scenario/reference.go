@@ -287,7 +287,7 @@ var referenceTable = []Field{
 	{Path: "audit.confidence", Required: "yes", Range: "(0, 1)", Example: "0.95",
 		Meaning: "Probability with which every reported bound holds (Clopper–Pearson)."},
 	{Path: "audit.selection_confidence", Default: "0", DefaultNote: "audit.confidence", Range: "0 or (0, 1)", Example: "0.99999",
-		Meaning: "Confidence of the Clopper–Pearson bounds at which each estimator chooses its rule on the training runs. Maximising a bound over many thresholds favours those whose training counts were lucky, mostly in the far tails (the winner's curse); a stricter level such as 0.99999 penalises the tails more and picks rules whose evaluation bound is tighter. The reported bounds keep audit.confidence and their validity: the rules never see the evaluation runs."},
+		Meaning: "Confidence of the Clopper–Pearson bounds at which each estimator chooses its rule on the training runs, and each claim its rule among theirs on the selection runs. Maximising a bound over many thresholds favours those whose training counts were lucky, mostly in the far tails (the winner's curse); a stricter level such as 0.99999 penalises the tails more and picks rules whose evaluation bound is tighter. The reported bounds keep audit.confidence and their validity: the rules never see the evaluation runs."},
 	{Path: "audit.workers", Default: "0", DefaultNote: "one per CPU", Range: "[0, 4096]", Example: "2",
 		Meaning: "Concurrent runs; never changes the result."},
 

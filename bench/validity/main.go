@@ -11,7 +11,7 @@
 // replaced by 1, 2, …; everything else is the file's, after the --set
 // settings and audit.trials = -runs.
 //
-//	go run ./bench/validity                      # the table of the docs (about 15 min of CPU)
+//	go run ./bench/validity                      # the table of the docs (about 25 min of CPU)
 //	go run ./bench/validity -file F -seeds 200   # any scenario, e.g. a testdata/bugs correct one
 //	go run ./bench/validity -file F -seeds 500 -mu 1.5 -set sampler.sgld.clip=1
 package main
@@ -20,6 +20,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +44,12 @@ func Table(root string, seedsFull, seedsPoisson, runs int) []Row {
 		{Label: "known μ, full batch (correct)", File: full, Seeds: seedsFull, First: 1, Runs: runs, Mu: 1.5},
 		{Label: "known μ, full batch, clip 0.5", File: full, Sets: []string{"sampler.sgld.clip=0.5"}, Seeds: seedsFull, First: 1, Runs: runs, Mu: 0.75},
 		{Label: "correct, Poisson", File: poisson, Seeds: seedsPoisson, First: 1, Runs: runs},
+		// DP-HMC and DP-penalty at the bound are μ-GDP paths with the
+		// theorems' μ (docs/derivations/path-hmc.md); DP-Barker's correct
+		// file is tested against its theorem and its path's exact profile.
+		{Label: "known μ, DP-HMC (correct)", File: filepath.Join(root, "testdata/tight/dp-hmc-path.yaml"), Seeds: seedsPoisson, First: 1, Runs: runs, Mu: math.Sqrt(30)},
+		{Label: "known μ, DP-penalty (correct)", File: filepath.Join(root, "testdata/tight/dp-penalty-path.yaml"), Seeds: seedsPoisson, First: 1, Runs: runs, Mu: math.Sqrt(20.0 / 9)},
+		{Label: "correct, DP-Barker", File: filepath.Join(root, "testdata/bugs/dp-barker-correct.yaml"), Seeds: seedsPoisson, First: 1, Runs: runs},
 	}
 }
 
