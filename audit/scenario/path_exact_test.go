@@ -16,6 +16,7 @@ func TestPathExactBarker(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Audit.Trials = 100
+	c.Audit.Delta = 1e-5 // the exact ε quoted in the scenario's comment
 	p, err := Build(c)
 	if err != nil {
 		t.Fatal(err)
