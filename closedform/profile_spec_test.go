@@ -2,6 +2,7 @@ package closedform
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -113,6 +114,13 @@ func specGuarantees(t *testing.T) map[string]Guarantee {
 		add("sgm tightest "+m.Sampling.String(), g, err)
 		g, err = m.AddRemovePLD()
 		add("sgm add/remove PLD "+m.Sampling.String(), g, err)
+		g, err = m.AddRemoveTightest()
+		add("sgm add/remove tightest "+m.Sampling.String(), g, err)
+	}
+	for _, c := range []DPSGLD{{N: 10, Sampling: WithoutReplacement, BatchSize: 10, Clip: 1, Drift: 0.28125, NoiseVar: 0.5625, Steps: 4},
+		{N: 1438, Sampling: Poisson, Rate: 32.0 / 1438, Clip: 0.2, Drift: 0.005, NoiseVar: 0.01, Steps: 45}} {
+		gs, err := c.AddRemoveGuarantees()
+		addAll(fmt.Sprintf("dp-sgld add/remove %v b=%d", c.Sampling, c.BatchSize), gs, err)
 	}
 	m := SGM{Sampling: Poisson, Rate: 0.02, NoiseMultiplier: 0.9, Steps: 20}
 	g, err := m.AddRemove()

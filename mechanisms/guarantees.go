@@ -174,7 +174,7 @@ func sgldGuarantees(s *SGLD, k GradientConstants, adj dataset.Adjacency, n, iter
 				fmt.Sprintf("the accountant needs Poisson or without-replacement sampling; scheme %s is neither", s.Scheme))}
 		}
 		if adj != dataset.ReplaceOne {
-			return []closedform.Guarantee{uncovered("subsampled Gaussian accountant", "the accountant is for replace-one adjacency")}
+			return []closedform.Guarantee{uncovered(addRemoveSource(cfg), addRemoveReason(s, adj))}
 		}
 		cfg.Clip, cfg.Drift, cfg.NoiseVar, cfg.Steps = s.Clip, eta/2, eta, iterations
 		gs := wrap(cfg.Guarantees())

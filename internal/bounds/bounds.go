@@ -262,8 +262,15 @@ func Write(e *cli.Env, cfg *scenario.Config, plan *scenario.Plan, iters int, del
 // Rows is every theorem's verdict on the release after iters iterations:
 // ε at δ where it applies, why not where it does not, with the
 // assumptions checked.
+//
+// After the scenario's own theorems come those of the other adjacency
+// (mechanisms.OtherAdjacencyGuarantees: add/remove for a replace-one
+// scenario and the reverse), their Variant naming the adjacency; they are
+// for comparison and are not what the scenario's pair is audited against.
 func Rows(plan *scenario.Plan, iters int, delta float64) ([]Row, error) {
-	gs := mechanisms.Guarantees(plan.Mechanism, plan.Pair, mechanisms.ReleasePoint{Iteration: iters})
+	at := mechanisms.ReleasePoint{Iteration: iters}
+	gs := mechanisms.Guarantees(plan.Mechanism, plan.Pair, at)
+	gs = append(gs, mechanisms.OtherAdjacencyGuarantees(plan.Mechanism, plan.Pair, at)...)
 	var rows []Row
 	for _, g := range gs {
 		r := Row{Source: g.Source, Variant: g.Variant, Release: g.Release, Applies: g.Applies,
