@@ -84,3 +84,51 @@ func TestWriteTableAndJSON(t *testing.T) {
 		}
 	}
 }
+
+// A replace-one full-batch DP-SGLD lists its own replace-one rows
+// unmarked, then the add/remove rows marked as such, each below its
+// replace-one twin; the table shows the variant.
+func TestRowsOtherAdjacency(t *testing.T) {
+	cfg, err := scenario.LoadConfig("../../testdata/dp-sgld-correct.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := scenario.BuildWith(cfg, scenario.BuildOptions{Stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plan.Close()
+	rows, err := Rows(plan, 4, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, other := map[string]float64{}, map[string]float64{}
+	for _, r := range rows {
+		if r.Epsilon == nil {
+			continue
+		}
+		key := strings.Fields(r.Source)[0]
+		if strings.HasPrefix(r.Variant, "add/remove") {
+			other[key] = float64(*r.Epsilon)
+		} else {
+			own[key] = float64(*r.Epsilon)
+		}
+	}
+	for _, k := range []string{"Gaussian", "Poisson"} {
+		if !(other[k] > 0) {
+			t.Errorf("no add/remove row %q: %v", k, other)
+		}
+	}
+	for _, k := range []string{"Gaussian"} {
+		if !(other[k] < own[k]) {
+			t.Errorf("%s: add/remove ε %g, replace-one ε %g", k, other[k], own[k])
+		}
+	}
+	var table bytes.Buffer
+	if err := Write(&cli.Env{Stdout: &table, Stderr: io.Discard}, cfg, plan, 0, 1e-5, ""); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "add/remove (n public)") {
+		t.Errorf("the table does not mark the add/remove rows:\n%s", table.String())
+	}
+}
