@@ -59,23 +59,28 @@ func OtherAdjacencyGuarantees(m Mechanism, p dataset.Pair, at ReleasePoint) []cl
 	}
 	eta := s.Step.Eta
 	cfg.Clip, cfg.Drift, cfg.NoiseVar, cfg.Steps = s.Clip, eta/2, eta, at.Iteration
-	var gs []closedform.Guarantee
-	var err error
-	variant := "add/remove (n public)"
-	if p.Adjacency == dataset.ReplaceOne {
-		gs, err = cfg.AddRemoveGuarantees()
-	} else {
-		variant = "replace-one (on D)"
-		gs, err = cfg.Guarantees()
+	var out []closedform.Guarantee
+	if p.Adjacency != dataset.ReplaceOne {
+		gs, err := cfg.Guarantees()
+		if err != nil {
+			return []closedform.Guarantee{uncovered(addRemoveSource(cfg), err.Error())}
+		}
+		out = append(out, withVariant(gs, "replace-one (on D)")...)
 	}
+	gs, err := cfg.AddRemoveGuarantees()
 	if err != nil {
-		return []closedform.Guarantee{uncovered(addRemoveSource(cfg), err.Error())}
+		return append(out, uncovered(addRemoveSource(cfg), err.Error()))
 	}
-	if p.Adjacency == dataset.ReplaceOne && s.Scheme == WithoutReplacement && s.Batch == n {
+	if s.Scheme == WithoutReplacement && s.Batch == n {
 		gs = append(gs, fullBatchGDPAddRemove(s, n, at.Iteration))
 	}
+	return append(out, withVariant(gs, "add/remove (n public)")...)
+}
+
+// withVariant sets the Variant of every guarantee.
+func withVariant(gs []closedform.Guarantee, v string) []closedform.Guarantee {
 	for i := range gs {
-		gs[i].Variant = variant
+		gs[i].Variant = v
 	}
 	return gs
 }
