@@ -123,12 +123,16 @@ func (c DPSGLD) AddRemoveGuarantees() ([]Guarantee, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.Sampling == WithoutReplacement && c.BatchSize == c.N {
+	full := m.Sampling == WithoutReplacement && c.BatchSize == c.N
+	if full {
 		m.Sampling = Poisson
 	}
 	g, err := m.AddRemoveTightest()
 	if err != nil {
 		return nil, err
+	}
+	if full {
+		g.appendNote("; a full batch is accounted as Poisson sampling at q = 1 (every record in every batch: sensitivity C)")
 	}
 	g.appendNote(fmt.Sprintf("; DP-SGLD mapped with s = %g, z = √v/(h·s·C) = %g; n, s and q public (the same on both neighbours)",
 		c.GradientScale(), m.NoiseMultiplier))
