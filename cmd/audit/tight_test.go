@@ -16,7 +16,12 @@ import (
 // smallest μ_lb of the full-batch audits was above 1.1, of the Poisson ones
 // above 0.3; DP-HMC and DP-penalty at 4000 runs, μ_lb ≥ 0.77 μ in their
 // own test). DP-Barker's path has μ ≈ 0.14, too small to floor at this
-// count: its exact ε at δ = 0.01 (0.159) is checked instead.
+// count: its exact ε at δ = 0.01 (0.159) is checked instead. The exact ε
+// come from elsewhere: 7.0514 is the 1.5-GDP profile's closed form at
+// δ = 1e-5; 2.4512 the antipodal Poisson pair's PLD, which
+// docs/derivations/pld-reference/ctd_numpy.py brackets independently;
+// 0.1592 the DP-Barker pair's PLD, checked against quadrature and a Monte
+// Carlo of the privacy loss in closedform's tests.
 func TestTightScenariosReduced(t *testing.T) {
 	for _, c := range []struct {
 		file          string
