@@ -288,10 +288,18 @@ func (m SGM) ReplaceOneTightest() (Guarantee, error) {
 	if m.Sampling == Poisson {
 		source = SGMPoissonTightestSource
 	}
+	return m.tightest(rdp, source, "", AdjacencyReplaceOne)
+}
+
+// tightest is the pointwise minimum of the RDP guarantee rdp and the PLD
+// accountant's guarantee for adjacency adj (ReplaceOneTightest and
+// AddRemoveTightest): the RDP guarantee alone when the PLD accountant
+// cannot handle the noise level, "nothing released" without steps.
+func (m SGM) tightest(rdp Guarantee, source, variant string, adj Adjacency) (Guarantee, error) {
 	if m.Steps == 0 {
-		return nothingReleased(source, "", rdp.Checks), nil
+		return nothingReleased(source, variant, rdp.Checks), nil
 	}
-	pld, prof, perr := m.pldGuarantee(AdjacencyReplaceOne)
+	pld, prof, perr := m.pldGuarantee(adj)
 	if perr != nil {
 		rdp.Source = source
 		rdp.appendNote("; PLD accountant unavailable (" + perr.Error() + "), RDP only")
@@ -307,7 +315,6 @@ func (m SGM) ReplaceOneTightest() (Guarantee, error) {
 		return fmt.Sprintf("%s; at δ = %g %s bound is the tighter (PLD ε = %.6g, RDP ε = %.6g)%s; %s",
 			rdp.NoteFor(delta), delta, tighter, ep, er, cross, pldSummary(prof, delta))
 	}
-	note := noteAt(1e-5)
 	var spec *ProfileSpec
 	if pld.Spec != nil && rdp.Spec != nil {
 		s := MinSpec(*pld.Spec, *rdp.Spec)
@@ -315,13 +322,13 @@ func (m SGM) ReplaceOneTightest() (Guarantee, error) {
 	}
 	return Guarantee{
 		Spec:   spec,
-		Source: source, Release: "path", Checks: rdp.Checks, Applies: true,
+		Source: source, Variant: variant, Release: "path", Checks: rdp.Checks, Applies: true,
 		Profile: func(eps float64) float64 { return math.Min(pld.Profile(eps), rdp.Profile(eps)) },
 		EpsilonAt: func(delta float64) float64 {
 			return math.Min(pld.EpsilonAt(delta), rdp.EpsilonAt(delta))
 		},
 		RDP:    rdp.RDP,
-		Note:   note,
+		Note:   noteAt(1e-5),
 		NoteAt: noteAt,
 	}, nil
 }

@@ -2,7 +2,6 @@ package closedform
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
@@ -73,41 +72,7 @@ func (m SGM) AddRemoveTightest() (Guarantee, error) {
 	if m.Sampling == Poisson {
 		source = SGMPoissonAddRemoveTightestSource
 	}
-	if m.Steps == 0 {
-		return nothingReleased(source, "add/remove", rdp.Checks), nil
-	}
-	pld, prof, perr := m.pldGuarantee(AdjacencyAddRemove)
-	if perr != nil {
-		rdp.Source = source
-		rdp.appendNote("; PLD accountant unavailable (" + perr.Error() + "), RDP only")
-		return rdp, nil
-	}
-	cross := crossover(pld, rdp)
-	noteAt := func(delta float64) string {
-		ep, er := pld.EpsilonAt(delta), rdp.EpsilonAt(delta)
-		tighter := "the PLD"
-		if er < ep {
-			tighter = "the RDP"
-		}
-		return fmt.Sprintf("%s; at δ = %g %s bound is the tighter (PLD ε = %.6g, RDP ε = %.6g)%s; %s",
-			rdp.NoteFor(delta), delta, tighter, ep, er, cross, pldSummary(prof, delta))
-	}
-	var spec *ProfileSpec
-	if pld.Spec != nil && rdp.Spec != nil {
-		s := MinSpec(*pld.Spec, *rdp.Spec)
-		spec = &s
-	}
-	return Guarantee{
-		Spec:   spec,
-		Source: source, Variant: "add/remove", Release: "path", Checks: rdp.Checks, Applies: true,
-		Profile: func(eps float64) float64 { return math.Min(pld.Profile(eps), rdp.Profile(eps)) },
-		EpsilonAt: func(delta float64) float64 {
-			return math.Min(pld.EpsilonAt(delta), rdp.EpsilonAt(delta))
-		},
-		RDP:    rdp.RDP,
-		Note:   noteAt(1e-5),
-		NoteAt: noteAt,
-	}, nil
+	return m.tightest(rdp, source, "add/remove", AdjacencyAddRemove)
 }
 
 // AddRemoveGuarantees returns the add/remove guarantee of the
