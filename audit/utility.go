@@ -38,6 +38,16 @@ const (
 	// whitened coordinates, is below this fraction of the posterior's (their
 	// spread below a tenth of the posterior's) barely move.
 	MinVarianceRatio = 0.01
+	// MinJudgedProposals is the fewest proposals between two releases
+	// whose acceptance rate the rule judges alone, ⌈1/MinAcceptance⌉:
+	// with fewer, one acceptance is already a rate of at least
+	// MinAcceptance, so the rate says only whether any was accepted, and a
+	// chain that moves often accepts none of a handful (one run of the
+	// canary design, 4 proposals at 30% acceptance: 0.7⁴ = 24% of the
+	// time). The rule then judges every proposal since the start of the
+	// runs, which is what the release depends on: a chain that accepted
+	// none of them still releases its starting point.
+	MinJudgedProposals = 100
 )
 
 // Normal is a multivariate normal law N(Mean, Cov), Cov row-major d×d.
@@ -227,6 +237,13 @@ type Utility struct {
 	AcceptanceRate      *float64 `json:"acceptance_rate,omitempty"`
 	ClippedGradFraction *float64 `json:"clipped_grad_fraction,omitempty"`
 	ClippedLLRFraction  *float64 `json:"clipped_llr_fraction,omitempty"`
+	// ProposalsSinceStart and AcceptedSinceStart count the proposals since
+	// the start of the runs, and AcceptanceSinceStart is their ratio: set
+	// only where fewer than MinJudgedProposals were made since the
+	// previous release, when the "barely moves" rule judges these instead.
+	ProposalsSinceStart  int      `json:"proposals_since_start,omitempty"`
+	AcceptedSinceStart   int      `json:"accepted_since_start,omitempty"`
+	AcceptanceSinceStart *float64 `json:"acceptance_rate_since_start,omitempty"`
 	// Posterior compares the releases with Target.Posterior, on D and on
 	// D′ (absent without a reference law or raw θ features).
 	Posterior []PosteriorFit `json:"posterior,omitempty"`
@@ -390,11 +407,27 @@ func counterDiffs(u *Utility, per []mechanisms.Snapshot, k int) {
 	u.AcceptanceRate = ratio(u.Accepted, u.Proposals)
 	u.ClippedGradFraction = ratio(u.ClippedGrads, u.GradEvals)
 	u.ClippedLLRFraction = ratio(u.ClippedLLRs, u.LLREvals)
+	if u.AcceptanceRate != nil && u.Proposals < MinJudgedProposals {
+		u.ProposalsSinceStart, u.AcceptedSinceStart = cur.Proposals, cur.Accepted
+		u.AcceptanceSinceStart = ratio(cur.Accepted, cur.Proposals)
+	}
 }
 
-// barelyMoves applies the two rules of the warning.
+// barelyMoves applies the two rules of the warning: the acceptance rate
+// since the previous release, or since the start where too few proposals
+// were made since the previous release (MinJudgedProposals), and the
+// releases' variance.
 func barelyMoves(u *Utility) {
-	if u.AcceptanceRate != nil && *u.AcceptanceRate < MinAcceptance {
+	if r := u.AcceptanceSinceStart; r != nil {
+		if *r < MinAcceptance {
+			why := fmt.Sprintf("%d of %d proposals accepted since the start (rate %.3g < %g; the %d since the previous release are too few to judge alone)",
+				u.AcceptedSinceStart, u.ProposalsSinceStart, *r, MinAcceptance, u.Proposals)
+			if u.ProposalsSinceStart == u.Proposals { // the first release
+				why = fmt.Sprintf("%d of %d proposals accepted before it (rate %.3g < %g)", u.AcceptedSinceStart, u.ProposalsSinceStart, *r, MinAcceptance)
+			}
+			u.Why = append(u.Why, why)
+		}
+	} else if u.AcceptanceRate != nil && *u.AcceptanceRate < MinAcceptance {
 		over := fmt.Sprintf("over the %d iterations before it", u.Iterations)
 		if u.Iterations == 0 {
 			over = "since the previous release"
