@@ -352,6 +352,11 @@ func (a *Audit) utility(t *Trials, r *Report) error {
 	if r.HeadlineBarelyMoves() {
 		r.Warnings = append(r.Warnings, "the release the headline rests on barely moves: its ε lower bound means little about the sampler's privacy when it does move (see the utility figures)")
 	}
+	if per == nil {
+		if w, ok := stuckOverall(t.Info); ok {
+			r.Warnings = append(r.Warnings, w)
+		}
+	}
 	if len(moving) > 0 {
 		first := r.Points[indexOfLabel(r, moving[0])].Utility.Why
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the chain barely moves at %d of %d releases (%s; at %s: %s): a sampler that does not move leaks little, so a small ε lower bound there says little about the sampler in use",
@@ -385,6 +390,17 @@ func abbreviate(xs []string, n int) string {
 		return strings.Join(xs, ", ")
 	}
 	return strings.Join(xs[:n], ", ") + fmt.Sprintf(", … (%d more)", len(xs)-n)
+}
+
+// stuckOverall is the warning of a sampler that counts its proposals but
+// not per release (a program's info): fewer than MinAcceptance of all
+// its proposals, over every run, were accepted.
+func stuckOverall(info mechanisms.Info) (string, bool) {
+	if info.Proposals <= 0 || float64(info.Accepted) >= MinAcceptance*float64(info.Proposals) {
+		return "", false
+	}
+	return fmt.Sprintf("the chain barely moves: %d of %d proposals accepted over every run (rate %.3g < %g; the sampler reports no counters per release): a sampler that does not move leaks little, so a small ε lower bound there says little about the sampler in use",
+		info.Accepted, info.Proposals, float64(info.Accepted)/float64(info.Proposals), MinAcceptance), true
 }
 
 // counterDiffs fills the counter differences between releases k−1 and k.

@@ -125,3 +125,35 @@ func TestUtilitySinceStartJSON(t *testing.T) {
 		t.Errorf("first release: %v", u.Why)
 	}
 }
+
+// totalsOnly is perCanaryGauss counting proposals like a program's info:
+// totals for the run, no counters per release.
+type totalsOnly struct {
+	perCanaryGauss
+	accepted int
+}
+
+func (g totalsOnly) Run(ctx context.Context, t mechanisms.Trial, d *dataset.Dataset, emit mechanisms.Emit) (mechanisms.Info, error) {
+	info, err := g.perCanaryGauss.Run(ctx, t, d, emit)
+	info.Proposals, info.Accepted = 20, g.accepted
+	return info, err
+}
+
+// A sampler that counts its proposals but not per release (a program's
+// info) has no utility rows, but a run that accepted none of its 20
+// proposals is still warned about, from the totals; one that accepted 5
+// is not.
+func TestUtilityTotalsOnly(t *testing.T) {
+	for _, accepted := range []int{0, 5} {
+		tg := canaryTarget(200, 1, 2)
+		tg.Mechanism = totalsOnly{perCanaryGauss{m: 200, mu: 1, points: 2}, accepted}
+		r := canaryReport(t, tg, Options{Seed: 3, Canaries: &CanaryDesign{Count: 200, Runs: 2}}, Execution{Workers: 1})
+		if r.HasUtility() || r.Info.Proposals != 40 {
+			t.Fatalf("accepted %d: utility rows %v, %d proposals", accepted, r.HasUtility(), r.Info.Proposals)
+		}
+		warned := len(r.Warnings) == 1 && strings.HasPrefix(r.Warnings[0], "the chain barely moves: 0 of 40 proposals accepted over every run (rate 0 < 0.01;")
+		if warned != (accepted == 0) || (accepted > 0 && len(r.Warnings) > 0) {
+			t.Errorf("accepted %d of 20 per run: warnings %q", accepted, r.Warnings)
+		}
+	}
+}
