@@ -38,6 +38,16 @@ const (
 	// whitened coordinates, is below this fraction of the posterior's (their
 	// spread below a tenth of the posterior's) barely move.
 	MinVarianceRatio = 0.01
+	// MinJudgedProposals is the fewest proposals between two releases
+	// whose acceptance rate the rule judges alone, ⌈1/MinAcceptance⌉:
+	// with fewer, one acceptance is already a rate of at least
+	// MinAcceptance, so the rate says only whether any was accepted, and a
+	// chain that moves often accepts none of a handful (one run of the
+	// canary design, 4 proposals at 30% acceptance: 0.7⁴ = 24% of the
+	// time). The rule then judges every proposal since the start of the
+	// runs, which is what the release depends on: a chain that accepted
+	// none of them still releases its starting point.
+	MinJudgedProposals = 100
 )
 
 // Normal is a multivariate normal law N(Mean, Cov), Cov row-major d×d.
@@ -227,6 +237,13 @@ type Utility struct {
 	AcceptanceRate      *float64 `json:"acceptance_rate,omitempty"`
 	ClippedGradFraction *float64 `json:"clipped_grad_fraction,omitempty"`
 	ClippedLLRFraction  *float64 `json:"clipped_llr_fraction,omitempty"`
+	// ProposalsSinceStart and AcceptedSinceStart count the proposals since
+	// the start of the runs, and AcceptanceSinceStart is their ratio: set
+	// only where fewer than MinJudgedProposals were made since the
+	// previous release, when the "barely moves" rule judges these instead.
+	ProposalsSinceStart  int      `json:"proposals_since_start,omitempty"`
+	AcceptedSinceStart   int      `json:"accepted_since_start,omitempty"`
+	AcceptanceSinceStart *float64 `json:"acceptance_rate_since_start,omitempty"`
 	// Posterior compares the releases with Target.Posterior, on D and on
 	// D′ (absent without a reference law or raw θ features).
 	Posterior []PosteriorFit `json:"posterior,omitempty"`
@@ -335,6 +352,11 @@ func (a *Audit) utility(t *Trials, r *Report) error {
 	if r.HeadlineBarelyMoves() {
 		r.Warnings = append(r.Warnings, "the release the headline rests on barely moves: its ε lower bound means little about the sampler's privacy when it does move (see the utility figures)")
 	}
+	if per == nil {
+		if w, ok := stuckOverall(t.Info); ok {
+			r.Warnings = append(r.Warnings, w)
+		}
+	}
 	if len(moving) > 0 {
 		first := r.Points[indexOfLabel(r, moving[0])].Utility.Why
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the chain barely moves at %d of %d releases (%s; at %s: %s): a sampler that does not move leaks little, so a small ε lower bound there says little about the sampler in use",
@@ -370,6 +392,17 @@ func abbreviate(xs []string, n int) string {
 	return strings.Join(xs[:n], ", ") + fmt.Sprintf(", … (%d more)", len(xs)-n)
 }
 
+// stuckOverall is the warning of a sampler that counts its proposals but
+// not per release (a program's info): fewer than MinAcceptance of all
+// its proposals, over every run, were accepted.
+func stuckOverall(info mechanisms.Info) (string, bool) {
+	if info.Proposals <= 0 || float64(info.Accepted) >= MinAcceptance*float64(info.Proposals) {
+		return "", false
+	}
+	return fmt.Sprintf("the chain barely moves: %d of %d proposals accepted over every run (rate %.3g < %g; the sampler reports no counters per release): a sampler that does not move leaks little, so a small ε lower bound there says little about the sampler in use",
+		info.Accepted, info.Proposals, float64(info.Accepted)/float64(info.Proposals), MinAcceptance), true
+}
+
 // counterDiffs fills the counter differences between releases k−1 and k.
 func counterDiffs(u *Utility, per []mechanisms.Snapshot, k int) {
 	cur, prev := per[k], mechanisms.Snapshot{}
@@ -390,11 +423,27 @@ func counterDiffs(u *Utility, per []mechanisms.Snapshot, k int) {
 	u.AcceptanceRate = ratio(u.Accepted, u.Proposals)
 	u.ClippedGradFraction = ratio(u.ClippedGrads, u.GradEvals)
 	u.ClippedLLRFraction = ratio(u.ClippedLLRs, u.LLREvals)
+	if u.AcceptanceRate != nil && u.Proposals < MinJudgedProposals {
+		u.ProposalsSinceStart, u.AcceptedSinceStart = cur.Proposals, cur.Accepted
+		u.AcceptanceSinceStart = ratio(cur.Accepted, cur.Proposals)
+	}
 }
 
-// barelyMoves applies the two rules of the warning.
+// barelyMoves applies the two rules of the warning: the acceptance rate
+// since the previous release, or since the start where too few proposals
+// were made since the previous release (MinJudgedProposals), and the
+// releases' variance.
 func barelyMoves(u *Utility) {
-	if u.AcceptanceRate != nil && *u.AcceptanceRate < MinAcceptance {
+	if r := u.AcceptanceSinceStart; r != nil {
+		if *r < MinAcceptance {
+			why := fmt.Sprintf("%d of %d proposals accepted since the start (rate %.3g < %g; the %d since the previous release are too few to judge alone)",
+				u.AcceptedSinceStart, u.ProposalsSinceStart, *r, MinAcceptance, u.Proposals)
+			if u.ProposalsSinceStart == u.Proposals { // the first release
+				why = fmt.Sprintf("%d of %d proposals accepted before it (rate %.3g < %g)", u.AcceptedSinceStart, u.ProposalsSinceStart, *r, MinAcceptance)
+			}
+			u.Why = append(u.Why, why)
+		}
+	} else if u.AcceptanceRate != nil && *u.AcceptanceRate < MinAcceptance {
 		over := fmt.Sprintf("over the %d iterations before it", u.Iterations)
 		if u.Iterations == 0 {
 			over = "since the previous release"

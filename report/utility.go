@@ -119,6 +119,7 @@ func utilityTables(r *audit.Report) (release utilityColumn, shared []utilityColu
 	accC := utilityColumn{header: "acceptance"}
 	gradC := utilityColumn{header: "clipped grads"}
 	llrC := utilityColumn{header: "clipped llrs"}
+	startC := utilityColumn{header: "acceptance since start"}
 	moves := utilityColumn{header: "moves"}
 	sides = map[string][]utilityColumn{}
 	fits := sides
@@ -139,6 +140,7 @@ func utilityTables(r *audit.Report) (release utilityColumn, shared []utilityColu
 		accC.cells = append(accC.cells, optFrac(u.AcceptanceRate))
 		gradC.cells = append(gradC.cells, optFrac(u.ClippedGradFraction))
 		llrC.cells = append(llrC.cells, optFrac(u.ClippedLLRFraction))
+		startC.cells = append(startC.cells, optFrac(u.AcceptanceSinceStart))
 		m := "yes"
 		if u.BarelyMoves {
 			m = "BARELY"
@@ -170,7 +172,7 @@ func utilityTables(r *audit.Report) (release utilityColumn, shared []utilityColu
 		on   bool
 		col  utilityColumn
 		note string
-	}{{acc, accC, "acceptance rate %s at every release"}, {grad, gradC, "clipped gradient fraction %s at every release"}, {llr, llrC, "clipped llr fraction %s at every release"}} {
+	}{{acc, accC, "acceptance rate %s at every release"}, {sinceStart(r), startC, "acceptance since the start %s at every release"}, {grad, gradC, "clipped gradient fraction %s at every release"}, {llr, llrC, "clipped llr fraction %s at every release"}} {
 		if c.on && !fold(c.col, c.note) {
 			shared = append(shared, c.col)
 		}
@@ -304,7 +306,7 @@ func writeUtilityTable(w io.Writer, r *audit.Report) error {
 		}
 		return nil
 	}
-	title := "Utility per release (counts summed over all runs; distances over up to 20,000 runs on each side)"
+	title := "Utility per release (" + utilityScope(r) + ")"
 	if len(folded) > 0 {
 		title += "; " + strings.Join(folded, "; ")
 	}
@@ -327,16 +329,39 @@ func writeUtilityTable(w io.Writer, r *audit.Report) error {
 	return nil
 }
 
-// utilityLegend explains the utility columns.
+// utilityScope says over what the utility figures are taken: every run
+// of the multi-run design on each side, or the canary design's run(s).
+func utilityScope(r *audit.Report) string {
+	switch {
+	case r.Canaries == nil:
+		return "counts summed over all runs; distances over up to 20,000 runs on each side"
+	case r.Canaries.Runs == 1:
+		return "counts of the design's one run"
+	}
+	return fmt.Sprintf("counts summed over the design's %d runs", r.Canaries.Runs)
+}
+
+// utilityLegend explains the utility columns: the posterior's columns and
+// rule where the design can have them (the canary design, whose runs
+// train on D plus canaries, has no posterior to compare with), and the
+// rule on few proposals where a release used it.
 func utilityLegend(r *audit.Report) []string {
-	out := []string{
-		"iterations: since the previous release (? where the sampler declared release labels only); acceptance and clipped fractions are over those iterations. " +
+	iters := "iterations: since the previous release (? where the sampler declared release labels only); acceptance and clipped fractions are over those iterations. "
+	var line string
+	if r.Canaries == nil {
+		line = iters +
 			"|mean err|/sd: the largest error of the releases' mean, per coordinate, in posterior standard deviations; " +
 			"sd ratio: the releases' standard deviation over the posterior's; p mean / KS: p-values of the χ² test of the " +
 			"whitened mean and of the Kolmogorov-Smirnov test of the whitened squared radii against χ² (exact draws give " +
 			"uniform p-values; <1e-4: below 1e-4). " +
-			fmt.Sprintf("moves: BARELY when the acceptance is below %g or the released variance below %g of the posterior's.", audit.MinAcceptance, audit.MinVarianceRatio),
+			fmt.Sprintf("moves: BARELY when the acceptance is below %g or the released variance below %g of the posterior's.", audit.MinAcceptance, audit.MinVarianceRatio)
+	} else {
+		line = iters + fmt.Sprintf("moves: BARELY when the acceptance is below %g.", audit.MinAcceptance)
 	}
+	if sinceStart(r) {
+		line += fmt.Sprintf(" acceptance since start: of every proposal since the start of the run(s), shown where fewer than %d were made since the previous release (n/a elsewhere); moves then judges it instead (the release depends on every proposal).", audit.MinJudgedProposals)
+	}
+	out := []string{line}
 	if r.UtilityNote != "" {
 		out = append(out, "Note: "+r.UtilityNote+".")
 	}
@@ -431,4 +456,15 @@ func iterationsCell(n int, unknown string) string {
 		return unknown
 	}
 	return strconv.Itoa(n)
+}
+
+// sinceStart reports whether a release judged the acceptance since the
+// start (audit.Utility.AcceptanceSinceStart).
+func sinceStart(r *audit.Report) bool {
+	for _, pr := range r.Points {
+		if pr.Utility != nil && pr.Utility.AcceptanceSinceStart != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -140,3 +140,36 @@ func TestUtilityTableFits120Columns(t *testing.T) {
 		t.Errorf("p-values: %q %q %q %q", pValue(0), pValue(9.9e-5), pValue(1e-4), pValue(0.0123))
 	}
 }
+
+// The canary design's utility table says over what its counts are taken
+// (its one run, or the runs pooled) and explains no posterior column it
+// cannot have; the acceptance since the start is a column, explained,
+// where a release has it.
+func TestUtilityTableCanaryDesign(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	pt := func(it int, u *audit.Utility) audit.PointResult {
+		return audit.PointResult{Point: mechanisms.ReleasePoint{Iteration: it, Label: "iteration " + string(rune('0'+it))}, Utility: u}
+	}
+	for _, c := range []struct {
+		runs  int
+		scope string
+	}{{1, "(counts of the design's one run)"}, {4, "(counts summed over the design's 4 runs)"}} {
+		r := &audit.Report{Headline: 1, Canaries: &audit.CanaryInfo{Runs: c.runs}, Points: []audit.PointResult{
+			pt(1, &audit.Utility{Iterations: 1, AcceptanceRate: f(1), ProposalsSinceStart: c.runs, AcceptanceSinceStart: f(1)}),
+			pt(2, &audit.Utility{Iterations: 1, AcceptanceRate: f(0), ProposalsSinceStart: 2 * c.runs, AcceptanceSinceStart: f(0.5)}),
+		}}
+		var b bytes.Buffer
+		if err := writeUtilityTable(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		out := strings.Join(strings.Fields(b.String()), " ")
+		for _, want := range []string{"Utility per release " + c.scope, "acceptance since start", "│ 0.5 ", "moves: BARELY when the acceptance is below 0.01. acceptance since start:"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("runs %d: the table lacks %q:\n%s", c.runs, want, b.String())
+			}
+		}
+		if strings.Contains(out, "posterior") {
+			t.Errorf("runs %d: the legend explains posterior columns the canary design has not:\n%s", c.runs, b.String())
+		}
+	}
+}
