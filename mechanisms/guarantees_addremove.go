@@ -48,17 +48,10 @@ func OtherAdjacencyGuarantees(m Mechanism, p dataset.Pair, at ReleasePoint) []cl
 		return nil
 	}
 	n := p.D.Len()
-	var cfg closedform.DPSGLD
-	switch s.Scheme {
-	case WithoutReplacement:
-		cfg = closedform.DPSGLD{N: n, Sampling: closedform.WithoutReplacement, BatchSize: s.Batch}
-	case Poisson:
-		cfg = closedform.DPSGLD{N: n, Sampling: closedform.Poisson, Rate: float64(s.Batch) / float64(n)}
-	default:
+	cfg, ok := sgldConfig(s, n, at.Iteration)
+	if !ok {
 		return nil
 	}
-	eta := s.Step.Eta
-	cfg.Clip, cfg.Drift, cfg.NoiseVar, cfg.Steps = s.Clip, eta/2, eta, at.Iteration
 	var out []closedform.Guarantee
 	if p.Adjacency != dataset.ReplaceOne {
 		gs, err := cfg.Guarantees()
@@ -67,14 +60,48 @@ func OtherAdjacencyGuarantees(m Mechanism, p dataset.Pair, at ReleasePoint) []cl
 		}
 		out = append(out, withVariant(gs, "replace-one (on D)")...)
 	}
+	return append(out, withVariant(sgldAddRemove(s, n, at.Iteration), "add/remove (n public)")...)
+}
+
+// sgldConfig returns the subsampled-Gaussian accountant's configuration of
+// clipped SGLD with a constant step on n records after it steps: Poisson
+// batches, or batches drawn without replacement (full batches when
+// batch = n); false for the other schemes.
+func sgldConfig(s *SGLD, n, it int) (closedform.DPSGLD, bool) {
+	var cfg closedform.DPSGLD
+	switch {
+	case s.Scheme == Poisson:
+		cfg = closedform.DPSGLD{N: n, Sampling: closedform.Poisson, Rate: float64(s.Batch) / float64(n)}
+	case s.Scheme == WithoutReplacement:
+		cfg = closedform.DPSGLD{N: n, Sampling: closedform.WithoutReplacement, BatchSize: s.Batch}
+	default:
+		return cfg, false
+	}
+	eta := s.Step.Eta
+	cfg.Clip, cfg.Drift, cfg.NoiseVar, cfg.Steps = s.Clip, eta/2, eta, it
+	return cfg, true
+}
+
+// sgldAddRemove returns the add/remove guarantees of clipped SGLD on n
+// records after it steps, with n, the gradient scale n/b and the rate b/n
+// public: closedform.DPSGLD.AddRemoveGuarantees, and with full batches the
+// exact GDP composition (fullBatchGDPAddRemove).
+func sgldAddRemove(s *SGLD, n, it int) []closedform.Guarantee {
+	cfg, ok := sgldConfig(s, n, it)
+	switch {
+	case s.Clip <= 0 || s.Step.Gamma != 0:
+		return []closedform.Guarantee{uncovered(closedform.SGMPoissonAddRemoveTightestSource, "the add/remove accountant needs clipped SGLD (clip > 0) with a constant step (gamma 0)")}
+	case !ok:
+		return []closedform.Guarantee{uncovered(closedform.SGMPoissonAddRemoveTightestSource, fmt.Sprintf("the accountant needs Poisson or without-replacement sampling; scheme %s is neither", s.Scheme))}
+	}
 	gs, err := cfg.AddRemoveGuarantees()
 	if err != nil {
-		return append(out, uncovered(addRemoveSource(cfg), err.Error()))
+		return []closedform.Guarantee{uncovered(addRemoveSource(cfg), err.Error())}
 	}
-	if s.Scheme == WithoutReplacement && s.Batch == n {
-		gs = append(gs, fullBatchGDPAddRemove(s, n, at.Iteration))
+	if cfg.Sampling == closedform.WithoutReplacement && s.Batch == n {
+		gs = append(gs, fullBatchGDPAddRemove(s, n, it))
 	}
-	return append(out, withVariant(gs, "add/remove (n public)")...)
+	return gs
 }
 
 // withVariant sets the Variant of every guarantee.
