@@ -105,10 +105,7 @@ func (c *CanaryDesign) RunOf(i int) int { return int(int64(i) * int64(c.Runs) / 
 
 // RunCanaries returns the canaries of run j: [lo, hi).
 func (c *CanaryDesign) RunCanaries(j int) (lo, hi int) {
-	first := func(j int) int { // the smallest i with RunOf(i) ≥ j
-		return int((int64(j)*int64(c.Count) + int64(c.Runs) - 1) / int64(c.Runs))
-	}
-	return first(j), first(j + 1)
+	return mechanisms.RunRange(c.Count, c.Runs, j)
 }
 
 // streamInclusion is the random stream of the canaries' inclusion coins,
@@ -161,8 +158,8 @@ func prepareCanaries(t Target, o Options) (*canaryRuns, []mechanisms.ReleasePoin
 	if n := len(o.Features.Names()); n != cd.Count {
 		return nil, nil, fieldErr("Features", "a canary design scores every canary: the feature map must have count=%d columns (one score per canary), got %d", cd.Count, n)
 	}
-	if o.Theorems {
-		return nil, nil, fieldErr("Theorems", "not available in the canary design: the theorems bound replace-one pairs of datasets of a fixed size n, while the canary design's datasets differ by adding or removing canaries (their size varies with the coins), and a replace-one guarantee implies no add/remove bound (releasing the dataset's size is replace-one 0-DP); there is no sound test of them on canaries")
+	if _, ok := t.Mechanism.(mechanisms.CanaryGuarantor); o.Theorems && !ok {
+		return nil, nil, fieldErr("Theorems", "not available in the canary design of %s: the theorems bound replace-one pairs of datasets of a fixed size n, while the canary design's datasets differ by adding or removing canaries (their size varies with the coins), and a replace-one guarantee implies no add/remove bound (releasing the dataset's size is replace-one 0-DP); only mechanisms that bound one canary's add/remove (gradient canaries) are tested against theorems", mechanisms.NameOf(t.Mechanism))
 	}
 	for _, c := range o.Claims {
 		if c.Spec == nil || (c.Spec.Kind != "pure" && c.Spec.Kind != "gdp") {
@@ -224,6 +221,10 @@ func (w *trialWorker) runCanary(ctx context.Context, i int) (mechanisms.Info, er
 	}
 	return a.target.Mechanism.Run(ctx, tr, cr.data[i], w.emit)
 }
+
+// GradientCanaryKind is CanaryDesign.Kind for gradient canaries
+// (mechanisms.CanaryPaths), whose scores are their path statistics.
+const GradientCanaryKind = "gradient"
 
 // CanaryAdjacency is the adjacency a canary design audits.
 const CanaryAdjacency = "add/remove (one canary)"

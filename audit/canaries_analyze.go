@@ -257,32 +257,58 @@ func (a *Audit) testCanaryClaim(cl Claim, k int, counts []stats.OneRunCounts, cl
 		res.Covered = true
 		res.EpsilonAtDelta = stats.JSONFloat(EpsilonAt(prof, a.opts.Delta))
 	}
-	s := cl.Spec
-	switch s.Kind {
+	kind, eps, delta, mu, ok := canaryTestOf(cl, k, a.opts.Delta)
+	if !ok {
+		return res
+	}
+	switch kind {
 	case "pure":
 		best, bi := math.Inf(1), 0
 		for i, c := range counts {
-			if p := stats.OneRunPValue(c, s.Epsilon, s.Delta); p < best {
+			if p := stats.OneRunPValue(c, eps, delta); p < best {
 				best, bi = p, i
 			}
-			if stats.OneRunPureRejected(c, s.Epsilon, s.Delta, claimConf) {
+			if stats.OneRunPureRejected(c, eps, delta, claimConf) {
 				res.Rejected = true
 			}
 		}
 		c := counts[bi]
-		res.Test = fmt.Sprintf("one-run p-value of (%g, %g)-DP = %.4g with %d/%d guesses correct (level %.4g)", s.Epsilon, s.Delta, best, c.Correct, c.Guesses, level)
+		res.Test = fmt.Sprintf("one-run p-value of (%g, %g)-DP = %.4g with %d/%d guesses correct (level %.4g)", eps, delta, best, c.Correct, c.Guesses, level)
 	case "gdp":
 		best, bi := math.Inf(-1), 0
 		for i, c := range counts {
-			if v := stats.OneRunFDPStatistic(c, s.Mu, claimConf); v > best {
+			if v := stats.OneRunFDPStatistic(c, mu, claimConf); v > best {
 				best, bi = v, i
 			}
 		}
 		res.Rejected = best > 0
 		c := counts[bi]
-		res.Test = fmt.Sprintf("f-DP test (audit with cap) of %g-GDP: statistic %.4g (> 0 rejects) with %d/%d guesses correct (level %.4g)", s.Mu, best, c.Correct, c.Guesses, level)
+		res.Test = fmt.Sprintf("f-DP test (audit with cap) of %g-GDP: statistic %.4g (> 0 rejects) with %d/%d guesses correct (level %.4g)", mu, best, c.Correct, c.Guesses, level)
 	}
 	return res
+}
+
+// canaryTestOf returns what the canary design tests of a claim at release
+// k: a μ-GDP claim, or a theorem whose profile there is μ-GDP, by the f-DP
+// test of μ ("gdp"); a pure (ε, δ) claim at its (ε, δ), or any other
+// theorem at the point (ε(δ), δ) of its profile at the audit's δ ("pure"),
+// which the profile implies. ok is false when the claim does not cover k.
+func canaryTestOf(cl Claim, k int, auditDelta float64) (kind string, eps, delta, mu float64, ok bool) {
+	if s := cl.Spec; s != nil && s.Kind == "pure" {
+		return "pure", s.Epsilon, s.Delta, 0, true
+	}
+	if m, isGDP := claimMu(cl, k); isGDP {
+		return "gdp", 0, 0, m, true
+	}
+	prof, _, covered := cl.At(k)
+	if !covered {
+		return "", 0, 0, 0, false
+	}
+	e := EpsilonAt(prof, auditDelta)
+	if math.IsInf(e, 1) || math.IsNaN(e) {
+		return "", 0, 0, 0, false
+	}
+	return "pure", e, auditDelta, 0, true
 }
 
 // judgeCanaries sets the verdict from the claims at the judged points.

@@ -94,10 +94,19 @@ func canaryText(r *audit.Report, c *audit.CanaryInfo) designText {
 	d.setting = [][2]string{
 		{"design", fmt.Sprintf("one run (canaries, Steinke, Nasr & Jagielski 2023): %d %s canaries, %d included by the seed's coins; %d run(s) pooled, each canary in exactly one", c.Canaries, c.Kind, c.Included, c.Runs)},
 		{"datasets", d.datasets},
-		{"score", fmt.Sprintf("each canary's log-likelihood (or the program's score) under the released θ, at every release (seed %d); attack: %s", r.Seed, audit.CanaryAttack)},
+		{"score", canaryScoreText(r, c)},
 		{"guesses", c.GuessRule},
 	}
 	return d
+}
+
+// canaryScoreText says what a canary design's scores are.
+func canaryScoreText(r *audit.Report, c *audit.CanaryInfo) string {
+	what := "each canary's log-likelihood (or the program's score) under the released θ"
+	if c.Kind == audit.GradientCanaryKind {
+		what = "each canary's path statistic Λ_i: the log-likelihood ratio, canary in against out, under the declared sampler, of every quantity the run released along the canary's own coordinate"
+	}
+	return fmt.Sprintf("%s, at every release (seed %d); attack: %s", what, r.Seed, audit.CanaryAttack)
 }
 
 // GuessLegend explains the bound columns of a canary design's table.
