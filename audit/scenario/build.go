@@ -183,6 +183,9 @@ func (p *Plan) canaryTarget(t *audit.Target, o *audit.Options) error {
 	if pm, ok := p.Mechanism.(*program.Mechanism); ok && pm.Handshake().Scores {
 		return nil // the releases are the scores
 	}
+	if c.gradientCanaries() {
+		return nil // the releases are the canaries' path statistics
+	}
 	if p.Model == nil {
 		return errAt("model", "required in the canary design to score the canaries (their log-likelihoods under each release), unless the program answers with scores (handshake \"scores\": true)")
 	}
@@ -240,6 +243,12 @@ func (p *Plan) buildMechanism(bo BuildOptions) error {
 		p.Sampler = c.Sampler.sampler()
 		if err = buildPair(c, p); err != nil {
 			return err
+		}
+		if c.gradientCanaries() {
+			if p.Mechanism, err = c.canaryPaths(p); err != nil {
+				return err
+			}
+			break
 		}
 		ch := &mechanisms.Chain{Model: p.Model, Sampler: p.Sampler, Init: c.Init, Release: c.Release}
 		if err = c.pathModel(p, ch); err != nil {

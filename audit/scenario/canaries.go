@@ -59,6 +59,9 @@ type CanaryConfig struct {
 	// DeepFool configures kind deepfool (models, canary, sampler), as
 	// neighbour.deepfool does.
 	DeepFool *DeepFoolConfig `yaml:"deepfool,omitempty" json:"deepfool,omitempty"`
+	// Slope is K of kind gradient: canary i's log-likelihood is K·θ_i
+	// (0: mechanisms.DefaultCanarySlope), its clipped gradient min(K, C).
+	Slope float64 `yaml:"slope,omitempty" json:"slope,omitempty"`
 }
 
 // canaryDesign reports whether the scenario is in the canary design.
@@ -80,6 +83,9 @@ type canaryKind struct {
 	// Own kinds may be drawn, in a scenario without data, from
 	// audit.canaries.features, classes and range.
 	Own bool
+	// Gradient kinds are no records: each canary has a coordinate of its
+	// own in the chain (mechanisms.CanaryPaths), under threat: path.
+	Gradient bool
 	// FromData draws the canaries from a non-empty D.
 	FromData func(c *Config, p *Plan, d *dataset.Dataset, rng *rand.Rand) ([]dataset.Record, error)
 }
@@ -96,6 +102,9 @@ var canaryKinds = []canaryKind{
 		FromData: func(c *Config, p *Plan, d *dataset.Dataset, _ *rand.Rand) ([]dataset.Record, error) {
 			return deepfoolCanaries(c, p, d)
 		}},
+	{Name: "gradient", Gradient: true,
+		Doc:      "gradient canaries (threat: path, model inert, data inert): canary i has a coordinate θ_i of its own with a flat prior and log-likelihood slope·θ_i, so its clipped gradient sits at the clip bound; its score is its path statistic (sgld, dp_hmc, dp_penalty)",
+		FromData: func(*Config, *Plan, *dataset.Dataset, *rand.Rand) ([]dataset.Record, error) { return nil, nil }},
 	{Name: "random", Own: true,
 		Doc: "every feature uniform on its range in D (or on range), a uniform label (a uniform value on the labels' range for linreg)",
 		FromData: func(c *Config, p *Plan, d *dataset.Dataset, rng *rand.Rand) ([]dataset.Record, error) {
@@ -181,6 +190,10 @@ func (cc *CanaryConfig) validateKind() error {
 		return errAt("audit.canaries.deepfool", "required with kind: %s, e.g. {models: 10}", k.Name)
 	case k.Crafted && (cc.DeepFool.Models < 1 || cc.DeepFool.Models > 10000):
 		return errAt("audit.canaries.deepfool.models", "must be in [1, 10000], got %d", cc.DeepFool.Models)
+	case cc.Slope != 0 && !k.Gradient:
+		return errAt("audit.canaries.slope", "only with kind: gradient")
+	case !(cc.Slope >= 0) || math.IsInf(cc.Slope, 0):
+		return errAt("audit.canaries.slope", "must be finite and > 0 (0: %g), got %g", mechanisms.DefaultCanarySlope, cc.Slope)
 	}
 	return nil
 }
@@ -201,8 +214,8 @@ func (c *Config) validateCanaryRuns() error {
 	if c.Neighbour != nil {
 		return errAt("neighbour", "the canary design adds and removes canaries itself; remove the neighbour section")
 	}
-	if c.Claim != nil && c.Claim.Theorems {
-		return errAt("claim.theorems", "not available in the canary design: the theorems bound replace-one pairs of datasets of a fixed size n, while the canaries are added or removed (the size varies with the coins), and a replace-one guarantee implies no add/remove bound; there is no sound test of them on canaries")
+	if k, _ := lookupCanaryKind(cc.Kind); c.Claim != nil && c.Claim.Theorems && !k.Gradient {
+		return errAt("claim.theorems", "not available in the canary design with kind %s: the theorems bound replace-one pairs of datasets of a fixed size n, while the canaries are added or removed (the size varies with the coins), and a replace-one guarantee implies no add/remove bound; kind gradient (n public) is tested against the add/remove bound of one canary", cc.Kind)
 	}
 	return nil
 }
@@ -218,6 +231,12 @@ func (cc *CanaryConfig) ownCanaries() bool {
 func (cc *CanaryConfig) validateRandom(noData bool) error {
 	k, _ := lookupCanaryKind(cc.Kind)
 	own := cc.ownCanaries()
+	if k.Gradient {
+		if own || cc.Pool != "" || cc.PoolSHA256 != "" {
+			return errAt("audit.canaries.kind", "gradient canaries are coordinates, not records: remove features, classes, range and pool")
+		}
+		return nil
+	}
 	if cc.Pool != "" || cc.PoolSHA256 != "" {
 		return cc.validatePool(k, noData)
 	}

@@ -33,18 +33,24 @@ func (c *Config) validateThreat() error {
 			return err
 		}
 	}
+	if c.canaryDesign() {
+		return c.validateCanaryThreat()
+	}
 	if !c.path() {
 		return nil
-	}
-	if c.canaryDesign() {
-		return errAt("threat", "the path threat model is for audit.design: runs (the canary design keeps the releases)")
 	}
 	if !gc {
 		return errAt("threat", "path needs a gradient canary (neighbour.gradient_canary), whose contribution is the one thing D and D′ differ by")
 	}
+	return c.validatePathRelease(pathSamplers)
+}
+
+// validatePathRelease checks the sampler (one of samplers), the release
+// mode and the features of a scenario under threat: path.
+func (c *Config) validatePathRelease(samplers []string) error {
 	name, _ := exactlyOne("sampler", &c.Sampler)
-	if !slices.Contains(pathSamplers, name) {
-		return errAt("threat", "path is built for sampler %s; got sampler %s", wordList(pathSamplers, "or"), name)
+	if !slices.Contains(samplers, name) {
+		return errAt("threat", "path is built for sampler %s; got sampler %s", wordList(samplers, "or"), name)
 	}
 	if c.Release.Mode == mechanisms.ReleaseEstimator {
 		return errAt("threat", "path releases the path's log-likelihood ratio, not an estimator: use another release.mode")
@@ -55,6 +61,51 @@ func (c *Config) validateThreat() error {
 		}
 	}
 	return nil
+}
+
+// canaryPathSamplers are the samplers of kind gradient in the canary
+// design (mechanisms.CanaryPaths).
+var canaryPathSamplers = []string{"sgld", "dp_hmc", "dp_penalty"}
+
+// validateCanaryThreat checks threat against the canary design: kind
+// gradient needs threat: path, model inert and data inert; the other
+// kinds keep the releases.
+func (c *Config) validateCanaryThreat() error {
+	k, _ := lookupCanaryKind(c.Audit.Canaries.Kind)
+	switch {
+	case k.Gradient && !c.path():
+		return errAt("threat", "audit.canaries.kind gradient scores each canary by its path statistic: set threat: path")
+	case !k.Gradient && c.path():
+		return errAt("threat", "path in the canary design needs audit.canaries.kind: gradient (the canaries' path statistics are the scores)")
+	case !k.Gradient:
+		return nil
+	case c.Model.Inert == nil:
+		return errAt("model", "audit.canaries.kind gradient runs the canaries' own coordinates, which have the same law beside any model: use model: {inert: {}}")
+	case c.Data.Inert == nil:
+		return errAt("data", "audit.canaries.kind gradient needs data: {inert: {n: N}}; n is public: it sets SGLD's gradient scale n/b and rate b/n")
+	}
+	return c.validatePathRelease(canaryPathSamplers)
+}
+
+// gradientCanaries reports whether the scenario runs gradient canaries in
+// the canary design.
+func (c *Config) gradientCanaries() bool {
+	if !c.canaryDesign() || c.Audit.Canaries == nil {
+		return false
+	}
+	k, _ := lookupCanaryKind(c.Audit.Canaries.Kind)
+	return k.Gradient
+}
+
+// canaryPaths builds the mechanism of gradient canaries in the canary
+// design: the sampler's canary coordinates on the public base data D.
+func (c *Config) canaryPaths(p *Plan) (*mechanisms.CanaryPaths, error) {
+	cc := c.Audit.Canaries
+	cp := &mechanisms.CanaryPaths{Sampler: p.Sampler, Release: c.Release, Base: p.Pair.D, Count: cc.Count, Runs: max(cc.Runs, 1), Slope: cc.Slope}
+	if err := cp.Check(nil); err != nil {
+		return nil, wrapAt(err, "sampler")
+	}
+	return cp, nil
 }
 
 // validateGradientCanary checks neighbour.gradient_canary.
@@ -74,7 +125,7 @@ func (c *Config) validateGradientCanary() error {
 // checkInert refuses, once the mechanism is built, a model.inert left
 // without a gradient canary.
 func (p *Plan) checkInert() error {
-	if _, ok := p.Model.(mechanisms.Inert); ok {
+	if _, ok := p.Model.(mechanisms.Inert); ok && !p.Config.gradientCanaries() {
 		return errAt("model.inert", "only with neighbour.gradient_canary: inert records alone release nothing")
 	}
 	return nil
@@ -149,6 +200,11 @@ func (c *Config) pathModel(p *Plan, ch *mechanisms.Chain) error {
 func threatNotes(c *Config) []string {
 	if !c.path() {
 		return nil
+	}
+	if c.gradientCanaries() {
+		return []string{"threat model: path. Each canary's score is Λ_i = ln p(path | canary i in) − ln p(path | canary i out), " +
+			"under the declared sampler, of every quantity its privacy proof treats as released along the canary's coordinate up to that iteration; " +
+			"the add/remove bounds of one canary apply with n public (the public base data's size sets the gradient scale and the rate), since they bound the path"}
 	}
 	return []string{"threat model: path. Every release is Λ = ln p(path | D) − ln p(path | D′), the exact log-likelihood ratio, " +
 		"under the declared sampler, of every quantity its privacy proof treats as released up to that iteration (the adversary knows D and D′); " +

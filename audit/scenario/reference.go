@@ -250,6 +250,8 @@ var referenceTable = []Field{
 		Meaning: "A grid of r values (each split evenly), all fixed in advance; every pair is tested at α divided by their number (Bonferroni) and the report keeps the best, saying so."},
 	{Path: "audit.canaries.runs", DefaultNote: "1", Range: "[1, count]", UsedBy: "audit.design canaries", Example: "4",
 		Meaning: "Runs pooled: canary i belongs to run ⌊i·runs/count⌋ only, so the guesses of all runs make one audit of count canaries. Runs shard, checkpoint and resume like trials."},
+	{Path: "audit.canaries.slope", DefaultNote: "1e6", Range: "(0, ∞), finite", UsedBy: "kind gradient", Example: "1000000",
+		Meaning: "K of gradient canaries: canary i's log-likelihood is K·θ_i on its own coordinate, so its clipped gradient is min(K, C) and its clipped log-likelihood ratio sits at the clip bound when K is large."},
 	{Path: "audit.canaries.features", Required: "with audit.canaries.range", Range: "[1, 1048576]", UsedBy: "kind random without a data section", Example: "784",
 		Meaning: "Number of features of a random canary, for a program that loads its own data."},
 	{Path: "audit.canaries.classes", DefaultNote: "0: label 0", Range: "0 or [2, 65536]", UsedBy: "kind random without a data section", Example: "10",

@@ -217,6 +217,18 @@ data:
 sampler: {sgld: {step: {eta: 0.01}, batch: 3, scheme: reshuffle, epochs: 5}}
 audit: {design: canaries, canaries: ` + cc + `}, delta: 1.0e-5, confidence: 0.95}
 `
+		if k.Gradient {
+			// Gradient canaries are coordinates among inert records,
+			// under threat: path, on a sampler that clips.
+			y = `name: kinds
+seed: 3
+model: {inert: {}}
+data: {inert: {n: 9}}
+threat: path
+sampler: {sgld: {step: {eta: 0.01}, batch: 3, scheme: poisson, epochs: 5, clip: 1}}
+audit: {design: canaries, canaries: ` + cc + `}, delta: 1.0e-5, confidence: 0.95}
+`
+		}
 		c, err := ParseConfig([]byte(y))
 		if err != nil {
 			t.Errorf("%s: %v", k.Name, err)
