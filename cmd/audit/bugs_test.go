@@ -77,6 +77,11 @@ var bugsCatalogue = map[string]bugCase{
 	"dp-barker-noise-0.8": {0, false},
 	"dp-barker-clip-2":    {0, false},
 	"dp-barker-steps-200": {0, false},
+
+	// One run, 10⁵ gradient canaries (the canary design): seeds 1–40
+	// refuted the planted bug 40/40 and the correct twin 0/40.
+	"dp-sgld-full-onerun-correct":   {0, true},
+	"dp-sgld-full-onerun-noise-0.7": {0, true},
 }
 
 // bugFiles returns the files of testdata/bugs by name, failing when one
