@@ -58,7 +58,7 @@ func main() {
 		file  = flag.String("file", "", "a scenario file (default: the table of the docs)")
 		seeds = flag.Int("seeds", 0, "audits per row, seeds first, first+1, … (default: 500 with -file; 500 full batch and 200 Poisson for the table)")
 		first = flag.Uint64("first", 1, "the first seed")
-		runs  = flag.Int("runs", 10000, "runs per audit (audit.trials)")
+		runs  = flag.Int("runs", 10000, "runs per audit (audit.trials; 0: the file's, as the canary design needs)")
 		mu    = flag.Float64("mu", 0, "the exact μ of the runs, when known (counts μ_lb > μ and ε_lb > ε_μ(δ))")
 		label = flag.String("label", "", "the row's label (default: the file's name)")
 		root  = flag.String("root", ".", "the repository's root (for the table's files)")
@@ -69,8 +69,8 @@ func main() {
 	if flag.NArg() > 0 {
 		fail(2, fmt.Errorf("unexpected argument %q (flags only)", flag.Arg(0)))
 	}
-	if *seeds < 0 || *runs < 2 || *mu < 0 {
-		fail(2, fmt.Errorf("-seeds must be ≥ 1, -runs ≥ 2 and -mu ≥ 0 (got %d, %d, %g)", *seeds, *runs, *mu))
+	if *seeds < 0 || *runs == 1 || *runs < 0 || *mu < 0 {
+		fail(2, fmt.Errorf("-seeds must be ≥ 1, -runs 0 or ≥ 2 and -mu ≥ 0 (got %d, %d, %g)", *seeds, *runs, *mu))
 	}
 	if *file == "" && (len(set) > 0 || *mu > 0 || *label != "") {
 		fail(2, fmt.Errorf("-set, -mu and -label apply to a -file row; the docs' table fixes its own"))

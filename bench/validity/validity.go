@@ -88,10 +88,15 @@ type Seed struct {
 	Refuted                            bool
 }
 
-// load reads the row's scenario with its settings and audit.trials.
+// load reads the row's scenario with its settings and audit.trials (not
+// set when Runs is 0: the canary design's runs are its own).
 func load(row Row) (*scenario.Config, error) {
 	sets := make([]scenario.Setting, 0, len(row.Sets)+1)
-	for _, s := range append(slices.Clone(row.Sets), fmt.Sprintf("audit.trials=%d", row.Runs)) {
+	all := slices.Clone(row.Sets)
+	if row.Runs > 0 {
+		all = append(all, fmt.Sprintf("audit.trials=%d", row.Runs))
+	}
+	for _, s := range all {
 		st, err := scenario.ParseSetting(s)
 		if err != nil {
 			return nil, err
@@ -137,7 +142,7 @@ func runSeed(ctx context.Context, row Row, seed uint64) (Seed, error) {
 	if err != nil {
 		return Seed{}, err
 	}
-	tr, err := a.Simulate(ctx, 0, c.Audit.Trials)
+	tr, err := a.Simulate(ctx, 0, a.Options().Trials)
 	if err != nil {
 		return Seed{}, err
 	}
