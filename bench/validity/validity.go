@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -265,8 +266,12 @@ func WriteTable(w io.Writer, results []Result) error {
 			mu = fmt.Sprintf(" (μ = %g, ε_μ = %.4f)", res.Row.Mu, res.EpsExact)
 		}
 		n := float64(res.Row.Seeds)
-		fmt.Fprintf(&b, "| %s%s | %s | %d × %d | %s | %s | %s | %s | %s | %s | %.3f (%.3f) | %.3f (%.3f) | %.0f |\n",
-			res.Row.Label, mu, scenarioCell(res.Row), res.Row.Seeds, res.Row.Runs,
+		runs := "one run"
+		if res.Row.Runs > 0 {
+			runs = strconv.Itoa(res.Row.Runs)
+		}
+		fmt.Fprintf(&b, "| %s%s | %s | %d × %s | %s | %s | %s | %s | %s | %s | %.3f (%.3f) | %.3f (%.3f) | %.0f |\n",
+			res.Row.Label, mu, scenarioCell(res.Row), res.Row.Seeds, runs,
 			get("eps>0"), get("mu>0"), get("mu>mu"), get("eps>exact"), get("eps>claim"), get("refuted"),
 			res.SumEps/n, res.MaxEps, res.SumMu/n, res.MaxMu, res.Elapsed.Seconds())
 	}
