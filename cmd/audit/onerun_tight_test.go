@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -70,5 +71,21 @@ func TestOneRunTightScenarios(t *testing.T) {
 				t.Errorf("μ_lb/μ = %v, want ≥ %g", tt.Mu, c.muRa)
 			}
 		})
+	}
+}
+
+// audit bounds on a one-run gradient-canary scenario lists the add/remove
+// bounds of one canary, among them the exact 0.75-GDP composition
+// (ε = 3.1468 at δ = 1e-5, the closed form of the μ-GDP profile), and says
+// what the datasets are.
+func TestOneRunBounds(t *testing.T) {
+	out, errs, code := runCLI(t, "bounds", filepath.Join("..", "..", "testdata", "tight", "dp-sgld-full-onerun.yaml"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"inert (10 records), to which the canary design adds its canaries", "add/remove (one canary, n", "3.1468", "Gaussian mechanism"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("audit bounds lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -205,8 +205,13 @@ func printBounds(w io.Writer, cfg *scenario.Config, plan *scenario.Plan, iters i
 
 // boundsDatasets describes the adjacent datasets the theorems are stated
 // on. A program sampler may own its data (a scenario without a data
-// section): there is then no pair to describe.
+// section): there is then no pair to describe; the canary design has D
+// alone.
 func boundsDatasets(p dataset.Pair) string {
+	if p.D != nil && p.DPrime == nil {
+		// The canary design: D, to which canaries are added or not.
+		return fmt.Sprintf("%s (%d records), to which the canary design adds its canaries", p.D.Name, p.D.Len())
+	}
 	if p.D == nil || p.DPrime == nil {
 		return "owned by the mechanism (the scenario has no data section)"
 	}
