@@ -195,6 +195,9 @@ func (s *SGLD) checkCanaryPaths(n int) error {
 	if s.Step.Gamma != 0 {
 		return field.Errorf(field.At("Step", "step").Field("Gamma", "gamma"), "gradient canaries need a constant step (gamma 0), which the accountants assume")
 	}
+	if s.N != 0 && s.N != n {
+		return field.Errorf(field.At("N", "n"), "gradient canaries take the public n from the base data (%d records); remove n or set it to %d, got %d", n, n, s.N)
+	}
 	if s.Scheme == Poisson || (s.Scheme == WithoutReplacement && s.Batch == n) {
 		return nil
 	}

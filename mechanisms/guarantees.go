@@ -162,6 +162,12 @@ func sgldGuarantees(s *SGLD, k GradientConstants, adj dataset.Adjacency, n, iter
 			"the bounds assume a constant step size (sampler.step.gamma must be 0)")}
 	}
 	eta := s.Step.Eta
+	if s.Clip > 0 && s.N > 0 && adj != dataset.ReplaceOne {
+		// n, the scale and the rate are public: the add/remove
+		// accountants apply.
+		return withVariant(sgldAddRemove(s, s.N, iterations), "add/remove (n public)")
+	}
+	n = s.sizeOf(n)
 	if s.Clip > 0 {
 		var cfg closedform.DPSGLD
 		switch s.Scheme {

@@ -28,7 +28,7 @@ func addRemoveSource(cfg closedform.DPSGLD) string {
 func addRemoveReason(s *SGLD, adj dataset.Adjacency) string {
 	return fmt.Sprintf("%s neighbours differ in size n, and the sampler (scheme %s) takes its gradient scale n/b and "+
 		"its sampling rate b/n from the size of the dataset it runs on, so every record's gradient is scaled differently "+
-		"on D and D′; the add/remove accountant needs n, the scale and the rate public (the same on both)", adj, s.Scheme)
+		"on D and D′; the add/remove accountant needs n, the scale and the rate public (the same on both): with scheme poisson, set the sampler's n", adj, s.Scheme)
 }
 
 // OtherAdjacencyGuarantees returns the guarantees of the mechanism under
@@ -47,7 +47,7 @@ func OtherAdjacencyGuarantees(m Mechanism, p dataset.Pair, at ReleasePoint) []cl
 	if !ok || s.Clip <= 0 || s.Step.Gamma != 0 || p.D == nil {
 		return nil
 	}
-	n := p.D.Len()
+	n := s.sizeOf(p.D.Len())
 	cfg, ok := sgldConfig(s, n, at.Iteration)
 	if !ok {
 		return nil
@@ -59,6 +59,9 @@ func OtherAdjacencyGuarantees(m Mechanism, p dataset.Pair, at ReleasePoint) []cl
 			return []closedform.Guarantee{uncovered(addRemoveSource(cfg), err.Error())}
 		}
 		out = append(out, withVariant(gs, "replace-one (on D)")...)
+		if s.N > 0 {
+			return out // the scenario's own guarantees are the add/remove ones
+		}
 	}
 	return append(out, withVariant(sgldAddRemove(s, n, at.Iteration), "add/remove (n public)")...)
 }

@@ -95,6 +95,12 @@ type SGLD struct {
 	// (scheme poisson; the gradient sum keeps its declared scale n/b) and
 	// steps extra iterations. The guarantees keep the declared values.
 	Plant *Plant `yaml:"plant,omitempty" json:"plant,omitempty"`
+	// N, when set (scheme poisson only), is the public dataset size: the
+	// rate b/N and the gradient scale N/b, whatever the size of the
+	// dataset a run is given. Add/remove neighbours differ in size, and
+	// the add/remove accountants of the Poisson subsampled Gaussian
+	// mechanism need both the same on D and D′. 0: the dataset's size.
+	N int `yaml:"n,omitempty" json:"n,omitempty"`
 
 	// coefs caches the per-record coefficients of the affine fast path by
 	// (model, dataset, η), so that the runs of an audit share them.
@@ -245,7 +251,7 @@ func (s *SGLD) PlantNote(n int) string {
 		v = append(v, runValue("clip bound", s.Clip, s.Clip*p.clip()))
 	}
 	if p.rate() != 1 && n > 0 {
-		q := float64(s.Batch) / float64(n)
+		q := float64(s.Batch) / float64(s.sizeOf(n))
 		v = append(v, runValue("Poisson rate", q, q*p.rate()))
 	}
 	return p.note(s.Name(), append(v, p.stepsNote()...))
@@ -263,6 +269,28 @@ func (s *SGLD) runLength(d *dataset.Dataset) int {
 	return s.Iterations(d) + s.Plant.steps()
 }
 
+// MaxPublicN bounds SGLD.N.
+const MaxPublicN = 1 << 40
+
+// sizeOf returns the size the rate and the gradient scale use for a
+// dataset of n records: the public N when set, n otherwise.
+func (s *SGLD) sizeOf(n int) int {
+	if s.N > 0 {
+		return s.N
+	}
+	return n
+}
+
+// batcher returns the minibatch drawer of a run on n records.
+func (s *SGLD) batcher(n int, rng *rand.Rand) *batcher {
+	bt := newBatcherRate(s.Scheme, n, s.Batch, s.Plant.rate(), rng)
+	if s.N > 0 {
+		bt.np = s.N
+		bt.q = float64(s.Batch) / float64(s.N) * s.Plant.rate()
+	}
+	return bt
+}
+
 func (s *SGLD) noiseVar() float64 {
 	if s.NoiseVariance == 0 {
 		return 1
@@ -270,12 +298,12 @@ func (s *SGLD) noiseVar() float64 {
 	return s.NoiseVariance
 }
 
-// IterationsPerEpoch implements Sampler: ⌈n/b⌉.
+// IterationsPerEpoch implements Sampler: ⌈n/b⌉ (n the public N when set).
 func (s *SGLD) IterationsPerEpoch(d *dataset.Dataset) int {
 	if s.Batch < 1 {
 		return 1
 	}
-	return (d.Len() + s.Batch - 1) / s.Batch
+	return (s.sizeOf(d.Len()) + s.Batch - 1) / s.Batch
 }
 
 // Iterations implements Sampler: Iters, or Epochs·⌈n/b⌉ (math.MaxInt when
@@ -324,7 +352,10 @@ func (s *SGLD) Check(m Model, d *dataset.Dataset) error {
 	if err := s.Plant.check(s.plantFields()); err != nil {
 		return err
 	}
-	if q := float64(s.Batch) / float64(n) * s.Plant.rate(); q > 1 {
+	if s.N != 0 && (s.Scheme != Poisson || s.N < s.Batch || s.N > MaxPublicN) {
+		return field.Errorf(field.At("N", "n"), "a public n is for scheme poisson, in [batch=%d, 2^40], got %d (scheme %s)", s.Batch, s.N, s.Scheme)
+	}
+	if q := float64(s.Batch) / float64(s.sizeOf(n)) * s.Plant.rate(); q > 1 {
 		return field.Errorf(field.At("Plant", "plant").Field("Rate", "rate"), "the planted rate b/n × rate = %g must be at most 1", q)
 	}
 	if it := s.runLength(d); it > MaxIterations || it < 0 {
@@ -337,10 +368,12 @@ func (s *SGLD) Check(m Model, d *dataset.Dataset) error {
 type batcher struct {
 	scheme IndexScheme
 	n, b   int
-	perm   []int
-	pos    int // next position in perm (reshuffle, cyclic)
-	buf    []int
-	q      float64
+	// np is the size the Poisson rate and scale use (n unless public).
+	np   int
+	perm []int
+	pos  int // next position in perm (reshuffle, cyclic)
+	buf  []int
+	q    float64
 }
 
 func newBatcher(scheme IndexScheme, n, b int, rng *rand.Rand) *batcher {
@@ -350,7 +383,7 @@ func newBatcher(scheme IndexScheme, n, b int, rng *rand.Rand) *batcher {
 // newBatcherRate is newBatcher with the Poisson rate b/n multiplied by rate
 // (a planted bug; the gradient scale stays n/b).
 func newBatcherRate(scheme IndexScheme, n, b int, rate float64, rng *rand.Rand) *batcher {
-	bt := &batcher{scheme: scheme, n: n, b: b, q: float64(b) / float64(n) * rate, buf: make([]int, 0, b)}
+	bt := &batcher{scheme: scheme, n: n, np: n, b: b, q: float64(b) / float64(n) * rate, buf: make([]int, 0, b)}
 	switch scheme {
 	case WithoutReplacement, Reshuffle, Cyclic:
 		bt.perm = make([]int, n)
@@ -403,7 +436,10 @@ func (bt *batcher) next(rng *rand.Rand) []int {
 // fixed-size schemes (n/|batch| for the last, shorter batch of an epoch),
 // 1/q = n/b for Poisson sampling (unbiased for the full-data sum).
 func (bt *batcher) scale(batchLen int) float64 {
-	if bt.scheme == Poisson || batchLen == 0 {
+	if bt.scheme == Poisson {
+		return float64(bt.np) / float64(bt.b)
+	}
+	if batchLen == 0 {
 		return float64(bt.n) / float64(bt.b)
 	}
 	return float64(bt.n) / float64(batchLen)
@@ -434,7 +470,7 @@ func (s *SGLD) run(m Model, d *dataset.Dataset, theta []float64, rng *rand.Rand,
 		return s.runAffine1D(a, d, theta, rng, at, emit, src, lr)
 	}
 	total := s.runLength(d)
-	bt := newBatcherRate(s.Scheme, d.Len(), s.Batch, s.Plant.rate(), rng)
+	bt := s.batcher(d.Len(), rng)
 	clip := s.Clip * s.Plant.clip()
 	fn := newFastNormal(rng)
 	rel := newReleaser(at, emit, src)
@@ -567,7 +603,7 @@ func (s *SGLD) runAffine1D(a Affine1D, d *dataset.Dataset, theta []float64, rng 
 		err := s.runAffine1DBatch1(k, n, theta, rng, &rel, &info)
 		return info, err
 	}
-	bt := newBatcherRate(s.Scheme, n, s.Batch, s.Plant.rate(), rng)
+	bt := s.batcher(n, rng)
 	fn := newFastNormal(rng)
 	th := theta[0]
 	half, sd := s.Step.Eta/2, s.noiseSD(s.Step.Eta)

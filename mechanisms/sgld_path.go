@@ -58,7 +58,7 @@ func (s *SGLD) newPath(lr *PathLR, m Model) *sgldPath {
 		mag = math.Min(mag, s.Clip)
 	}
 	for h := range p.g {
-		n := float64(lr.Spec.N[h])
+		n := float64(s.sizeOf(lr.Spec.N[h]))
 		p.g[h] = n / float64(s.Batch) * lr.Spec.Sign[h] * mag
 		switch {
 		case p.binom:
@@ -137,8 +137,8 @@ func (s *SGLD) checkPath(spec *PathSpec, m Model, _ *dataset.Dataset) error {
 // records included.
 func (s *SGLD) runAffine1DSparse(k *affineCoefs, n int, theta []float64, rng *rand.Rand, rel *releaser, info *Info, path *sgldPath) (Info, error) {
 	h, j, shift, prec, active := k.h, k.j, k.shift, k.prec, k.active
-	q := float64(s.Batch) / float64(n) * s.Plant.rate()
-	sc := float64(n) / float64(s.Batch)
+	q := float64(s.Batch) / float64(s.sizeOf(n)) * s.Plant.rate()
+	sc := float64(s.sizeOf(n)) / float64(s.Batch)
 	if path != nil && path.antipodal && s.Step.Gamma == 0 && path.lr.Observe == nil && len(active) == 1 {
 		return s.runAntipodal(k, q, sc, theta, rng, rel, info, path)
 	}

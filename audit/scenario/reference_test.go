@@ -467,8 +467,14 @@ func TestExplain(t *testing.T) {
 		t.Errorf("indexed path: %v\n%s", err, b.String())
 	}
 	b.Reset()
-	if err := Explain(&b, "sampler.sgld"); err != nil || strings.Count(b.String(), "\n  sampler.sgld.") != 15 {
-		t.Errorf("a section lists its 15 fields: %v\n%s", err, b.String())
+	fields := 0
+	for _, f := range Reference() {
+		if strings.HasPrefix(f.Path, "sampler.sgld.") {
+			fields++
+		}
+	}
+	if err := Explain(&b, "sampler.sgld"); err != nil || fields < 2 || strings.Count(b.String(), "\n  sampler.sgld.") != fields {
+		t.Errorf("a section lists its %d fields: %v\n%s", fields, err, b.String())
 	}
 	b.Reset()
 	if err := Explain(&b, ""); err != nil || strings.Count(b.String(), "\n") != len(Reference()) {

@@ -72,6 +72,8 @@ var samplerRegistry = []samplerEntry{
 			Meaning: "Run length in iterations. Exactly one of epochs and iterations."},
 		{Path: "sampler.sgld.clip", Default: "0", DefaultNote: "no clipping", Range: nonNegRange, UsedBy: "sampler.sgld", Example: "1",
 			Meaning: "Per-record gradient clipping norm C: g_i/max(1, ‖g_i‖/C), the DP-SGLD step of Heller & Fetaya eq. 66."},
+		{Path: "sampler.sgld.n", DefaultNote: "the dataset's size", Range: "[batch, 2^40]; scheme poisson only", UsedBy: "sampler.sgld", Example: "1438",
+			Meaning: "The public dataset size: the Poisson rate b/n and the gradient scale n/b use it whatever the size of the dataset a run is given, so that add/remove neighbours (neighbour.adjacency add-one) share them, as the add/remove accountants of the Poisson subsampled Gaussian need; claim.theorems then tests those accountants (without it they do not apply to add-one pairs)."},
 		{Path: "sampler.sgld.noise_variance", Default: "1", DefaultNote: "the algorithm; 0 also means 1", Range: nonNegRange, UsedBy: "sampler.sgld", Example: "0.5",
 			Meaning: "Scales the injected noise variance (noise √(noise_variance·η_t)·ξ). Values other than 1 deviate from SGLD on purpose, to plant a bug an audit must find. With sampler.sgld.plant.noise = f as well the factors combine: the noise is f·√(noise_variance·η_t)·ξ, of variance f²·noise_variance·η_t."},
 	}, plantDocs("sgld", plantDoc{

@@ -41,3 +41,27 @@ func TestAddOneDPSGLD(t *testing.T) {
 		t.Errorf("bounds: exit %d, stderr %q\n%s", code, errs, out)
 	}
 }
+
+// The same on Poisson DP-SGLD with n public (sampler.sgld.n): the add-one
+// path audit tests the add/remove accountant (ε 1.2352 at δ = 1e-5) and
+// proves part of it, a planted noise × 0.5 is refuted, and without n the
+// run exits 2 saying to set it.
+func TestAddOnePublicN(t *testing.T) {
+	f := filepath.Join("..", "..", "testdata", "tight", "dp-sgld-poisson-addone-path.yaml")
+	out, errs, code := runCLI(t, "run", f, "--quiet", "--no-checkpoint", "--trials", "20000")
+	if code != 0 || !strings.Contains(out, "[add/remove (n public)]") || !strings.Contains(out, "ε_ub 1.2352") {
+		t.Errorf("run: exit %d, stderr %q\n%s", code, errs, out)
+	}
+	_, errs, code = runCLI(t, "run", f, "--quiet", "--no-checkpoint", "--trials", "20000", "--set", "sampler.sgld.plant.noise=0.5")
+	if code != exitViolation {
+		t.Errorf("noise × 0.5: exit %d, stderr %q", code, errs)
+	}
+	_, errs, code = runCLI(t, "run", f, "--quiet", "--no-checkpoint", "--set", "sampler.sgld.n=0")
+	if code != 2 || !strings.Contains(errs, "set the sampler's n") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Errorf("without n: exit %d, stderr %q", code, errs)
+	}
+	_, errs, code = runCLI(t, "run", f, "--quiet", "--no-checkpoint", "--set", "sampler.sgld.scheme=without-replacement")
+	if code != 2 || !strings.Contains(errs, "sampler.sgld.n") {
+		t.Errorf("n with scheme without-replacement: exit %d, stderr %q", code, errs)
+	}
+}
