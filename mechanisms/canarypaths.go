@@ -185,6 +185,25 @@ const CanaryVariant = "add/remove (one canary, n public)"
 // stepCtx is how often the canary loops look at ctx.
 const stepCtx = 64
 
+// canaryLoop calls step for the iterations t = 1, …, total, looks at ctx
+// every stepCtx iterations and calls rel at the release iterations at.
+func canaryLoop(ctx context.Context, total int, at []int, info *Info, rel func(int, *Info) error, step func(t int)) error {
+	k := 0
+	for t := 1; t <= total; t++ {
+		if t%stepCtx == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		step(t)
+		for k < len(at) && at[k] == t {
+			if err := rel(k, info); err != nil {
+				return err
+			}
+			k++
+		}
+	}
+	return nil
+}
+
 // checkCanaryPaths implements canaryPathSampler: clipped SGLD with a
 // constant step, Poisson batches or full batches (without replacement,
 // batch = n).
@@ -223,11 +242,7 @@ func (s *SGLD) runCanaryPaths(ctx context.Context, rng *rand.Rand, base *dataset
 	clipped := slope > s.Clip*s.Plant.clip()
 	info := Info{Iterations: total}
 	fn := newFastNormal(rng)
-	k := 0
-	for t := 1; t <= total; t++ {
-		if t%stepCtx == 0 && ctx.Err() != nil {
-			return info, ctx.Err()
-		}
+	err := canaryLoop(ctx, total, at, &info, rel, func(t int) {
 		eta := s.Step.At(t - 1)
 		sdRun, sdDecl := s.noiseSD(eta), math.Sqrt(s.noiseVar()*eta)
 		a := eta / 2 * sc * magDecl
@@ -249,14 +264,8 @@ func (s *SGLD) runCanaryPaths(ctx context.Context, rng *rand.Rand, base *dataset
 				scores[i] += logMix(qDecl, z*(y-a/2))
 			}
 		}
-		for k < len(at) && at[k] == t {
-			if err := rel(k, &info); err != nil {
-				return info, err
-			}
-			k++
-		}
-	}
-	return info, nil
+	})
+	return info, err
 }
 
 // canaryGuarantees implements canaryPathSampler: the add/remove
@@ -289,11 +298,7 @@ func (h *DPHMC) runCanaryPaths(ctx context.Context, rng *rand.Rand, base *datase
 	z := mDecl / (sdDecl * sdDecl)
 	info := Info{Iterations: total}
 	fn := newFastNormal(rng)
-	k := 0
-	for t := 1; t <= total; t++ {
-		if t%stepCtx == 0 && ctx.Err() != nil {
-			return info, ctx.Err()
-		}
+	err := canaryLoop(ctx, total, at, &info, rel, func(int) {
 		for e := 0; e <= h.LeapfrogSteps; e++ {
 			for i, inc := range in {
 				y := sdRun * fn.norm()
@@ -304,14 +309,8 @@ func (h *DPHMC) runCanaryPaths(ctx context.Context, rng *rand.Rand, base *datase
 				scores[i] += z * (y - mDecl/2)
 			}
 		}
-		for k < len(at) && at[k] == t {
-			if err := rel(k, &info); err != nil {
-				return info, err
-			}
-			k++
-		}
-	}
-	return info, nil
+	})
+	return info, err
 }
 
 // canaryGuarantees implements canaryPathSampler: Thm 3.5 under add/remove,
@@ -359,11 +358,7 @@ func (s *DPPenalty) runCanaryPaths(ctx context.Context, rng *rand.Rand, base *da
 	clipRun := s.ClipLLR * s.Plant.clip()
 	step := make([]float64, len(in))
 	info := Info{Iterations: total}
-	k := 0
-	for t := 1; t <= total; t++ {
-		if t%stepCtx == 0 && ctx.Err() != nil {
-			return info, ctx.Err()
-		}
+	err := canaryLoop(ctx, total, at, &info, rel, func(int) {
 		var ss float64
 		for i := range step {
 			step[i] = s.ProposalSD[min(i, len(s.ProposalSD)-1)] * rng.NormFloat64()
@@ -395,14 +390,8 @@ func (s *DPPenalty) runCanaryPaths(ctx context.Context, rng *rand.Rand, base *da
 				scores[i] += ri * (y - ri/2) / v
 			}
 		}
-		for k < len(at) && at[k] == t {
-			if err := rel(k, &info); err != nil {
-				return info, err
-			}
-			k++
-		}
-	}
-	return info, nil
+	})
+	return info, err
 }
 
 // canaryGuarantees implements canaryPathSampler: Thm 2.4 composed over the

@@ -349,13 +349,19 @@ func (s *SGLD) Check(m Model, d *dataset.Dataset) error {
 	if !(s.NoiseVariance >= 0) || math.IsInf(s.NoiseVariance, 0) {
 		return field.Errorf(field.At("NoiseVariance", "noise_variance"), "must be finite and ≥ 0, got %g", s.NoiseVariance)
 	}
+	return s.checkPlantAndN(d)
+}
+
+// checkPlantAndN checks the planted bug and the public n against a run on
+// d.
+func (s *SGLD) checkPlantAndN(d *dataset.Dataset) error {
 	if err := s.Plant.check(s.plantFields()); err != nil {
 		return err
 	}
 	if s.N != 0 && (s.Scheme != Poisson || s.N < s.Batch || s.N > MaxPublicN) {
 		return field.Errorf(field.At("N", "n"), "a public n is for scheme poisson, in [batch=%d, 2^40], got %d (scheme %s)", s.Batch, s.N, s.Scheme)
 	}
-	if q := float64(s.Batch) / float64(s.sizeOf(n)) * s.Plant.rate(); q > 1 {
+	if q := float64(s.Batch) / float64(s.sizeOf(d.Len())) * s.Plant.rate(); q > 1 {
 		return field.Errorf(field.At("Plant", "plant").Field("Rate", "rate"), "the planted rate b/n × rate = %g must be at most 1", q)
 	}
 	if it := s.runLength(d); it > MaxIterations || it < 0 {
