@@ -132,19 +132,12 @@ func (d canaryDesign) analyze(ctx context.Context, t *Trials, r *Report) error {
 	}
 	r.Canaries = info
 	r.Multiplicity = canaryMultiplicity(g, len(a.points), len(a.claims), mP, alpha)
-	scores, sum := make([]float64, cd.Count), make([]float64, cd.Count)
-	row := make([]float64, t.F)
+	sc := newCanaryScorer(cd, t)
 	for k := range a.points {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("audit: analysis stopped: %w", err)
 		}
-		canaryScoresAt(cd, t, k, scores, row)
-		if cd.AverageReleases {
-			for i, s := range scores {
-				sum[i] += s
-				scores[i] = sum[i] / float64(k+1)
-			}
-		}
+		scores := sc.at(k)
 		pt, err := a.canaryPoint(k, scores, incl, conf, claimConf)
 		if err != nil {
 			return err
@@ -174,30 +167,50 @@ func (d canaryDesign) analyze(ctx context.Context, t *Trials, r *Report) error {
 	return nil
 }
 
-// canaryScoresAt fills scores with every canary's score at release point
-// k, each from the run it belongs to; a calibrated score subtracts the
-// canary's mean score over the reference runs (trials Runs … Runs+R−1):
-// s_i − (1/R) Σ_r s_i^(r). Only the trials' outputs enter, never S. row
-// holds t.F values.
-func canaryScoresAt(cd *CanaryDesign, t *Trials, k int, scores, row []float64) {
+// canaryScorer computes the canaries' scores release after release.
+type canaryScorer struct {
+	cd                    *CanaryDesign
+	t                     *Trials
+	scores, sum, ref, row []float64
+}
+
+func newCanaryScorer(cd *CanaryDesign, t *Trials) *canaryScorer {
+	m := cd.Count
+	return &canaryScorer{cd: cd, t: t, scores: make([]float64, m), sum: make([]float64, m), ref: make([]float64, m), row: make([]float64, t.F)}
+}
+
+// at returns every canary's score at release point k (the points taken in
+// order 0, 1, …), each from the run it belongs to: the feature s_i; with a
+// calibrated score s_i − (1/R) Σ_r s_i^(r), its mean over the reference
+// runs (trials Runs … Runs+R−1) subtracted; with AverageReleases, the mean
+// of those scores over points 0 … k. Only the trials' outputs enter, never
+// S. The slice is overwritten by the next call.
+func (c *canaryScorer) at(k int) []float64 {
+	cd, t, scores, row := c.cd, c.t, c.scores, c.row
 	for j := 0; j < cd.Runs; j++ {
 		lo, hi := cd.RunCanaries(j)
 		t.Row(j, k, row)
 		copy(scores[lo:hi], row[lo:hi])
 	}
-	if !cd.Calibrated() {
-		return
-	}
-	ref := make([]float64, cd.Count)
-	for r := range cd.References {
-		t.Row(cd.Runs+r, k, row)
-		for i := range ref {
-			ref[i] += row[i]
+	if cd.Calibrated() {
+		clear(c.ref)
+		for r := range cd.References {
+			t.Row(cd.Runs+r, k, row)
+			for i := range c.ref {
+				c.ref[i] += row[i]
+			}
+		}
+		for i := range scores {
+			scores[i] -= c.ref[i] / float64(cd.References)
 		}
 	}
-	for i := range scores {
-		scores[i] -= ref[i] / float64(cd.References)
+	if cd.AverageReleases {
+		for i, s := range scores {
+			c.sum[i] += s
+			scores[i] = c.sum[i] / float64(k+1)
+		}
 	}
+	return scores
 }
 
 // guessRule says how the guesses were chosen.
