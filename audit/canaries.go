@@ -21,8 +21,8 @@ import (
 // In the engine a canary design is a design whose trials are its runs:
 // trial j is run j, and its features at a release point are the m canaries'
 // scores (Options.Features maps a release to them). A calibrated score
-// (CanaryDesign.Score) adds R reference runs on D alone as trials Runs …
-// Runs+R−1. Simulation, shards, merging, checkpoints and the work estimate
+// (CanaryDesign.Score) adds R reference runs, on D alone or on D plus
+// every canary, as trials Runs … Runs+R−1. Simulation, shards, merging, checkpoints and the work estimate
 // treat them all like any trials; the configuration hash covers Score and
 // References.
 
@@ -43,8 +43,9 @@ const (
 	// (its log-likelihood under the released θ, or a program's own score).
 	ScoreRaw = "raw"
 	// ScoreCalibrated scores it by that value minus its mean over the
-	// design's reference runs: runs of the same mechanism on D alone,
-	// without any canary, from streams of their own.
+	// design's reference runs: runs of the same mechanism with a mask
+	// fixed whatever S (CanaryDesign.ReferenceCanaries), from streams of
+	// their own.
 	ScoreCalibrated = "calibrated"
 )
 
@@ -78,15 +79,16 @@ type CanaryDesign struct {
 	// Score is how a canary is scored: ScoreRaw (or empty), the feature
 	// map's value at the release; or ScoreCalibrated, that value minus its
 	// mean over References reference runs, which measures how much the
-	// run's release favours the canary beyond what D alone does (its own
-	// difficulty cancels). A calibrated score is a function of the
+	// run's release favours the canary beyond what the reference runs'
+	// releases do (its own difficulty cancels). A calibrated score is a function of the
 	// releases only, never of S, so the one-run bounds hold unchanged.
 	Score string `json:"score,omitempty"`
 	// References is R, the number of reference runs of a calibrated score
 	// (zero: 1), in [1, MaxReferences]; zero with the raw score. They are
-	// trials Runs … Runs+R−1 of the audit: the mechanism on D alone (a
-	// CanaryRunner gets an all-false mask), each from its own trial
-	// stream, independent of the inclusion coins and of the runs.
+	// trials Runs … Runs+R−1 of the audit: the mechanism on D alone, or
+	// on D plus every canary (ReferenceCanaries; a CanaryRunner gets an
+	// all-false or all-true mask), each from its own trial stream,
+	// independent of the inclusion coins and of the runs.
 	References int `json:"references,omitempty"`
 	// ReferenceCanaries is what the reference runs train on besides D:
 	// ReferenceNone (or empty), no canary; ReferenceAll, every canary.
@@ -232,11 +234,11 @@ type CanaryRunner interface {
 type canaryRuns struct {
 	design *CanaryDesign
 	// include is the whole S; masks[j] the canaries of run j that are in
-	// (all false for a reference run, j ≥ Runs).
+	// (for a reference run, j ≥ Runs, a mask fixed whatever S).
 	include []bool
 	masks   [][]bool
-	// data[j] is D plus the included canaries of run j, D alone for a
-	// reference run (nil for a CanaryRunner).
+	// data[j] is D plus the included canaries of run j, D alone or D plus
+	// every canary for a reference run (nil for a CanaryRunner).
 	data   []*dataset.Dataset
 	runner CanaryRunner
 }

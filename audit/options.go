@@ -214,9 +214,9 @@ type Options struct {
 	Repeats RepeatPolicy
 	// Canaries, when set, makes the audit a one-run (canary) design
 	// (CanaryDesign): its trials are its runs, then its reference runs
-	// (Trials is 0 or Canaries.Trials()), the features of a release are the m canaries'
-	// scores (Features must have m columns; nil: the release is the
-	// scores), Estimators are GuessEstimators, and Split, Attacks and
+	// (Trials is 0 or Canaries.Trials()), the features of a release are
+	// the m canaries' scores (Features must have m columns; nil: the
+	// release is the scores), Estimators are GuessEstimators, and Split, Attacks and
 	// AttackSelection are not used. PointSelection SelectOnTraining means the verdict rests on the
 	// last release point, fixed in advance; SelectBonferroni tests every
 	// point at α/P.

@@ -47,8 +47,8 @@ type CanaryConfig struct {
 	Runs int `yaml:"runs,omitempty" json:"runs,omitempty"`
 	// Score is raw (default: each canary's log-likelihood under the
 	// release, or the program's score) or calibrated (that score minus its
-	// mean over References reference runs on D alone, without canaries;
-	// audit.ScoreCalibrated).
+	// mean over References reference runs, whose data ReferenceCanaries
+	// says; audit.ScoreCalibrated).
 	Score string `yaml:"score,omitempty" json:"score,omitempty"`
 	// References is R, the reference runs of a calibrated score (default
 	// 1); refused with the raw score.
