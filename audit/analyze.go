@@ -131,7 +131,7 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 	}
 	if t.TestSize > 0 {
 		for k := range r.Points {
-			acc := float64(t.Correct[k]) / (float64(t.N) * float64(t.TestSize))
+			acc := float64(t.Correct[k]) / (float64(a.accuracyRuns()) * float64(t.TestSize))
 			r.Points[k].TestAccuracy = &acc
 		}
 	}

@@ -20,8 +20,11 @@ import (
 //
 // In the engine a canary design is a design whose trials are its runs:
 // trial j is run j, and its features at a release point are the m canaries'
-// scores (Options.Features maps a release to them). Simulation, shards,
-// merging and checkpoints treat them like any trials.
+// scores (Options.Features maps a release to them). A calibrated score
+// (CanaryDesign.Score) adds R reference runs, on D alone or on D plus
+// every canary, as trials Runs … Runs+R−1. Simulation, shards, merging, checkpoints and the work estimate
+// treat them all like any trials; the configuration hash covers Score and
+// References.
 
 // Limits of the canary design.
 const (
@@ -30,6 +33,31 @@ const (
 	MaxCanaries = 10_000_000
 	// MaxGuessGrid bounds the number of (k₊, k₋) pairs of a grid.
 	MaxGuessGrid = 64
+	// MaxReferences bounds CanaryDesign.References.
+	MaxReferences = 1000
+)
+
+// The scores of a canary design (CanaryDesign.Score).
+const (
+	// ScoreRaw scores a canary by the feature map's value at a release
+	// (its log-likelihood under the released θ, or a program's own score).
+	ScoreRaw = "raw"
+	// ScoreCalibrated scores it by that value minus its mean over the
+	// design's reference runs: runs of the same mechanism with a mask
+	// fixed whatever S (CanaryDesign.ReferenceCanaries), from streams of
+	// their own.
+	ScoreCalibrated = "calibrated"
+)
+
+// The data of a calibrated score's reference runs
+// (CanaryDesign.ReferenceCanaries).
+const (
+	// ReferenceNone runs the references on D alone, without any canary.
+	ReferenceNone = "none"
+	// ReferenceAll runs them on D plus every canary: the canaries'
+	// population is then the run's (about half of them in), so what the
+	// canaries do to one another cancels too.
+	ReferenceAll = "all"
 )
 
 // CanaryDesign configures the one-run design (Options.Canaries).
@@ -48,6 +76,45 @@ type CanaryDesign struct {
 	// tested at α divided by their number (Bonferroni). Nil: one pair,
 	// DefaultGuesses(Count).
 	Guesses []Guess `json:"guesses,omitempty"`
+	// Score is how a canary is scored: ScoreRaw (or empty), the feature
+	// map's value at the release; or ScoreCalibrated, that value minus its
+	// mean over References reference runs, which measures how much the
+	// run's release favours the canary beyond what the reference runs'
+	// releases do (its own difficulty cancels). A calibrated score is a function of the
+	// releases only, never of S, so the one-run bounds hold unchanged.
+	Score string `json:"score,omitempty"`
+	// References is R, the number of reference runs of a calibrated score
+	// (zero: 1), in [1, MaxReferences]; zero with the raw score. They are
+	// trials Runs … Runs+R−1 of the audit: the mechanism on D alone, or
+	// on D plus every canary (ReferenceCanaries; a CanaryRunner gets an
+	// all-false or all-true mask), each from its own trial stream,
+	// independent of the inclusion coins and of the runs.
+	References int `json:"references,omitempty"`
+	// ReferenceCanaries is what the reference runs train on besides D:
+	// ReferenceNone (or empty), no canary; ReferenceAll, every canary.
+	// Either mask is fixed, whatever S is. Only with ScoreCalibrated.
+	ReferenceCanaries string `json:"reference_canaries,omitempty"`
+	// AverageReleases scores a canary at release point k by the mean of
+	// its scores (raw or calibrated) at points 1 … k: the releases the
+	// adversary has seen by then, whose sampling noise partly averages
+	// out while a canary's pull on the chain persists.
+	AverageReleases bool `json:"average_releases,omitempty"`
+}
+
+// Calibrated reports whether the design scores canaries against
+// reference runs (ScoreCalibrated).
+func (c *CanaryDesign) Calibrated() bool { return c.Score == ScoreCalibrated }
+
+// Trials returns the design's trials: its runs, then its reference runs
+// (the design with its defaults filled).
+func (c *CanaryDesign) Trials() int { return max(c.Runs, 1) + c.refs() }
+
+// refs returns the number of reference runs, the default filled.
+func (c *CanaryDesign) refs() int {
+	if !c.Calibrated() {
+		return 0
+	}
+	return max(c.References, 1)
 }
 
 // Guess is how many canaries the attack guesses in, and out.
@@ -85,6 +152,27 @@ func (c *CanaryDesign) validate() error {
 			return fieldErr("Canaries.Guesses", "pair %d: k+ and k- must be ≥ 0 with 1 ≤ k+ + k- ≤ count=%d, got (%d, %d)", i, c.Count, g.Plus, g.Minus)
 		}
 	}
+	switch c.Score {
+	case "", ScoreRaw:
+		if c.References != 0 {
+			return fieldErr("Canaries.References", "only with Score %q (the raw score has no reference runs), got %d", ScoreCalibrated, c.References)
+		}
+	case ScoreCalibrated:
+		if c.References < 0 || c.References > MaxReferences {
+			return fieldErr("Canaries.References", "must be in [1, %d] (0: 1), got %d", MaxReferences, c.References)
+		}
+	default:
+		return fieldErr("Canaries.Score", "must be %q or %q (empty: raw), got %q", ScoreRaw, ScoreCalibrated, c.Score)
+	}
+	switch c.ReferenceCanaries {
+	case "":
+	case ReferenceNone, ReferenceAll:
+		if !c.Calibrated() {
+			return fieldErr("Canaries.ReferenceCanaries", "only with Score %q, got %q", ScoreCalibrated, c.ReferenceCanaries)
+		}
+	default:
+		return fieldErr("Canaries.ReferenceCanaries", "must be %q or %q (empty: none), got %q", ReferenceNone, ReferenceAll, c.ReferenceCanaries)
+	}
 	return nil
 }
 
@@ -95,6 +183,13 @@ func (c CanaryDesign) withDefaults() *CanaryDesign {
 	}
 	if len(c.Guesses) == 0 {
 		c.Guesses = []Guess{DefaultGuesses(c.Count)}
+	}
+	if c.Score == ScoreRaw {
+		c.Score = "" // one spelling of the default, so one configuration hash
+	}
+	c.References = c.refs()
+	if c.ReferenceCanaries == ReferenceNone {
+		c.ReferenceCanaries = "" // the default's one spelling
 	}
 	c.Guesses = append([]Guess(nil), c.Guesses...)
 	return &c
@@ -135,11 +230,12 @@ type CanaryRunner interface {
 // canaryRuns is what simulating a canary design needs.
 type canaryRuns struct {
 	design *CanaryDesign
-	// include is the whole S; masks[j] the canaries of run j that are in.
+	// include is the whole S; masks[j] the canaries of run j that are in
+	// (for a reference run, j ≥ Runs, a mask fixed whatever S).
 	include []bool
 	masks   [][]bool
-	// data[j] is D plus the included canaries of run j (nil for a
-	// CanaryRunner).
+	// data[j] is D plus the included canaries of run j, D alone or D plus
+	// every canary for a reference run (nil for a CanaryRunner).
 	data   []*dataset.Dataset
 	runner CanaryRunner
 }
@@ -155,6 +251,7 @@ func prepareCanaries(t Target, o Options) (*canaryRuns, []mechanisms.ReleasePoin
 		copy(mask[lo:hi], cr.include[lo:hi])
 		cr.masks = append(cr.masks, mask)
 	}
+	cr.addReferences()
 	if n := len(o.Features.Names()); n != cd.Count {
 		return nil, nil, fieldErr("Features", "a canary design scores every canary: the feature map must have count=%d columns (one score per canary), got %d", cd.Count, n)
 	}
@@ -179,7 +276,7 @@ func prepareCanaries(t Target, o Options) (*canaryRuns, []mechanisms.ReleasePoin
 	}
 	var pts []mechanisms.ReleasePoint
 	for j, mask := range cr.masks {
-		d := &dataset.Dataset{Name: fmt.Sprintf("%s + canaries of run %d", t.Pair.D.Name, j)}
+		d := &dataset.Dataset{Name: cr.dataName(t.Pair.D.Name, j)}
 		d.Records = append(append(d.Records, t.Pair.D.Records...), included(t.Canaries, mask)...)
 		if ck, ok := t.Mechanism.(mechanisms.Checker); ok {
 			if err := ck.Check(d); err != nil {
@@ -201,6 +298,32 @@ func prepareCanaries(t Target, o Options) (*canaryRuns, []mechanisms.ReleasePoin
 	return cr, pts, nil
 }
 
+// addReferences appends the masks of the reference runs, trials Runs …
+// Runs+R−1, whatever S is: all false (their data is D alone), or all true
+// with ReferenceAll (D plus every canary).
+func (cr *canaryRuns) addReferences() {
+	for range cr.design.refs() {
+		mask := make([]bool, cr.design.Count)
+		if cr.design.ReferenceCanaries == ReferenceAll {
+			for i := range mask {
+				mask[i] = true
+			}
+		}
+		cr.masks = append(cr.masks, mask)
+	}
+}
+
+// dataName names the dataset of trial j: a run's, or a reference run's.
+func (cr *canaryRuns) dataName(d string, j int) string {
+	if r := j - cr.design.Runs; r >= 0 {
+		if cr.design.ReferenceCanaries == ReferenceAll {
+			return fmt.Sprintf("%s + every canary (reference run %d)", d, r)
+		}
+		return fmt.Sprintf("%s (reference run %d, no canary)", d, r)
+	}
+	return fmt.Sprintf("%s + canaries of run %d", d, j)
+}
+
 // included returns the canaries whose mask is set.
 func included(c []dataset.Record, mask []bool) []dataset.Record {
 	var out []dataset.Record
@@ -212,7 +335,8 @@ func included(c []dataset.Record, mask []bool) []dataset.Record {
 	return out
 }
 
-// runCanary runs trial i, the canary design's run i, emitting into w.
+// runCanary runs trial i, the canary design's run i (or, from Runs on,
+// its reference run i − Runs), emitting into w.
 func (w *trialWorker) runCanary(ctx context.Context, i int) (mechanisms.Info, error) {
 	a, cr := w.a, w.a.canaries
 	tr := w.src.Trial(a.opts.Seed, dataset.SideD, i)
@@ -225,6 +349,15 @@ func (w *trialWorker) runCanary(ctx context.Context, i int) (mechanisms.Info, er
 // GradientCanaryKind is CanaryDesign.Kind for gradient canaries
 // (mechanisms.CanaryPaths), whose scores are their path statistics.
 const GradientCanaryKind = "gradient"
+
+// accuracyRuns returns the number of trials whose test accuracy is
+// counted: all, or a canary design's runs (not its reference runs).
+func (a *Audit) accuracyRuns() int {
+	if c := a.opts.Canaries; c != nil {
+		return c.Runs
+	}
+	return a.opts.Trials
+}
 
 // CanaryAdjacency is the adjacency a canary design audits.
 const CanaryAdjacency = "add/remove (one canary)"

@@ -22,12 +22,43 @@ type CanaryInfo struct {
 	// chosen (fixed in advance, or a grid paid for with Bonferroni).
 	Guesses   []Guess `json:"guesses"`
 	GuessRule string  `json:"guess_rule"`
+	// Score is the score the canaries were ranked by: ScoreCalibrated,
+	// or absent for the raw score (ScoreRaw); References is R, the
+	// reference runs a calibrated score subtracts the mean of (absent for
+	// the raw score).
+	Score      string `json:"score,omitempty"`
+	References int    `json:"references,omitempty"`
+	// ReferenceCanaries is what the reference runs trained on besides D
+	// (ReferenceAll; absent: none) and AverageReleases whether a score
+	// is the mean over the releases so far (CanaryDesign).
+	ReferenceCanaries string `json:"reference_canaries,omitempty"`
+	AverageReleases   bool   `json:"average_releases,omitempty"`
 }
 
 // CanaryAttack names the canary design's attack: the ranking of the
 // canaries by score, of which a guess pair (k₊, k₋) guesses the k₊
 // highest in and the k₋ lowest out.
 const CanaryAttack = "canary score ranking"
+
+// CanaryAttackCalibrated names the attack of a calibrated score
+// (ScoreCalibrated): the same ranking, of the calibrated scores.
+const CanaryAttackCalibrated = "calibrated canary score ranking"
+
+// averagedSuffix ends the attack's name when the scores are averaged over
+// the releases (CanaryDesign.AverageReleases).
+const averagedSuffix = " (mean over the releases so far)"
+
+// canaryAttack returns the name of the design's attack.
+func canaryAttack(cd *CanaryDesign) string {
+	name := CanaryAttack
+	if cd.Calibrated() {
+		name = CanaryAttackCalibrated
+	}
+	if cd.AverageReleases {
+		name += averagedSuffix
+	}
+	return name
+}
 
 // Descriptive are figures of an attack that carry no guarantee: the area
 // under its ROC curve and its true-positive rate where the false-positive
@@ -69,7 +100,7 @@ func (d canaryDesign) analyze(ctx context.Context, t *Trials, r *Report) error {
 	cd := o.Canaries
 	incl := CanaryIncluded(o.Seed, cd.Count)
 	r.TrainRuns, r.SelectRuns, r.EvalRuns, r.Features = 0, 0, 0, nil
-	r.Attacks = []string{CanaryAttack}
+	r.Attacks = []string{canaryAttack(cd)}
 	mP := 1
 	if o.PointSelection == SelectBonferroni {
 		mP = len(a.points)
@@ -92,7 +123,8 @@ func (d canaryDesign) analyze(ctx context.Context, t *Trials, r *Report) error {
 		r.ClaimsTested, r.ClaimConfidence = n, claimConf
 	}
 	r.TestConfidence = conf
-	info := &CanaryInfo{Canaries: cd.Count, Runs: cd.Runs, Kind: cd.Kind, Guesses: cd.Guesses, GuessRule: guessRule(cd.Guesses, alpha)}
+	info := &CanaryInfo{Canaries: cd.Count, Runs: cd.Runs, Kind: cd.Kind, Guesses: cd.Guesses, GuessRule: guessRule(cd.Guesses, alpha),
+		Score: cd.Score, References: cd.References, ReferenceCanaries: cd.ReferenceCanaries, AverageReleases: cd.AverageReleases}
 	for _, in := range incl {
 		if in {
 			info.Included++
@@ -100,17 +132,12 @@ func (d canaryDesign) analyze(ctx context.Context, t *Trials, r *Report) error {
 	}
 	r.Canaries = info
 	r.Multiplicity = canaryMultiplicity(g, len(a.points), len(a.claims), mP, alpha)
-	scores := make([]float64, cd.Count)
-	row := make([]float64, t.F)
+	sc := newCanaryScorer(cd, t)
 	for k := range a.points {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("audit: analysis stopped: %w", err)
 		}
-		for j := 0; j < cd.Runs; j++ {
-			lo, hi := cd.RunCanaries(j)
-			t.Row(j, k, row)
-			copy(scores[lo:hi], row[lo:hi])
-		}
+		scores := sc.at(k)
 		pt, err := a.canaryPoint(k, scores, incl, conf, claimConf)
 		if err != nil {
 			return err
@@ -138,6 +165,52 @@ func (d canaryDesign) analyze(ctx context.Context, t *Trials, r *Report) error {
 	r.Epsilon = r.Points[best].Estimates[j].Bound
 	r.judgeCanaries(judged)
 	return nil
+}
+
+// canaryScorer computes the canaries' scores release after release.
+type canaryScorer struct {
+	cd                    *CanaryDesign
+	t                     *Trials
+	scores, sum, ref, row []float64
+}
+
+func newCanaryScorer(cd *CanaryDesign, t *Trials) *canaryScorer {
+	m := cd.Count
+	return &canaryScorer{cd: cd, t: t, scores: make([]float64, m), sum: make([]float64, m), ref: make([]float64, m), row: make([]float64, t.F)}
+}
+
+// at returns every canary's score at release point k (the points taken in
+// order 0, 1, …), each from the run it belongs to: the feature s_i; with a
+// calibrated score s_i − (1/R) Σ_r s_i^(r), its mean over the reference
+// runs (trials Runs … Runs+R−1) subtracted; with AverageReleases, the mean
+// of those scores over points 0 … k. Only the trials' outputs enter, never
+// S. The slice is overwritten by the next call.
+func (c *canaryScorer) at(k int) []float64 {
+	cd, t, scores, row := c.cd, c.t, c.scores, c.row
+	for j := 0; j < cd.Runs; j++ {
+		lo, hi := cd.RunCanaries(j)
+		t.Row(j, k, row)
+		copy(scores[lo:hi], row[lo:hi])
+	}
+	if cd.Calibrated() {
+		clear(c.ref)
+		for r := range cd.References {
+			t.Row(cd.Runs+r, k, row)
+			for i := range c.ref {
+				c.ref[i] += row[i]
+			}
+		}
+		for i := range scores {
+			scores[i] -= c.ref[i] / float64(cd.References)
+		}
+	}
+	if cd.AverageReleases {
+		for i, s := range scores {
+			c.sum[i] += s
+			scores[i] = c.sum[i] / float64(k+1)
+		}
+	}
+	return scores
 }
 
 // guessRule says how the guesses were chosen.
@@ -211,7 +284,7 @@ func (a *Audit) canaryPoint(k int, scores []float64, incl []bool, conf, claimCon
 	for i, g := range gs {
 		counts[i] = guessCounts(g, inTop)
 	}
-	ar := AttackResult{Attack: CanaryAttack, Evaluated: true, Estimates: make([]AttackEstimate, len(o.Estimators))}
+	ar := AttackResult{Attack: canaryAttack(o.Canaries), Evaluated: true, Estimates: make([]AttackEstimate, len(o.Estimators))}
 	for j, e := range o.Estimators {
 		ge := e.(GuessEstimator) // checkEstimators
 		for i := range gs {

@@ -213,10 +213,10 @@ type Options struct {
 	// trial on the same dataset bit for bit (zero: RepeatsIgnored).
 	Repeats RepeatPolicy
 	// Canaries, when set, makes the audit a one-run (canary) design
-	// (CanaryDesign): its trials are its runs (Trials is 0 or
-	// Canaries.Runs), the features of a release are the m canaries'
-	// scores (Features must have m columns; nil: the release is the
-	// scores), Estimators are GuessEstimators, and Split, Attacks and
+	// (CanaryDesign): its trials are its runs, then its reference runs
+	// (Trials is 0 or Canaries.Trials()), the features of a release are
+	// the m canaries' scores (Features must have m columns; nil: the
+	// release is the scores), Estimators are GuessEstimators, and Split, Attacks and
 	// AttackSelection are not used. PointSelection SelectOnTraining means the verdict rests on the
 	// last release point, fixed in advance; SelectBonferroni tests every
 	// point at α/P.
@@ -334,8 +334,8 @@ func (o Options) validateCanaries() error {
 	if o.Confidence != 0 && o.Confidence < stats.MinOneRunConfidence {
 		return fieldErr("Confidence", "must be in [%g, 1) in the canary design (the one-run bounds), got %g", stats.MinOneRunConfidence, o.Confidence)
 	}
-	if runs := max(o.Canaries.Runs, 1); o.Trials != 0 && o.Trials != runs {
-		return fieldErr("Trials", "the canary design's trials are its runs: 0 or Canaries.Runs (%d), got %d", runs, o.Trials)
+	if runs := o.Canaries.Trials(); o.Trials != 0 && o.Trials != runs {
+		return fieldErr("Trials", "the canary design's trials are its runs and reference runs: 0 or Canaries.Runs + Canaries.References (%d), got %d", runs, o.Trials)
 	}
 	if o.Assignment != AssignRandom || len(o.Sides) > 0 {
 		return fieldErr("Assignment", "the canary design runs on D plus canaries only: leave Assignment and Sides zero")
@@ -374,7 +374,7 @@ func (o Options) withDefaults(dim int) Options {
 	}
 	if o.Canaries != nil {
 		o.Canaries = o.Canaries.withDefaults()
-		o.Trials = o.Canaries.Runs
+		o.Trials = o.Canaries.Trials()
 		if o.Features == nil {
 			o.Features = canaryScores(o.Canaries.Count)
 		}

@@ -284,7 +284,9 @@ func (w *trialWorker) runChunk(ctx context.Context, t *Trials, start, end int, r
 		}
 		// Correct counts reported by the mechanism itself.
 		for k, c := range ri.Correct {
-			w.correct[k] += c
+			if !w.reference {
+				w.correct[k] += c
+			}
 		}
 		ri.Correct = nil
 		info.Add(ri)
@@ -376,6 +378,9 @@ type trialWorker struct {
 	out     []float32
 	ref     []float64
 	correct []int64
+	// reference: the current trial is a canary design's reference run,
+	// whose test accuracy is not the audited run's and is not counted.
+	reference bool
 	// direct: release may take its short path (see there); points is the
 	// number of release points.
 	direct bool
@@ -480,7 +485,7 @@ func (w *trialWorker) releaseAll(k int, theta []float64) error {
 		w.sink(k, feat, correct)
 		return nil
 	}
-	if len(w.correct) > 0 {
+	if len(w.correct) > 0 && !w.reference {
 		w.correct[k] += int64(correct)
 	}
 	return storeDeviations(w.out[k*len(feat):], w.ref[k*len(feat):], feat, k)
@@ -498,6 +503,7 @@ func (w *trialWorker) run(ctx context.Context, i int, side dataset.Side) error {
 	w.released, w.hash = 0, fnvOffset
 	w.resetProbes()
 	var err error
+	w.reference = a.canaries != nil && i >= a.opts.Canaries.Runs
 	if a.canaries != nil {
 		w.info, err = w.runCanary(ctx, i)
 	} else {

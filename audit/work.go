@@ -61,9 +61,10 @@ func (a *Audit) perRunWork() float64 {
 func (a *Audit) analysisWork() float64 {
 	o := a.opts
 	if c := o.Canaries; c != nil {
-		// Sorting the m scores and counting every guess, at every point.
+		// Sorting the m scores and counting every guess, at every point
+		// (and subtracting the reference runs' mean from each score).
 		m := float64(c.Count)
-		return float64(len(a.points)) * m * (math.Log2(m+2) + float64(len(c.Guesses)) + 1)
+		return float64(len(a.points)) * m * (math.Log2(m+2) + float64(len(c.Guesses)) + 1 + float64(c.References))
 	}
 	nTr, nSe, nEv := o.Split.Sizes(o.Trials)
 	f := len(a.features)

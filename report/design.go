@@ -91,22 +91,40 @@ func canaryText(r *audit.Report, c *audit.CanaryInfo) designText {
 	}
 	d := designText{datasets: fmt.Sprintf("%s plus the included canaries; adjacency: %s", data, r.Adjacency),
 		evidence: fmt.Sprintf("one-run design, %d run(s), %d canaries, %d/%d guesses correct; adjacency %s", c.Runs, g.Canaries, g.Correct, g.Guesses, r.Adjacency)}
+	if c.Score == audit.ScoreCalibrated {
+		d.evidence += fmt.Sprintf("; calibrated score, %d reference run(s)", c.References)
+	}
 	d.setting = [][2]string{
 		{"design", fmt.Sprintf("one run (canaries, Steinke, Nasr & Jagielski 2023): %d %s canaries, %d included by the seed's coins; %d run(s) pooled, each canary in exactly one", c.Canaries, c.Kind, c.Included, c.Runs)},
 		{"datasets", d.datasets},
-		{"score", canaryScoreText(r, c)},
+		{"score", scoreText(r, c)},
 		{"guesses", c.GuessRule},
 	}
 	return d
 }
 
-// canaryScoreText says what a canary design's scores are.
-func canaryScoreText(r *audit.Report, c *audit.CanaryInfo) string {
-	what := "each canary's log-likelihood (or the program's score) under the released θ"
+// scoreText is the setting line of the canary design's score: raw, or
+// calibrated by reference runs (audit.ScoreCalibrated).
+func scoreText(r *audit.Report, c *audit.CanaryInfo) string {
+	s := "each canary's log-likelihood (or the program's score) under the released θ"
 	if c.Kind == audit.GradientCanaryKind {
-		what = "each canary's path statistic Λ_i: the log-likelihood ratio, canary in against out, under the declared sampler, of every quantity the run released along the canary's own coordinate"
+		s = "each canary's path statistic Λ_i: the log-likelihood ratio, canary in against out, under the declared sampler, of every quantity the run released along the canary's own coordinate"
 	}
-	return fmt.Sprintf("%s, at every release (seed %d); attack: %s", what, r.Seed, audit.CanaryAttack)
+	if c.Score == audit.ScoreCalibrated {
+		data := "D alone, without canaries"
+		if c.ReferenceCanaries == audit.ReferenceAll {
+			data = "D plus every canary, whatever the coins"
+		}
+		s = fmt.Sprintf("calibrated: %s minus its mean under the releases of %d reference run(s) on %s", s, c.References, data)
+	}
+	if c.AverageReleases {
+		s += ", averaged over the releases so far"
+	}
+	attack := audit.CanaryAttack
+	if len(r.Attacks) > 0 {
+		attack = r.Attacks[0]
+	}
+	return fmt.Sprintf("%s, at every release (seed %d); attack: %s", s, r.Seed, attack)
 }
 
 // GuessLegend explains the bound columns of a canary design's table.

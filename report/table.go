@@ -250,7 +250,11 @@ func writeLegend(w io.Writer, r *audit.Report) {
 		fmt.Fprintln(w, ".")
 	}
 	if r.HasAccuracy() {
-		fmt.Fprintf(w, "test acc.: mean accuracy of the released models on %d held-out records, over all %d runs.\n", r.TestSize, r.Trials)
+		runs := fmt.Sprintf("all %d runs", r.Trials)
+		if c := r.Canaries; c != nil && c.References > 0 {
+			runs = fmt.Sprintf("the %d run(s), not the %d reference runs", c.Runs, c.References)
+		}
+		fmt.Fprintf(w, "test acc.: mean accuracy of the released models on %d held-out records, over %s.\n", r.TestSize, runs)
 	}
 	switch {
 	case r.HasExact() && r.ExactSource != "":

@@ -45,6 +45,20 @@ type CanaryConfig struct {
 	// Runs is the number of runs pooled (default 1); every canary belongs
 	// to exactly one.
 	Runs int `yaml:"runs,omitempty" json:"runs,omitempty"`
+	// Score is raw (default: each canary's log-likelihood under the
+	// release, or the program's score) or calibrated (that score minus its
+	// mean over References reference runs, whose data ReferenceCanaries
+	// says; audit.ScoreCalibrated).
+	Score string `yaml:"score,omitempty" json:"score,omitempty"`
+	// References is R, the reference runs of a calibrated score (default
+	// 1); refused with the raw score.
+	References int `yaml:"references,omitempty" json:"references,omitempty"`
+	// ReferenceCanaries is none (default: the reference runs train on D
+	// alone) or all (on D plus every canary); only with score calibrated.
+	ReferenceCanaries string `yaml:"reference_canaries,omitempty" json:"reference_canaries,omitempty"`
+	// AverageReleases scores a canary at each release by the mean of its
+	// scores at the releases so far (audit.CanaryDesign.AverageReleases).
+	AverageReleases bool `yaml:"average_releases,omitempty" json:"average_releases,omitempty"`
 	// Features, Classes and Range describe random canaries when the
 	// scenario has no data of its own (a program that loads its own).
 	Features int       `yaml:"features,omitempty" json:"features,omitempty"`
@@ -205,8 +219,11 @@ func (c *Config) validateCanaryRuns() error {
 	if cc.Runs < 0 || cc.Runs > cc.Count {
 		return errAt("audit.canaries.runs", "must be in [1, count=%d], got %d", cc.Count, cc.Runs)
 	}
-	if a.Trials != 0 && a.Trials != max(cc.Runs, 1) {
-		return errAt("audit.trials", "the canary design's runs are audit.canaries.runs; remove audit.trials")
+	if err := cc.validateScore(); err != nil {
+		return err
+	}
+	if a.Trials != 0 && a.Trials != cc.trials() {
+		return errAt("audit.trials", "the canary design's runs are audit.canaries.runs (and references); remove audit.trials")
 	}
 	if _, err := cc.guesses(); err != nil {
 		return err
@@ -218,6 +235,43 @@ func (c *Config) validateCanaryRuns() error {
 		return errAt("claim.theorems", "not available in the canary design with kind %s: the theorems bound replace-one pairs of datasets of a fixed size n, while the canaries are added or removed (the size varies with the coins), and a replace-one guarantee implies no add/remove bound; kind gradient (n public) is tested against the add/remove bound of one canary", cc.Kind)
 	}
 	return nil
+}
+
+// validateScore checks audit.canaries.score and references.
+func (cc *CanaryConfig) validateScore() error {
+	switch cc.Score {
+	case "", audit.ScoreRaw:
+		if cc.References != 0 {
+			return errAt("audit.canaries.references", "only with score: %s (the raw score has no reference runs); remove it", audit.ScoreCalibrated)
+		}
+	case audit.ScoreCalibrated:
+		if k, _ := lookupCanaryKind(cc.Kind); k.Gradient {
+			return errAt("audit.canaries.score", "calibrated is for log-likelihood scores; gradient canaries are scored by their path statistic, a likelihood ratio already: remove score")
+		}
+		if cc.References < 0 || cc.References > audit.MaxReferences {
+			return errAt("audit.canaries.references", "must be in [1, %d], got %d", audit.MaxReferences, cc.References)
+		}
+	default:
+		return errAt("audit.canaries.score", "must be %s or %s, got %s", audit.ScoreRaw, audit.ScoreCalibrated, clip.Quote(cc.Score))
+	}
+	switch cc.ReferenceCanaries {
+	case "":
+	case audit.ReferenceNone, audit.ReferenceAll:
+		if cc.Score != audit.ScoreCalibrated {
+			return errAt("audit.canaries.reference_canaries", "only with score: %s; remove it", audit.ScoreCalibrated)
+		}
+	default:
+		return errAt("audit.canaries.reference_canaries", "must be %s or %s, got %s", audit.ReferenceNone, audit.ReferenceAll, clip.Quote(cc.ReferenceCanaries))
+	}
+	return nil
+}
+
+// trials returns the design's trials: its runs and, with a calibrated
+// score, its reference runs.
+func (cc *CanaryConfig) trials() int {
+	d := audit.CanaryDesign{Runs: cc.Runs, Score: cc.Score, References: cc.References,
+		ReferenceCanaries: cc.ReferenceCanaries, AverageReleases: cc.AverageReleases}
+	return d.Trials()
 }
 
 // ownCanaries reports whether features, classes or range are given.
@@ -336,7 +390,8 @@ func (cc *CanaryConfig) guesses() ([]audit.Guess, error) {
 // design returns the engine's canary design.
 func (cc *CanaryConfig) design() *audit.CanaryDesign {
 	gs, _ := cc.guesses()
-	return &audit.CanaryDesign{Count: cc.Count, Runs: cc.Runs, Kind: cc.Kind, Guesses: gs}
+	return &audit.CanaryDesign{Count: cc.Count, Runs: cc.Runs, Kind: cc.Kind, Guesses: gs, Score: cc.Score, References: cc.References,
+		ReferenceCanaries: cc.ReferenceCanaries, AverageReleases: cc.AverageReleases}
 }
 
 // streamCanaryDraw is the random stream the canaries are drawn from,

@@ -344,7 +344,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 func (c *Config) defaults() {
 	a := &c.Audit
 	if a.Design == DesignCanaries && a.Canaries != nil && a.Trials == 0 {
-		a.Trials = max(a.Canaries.Runs, 1) // the canary design's trials are its runs
+		a.Trials = a.Canaries.trials() // the canary design's trials are its runs (and references)
 	}
 	if a.Assignment == "" {
 		a.Assignment = audit.AssignRandom.String()

@@ -115,8 +115,8 @@ func BenchmarkInterimOverhead(b *testing.B) {
 
 // BenchmarkCanaryScoringShare measures what scoring the canaries costs a
 // one-run audit (testdata/digits-sgld-canaries.yaml: softmax SGLD on the
-// digits, 300 canaries scored by their log-likelihood at each of 20
-// releases), in CPU time: a whole run (Simulate of the design's one trial:
+// digits, 400 canaries scored by their log-likelihood at each of 20
+// releases), in CPU time: a whole run (Simulate of the design's first trial:
 // training on D with the included canaries, and scoring) against the
 // feature map alone applied to as many states. Reported: ms-run,
 // ms-scoring and scoring-share (the fraction of the run spent scoring).

@@ -63,6 +63,7 @@ func TestGradientCanaryScenarioErrors(t *testing.T) {
 		{[]string{"batch: 10", "batch: 5"}, "sampler.sgld.scheme", "batch = n (10)"},
 		{[]string{", clip: 1}", "}"}, "sampler.sgld.clip", "clipped SGLD"},
 		{[]string{"kind: gradient", "kind: random", "threat: path\n", ""}, "claim.theorems", "kind gradient (n public)"},
+		{[]string{"guesses: 100", "guesses: 100, score: calibrated"}, "audit.canaries.score", "path statistic"},
 	} {
 		_, err := ParseConfig([]byte(gradientYAML(c.repl...)))
 		if err == nil {

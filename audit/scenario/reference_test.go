@@ -150,8 +150,8 @@ func TestEveryCombinationFromTheReference(t *testing.T) {
 }
 
 // extraBases are scenarios for the sections the generated examples leave
-// out (CSV data, DeepFool canaries, epoch releases, claims), on which the
-// defaults of their fields are checked.
+// out (CSV data, DeepFool canaries, epoch releases, claims, the canary
+// design), on which the defaults of their fields are checked.
 var extraBases = []string{
 	`model: {linreg: {alpha: 1, beta: 1}}
 data: {synthetic_linreg: {n: 10, theta_star: [0.5], seed: 1}}
@@ -208,6 +208,12 @@ sampler: {sgld: {step: {eta: 0.05, b: 10, gamma: 0.5}, batch: 2, scheme: cyclic,
 release: {mode: epochs}
 audit: {trials: 20, split: {train: 0.5, select: 0.25, eval: 0.25}, confidence: 0.95, delta: 1.0e-5}
 claim: {gdp: 1}
+`,
+	`model: {logistic: {dim: 2, alpha: 1}}
+data: {synthetic_logistic: {n: 30, theta_star: [1, -1], x_scale: 1, seed: 2}}
+sampler: {sgld: {step: {eta: 0.01}, batch: 5, scheme: without-replacement, epochs: 1}}
+release: {mode: epochs}
+audit: {design: canaries, canaries: {count: 40, kind: mislabel, runs: 20}, confidence: 0.95}
 `,
 }
 
@@ -407,7 +413,11 @@ func outcome(t *testing.T, y string) string {
 		return "run error: " + err.Error()
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "D %v\nD′ %v\npoints %v\nfeatures %v\n", p.Pair.D.Records, p.Pair.DPrime.Records, p.Points(), p.Audit.FeatureNames())
+	var dPrime []dataset.Record // none in the canary design
+	if p.Pair.DPrime != nil {
+		dPrime = p.Pair.DPrime.Records
+	}
+	fmt.Fprintf(&b, "D %v\nD′ %v\npoints %v\nfeatures %v\n", p.Pair.D.Records, dPrime, p.Points(), p.Audit.FeatureNames())
 	o := p.Audit.Options()
 	fmt.Fprintf(&b, "options %v %+v %v %v δ=%v conf=%v workers=%v\n", o.Assignment, o.Split, o.AttackSelection, o.PointSelection, o.Delta, o.Confidence, p.Audit.Execution().Workers)
 	for _, cl := range p.Audit.Claims() {

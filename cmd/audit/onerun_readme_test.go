@@ -89,12 +89,16 @@ func TestReadmeOneRunMNISTTable(t *testing.T) {
 	if doc.Report.Canaries == nil || doc.Report.Canaries.Canaries != 1000 || len(pts) != 10 {
 		t.Fatalf("stored report: canary design %+v, %d releases", doc.Report.Canaries, len(pts))
 	}
-	quoted := map[string][]string{}
+	// Per epoch: the raw score's v/r, ε_lb, μ_lb and accuracy, then the
+	// calibrated score's v/r and ε_lb (lenet5-calibrated-report.json).
+	quoted, calibrated := map[string][]string{}, map[string][]string{}
 	for _, row := range readmeTables(t, "| epoch | v/r |") {
-		for k := 0; k+5 <= len(row); k += 5 {
+		for k := 0; k+7 <= len(row); k += 7 {
 			quoted["epoch "+row[k]] = row[k+1 : k+5]
+			calibrated["epoch "+row[k]] = row[k+5 : k+7]
 		}
 	}
+	checkCalibratedMNIST(t, calibrated)
 	for _, p := range pts {
 		c, fc := p.guesses(t)
 		eps, err := stats.OneRunEpsilon(c, p.Epsilon.Delta, p.Epsilon.Confidence)
@@ -115,6 +119,48 @@ func TestReadmeOneRunMNISTTable(t *testing.T) {
 		want := []string{fmt.Sprintf("%d/%d", c.Correct, c.Guesses), fmt.Sprintf("%.3f", p.Epsilon.Epsilon), mu, fmt.Sprintf("%.4f", *p.TestAccuracy)}
 		if got := quoted[p.Point.Label]; strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("%s: README quotes %q, the report gives %q", p.Point.Label, got, want)
+		}
+	}
+}
+
+// checkCalibratedMNIST checks the README's calibrated columns against the
+// stored report of lenet5_calibrated.yaml (the same run's scores minus a
+// reference run's, averaged over the epochs), and that report's bounds
+// against their counts.
+func checkCalibratedMNIST(t *testing.T, quoted map[string][]string) {
+	t.Helper()
+	b, err := os.ReadFile("../../examples/mnist/lenet5-calibrated-report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Report struct {
+			Canaries *struct {
+				Score      string `json:"score"`
+				References int    `json:"references"`
+			} `json:"canaries"`
+			Points []oneRunPoint `json:"points"`
+		} `json:"report"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	c := doc.Report.Canaries
+	if c == nil || c.Score != "calibrated" || c.References != 1 || len(doc.Report.Points) != 10 || len(quoted) != 10 {
+		t.Fatalf("calibrated report: canary design %+v, %d releases, %d quoted", c, len(doc.Report.Points), len(quoted))
+	}
+	for _, p := range doc.Report.Points {
+		g, _ := p.guesses(t)
+		eps, err := stats.OneRunEpsilon(g, p.Epsilon.Delta, p.Epsilon.Confidence)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if eps.Epsilon != p.Epsilon.Epsilon {
+			t.Errorf("%s: stored calibrated ε_lb %v, from the counts %+v: %v", p.Point.Label, p.Epsilon.Epsilon, g, eps.Epsilon)
+		}
+		want := []string{fmt.Sprintf("%d/%d", g.Correct, g.Guesses), fmt.Sprintf("%.3f", p.Epsilon.Epsilon)}
+		if got := quoted[p.Point.Label]; strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: README quotes the calibrated score as %q, the report gives %q", p.Point.Label, got, want)
 		}
 	}
 }
