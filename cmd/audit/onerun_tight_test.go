@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,14 +19,19 @@ import (
 // not. DP-HMC's and DP-penalty's floors are ε_lb > 0 with the tightness
 // shown.
 func TestOneRunTightScenarios(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		file           string
 		epsRatio, muRa float64
+		readmeRow      string // the README's row of the tight-audit table
 	}{
-		{"dp-sgld-full-onerun", 0.45, 0.65},
-		{"dp-sgld-poisson-onerun", 0.3, 0},
-		{"dp-hmc-onerun", 1e-9, 1e-9},
-		{"dp-penalty-onerun", 1e-9, 1e-9},
+		{"dp-sgld-full-onerun", 0.45, 0.65, "| DP-SGLD, full batch |"},
+		{"dp-sgld-poisson-onerun", 0.3, 0, "| DP-SGLD, Poisson (digits constants) |"},
+		{"dp-hmc-onerun", 1e-9, 1e-9, "| DP-HMC |"},
+		{"dp-penalty-onerun", 1e-9, 1e-9, "| DP-penalty |"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			out, errs, code := runCLI(t, "run", filepath.Join("..", "..", "testdata", "tight", c.file+".yaml"),
@@ -69,6 +76,20 @@ func TestOneRunTightScenarios(t *testing.T) {
 			}
 			if c.muRa > 0 && (tt.Mu == nil || *tt.Mu < c.muRa) {
 				t.Errorf("μ_lb/μ = %v, want ≥ %g", tt.Mu, c.muRa)
+			}
+			// The README's one-run cell states these ratios.
+			cell := fmt.Sprintf("| %.2f |", tt.Epsilon)
+			if tt.Mu != nil {
+				cell = fmt.Sprintf("| %.2f, %.2f |", tt.Epsilon, *tt.Mu)
+			}
+			row := ""
+			for _, l := range strings.Split(string(readme), "\n") {
+				if strings.HasPrefix(l, c.readmeRow) {
+					row = l
+				}
+			}
+			if !strings.Contains(row, cell) {
+				t.Errorf("README's row %q lacks the one-run cell %q", row, cell)
 			}
 		})
 	}
