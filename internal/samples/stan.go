@@ -250,6 +250,19 @@ func (r *stanReader) readChain(path string) ([]float64, string, error) {
 		return nil, "", err
 	}
 	defer closeFn()
+	st, err := r.scan(in)
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := io.Copy(io.Discard, tee); err != nil { // the rest (a gzip trailer), for the hash
+		return nil, "", err
+	}
+	row, err := r.finish(path, st)
+	return row, hex.EncodeToString(h.Sum(nil)), err
+}
+
+// scan reads the lines of a chain, decompressed, under stanTextLimits.
+func (r *stanReader) scan(in io.Reader) (*chainState, error) {
 	br := bufio.NewReaderSize(dataset.Bounded(in, stanTextLimits), 64<<10)
 	st := &chainState{picked: map[int][]float64{}}
 	for line := 1; ; line++ {
@@ -257,22 +270,17 @@ func (r *stanReader) readChain(path string) ([]float64, string, error) {
 		if err != nil && err != io.EOF {
 			var le *dataset.LimitError
 			if errors.As(err, &le) {
-				return nil, "", le
+				return nil, le
 			}
-			return nil, "", err
+			return nil, err
 		}
 		if lerr := r.line(st, line, strings.TrimRight(text, "\r\n")); lerr != nil {
-			return nil, "", lerr
+			return nil, lerr
 		}
 		if err == io.EOF {
-			break
+			return st, nil
 		}
 	}
-	if _, err := io.Copy(io.Discard, tee); err != nil { // the rest (a gzip trailer), for the hash
-		return nil, "", err
-	}
-	row, err := r.finish(path, st)
-	return row, hex.EncodeToString(h.Sum(nil)), err
 }
 
 // line takes one line of a chain file: a comment, the header, or a draw.
