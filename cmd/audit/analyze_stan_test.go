@@ -251,6 +251,7 @@ func TestAnalyzeStanRefusals(t *testing.T) {
 		d := filepath.Join(dir, name)
 		os.Mkdir(d, 0o755)
 		for n, body := range files {
+			os.MkdirAll(filepath.Dir(filepath.Join(d, n)), 0o755)
 			os.WriteFile(filepath.Join(d, n), []byte(body), 0o644)
 		}
 		return d
@@ -280,6 +281,7 @@ func TestAnalyzeStanRefusals(t *testing.T) {
 		{[]string{mkdir("nan", map[string]string{"a.csv": nan}), dirs[1]}, "a.csv: line 26, column \"theta.2\": must be a finite number"},
 		{[]string{mkdir("nohdr", map[string]string{"a.csv": "# stan_version_major = 2\n1,2\n"}), dirs[1]}, "a.csv: line 2: a draw before the header"},
 		{[]string{mkdir("nodraws", map[string]string{"a.csv": "# x\nlp__,theta\n# y\n"}), dirs[1]}, "a.csv: no draws"},
+		{[]string{mkdir("subdir", map[string]string{"x.csv/a.csv": ""}), dirs[1]}, "cannot read " + filepath.Join(dir, "subdir", "x.csv") + ": it is a directory"},
 		{[]string{mkdir("onlysampler", map[string]string{"a.csv": "lp__,accept_stat__\n1,2\n"}), dirs[1]}, "a.csv: no parameter column"},
 	}
 	for _, c := range cases {

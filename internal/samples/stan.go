@@ -202,7 +202,7 @@ func (r *stanReader) readDir(dir string) (*File, error) {
 			if r.ctx.Err() != nil {
 				return nil, r.ctx.Err()
 			}
-			return nil, fmt.Errorf("%s: %v", path, err)
+			return nil, err
 		}
 		if int64(len(flat))+int64(len(row)) > maxSamplesValues {
 			return nil, fmt.Errorf("%s: more than %d values in the chosen draws of the directory's chains", path, int64(maxSamplesValues))
@@ -230,13 +230,23 @@ type chainState struct {
 }
 
 // readChain reads one chain file and returns its run (the chosen columns
-// of the chosen draws, draw after draw) and its SHA-256.
+// of the chosen draws, draw after draw) and its SHA-256; its errors name
+// the file.
 func (r *stanReader) readChain(path string) ([]float64, string, error) {
-	f, size, err := filekind.OpenRegular(path)
+	f, size, err := filekind.OpenRegular(path) // its errors name the file
 	if err != nil {
 		return nil, "", err
 	}
 	defer f.Close()
+	row, sum, err := r.readOpen(f, size, path)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %v", path, err)
+	}
+	return row, sum, nil
+}
+
+// readOpen reads the chain file f of size bytes.
+func (r *stanReader) readOpen(f io.Reader, size int64, path string) ([]float64, string, error) {
 	if size > maxSamplesFileBytes {
 		return nil, "", fmt.Errorf("%d bytes, more than the limit of %d", size, int64(maxSamplesFileBytes))
 	}
