@@ -219,7 +219,7 @@ func TestAnalyzeStanColumns(t *testing.T) {
 	} {
 		out := filepath.Join(dir, "r.json")
 		os.Remove(out)
-		args := append([]string{"analyze", dirs[0], dirs[1], "--json", out, "--allow-duplicate-rows"}, c.flags...)
+		args := append([]string{"analyze", dirs[0], dirs[1], "--json", out}, c.flags...)
 		if _, errs, code := runCLI(t, args...); code != 0 {
 			t.Fatalf("%v: exit %d %s", c.flags, code, errs)
 		}
