@@ -30,6 +30,8 @@ type analyzeFlags struct {
 	claimGDP             float64
 	workers              int
 	allowDuplicateRows   bool
+	draws, params        string
+	stanColumns          bool
 }
 
 // runAnalyze is "audit analyze".
@@ -38,7 +40,7 @@ func runAnalyze(args []string, e *env) error {
 	// the handler comes first, before anything is read.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fs := newFlagSet("analyze D.csv DPRIME.csv [flags]",
+	fs := newFlagSet("analyze D.csv DPRIME.csv [flags]\n       audit analyze DIR_D DIR_DPRIME [--draws K,…] [--param NAME,…] [--stan-columns] [flags]",
 		"Audits precomputed samples: each row of D.csv (runs on D) and DPRIME.csv (runs on D′) holds the releases\n"+
 			"of one independent run, release point after release point (points × dim columns). Files may be .csv,\n"+
 			".csv.gz or NumPy .npy (2-D (runs, points·dim) or 3-D (runs, points, dim)). A CSV header names the\n"+
@@ -47,7 +49,12 @@ func runAnalyze(args []string, e *env) error {
 			"it the rows are split by a permutation drawn from --seed. The bounds are valid only if the rows are\n"+
 			"independent runs: rows that repeat another bit for bit (within a file or across the two) more often\n"+
 			"than independent rows would at the values' resolution (float32 values repeat by chance) are refused\n"+
-			"unless --allow-duplicate-rows. Statistics come from --scenario (its audit and claim sections) or the flags.")
+			"unless --allow-duplicate-rows. Statistics come from --scenario (its audit and claim sections) or the flags.\n\n"+
+			"Stan: given two directories, every *.csv (or *.csv.gz) file in them is one CmdStan chain, and one chain is\n"+
+			"one run (each seeded on its own): its draws are not independent, so a chain gives one row, its releases\n"+
+			"the draws --draws chooses (default -1, the last; 1 is the first draw after warmup), each the vector of\n"+
+			"the columns of --param (default every column but lp__ and the sampler's, NAME__, which --stan-columns\n"+
+			"keeps; theta takes theta.1, theta.2, …). A single CmdStan file given as a file of runs is refused.")
 	var f analyzeFlags
 	f.register(fs)
 	if err := fs.parse(args, e, 2); err != nil {
@@ -56,21 +63,84 @@ func runAnalyze(args []string, e *env) error {
 	if err := checkAnalyzeFlags(e, fs, &f); err != nil {
 		return err
 	}
-	files, err := samples.ReadFiles(ctx, [2]string{fs.Arg(0), fs.Arg(1)})
+	job, err := readAnalyzeInputs(ctx, fs, &f)
 	if err != nil {
 		return err
 	}
-	s, order, err := samples.Build(files, f.points)
+	o, cfg, err := analyzeOptions(&f, job.Samples)
 	if err != nil {
 		return err
 	}
-	o, cfg, err := analyzeOptions(&f, s)
-	if err != nil {
-		return err
-	}
-	job := samples.Job{Files: files, Samples: s, Order: order, Options: o, Config: cfg, ScenarioPath: f.scenario,
-		Workers: f.workers, AllowDuplicateRows: f.allowDuplicateRows, Outs: f.outs.OutputFlags}
+	job.Options, job.Config, job.ScenarioPath = o, cfg, f.scenario
+	job.Workers, job.AllowDuplicateRows, job.Outs = f.workers, f.allowDuplicateRows, f.outs.OutputFlags
 	return job.Run(ctx, e.cli())
+}
+
+// readAnalyzeInputs reads the two files of runs, or the two directories
+// of CmdStan chains, and lays them out as samples.
+func readAnalyzeInputs(ctx context.Context, fs *flagSet, f *analyzeFlags) (*samples.Job, error) {
+	paths := [2]string{fs.Arg(0), fs.Arg(1)}
+	dirs, err := analyzeDirs(paths)
+	if err != nil {
+		return nil, err
+	}
+	if !dirs {
+		for _, name := range []string{"draws", "param", "stan-columns"} {
+			if cli.Given(fs.FlagSet, name) {
+				return nil, usagef("--%s: only with two directories of CmdStan chain files", name)
+			}
+		}
+		files, err := samples.ReadFiles(ctx, paths)
+		if err != nil {
+			return nil, err
+		}
+		s, order, err := samples.Build(files, f.points)
+		if err != nil {
+			return nil, err
+		}
+		return &samples.Job{Files: files, Samples: s, Order: order}, nil
+	}
+	if cli.Given(fs.FlagSet, "points") {
+		return nil, usagef("--points: not with directories of CmdStan chains, whose release points --draws chooses")
+	}
+	spec := samples.StanSpec{SamplerColumns: f.stanColumns}
+	if cli.Given(fs.FlagSet, "draws") {
+		if spec.Draws, err = samples.ParseDraws(f.draws); err != nil {
+			return nil, err
+		}
+	}
+	if cli.Given(fs.FlagSet, "param") {
+		for _, p := range strings.Split(f.params, ",") {
+			spec.Params = append(spec.Params, strings.TrimSpace(p))
+		}
+	}
+	files, layout, err := samples.ReadStanDirs(ctx, paths, spec)
+	if err != nil {
+		return nil, err
+	}
+	s, err := samples.BuildStan(files, layout)
+	if err != nil {
+		return nil, err
+	}
+	return &samples.Job{Files: files, Samples: s, Stan: layout}, nil
+}
+
+// analyzeDirs reports whether both inputs are directories (CmdStan
+// chains); one of each is refused.
+func analyzeDirs(paths [2]string) (bool, error) {
+	var isDir [2]bool
+	for i, p := range paths {
+		st, err := os.Stat(p)
+		isDir[i] = err == nil && st.IsDir()
+	}
+	if isDir[0] != isDir[1] {
+		dir, file := paths[0], paths[1]
+		if isDir[1] {
+			dir, file = file, dir
+		}
+		return false, usagef("give two files of runs, or two directories of CmdStan chains: %s is a directory, %s is not", dir, file)
+	}
+	return isDir[0], nil
 }
 
 // register adds the flags of "audit analyze".
@@ -92,6 +162,9 @@ func (f *analyzeFlags) register(fs *flagSet) {
 	fs.floatVar(&f.claimDelta, "claim-delta", math.NaN(), "[0, 1)", inDelta, "claimed δ (with --claim-epsilon), in")
 	fs.floatVar(&f.claimGDP, "claim-gdp", math.NaN(), "[0, ∞)", func(x float64) bool { return x >= 0 }, "claimed μ of μ-GDP, in")
 	fs.intVar(&f.workers, "workers", 0, 0, audit.MaxWorkers, "concurrent analyses (0: one per CPU; never changes the result),")
+	fs.StringVar(&f.draws, "draws", "-1", "with two directories of CmdStan chains: the draws that are the release points, comma-separated (1 the first after warmup, -1 the last)")
+	fs.StringVar(&f.params, "param", "", "with CmdStan chains: comma-separated parameter names whose columns form the release vector (default: every column but lp__ and NAME__)")
+	fs.BoolVar(&f.stanColumns, "stan-columns", false, "with CmdStan chains and no --param: keep lp__ and the sampler's columns (NAME__) in the release vector")
 	fs.BoolVar(&f.allowDuplicateRows, "allow-duplicate-rows", false, "accept rows that repeat another row exactly more often than independent rows would at the values' resolution (a mechanism with a discrete output), with a warning and a note in the report")
 }
 
@@ -99,7 +172,7 @@ func (f *analyzeFlags) register(fs *flagSet) {
 // replaces, and every output, before anything is read.
 func checkAnalyzeFlags(e *env, fs *flagSet, f *analyzeFlags) error {
 	if fs.NArg() != 2 {
-		return usagef("give two files: the runs on D and the runs on D′")
+		return usagef("give two files: the runs on D and the runs on D′ (or two directories of CmdStan chains)")
 	}
 	if f.points == "" && cli.Given(fs.FlagSet, "points") {
 		return usagef("--points: needs a count or comma-separated labels, got \"\"")

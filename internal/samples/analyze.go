@@ -96,6 +96,13 @@ func analyzedAsWritten(path string, doc Doc) []byte {
 	for _, fl := range doc.Samples.Files {
 		fmt.Fprintf(&b, "    - {side: %s, path: %s, sha256: %s, runs: %d}\n", fl.Side, strconv.Quote(fl.Path), fl.SHA256, fl.Runs)
 	}
+	if l := doc.Samples.Stan; l != nil {
+		cols := make([]string, len(l.Columns))
+		for i, c := range l.Columns {
+			cols[i] = strconv.Quote(c)
+		}
+		fmt.Fprintf(&b, "  stan: {draws: %v, draws_per_chain: %d, columns: [%s]}\n", strings.Join(strings.Fields(fmt.Sprint(l.Draws)), ", "), l.Of, strings.Join(cols, ", "))
+	}
 	pts := make([]string, len(doc.Samples.Points))
 	for i, p := range doc.Samples.Points {
 		pts[i] = strconv.Quote(p)
@@ -121,7 +128,10 @@ type Job struct {
 	Workers int
 	// AllowDuplicateRows is --allow-duplicate-rows.
 	AllowDuplicateRows bool
-	Outs               cli.OutputFlags
+	// Stan is the layout of CmdStan chains (ReadStanDirs), nil for
+	// files of runs.
+	Stan *StanLayout
+	Outs cli.OutputFlags
 }
 
 // Run audits the samples and writes the report (a ViolationError when a
@@ -173,6 +183,10 @@ func (j *Job) audit() (*audit.Audit, error) {
 	t := audit.Target{Name: "samples: " + filepath.Base(j.Files[0].Path) + " vs " + filepath.Base(j.Files[1].Path),
 		Notes: []string{"The bounds are valid only if every row is an independent run of the same mechanism (on D in the first file, on D′ in the second).",
 			"Order: " + j.Order + "."}}
+	if j.Stan != nil {
+		t.Notes[0] = "The bounds are valid only if every chain is an independent run of the same mechanism, seeded on its own (on D in the first directory, on D′ in the second)."
+		t.Notes = append(t.Notes, j.Stan.Note())
+	}
 	var err error
 	if t.Posterior, err = posterior(j.Config, s.Dim); err != nil {
 		return nil, err
@@ -191,9 +205,9 @@ func (j *Job) audit() (*audit.Audit, error) {
 func (j *Job) doc(rep *audit.Report) Doc {
 	doc := Doc{Versions: audit.CurrentVersions(), Scenario: j.Config, Report: rep}
 	for i, fl := range j.Files {
-		doc.Samples.Files = append(doc.Samples.Files, FileInfo{Side: dataset.Side(i).String(), Path: fl.Path, SHA256: fl.SHA256, Runs: len(fl.Rows)})
+		doc.Samples.Files = append(doc.Samples.Files, FileInfo{Side: dataset.Side(i).String(), Path: fl.Path, SHA256: fl.SHA256, Runs: len(fl.Rows), Chains: fl.Chains})
 	}
-	doc.Samples.Order, doc.Samples.Dim = j.Order, j.Samples.Dim
+	doc.Samples.Order, doc.Samples.Dim, doc.Samples.Stan = j.Order, j.Samples.Dim, j.Stan
 	for _, p := range j.Samples.Points {
 		doc.Samples.Points = append(doc.Samples.Points, p.Label)
 	}

@@ -77,6 +77,9 @@ func scanSamplesCSV(r io.Reader, out *File, flat *[]float64) (rows, width int, e
 			return 0, 0, err
 		}
 		if line == 1 && !numeric(rec) {
+			if strings.HasPrefix(strings.TrimSpace(rec[0]), "#") && strings.Contains(rec[0], "stan_version") || IsStanHeader(rec) {
+				return 0, 0, errStanFile
+			}
 			trialCol = out.readHeader(rec)
 			continue
 		}

@@ -37,6 +37,9 @@ type File struct {
 	Shape3 []int    // (runs, points, dim) of a 3-D .npy, or nil
 	Trial  []int    // the trial column, or nil
 	Rows   [][]float64
+	// Chains are the CmdStan chain files of a directory (ReadStanDirs),
+	// one per row; nil for a file of runs.
+	Chains []Chain
 }
 
 // samplesDoc is the JSON written by "audit analyze --json".
@@ -47,6 +50,8 @@ type Doc struct {
 		Order  string     `json:"order"`
 		Points []string   `json:"points"`
 		Dim    int        `json:"dim"`
+		// Stan is the layout of CmdStan chains (two directories), or nil.
+		Stan *StanLayout `json:"stan,omitempty"`
 	} `json:"samples"`
 	Scenario *scenario.Config `json:"scenario,omitempty"`
 	Report   *audit.Report    `json:"report"`
@@ -58,6 +63,8 @@ type FileInfo struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"`
 	Runs   int    `json:"runs"`
+	// Chains are a directory's CmdStan chain files, one per run.
+	Chains []Chain `json:"chains,omitempty"`
 }
 
 // samplesPosterior is the law the samples' utility figures compare them
