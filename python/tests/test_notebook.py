@@ -19,6 +19,7 @@ import tempfile
 import unittest
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "examples")
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir))
 KERNEL = "mcmcaudit-test-venv"
 
 
@@ -63,8 +64,10 @@ class TestNotebook(unittest.TestCase):
         with open(os.path.join(spec, "kernel.json"), "w") as f:
             json.dump({"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
                        "display_name": "mcmcaudit test", "language": "python",
-                       # ipykernel's debugger otherwise warns about frozen modules on stderr.
-                       "env": {"PYDEVD_DISABLE_FILE_VALIDATION": "1"}}, f)
+                       # ipykernel's debugger otherwise warns about frozen modules on stderr;
+                       # without MCMCAUDIT_BIN the package builds the binary of this clone.
+                       "env": {"PYDEVD_DISABLE_FILE_VALIDATION": "1",
+                               "MCMCAUDIT_REPO": os.environ.get("MCMCAUDIT_REPO", REPO)}}, f)
         saved = os.environ.get("JUPYTER_PATH")
         os.environ["JUPYTER_PATH"] = os.path.join(cls.tmp, "jupyter")
         try:
