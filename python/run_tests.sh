@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Tests of the mcmcaudit Python package, as CI runs them: a fresh virtual
-# environment from Debian's Python (with its NumPy and SciPy, through
-# --system-site-packages), the package installed from this repository
-# offline (--no-build-isolation --no-index: Debian's setuptools builds it),
-# the audit binary built from this tree, and the standard library's unittest.
+# environment from Debian's Python (with its NumPy and SciPy, and nbclient and
+# ipykernel for the example notebook, through --system-site-packages), the
+# package installed from this repository offline (--no-build-isolation
+# --no-index: the package's own backend in _backend/ builds it, standard
+# library only), the audit binary built from this tree, and the standard
+# library's unittest. .ci/python-install.sh checks the same install command
+# from other interpreters.
 set -euo pipefail
 cd "$(dirname "$0")"
 python=${PYTHON:-/usr/bin/python3}

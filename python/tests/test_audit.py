@@ -180,16 +180,5 @@ class TestInterrupt(unittest.TestCase):
             self.assertLess(after, 700 - 256 + 10, "the resumed run served %d trials: it did not resume" % after)
 
 
-class TestNotebookScript(unittest.TestCase):
-    def test_notebook_runs_end_to_end(self):
-        examples = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "examples")
-        r = subprocess.run([sys.executable, "notebook.py"], cwd=examples, capture_output=True, text=True, timeout=600)
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        lines = r.stdout.splitlines()
-        self.assertTrue(any(l.startswith("Report('python-sampler': epsilon_lb=") for l in lines), r.stdout)
-        self.assertTrue(any(l.startswith("HTML report: ") for l in lines), r.stdout)
-        self.assertTrue(any(l.startswith("EpsilonResult(epsilon_lb=") for l in lines), r.stdout)
-
-
 if __name__ == "__main__":
     unittest.main()
