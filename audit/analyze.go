@@ -139,6 +139,7 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 	if err := a.utility(t, r); err != nil {
 		return nil, err
 	}
+	r.noteDeterminism(t)
 	return r, nil
 }
 

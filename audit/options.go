@@ -408,6 +408,10 @@ type Execution struct {
 	// refuse to start with a *FieldError naming MaxWork (zero:
 	// DefaultMaxWork; +Inf: no limit).
 	MaxWork float64
+	// Determinism says what happens when a trial run again releases other
+	// values (zero: DeterminismRefused, the audit stops; see
+	// DeterminismChecks).
+	Determinism DeterminismPolicy
 }
 
 // Validate checks the execution settings; errors are *FieldError.
@@ -417,6 +421,9 @@ func (x Execution) Validate() error {
 	}
 	if !(x.MaxWork >= 0) {
 		return fieldErr("MaxWork", "must be ≥ 0 (0: the default %g, +Inf: no limit), got %g", DefaultMaxWork, x.MaxWork)
+	}
+	if x.Determinism > DeterminismUnchecked {
+		return fieldErr("Determinism", "must be DeterminismRefused, DeterminismNoted or DeterminismUnchecked, got %d", x.Determinism)
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func requireChromium(t *testing.T) string {
 		if os.Getenv("MCMCAUDIT_REQUIRE_CHROMIUM") == "1" {
 			t.Fatal("MCMCAUDIT_REQUIRE_CHROMIUM=1 but no Chromium found (Debian package chromium, or $CHROMIUM)")
 		}
-		t.Skip("no Chromium on this machine (set MCMCAUDIT_REQUIRE_CHROMIUM=1 to make this a failure)")
+		skipNoChromium(t, "no Chromium on this machine (set MCMCAUDIT_REQUIRE_CHROMIUM=1 to make this a failure)")
 	}
 	return bin
 }

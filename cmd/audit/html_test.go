@@ -84,7 +84,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 		if os.Getenv("MCMCAUDIT_REQUIRE_CHROMIUM") == "1" {
 			t.Fatal("Chromium is required (MCMCAUDIT_REQUIRE_CHROMIUM=1) but not installed (Debian package chromium)")
 		}
-		t.Skip("no Chromium on this machine (Debian package chromium); the HTML is still checked by TestHTMLReportSelfContained")
+		skipNoChromium(t, "no Chromium on this machine (Debian package chromium); the HTML is still checked by TestHTMLReportSelfContained")
 	}
 	reports := htmlReports(t)
 	if !testutil.SlowSuite {

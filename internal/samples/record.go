@@ -53,6 +53,13 @@ func (r *Recorder) Check(d *dataset.Dataset) error {
 	return nil
 }
 
+// ChecksDeterminism implements audit.SelfChecking when the recorded
+// mechanism checks its own determinism (a program).
+func (r *Recorder) ChecksDeterminism() bool {
+	s, ok := r.Mechanism.(audit.SelfChecking)
+	return ok && s.ChecksDeterminism()
+}
+
 // Guarantees implements mechanisms.Guarantor.
 func (r *Recorder) Guarantees(p dataset.Pair, at mechanisms.ReleasePoint) []closedform.Guarantee {
 	return mechanisms.Guarantees(r.Mechanism, p, at)

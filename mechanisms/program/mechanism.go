@@ -100,6 +100,11 @@ func (m *Mechanism) TestSize() int { return m.testSize }
 // labels "iteration K"); otherwise the release points count 1, 2, ….
 func (m *Mechanism) IterationsKnown() bool { return m.iterationsKnown }
 
+// ChecksDeterminism implements audit.SelfChecking: a program's
+// determinism is checked by its own rule (CheckTrials, rerun in a fresh
+// process), so the engine reruns none of its trials.
+func (m *Mechanism) ChecksDeterminism() bool { return true }
+
 // Handshake returns the program's handshake.
 func (m *Mechanism) Handshake() Handshake { return m.hs }
 
