@@ -26,7 +26,8 @@ from .protocol import (Result, jax_key, legacy_seed_words, numpy_generator, nump
                        standalone, torch_generator)
 from .report import EpsilonResult, Release, Report
 
-# Tracebacks name the classes where users import them from.
+# Tracebacks name the classes where users import them from. (The annotations of these classes are
+# evaluated where they are defined, so typing.get_type_hints still resolves them.)
 for _cls in (AuditError, Canaries, EpsilonDelta, EpsilonResult, GDP, Release, Report, Theorems):
     _cls.__module__ = __name__
 del _cls

@@ -7,8 +7,6 @@ that audit() and analyze() took before ({"gdp": 1.0}, {"epsilon": 1,
 accepted and mean the same.
 """
 
-from __future__ import annotations
-
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Mapping, Optional, Union

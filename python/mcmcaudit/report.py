@@ -1,7 +1,5 @@
 """Reports of `audit run` and `audit analyze`, and ε from counts, as Python objects."""
 
-from __future__ import annotations
-
 import html as _html
 import json
 from typing import Any, Dict, List, Optional

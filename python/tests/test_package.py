@@ -47,6 +47,12 @@ class TestFindBinary(unittest.TestCase):
             self.assertTrue(path.startswith(os.path.join(tmp, "cache", "mcmcaudit", "bin") + os.sep), path)
             self.assertIn("building the audit binary", r.stderr)
             self.assertEqual(float(eps), ma.epsilon(3, 500, 7, 500).epsilon_lb)
+            self.assertIn("audit-%s-" % ma.__version__, os.path.basename(path))
+            # Another process finds the same build: once per version and source tree, not once per process.
+            again = _python("import mcmcaudit; print(mcmcaudit.find_binary())", env, tmp)
+            self.assertEqual(again.returncode, 0, again.stderr)
+            self.assertEqual(again.stdout.strip(), path)
+            self.assertNotIn("building", again.stderr)
 
     def test_no_binary_is_an_audit_error(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -92,6 +98,62 @@ class TestProgress(unittest.TestCase):
                     sys.modules[k] = v
         self.assertEqual(shown, [1488, 2000, "closed"])
         self.assertEqual(written, ["[sampler 3] gaussian.py: sigma = 1"])
+
+
+class TestPythonPackage(unittest.TestCase):
+    """What Python users expect of a package: typed, one version, the interpreter it says."""
+
+    def test_public_api_is_typed(self):
+        import inspect
+        import typing
+        missing = []
+        for name in ma.__all__:
+            obj = getattr(ma, name)
+            if inspect.isclass(obj) or not callable(obj):
+                continue
+            sig = inspect.signature(obj)
+            hints = typing.get_type_hints(obj)
+            missing += ["%s(%s)" % (name, p) for p in sig.parameters if p not in hints]
+            if "return" not in hints:
+                missing.append("%s -> ?" % name)
+        self.assertEqual(missing, [])
+        # Report's attributes are declared with their types.
+        hints = typing.get_type_hints(ma.Report)
+        for attr in ("epsilon_lb", "mu_lb", "epsilon_lb_per_release", "releases", "verdict", "guesses"):
+            self.assertIn(attr, hints)
+
+    def test_py_typed_installed(self):
+        # PEP 561: the installed package says that its hints are for type checkers.
+        self.assertTrue(os.path.isfile(os.path.join(os.path.dirname(ma.__file__), "py.typed")))
+
+    def test_one_version(self):
+        from importlib import metadata
+        try:
+            installed = metadata.version("mcmcaudit")
+        except metadata.PackageNotFoundError:
+            self.skipTest("the package is not installed (run_tests.sh installs it)")
+        self.assertEqual(installed, ma.__version__)
+
+    def test_requires_python_is_what_runs_the_tests(self):
+        from importlib import metadata
+        try:
+            req = metadata.metadata("mcmcaudit")["Requires-Python"]
+        except metadata.PackageNotFoundError:
+            self.skipTest("the package is not installed (run_tests.sh installs it)")
+        self.assertRegex(req, r"^>=3\.\d+$")
+        low = tuple(int(x) for x in req[2:].split("."))
+        self.assertGreaterEqual(sys.version_info[:2], low)
+
+    def test_claims_as_values(self):
+        from mcmcaudit.design import claim_section
+        self.assertEqual(claim_section(ma.GDP(1.0)), {"gdp": 1.0})
+        self.assertEqual(claim_section([ma.EpsilonDelta(1, 1e-5), ma.GDP(0.5)]), {"epsilon": 1, "delta": 1e-5, "gdp": 0.5})
+        self.assertEqual(claim_section({"gdp": 2}), {"gdp": 2})
+        self.assertEqual(claim_section(ma.Theorems()), {"theorems": True})
+        with self.assertRaises(ValueError):
+            claim_section([ma.GDP(1), ma.GDP(2)])
+        self.assertEqual(ma.Canaries.from_value({"count": 9, "kind": "mislabel", "range": [0, 1]}).section(),
+                         {"count": 9, "kind": "mislabel", "range": [0, 1]})
 
 
 SCRIPT = textwrap.dedent("""
