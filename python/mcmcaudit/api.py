@@ -136,6 +136,60 @@ def _dataset_bytes(x):
     return ".json", text.encode("utf-8")
 
 
+def _records(x):
+    """The number of records of a dataset: the length of an array's first axis, of a list or of a DataFrame;
+    None for anything else (a dict, a scalar), which the report then does not describe."""
+    if _is_numpy(x):
+        return int(x.shape[0]) if x.ndim >= 1 else None
+    if isinstance(x, (list, tuple)) or hasattr(x, "to_numpy"):
+        return len(x)
+    return None
+
+
+def _same(a, b):
+    try:
+        import numpy as np
+    except ImportError:
+        return a == b
+    try:
+        return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+    except (TypeError, ValueError):
+        return a == b
+
+
+def _adjacency(d, dp):
+    """How the records of d and dp differ: (adjacency, note), adjacency "" when they are not neighbours."""
+    n, m = len(d), len(dp)
+    if n == m:
+        diff = [i for i in range(n) if not _same(d[i], dp[i])]
+        if len(diff) == 1:
+            return "replace-one", "record %d differs" % diff[0]
+        return "", ("D and D′ are equal" if not diff else "%d records differ" % len(diff))
+    if abs(n - m) == 1:
+        short, long_ = (d, dp) if n < m else (dp, d)
+        i = next((k for k in range(len(short)) if not _same(short[k], long_[k])), len(short))
+        if all(_same(short[k], long_[k + 1]) for k in range(i, len(short))):
+            return ("add-one", "D′ adds record %d" % i) if n < m else ("remove-one", "D′ lacks record %d of D" % i)
+    return "", ""
+
+
+def _describe_pair(d, dp):
+    """sampler.program.datasets for the report: d and d_prime by name and size, and how they differ as the
+    package finds by comparing their records; None when their records cannot be counted."""
+    n, m = _records(d), _records(dp)
+    if n is None or m is None:
+        return None
+    if hasattr(d, "to_numpy") and not _is_numpy(d):
+        d, dp = d.to_numpy(), dp.to_numpy()
+    adjacency, note = _adjacency(d, dp)
+    out = {"d": {"name": "d", "records": n}, "d_prime": {"name": "d_prime", "records": m}}
+    if adjacency:
+        out["adjacency"] = adjacency
+    if note:
+        out["note"] = note
+    return out
+
+
 # The tool's message on an interruption, with the number of trials it saved
 # ("interrupted; 256 of 700 trials are saved in DIR"), or without it
 # ("interrupted; the blocks of trials completed so far are saved in DIR").
@@ -290,6 +344,10 @@ def audit(run: Union[Callable[..., Any], str], dim: int, releases: Sequence[Any]
     sc = _scenario(name, seed, model, data, neighbour, timeout, env, determinism_checks, design, can, trials, split,
                    attacks, features, delta, confidence, claim, scenario)
     prog = sc["sampler"]["program"]
+    if d is not None:
+        described = _describe_pair(d, d_prime)
+        if described is not None:
+            prog["datasets"] = described
     # The files of this audit live in a directory named by the call's
     # content -- the datasets' bytes, the scenario, the function, the
     # interpreter -- so that the same call makes the same scenario (hence

@@ -235,6 +235,26 @@ class TestContentKey(unittest.TestCase):
             self.assertEqual(len(os.listdir(os.path.join(tmp, "mcmcaudit", "runs"))), 2)
 
 
+class TestDatasetsInReport(unittest.TestCase):
+    def test_d_and_d_prime_are_described(self):
+        # The report names the datasets the function was given, with their records and adjacency, instead of
+        # saying that the sampler owns its data.
+        import numpy as np
+        cases = [(np.array([[0.3], [-0.2], [0.0]]), np.array([[0.3], [-0.2], [1.0]]), "replace-one", "record 2 differs"),
+                 ([[0.3], [-0.2]], [[0.3], [-0.2], [1.0]], "add-one", "D′ adds record 2")]
+        with tempfile.TemporaryDirectory() as tmp, unittest.mock.patch.dict(os.environ, {"XDG_CACHE_HOME": tmp}):
+            for d, d_prime, adjacency, note in cases:
+                rep = ma.audit(samplers.shifted, dim=1, releases=["r"], d=d, d_prime=d_prime, trials=40,
+                               progress=False)
+                doc = rep.to_dict()["report"]
+                self.assertEqual(doc["d"], {"name": "d", "records": len(d)})
+                self.assertEqual(doc["d_prime"], {"name": "d_prime", "records": len(d_prime)})
+                self.assertEqual((doc["adjacency"], doc["pair_note"]), (adjacency, note))
+                for page in (rep.html, rep.text):
+                    self.assertNotIn("no datasets given", page)
+                    self.assertIn("D = d (%d records)" % len(d), page)
+
+
 class TestProgressCallback(unittest.TestCase):
     def test_progress_moves_between_the_tools_lines(self):
         # The tool prints a progress line every 10 s; the callback hears of trials as the runner answers them.
