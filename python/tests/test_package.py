@@ -156,6 +156,30 @@ class TestPythonPackage(unittest.TestCase):
                          {"count": 9, "kind": "mislabel", "range": [0, 1]})
 
 
+class TestInterruptMessage(unittest.TestCase):
+    """What KeyboardInterrupt says for each of the tool's messages on an interruption."""
+
+    def test_messages(self):
+        from mcmcaudit.api import _interrupt_message
+        with tempfile.TemporaryDirectory() as ck:
+            resume = "call audit() again with the same arguments"
+            m = _interrupt_message("audit run: interrupted; 256 of 700 trials are saved in %s; resume with: audit run x "
+                                   "--resume" % ck)
+            self.assertIn(resume, m)
+            self.assertNotIn("--resume", m)
+            m = _interrupt_message("audit run: interrupted; 0 of 700 trials are saved in %s; resume with: audit run x "
+                                   "--resume" % ck)
+            self.assertIn("nothing is saved", m)
+            self.assertNotIn("resume", m)
+            # The other form names the directory: its blocks say whether anything is saved.
+            blocks = "audit run: interrupted; the blocks of trials completed so far are saved in %s" % ck
+            self.assertIn("nothing is saved", _interrupt_message(blocks))
+            open(os.path.join(ck, "trials-000000000000-000000000256.part"), "w").close()
+            self.assertIn(resume, _interrupt_message(blocks))
+        self.assertEqual(_interrupt_message("audit run: interrupted; nothing was saved"),
+                         "audit run: interrupted; nothing was saved.")
+
+
 SCRIPT = textwrap.dedent("""
     import mcmcaudit as ma
 
