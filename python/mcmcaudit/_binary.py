@@ -151,6 +151,30 @@ def cached_binary_name(repo):
     return "audit-%s-%s" % (__version__, key)
 
 
+def _cached_build():
+    """The newest binary of this package version built into cache_dir()/bin (from any source tree), or None.
+
+    It lets a script run outside the clone once the package has built the
+    binary there: the build is keyed by the version, not by where the
+    script runs. Only looked at when nothing else gives a binary.
+    """
+    from ._version import __version__
+    base = os.path.join(cache_dir(), "bin")
+    if not os.path.isdir(base):
+        return None
+    bindir = private_cache_dir("bin")
+    prefix = "audit-%s-" % __version__
+    best = None
+    for name in os.listdir(bindir):
+        path = os.path.join(bindir, name)
+        if not name.startswith(prefix) or ".tmp" in name or _not_runnable(path) is not None:
+            continue
+        mtime = os.stat(path).st_mtime
+        if best is None or mtime > best[0]:
+            best = (mtime, path)
+    return best[1] if best else None
+
+
 def _build(repo):
     bindir = private_cache_dir("bin")
     out = os.path.join(bindir, cached_binary_name(repo))
@@ -210,8 +234,9 @@ def find_binary(build: bool = True) -> str:
     binary built from it with `go build ./cmd/audit` into the user's cache
     directory, cache_dir()/bin/audit-VERSION-DIGEST: built once per
     package version and Go source tree (see cached_binary_name), and reused
-    by every later process. Raises AuditError (exit code 2) when none
-    works.
+    by every later process; else, outside the clone, the newest binary of
+    this package version built there before. Raises AuditError (exit code
+    2) when none works.
     """
     global _found
     with _lock:
@@ -236,6 +261,10 @@ def find_binary(build: bool = True) -> str:
                 pass
         repo = find_repository() if build else None
         if repo is None:
+            cached = _cached_build()
+            if cached is not None:
+                _found = cached
+                return cached
             raise AuditError(2, "no audit binary: set %s to its path, put mcmcaudit's `audit` on PATH "
                                 "(go install ./cmd/audit), or set %s to the repository so that it can be built"
                              % (ENV_BIN, ENV_REPO))

@@ -53,6 +53,12 @@ class TestFindBinary(unittest.TestCase):
             self.assertEqual(again.returncode, 0, again.stderr)
             self.assertEqual(again.stdout.strip(), path)
             self.assertNotIn("building", again.stderr)
+            # Outside the clone (no MCMCAUDIT_REPO; the current directory and, when installed, the package are
+            # elsewhere), the build of this version is found in the cache.
+            outside = {k: v for k, v in env.items() if k != "MCMCAUDIT_REPO"}
+            r = _python("import mcmcaudit; print(mcmcaudit.find_binary())", outside, tmp)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.strip(), path)
 
     def test_no_binary_is_an_audit_error(self):
         with tempfile.TemporaryDirectory() as tmp:
