@@ -161,7 +161,12 @@ def _adjacency(d, dp):
     """How the records of d and dp differ: (adjacency, note), adjacency "" when they are not neighbours."""
     n, m = len(d), len(dp)
     if n == m:
-        diff = [i for i in range(n) if not _same(d[i], dp[i])]
+        if _is_numpy(d) and _is_numpy(dp) and d.shape == dp.shape and d.ndim >= 1:
+            import numpy as np
+            rows = (d != dp).reshape(n, -1).any(axis=1)  # one pass over arrays of any size
+            diff = [int(i) for i in np.flatnonzero(rows)]
+        else:
+            diff = [i for i in range(n) if not _same(d[i], dp[i])]
         if len(diff) == 1:
             return "replace-one", "record %d differs" % diff[0]
         return "", ("D and D′ are equal" if not diff else "%d records differ" % len(diff))

@@ -175,6 +175,27 @@ class TestPythonPackage(unittest.TestCase):
                          {"count": 9, "kind": "mislabel", "range": [0, 1]})
 
 
+class TestDescribePair(unittest.TestCase):
+    """How audit() describes d and d_prime to the tool (sampler.program.datasets), without running it."""
+
+    def test_adjacency_found_by_comparing_records(self):
+        import numpy as np
+        from mcmcaudit.api import _describe_pair
+        a = np.zeros((5, 2, 2))
+        b = a.copy()
+        b[3, 1, 0] = 1
+        self.assertEqual(_describe_pair(a, b)["adjacency"], "replace-one")
+        self.assertEqual(_describe_pair(a, b)["note"], "record 3 differs")
+        b[1, 0, 0] = 2
+        self.assertNotIn("adjacency", _describe_pair(a, b))
+        self.assertEqual(_describe_pair(a, b)["note"], "2 records differ")
+        r = _describe_pair([[1], [2], [3]], [[1], [3]])
+        self.assertEqual((r["adjacency"], r["note"], r["d"]["records"], r["d_prime"]["records"]),
+                         ("remove-one", "D′ lacks record 1 of D", 3, 2))
+        self.assertEqual(_describe_pair([[1]], [[1], [4]])["adjacency"], "add-one")
+        self.assertIsNone(_describe_pair({"x": 1}, {"x": 2}))  # records not countable: not described
+
+
 class TestInterruptMessage(unittest.TestCase):
     """What KeyboardInterrupt says for each of the tool's messages on an interruption."""
 
