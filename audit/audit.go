@@ -23,6 +23,12 @@ type Target struct {
 	// Pair holds D and D′ (a mechanism that owns its data, such as a
 	// program reading its own files, may leave the datasets nil).
 	Pair dataset.Pair
+	// Described, when Pair has no datasets, describes for the reports the
+	// datasets the mechanism was given by its caller rather than by the
+	// audit (a program serving the d= and d_prime= of the Python
+	// package's audit()): their names and sizes, and their adjacency as
+	// the caller states it. Nothing checks it against the data.
+	Described *DescribedPair
 	// Exact, when known, is the true ε at Options.Delta of every release
 	// point (the interim-region counterexample's closed form), so that
 	// reports can set the lower bounds against it.
@@ -169,6 +175,15 @@ func prepare(t Target, mech string, dim int, o Options, pd []mechanisms.ReleaseP
 	return a, nil
 }
 
+// DescribedPair describes datasets that a mechanism gets from its caller
+// (Target.Described): D and D′ by name and number of records, their
+// adjacency (replace-one, remove-one, add-one, or "" when not stated) and
+// a note on how they differ.
+type DescribedPair struct {
+	D, DPrime       DatasetInfo
+	Adjacency, Note string
+}
+
 // designOf gathers what the analysis needs to know about the target.
 func (a *Audit) designOf(t Target, mech string, dim int) Design {
 	d := Design{Options: a.opts, Name: t.Name, Mechanism: mech, Dim: dim,
@@ -179,6 +194,10 @@ func (a *Audit) designOf(t Target, mech string, dim int) Design {
 	}
 	if p := t.Pair.DPrime; p != nil {
 		d.DPrime = &DatasetInfo{p.Name, p.Len()}
+	}
+	if x := t.Described; x != nil && t.Pair.D == nil {
+		dd, dp := x.D, x.DPrime
+		d.D, d.DPrime, d.Adjacency, d.PairNote = &dd, &dp, x.Adjacency, x.Note
 	}
 	return d
 }

@@ -114,6 +114,14 @@ func DatasetsLine(r *audit.Report) string {
 	if r.D == nil || r.DPrime == nil {
 		return "owned by the mechanism (no datasets given to the audit)"
 	}
+	if r.Adjacency == "" { // datasets described by the caller of a program (audit.DescribedPair)
+		nd := fmt.Sprintf("D = %s (%d records), D′ = %s (%d records), given to the sampler by its caller; adjacency not stated",
+			r.D.Name, r.D.Records, r.DPrime.Name, r.DPrime.Records)
+		if r.PairNote != "" {
+			nd += ": " + r.PairNote
+		}
+		return nd
+	}
 	nd := fmt.Sprintf("D = %s (%d records), D′ = %s, %s", r.D.Name, r.D.Records, r.DPrime.Name, r.Adjacency)
 	if r.PairNote != "" {
 		nd += ": " + r.PairNote

@@ -79,6 +79,9 @@ func (p *Plan) build(bo BuildOptions) (*Plan, error) {
 	}
 	o.ID = p.Hash
 	t := audit.Target{Name: c.Name, Mechanism: p.Mechanism, Pair: p.Pair}
+	if prog := c.Sampler.Program; prog != nil {
+		t.Described, _ = prog.Datasets.described() // validated with the config
+	}
 	t.Notes = append(plantNotes(c, p.Pair), threatNotes(c)...)
 	if err := p.targetFeatures(&t, &o); err != nil {
 		return p, err

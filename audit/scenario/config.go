@@ -422,6 +422,9 @@ func (c *Config) validateSections() error {
 	if _, err := exactlyOne("sampler", &c.Sampler); err != nil {
 		return err
 	}
+	if prog && c.Sampler.Program.Datasets != nil && !c.Data.empty() {
+		return errAt("sampler.program.datasets", "describes datasets the program gets from elsewhere; with a data section the audit gives it D and D′ itself: remove one of them")
+	}
 	if prog {
 		return c.Sampler.Program.validate()
 	}

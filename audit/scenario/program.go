@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
@@ -54,6 +55,72 @@ type ProgramSampler struct {
 	// scenario has none): with audit.metrics [accuracy], its answers'
 	// info "correct" counts, out of TestSize, are the test accuracy.
 	TestSize int `yaml:"test_size,omitempty" json:"test_size,omitempty"`
+	// Datasets describes, for the reports, the datasets the program gets
+	// from elsewhere than the scenario (the Python package's d= and
+	// d_prime=); only without a data section.
+	Datasets *ProgramDatasets `yaml:"datasets,omitempty" json:"datasets,omitempty"`
+}
+
+// ProgramDatasets describes D and D′ given to a program by its caller,
+// for the reports (audit.DescribedPair); the audit neither reads nor
+// checks them.
+type ProgramDatasets struct {
+	// D and DPrime name the datasets and count their records.
+	D      ProgramDataset `yaml:"d" json:"d"`
+	DPrime ProgramDataset `yaml:"d_prime" json:"d_prime"`
+	// Adjacency is how they differ, as the caller states it (replace-one,
+	// remove-one, add-one), or "" when not stated.
+	Adjacency string `yaml:"adjacency,omitempty" json:"adjacency,omitempty"`
+	// Note says more about how they differ ("record 2 differs").
+	Note string `yaml:"note,omitempty" json:"note,omitempty"`
+}
+
+// ProgramDataset names a dataset and counts its records.
+type ProgramDataset struct {
+	Name    string `yaml:"name" json:"name"`
+	Records int    `yaml:"records" json:"records"`
+}
+
+// maxDescription bounds the names and the note of sampler.program.datasets.
+const maxDescription = 200
+
+// described validates s and returns the datasets it describes, or nil.
+func (s *ProgramDatasets) described() (*audit.DescribedPair, error) {
+	if s == nil {
+		return nil, nil
+	}
+	for _, f := range []struct {
+		path string
+		d    ProgramDataset
+	}{{"sampler.program.datasets.d", s.D}, {"sampler.program.datasets.d_prime", s.DPrime}} {
+		if f.d.Name == "" || len(f.d.Name) > maxDescription || !printable(f.d.Name) {
+			return nil, errAt(f.path+".name", "must be 1 to %d printable characters, got %s", maxDescription, clip.Quote(f.d.Name))
+		}
+		if f.d.Records < 0 {
+			return nil, errAt(f.path+".records", "must be >= 0, got %d", f.d.Records)
+		}
+	}
+	switch dataset.Adjacency(s.Adjacency) {
+	case "", dataset.ReplaceOne, dataset.RemoveOne, dataset.AddOne:
+	default:
+		return nil, errAt("sampler.program.datasets.adjacency", "must be replace-one, remove-one or add-one (or omitted: not stated), got %s", clip.Quote(s.Adjacency))
+	}
+	if len(s.Note) > maxDescription || !printable(s.Note) {
+		return nil, errAt("sampler.program.datasets.note", "must be at most %d printable characters, got %s", maxDescription, clip.Quote(s.Note))
+	}
+	return &audit.DescribedPair{D: audit.DatasetInfo{Name: s.D.Name, Records: s.D.Records},
+		DPrime:    audit.DatasetInfo{Name: s.DPrime.Name, Records: s.DPrime.Records},
+		Adjacency: s.Adjacency, Note: s.Note}, nil
+}
+
+// printable reports whether every rune of s is printable.
+func printable(s string) bool {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // MaxProgramTestSize bounds sampler.program.test_size.
@@ -89,6 +156,9 @@ func (s *ProgramSampler) validate() error {
 	}
 	if s.TestSize < 0 || s.TestSize > MaxProgramTestSize {
 		return errAt("sampler.program.test_size", "must be in [0, %d] (0: the program holds no test set), got %d", MaxProgramTestSize, s.TestSize)
+	}
+	if _, err := s.Datasets.described(); err != nil {
+		return err
 	}
 	for k := range s.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.HasPrefix(k, "MCMCAUDIT_") {

@@ -1,4 +1,6 @@
-"""Finding the `audit` binary: MCMCAUDIT_BIN, else `audit` on PATH, else a build with Go."""
+"""Finding the `audit` binary: MCMCAUDIT_BIN, else `audit` on PATH, else a cached build with Go."""
+
+from __future__ import annotations
 
 import hashlib
 import os
@@ -7,6 +9,7 @@ import stat
 import subprocess
 import sys
 import threading
+from typing import Optional
 
 from .errors import AuditError
 
@@ -25,7 +28,7 @@ def _cache_base():
     return base
 
 
-def cache_dir():
+def cache_dir() -> str:
     """The package's cache directory: $XDG_CACHE_HOME/mcmcaudit (default ~/.cache/mcmcaudit).
 
     Built binaries and the files of audits of Python functions go there,
@@ -34,7 +37,7 @@ def cache_dir():
     return os.path.join(_cache_base(), "mcmcaudit")
 
 
-def private_cache_dir(*elems):
+def private_cache_dir(*elems: str) -> str:
     """The directory cache_dir()/elems..., each element created 0700 if missing, and checked.
 
     The same rules as the tool's default checkpoint (docs/scale-out.md):
@@ -92,7 +95,7 @@ def _is_repo(d):
         return False
 
 
-def find_repository():
+def find_repository() -> Optional[str]:
     """The mcmcaudit source tree to build from, or None.
 
     MCMCAUDIT_REPO if set; else the first directory holding the module's
@@ -116,14 +119,71 @@ def find_repository():
     return None
 
 
+def _source_fingerprint(repo):
+    """A digest of what `go build ./cmd/audit` in `repo` depends on: the path, size and modification time of
+    every .go file and of go.mod and go.sum (testdata, hidden directories and examples left out).
+
+    Stat calls only, no reading: a few milliseconds for the repository.
+    """
+    h = hashlib.sha256()
+    for root, dirs, files in os.walk(repo):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")) and d not in ("testdata", "examples", "python"))
+        for name in sorted(files):
+            if name.endswith(".go") or (root == repo and name in ("go.mod", "go.sum")):
+                path = os.path.join(root, name)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                h.update(("%s\0%d\0%d\n" % (os.path.relpath(path, repo), st.st_size, st.st_mtime_ns)).encode())
+    return h.hexdigest()
+
+
+def cached_binary_name(repo):
+    """The name of the binary built from `repo` in cache_dir()/bin: "audit-<package version>-<digest>".
+
+    The digest covers the repository's path and its Go sources (see
+    _source_fingerprint): a binary is built once per version and source
+    tree, and reused by later processes until the sources change.
+    """
+    from ._version import __version__
+    key = hashlib.sha256(("%s\0%s" % (repo, _source_fingerprint(repo))).encode()).hexdigest()[:16]
+    return "audit-%s-%s" % (__version__, key)
+
+
+def _cached_build():
+    """The newest binary of this package version built into cache_dir()/bin (from any source tree), or None.
+
+    It lets a script run outside the clone once the package has built the
+    binary there: the build is keyed by the version, not by where the
+    script runs. Only looked at when nothing else gives a binary.
+    """
+    from ._version import __version__
+    base = os.path.join(cache_dir(), "bin")
+    if not os.path.isdir(base):
+        return None
+    bindir = private_cache_dir("bin")
+    prefix = "audit-%s-" % __version__
+    best = None
+    for name in os.listdir(bindir):
+        path = os.path.join(bindir, name)
+        if not name.startswith(prefix) or ".tmp" in name or _not_runnable(path) is not None:
+            continue
+        mtime = os.stat(path).st_mtime
+        if best is None or mtime > best[0]:
+            best = (mtime, path)
+    return best[1] if best else None
+
+
 def _build(repo):
+    bindir = private_cache_dir("bin")
+    out = os.path.join(bindir, cached_binary_name(repo))
+    if _not_runnable(out) is None:
+        return out
     go = shutil.which("go")
     if go is None:
         raise AuditError(2, "no audit binary: set %s to its path, put `audit` on PATH, or install Go to build it "
                             "from the repository (%s)" % (ENV_BIN, repo))
-    bindir = private_cache_dir("bin")
-    name = "audit-" + hashlib.sha256(repo.encode()).hexdigest()[:12]
-    out = os.path.join(bindir, name)
     tmp = "%s.tmp%d" % (out, os.getpid())
     sys.stderr.write("mcmcaudit: building the audit binary from %s with go build (the first build compiles the "
                      "dependencies: a minute or more) into %s\n" % (repo, out))
@@ -165,15 +225,18 @@ def describe(path):
     return "the audit binary %s" % _show(path)
 
 
-def find_binary(build=True):
+def find_binary(build: bool = True) -> str:
     """The path of the `audit` binary to run.
 
     In this order: the environment variable MCMCAUDIT_BIN; `audit` on PATH
     (if `audit version` names the mcmcaudit module); else, when Go is
-    installed and the repository is found (see find_repository), `go build`
-    of ./cmd/audit into the user's cache directory, once per Python
-    process (Go's own build cache makes later builds quick). Raises
-    AuditError (exit code 2) when none works.
+    installed and the repository is found (see find_repository), the
+    binary built from it with `go build ./cmd/audit` into the user's cache
+    directory, cache_dir()/bin/audit-VERSION-DIGEST: built once per
+    package version and Go source tree (see cached_binary_name), and reused
+    by every later process; else, outside the clone, the newest binary of
+    this package version built there before. Raises AuditError (exit code
+    2) when none works.
     """
     global _found
     with _lock:
@@ -198,6 +261,10 @@ def find_binary(build=True):
                 pass
         repo = find_repository() if build else None
         if repo is None:
+            cached = _cached_build()
+            if cached is not None:
+                _found = cached
+                return cached
             raise AuditError(2, "no audit binary: set %s to its path, put mcmcaudit's `audit` on PATH "
                                 "(go install ./cmd/audit), or set %s to the repository so that it can be built"
                              % (ENV_BIN, ENV_REPO))

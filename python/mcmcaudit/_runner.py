@@ -15,6 +15,9 @@ import sys
 
 from . import protocol
 
+# As _tool.ENV_PROGRESS (not imported: the runner needs only the protocol).
+ENV_PROGRESS = "MCMCAUDIT_PY_PROGRESS"
+
 # Set while a runner serves: an audit() started from the imported module
 # (a script's top-level code run again) is refused with an explanation.
 ENV_SERVING = "MCMCAUDIT_PY_SERVING"
@@ -46,6 +49,21 @@ def _load(path):
         return json.load(f)
 
 
+def _counting(run, path):
+    """`run`, appending one byte to the file `path` after each trial it answers (the caller's progress)."""
+    f = open(path, "ab", buffering=0)
+
+    def counted(*args):
+        out = run(*args)
+        try:
+            f.write(b".")
+        except OSError:
+            pass
+        return out
+
+    return counted
+
+
 def main(spec_path):
     """Serve the function described by the JSON file `spec_path` until stdin closes."""
     protocol._claim_stdout()
@@ -63,4 +81,8 @@ def main(spec_path):
         for side, path in spec["datasets"].items():
             v = _load(path)
             data[side] = load(v) if load else v
-    protocol.serve(run, dim=spec["dim"], releases=spec["releases"], load=load, data=data)
+    counter = os.environ.get(ENV_PROGRESS)
+    if counter:
+        run = _counting(run, counter)
+    protocol.serve(run, dim=spec["dim"], releases=spec["releases"], load=load, data=data,
+                   scores=bool(spec.get("scores")))

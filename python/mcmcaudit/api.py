@@ -1,18 +1,24 @@
 """Audits from Python: a Python sampler function, precomputed samples, error counts."""
 
+from __future__ import annotations
+
 import hashlib
+import io
 import json
 import math
 import numbers
 import operator
 import os
+import re
 import sys
 import tempfile
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _yaml
 from ._binary import private_cache_dir
 from ._runner import ENV_SERVING
-from ._tool import read_output, run_tool, tool_json
+from ._tool import ProgressArg, read_output, run_tool, tool_json
+from .design import Canaries, ClaimArg, claim_section
 from .errors import InputError
 from .report import EpsilonResult, Report
 
@@ -109,47 +115,165 @@ def _is_numpy(x):
     return type(x).__module__ == "numpy" and hasattr(x, "shape")
 
 
-def _write_dataset(x, base):
-    """Write a dataset for the runner: a NumPy array as .npy, anything JSON can hold as .json."""
+def _dataset_bytes(x):
+    """A dataset as the runner reads it: (".npy", bytes) for a NumPy array, (".json", bytes) for a JSON value.
+
+    The bytes are the dataset's content: the same values give the same
+    bytes, so they key the run (see audit).
+    """
     if hasattr(x, "to_numpy") and not _is_numpy(x):
         x = x.to_numpy()  # a pandas DataFrame
     if _is_numpy(x):
         import numpy as np
-        path = base + ".npy"
-        np.save(path, x, allow_pickle=False)
-        return path
-    path = base + ".json"
+        buf = io.BytesIO()
+        np.save(buf, x, allow_pickle=False)
+        return ".npy", buf.getvalue()
     try:
         text = json.dumps(x, allow_nan=False)
     except (TypeError, ValueError) as e:
         raise TypeError("datasets must be NumPy arrays or JSON-serialisable values (lists of rows, dicts); "
                         "pass `load=` to turn them into tensors or other objects in the sampler's process: %s" % e)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-    return path
+    return ".json", text.encode("utf-8")
 
 
-def _digest(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+def _records(x):
+    """The number of records of a dataset: the length of an array's first axis, of a list or of a DataFrame;
+    None for anything else (a dict, a scalar), which the report then does not describe."""
+    if _is_numpy(x):
+        return int(x.shape[0]) if x.ndim >= 1 else None
+    if isinstance(x, (list, tuple)) or hasattr(x, "to_numpy"):
+        return len(x)
+    return None
 
 
-def _tool_error_to_interrupt(exc, hint):
-    msg = exc.args[0] if exc.args else "audit interrupted"
-    # The tool's own resume command names this call's temporary outputs,
-    # gone by now: the Python way to resume replaces it.
+def _same(a, b):
+    try:
+        import numpy as np
+    except ImportError:
+        return a == b
+    try:
+        return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+    except (TypeError, ValueError):
+        return a == b
+
+
+def _adjacency(d, dp):
+    """How the records of d and dp differ: (adjacency, note), adjacency "" when they are not neighbours."""
+    n, m = len(d), len(dp)
+    if n == m:
+        if _is_numpy(d) and _is_numpy(dp) and d.shape == dp.shape and d.ndim >= 1:
+            import numpy as np
+            rows = (d != dp).reshape(n, -1).any(axis=1)  # one pass over arrays of any size
+            diff = [int(i) for i in np.flatnonzero(rows)]
+        else:
+            diff = [i for i in range(n) if not _same(d[i], dp[i])]
+        if len(diff) == 1:
+            return "replace-one", "record %d differs" % diff[0]
+        return "", ("D and D′ are equal" if not diff else "%d records differ" % len(diff))
+    if abs(n - m) == 1:
+        short, long_ = (d, dp) if n < m else (dp, d)
+        i = next((k for k in range(len(short)) if not _same(short[k], long_[k])), len(short))
+        if all(_same(short[k], long_[k + 1]) for k in range(i, len(short))):
+            return ("add-one", "D′ adds record %d" % i) if n < m else ("remove-one", "D′ lacks record %d of D" % i)
+    return "", ""
+
+
+def _describe_pair(d, dp):
+    """sampler.program.datasets for the report: d and d_prime by name and size, and how they differ as the
+    package finds by comparing their records; None when their records cannot be counted."""
+    n, m = _records(d), _records(dp)
+    if n is None or m is None:
+        return None
+    if hasattr(d, "to_numpy") and not _is_numpy(d):
+        d, dp = d.to_numpy(), dp.to_numpy()
+    adjacency, note = _adjacency(d, dp)
+    out = {"d": {"name": "d", "records": n}, "d_prime": {"name": "d_prime", "records": m}}
+    if adjacency:
+        out["adjacency"] = adjacency
+    if note:
+        out["note"] = note
+    return out
+
+
+# The tool's message on an interruption, with the number of trials it saved
+# ("interrupted; 256 of 700 trials are saved in DIR"), or without it
+# ("interrupted; the blocks of trials completed so far are saved in DIR").
+_SAVED = re.compile(r"interrupted; (\d+) of (\d+) trials are saved in (.+)$")
+_SAVED_BLOCKS = re.compile(r"interrupted; the blocks of trials completed so far are saved in (.+)$")
+
+
+def _saved_blocks(path):
+    """The number of completed blocks in the checkpoint directory `path` (0 when unreadable)."""
+    try:
+        return sum(1 for n in os.listdir(path) if n.startswith("trials-") and n.endswith(".part"))
+    except OSError:
+        return 0
+
+
+def _interrupt_message(msg):
+    """What KeyboardInterrupt says after the tool stopped on Ctrl-C: `msg` is its one-line message.
+
+    The tool's own resume command names this call's temporary outputs,
+    gone by now: the Python way to resume replaces it, and only when some
+    trials are saved; otherwise the message says that nothing is.
+    """
     msg = msg.split("; resume with: ")[0]
-    return KeyboardInterrupt("%s. %s" % (msg, hint))
+    m = _SAVED.search(msg)
+    saved = None
+    if m:
+        saved = int(m.group(1))
+    else:
+        m = _SAVED_BLOCKS.search(msg)
+        if m:
+            saved = _saved_blocks(m.group(1).strip())
+    if saved == 0:
+        return ("audit run: interrupted before the first block of trials was complete; nothing is saved, so "
+                "calling audit() again starts afresh.")
+    if saved is None and "nothing" in msg:
+        return msg + "."
+    return ("%s. To continue from what is saved, call audit() again with the same arguments, from the same "
+            "directory, and resume=True." % msg)
 
 
-def audit(run, dim, releases, *, trials, d=None, d_prime=None, data=None, neighbour=None, model=None,
-          load=None, claim=None, delta=1e-5, confidence=0.95, attacks=("threshold",), split=(0.5, 0.5),
-          features=None, seed=0, name="python-sampler", workers=None, timeout="60s", env=None,
-          determinism_checks=None, scenario=None, resume=False, save_releases=None, html=True,
-          progress=True, python=None):
+def _check_design(design, canaries, trials, d, data, neighbour, split, attacks, features):
+    """The design ("runs" or "canaries") and the canary section, or ValueError for a mixture of the two."""
+    if design is None:
+        design = "canaries" if canaries is not None else "runs"
+    if design not in ("runs", "canaries"):
+        raise ValueError("design must be 'runs' or 'canaries', got %r" % (design,))
+    if design == "runs":
+        if canaries is not None:
+            raise ValueError("canaries are the one-run design's: give design='canaries' (or leave design out)")
+        if trials is None:
+            raise ValueError("trials: required in the runs design (the number of runs on D and D' together)")
+        if (data is None) != (neighbour is None):
+            raise ValueError("data and neighbour go together: the tool builds D' from D with the neighbour section")
+        return design, None
+    if canaries is None:
+        raise ValueError("design='canaries' needs canaries=mcmcaudit.Canaries(count=..., kind=..., guesses=...)")
+    if d is not None or neighbour is not None:
+        raise ValueError("the canary design adds canaries to the data= section's D itself: give data= (and model=), "
+                         "not d/d_prime or neighbour")
+    for name, value in (("split", split), ("attacks", attacks), ("features", features)):
+        if value is not None:
+            raise ValueError("%s: not used in the canary design, whose attack guesses on the canaries' scores; "
+                             "leave it out" % name)
+    return design, Canaries.from_value(canaries)
+
+
+def audit(run: Union[Callable[..., Any], str], dim: int, releases: Sequence[Any], *,
+          trials: Optional[int] = None, d: Any = None, d_prime: Any = None,
+          data: Optional[Mapping[str, Any]] = None, neighbour: Optional[Mapping[str, Any]] = None,
+          model: Optional[Mapping[str, Any]] = None, load: Union[Callable[[Any], Any], str, None] = None,
+          claim: Optional[ClaimArg] = None, delta: float = 1e-5, confidence: float = 0.95,
+          attacks: Optional[Sequence[str]] = None, split: Optional[Sequence[float]] = None,
+          features: Optional[Sequence[str]] = None, design: Optional[str] = None,
+          canaries: Union[Canaries, Mapping[str, Any], None] = None, scores: bool = False, seed: int = 0,
+          name: str = "python-sampler", workers: Optional[int] = None, timeout: str = "60s",
+          env: Optional[Mapping[str, str]] = None, determinism_checks: Optional[int] = None,
+          scenario: Optional[Mapping[str, Any]] = None, resume: bool = False,
+          save_releases: Optional[str] = None, html: bool = True, progress: ProgressArg = True,
+          python: Optional[str] = None) -> Report:
     """Audit the Python sampler `run(seed, side, data) -> releases` with `audit run`.
 
     `run` is served by protocol.serve in processes the tool starts: it must
@@ -159,7 +283,21 @@ def audit(run, dim, releases, *, trials, d=None, d_prime=None, data=None, neighb
     'module:function' string. It returns `len(releases)` rows of `dim`
     numbers and draws all its randomness from `seed` (see numpy_generator).
 
-    The datasets, one of:
+    Two designs:
+      - runs (the default): `trials` independent runs on D or D', attacks
+        trained on some (`split`, `attacks`, `features`) and their errors
+        counted on the rest;
+      - canaries (one run; design="canaries", or just canaries=): the tool
+        adds `canaries` (a Canaries, e.g. Canaries(count=200,
+        kind="random", guesses=40)) to the data= section's D, each with
+        probability 1/2, and asks for one run; `run(seed, "D", rows)` gets
+        D's rows followed by the included canaries and returns its
+        releases, which the tool scores with `model` -- or, with
+        scores=True, `run(seed, "D", rows, canaries)` returns one score per
+        canary and release. trials (if given) is the number of runs;
+        neighbour, split, attacks and features are not used.
+
+    The datasets of the runs design, one of:
       - d, d_prime: the two datasets themselves (NumPy arrays or JSON
         values); `run` gets one of them (after `load`, if given);
       - data, neighbour (and model): the scenario's sections as dicts
@@ -167,17 +305,22 @@ def audit(run, dim, releases, *, trials, d=None, d_prime=None, data=None, neighb
         ...}); the tool builds D and D' and `run` gets that side's rows as
         lists of floats (after `load`);
       - neither: `run` gets None and owns its data.
-    trials, claim ({"gdp": mu}, {"epsilon": e, "delta": d}, ...), delta,
-    confidence, attacks, split (train, eval) or (train, select, eval),
-    features and seed fill the scenario's audit and claim sections;
+    claim (GDP(mu), EpsilonDelta(epsilon, delta), Theorems(), a list of
+    them, or the claim section as a dict such as {"gdp": 1.0}), delta,
+    confidence and seed fill the scenario's audit and claim sections;
     `scenario` (a dict) is merged over the generated scenario. workers,
     resume and save_releases are `audit run`'s flags; timeout, env and
-    determinism_checks the program sampler's fields.
+    determinism_checks the program sampler's fields. progress: True (a
+    tqdm bar when tqdm is installed, else a line on a terminal, else the
+    tool's lines), False, or a function progress(done, total) called as
+    trials complete.
 
     Returns a Report; a refuted claim gives report.verdict == "VIOLATION",
     not an exception. Raises AuditError for bad input or a failure, and
     KeyboardInterrupt on Ctrl-C after the tool has saved the completed
-    trials: the same call with resume=True continues from them.
+    trials: the same call with resume=True continues from them (the run is
+    keyed by the call's contents: the datasets' values, the scenario, the
+    function and the interpreter, not by temporary paths).
     """
     if os.environ.get(ENV_SERVING):
         raise RuntimeError("mcmcaudit.audit() called while serving trials: the script that defines the sampler "
@@ -187,77 +330,60 @@ def audit(run, dim, releases, *, trials, d=None, d_prime=None, data=None, neighb
         raise ValueError("d and d_prime go together: give both datasets or neither")
     if d is not None and (data is not None or neighbour is not None):
         raise ValueError("give the datasets (d, d_prime) or the tool's data and neighbour sections, not both")
-    if (data is None) != (neighbour is None):
-        raise ValueError("data and neighbour go together: the tool builds D' from D with the neighbour section")
+    design, can = _check_design(design, canaries, trials, d, data, neighbour, split, attacks, features)
     dim = _count("audit", "dim", dim, 1)
     labels = [str(r) for r in releases]
     if not labels:
         raise ValueError("releases must name at least one release point")
-    trials = _count("audit", "trials", trials, 1)
+    if trials is not None:
+        trials = _count("audit", "trials", trials, 1)
 
-    spec = {
+    spec: Dict[str, Any] = {
         "function": _function_ref(run, "run"),
         "load": _function_ref(load, "load") if load is not None else None,
         "paths": [_package_parent()] + _search_path(),
         "dim": dim,
         "releases": labels,
+        "scores": bool(scores),
     }
-    # The files of this audit live in a directory named by their content, so
-    # that the same call makes the same scenario (hence the same default
-    # checkpoint, which resume=True continues).
+    sc = _scenario(name, seed, model, data, neighbour, timeout, env, determinism_checks, design, can, trials, split,
+                   attacks, features, delta, confidence, claim, scenario)
+    prog = sc["sampler"]["program"]
+    if d is not None:
+        described = _describe_pair(d, d_prime)
+        if described is not None:
+            prog["datasets"] = described
+    # The files of this audit live in a directory named by the call's
+    # content -- the datasets' bytes, the scenario, the function, the
+    # interpreter -- so that the same call makes the same scenario (hence
+    # the same default checkpoint, which resume=True continues).
+    blobs = {}
+    if d is not None:
+        blobs = {"D": _dataset_bytes(d), "D'": _dataset_bytes(d_prime)}
+    digests = {side: (ext, hashlib.sha256(b).hexdigest()) for side, (ext, b) in blobs.items()}
+    key = hashlib.sha256(json.dumps([spec, digests, sc, python or sys.executable], sort_keys=True,
+                                    default=str).encode()).hexdigest()[:16]
+    rundir = private_cache_dir("runs", key)
+    if blobs:
+        spec["datasets"] = {}
+        for side, (ext, b) in blobs.items():
+            path = os.path.join(rundir, ("D" if side == "D" else "DPRIME") + ext)
+            _write_bytes(path, b)
+            spec["datasets"][side] = path
+    spec_path = os.path.join(rundir, "spec.json")
+    _write(spec_path, json.dumps(spec, indent=1, sort_keys=True) + "\n")
+    runner = os.path.join(rundir, "runner.py")
+    _write(runner, "# Serves %s to `audit run` (written by mcmcaudit.audit).\nimport sys\nsys.path.insert(0, %r)\n"
+                   "from mcmcaudit._runner import main\nmain(%r)\n"
+           % (spec["function"]["qualname"], _package_parent(), spec_path))
+    prog["command"] = [python or sys.executable, runner]
+    if not prog.get("dir"):
+        prog["dir"] = os.getcwd()
+    scenario_path = os.path.join(rundir, "scenario.yaml")
+    _write(scenario_path, "# Written by mcmcaudit.audit for %s.\n%s\n" % (spec["function"]["qualname"], _yaml.dump(sc)))
+
     staging = tempfile.mkdtemp(prefix="mcmcaudit-")
     try:
-        if d is not None:
-            spec["datasets"] = {"D": _write_dataset(d, os.path.join(staging, "D")),
-                                "D'": _write_dataset(d_prime, os.path.join(staging, "DPRIME"))}
-            digests = {side: _digest(p) for side, p in spec["datasets"].items()}
-        else:
-            digests = {}
-        sc = {"name": name, "seed": seed}
-        if model is not None:
-            sc["model"] = model
-        if data is not None:
-            sc["data"], sc["neighbour"] = data, neighbour
-        prog = {"command": None, "timeout": timeout,
-                "env": dict({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}, **(env or {}))}
-        if determinism_checks is not None:
-            prog["determinism_checks"] = determinism_checks
-        sc["sampler"] = {"program": prog}
-        sp = list(split)
-        if len(sp) == 2:
-            spl = {"train": sp[0], "eval": sp[1]}
-        elif len(sp) == 3:
-            spl = {"train": sp[0], "select": sp[1], "eval": sp[2]}
-        else:
-            raise ValueError("split must be (train, eval) or (train, select, eval), got %r" % (split,))
-        sc["audit"] = {"trials": trials, "split": spl, "attacks": list(attacks), "delta": delta, "confidence": confidence}
-        if features is not None:
-            sc["audit"]["features"] = list(features)
-        if claim is not None:
-            sc["claim"] = dict(claim)
-        if scenario:
-            _merge(sc, scenario)
-
-        key = hashlib.sha256(json.dumps([spec, digests, sc, python or sys.executable], sort_keys=True,
-                                        default=str).encode()).hexdigest()[:16]
-        rundir = private_cache_dir("runs", key)
-        if d is not None:
-            for side, p in list(spec["datasets"].items()):
-                dest = os.path.join(rundir, os.path.basename(p))
-                os.replace(p, dest)
-                spec["datasets"][side] = dest
-        spec_path = os.path.join(rundir, "spec.json")
-        _write(spec_path, json.dumps(spec, indent=1, sort_keys=True) + "\n")
-        runner = os.path.join(rundir, "runner.py")
-        _write(runner, "# Serves %s to `audit run` (written by mcmcaudit.audit).\nimport sys\nsys.path.insert(0, %r)\n"
-                       "from mcmcaudit._runner import main\nmain(%r)\n"
-               % (spec["function"]["qualname"], _package_parent(), spec_path))
-        prog["command"] = [python or sys.executable, runner]
-        if not prog.get("dir"):
-            prog["dir"] = os.getcwd()
-        scenario_path = os.path.join(rundir, "scenario.yaml")
-        _write(scenario_path, "# Written by mcmcaudit.audit for %s.\n%s\n" % (spec["function"]["qualname"], _yaml.dump(sc)))
-
         args = ["run", scenario_path, "--json", os.path.join(staging, "report.json")]
         if html:
             args += ["--html", os.path.join(staging, "report.html")]
@@ -269,14 +395,55 @@ def audit(run, dim, releases, *, trials, d=None, d_prime=None, data=None, neighb
             args += ["--save-releases", os.path.abspath(save_releases)]
         if not progress:
             args.append("--quiet")
+        total = trials if design == "runs" else (trials or can.runs or 1)
+        counter = os.path.join(staging, "served")
         try:
-            code, text, _ = run_tool(args, "run", total=trials, progress=progress)
+            code, text, _ = run_tool(args, "run", total=total, progress=progress, counter=counter)
         except KeyboardInterrupt as e:
-            raise _tool_error_to_interrupt(e, "To continue from what is saved, call audit() again with the "
-                                              "same arguments, from the same directory, and resume=True.") from None
+            raise KeyboardInterrupt(_interrupt_message(e.args[0] if e.args else "audit interrupted")) from None
         return _read_report(staging, text, code, html, "run")
     finally:
         _rmtree(staging)
+
+
+def _scenario(name, seed, model, data, neighbour, timeout, env, determinism_checks, design, can, trials, split,
+              attacks, features, delta, confidence, claim, scenario):
+    """The scenario of an audit() call, as a dict (the program's command is filled in later)."""
+    sc: Dict[str, Any] = {"name": name, "seed": seed}
+    if model is not None:
+        sc["model"] = model
+    if data is not None:
+        sc["data"] = data
+    if neighbour is not None:
+        sc["neighbour"] = neighbour
+    prog: Dict[str, Any] = {"command": None, "timeout": timeout,
+                            "env": dict({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"},
+                                        **(env or {}))}
+    if determinism_checks is not None:
+        prog["determinism_checks"] = determinism_checks
+    sc["sampler"] = {"program": prog}
+    if design == "canaries":
+        aud: Dict[str, Any] = {"design": "canaries", "canaries": can.section()}
+        if trials is not None:
+            aud["trials"] = trials
+    else:
+        sp = list(split) if split is not None else [0.5, 0.5]
+        if len(sp) == 2:
+            spl = {"train": sp[0], "eval": sp[1]}
+        elif len(sp) == 3:
+            spl = {"train": sp[0], "select": sp[1], "eval": sp[2]}
+        else:
+            raise ValueError("split must be (train, eval) or (train, select, eval), got %r" % (split,))
+        aud = {"trials": trials, "split": spl, "attacks": list(attacks) if attacks is not None else ["threshold"]}
+        if features is not None:
+            aud["features"] = list(features)
+    aud.update({"delta": delta, "confidence": confidence})
+    sc["audit"] = aud
+    if claim is not None:
+        sc["claim"] = claim_section(claim)
+    if scenario:
+        _merge(sc, scenario)
+    return sc
 
 
 def _merge(dst, src):
@@ -288,9 +455,14 @@ def _merge(dst, src):
 
 
 def _write(path, text):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
+    _write_bytes(path, text.encode("utf-8"))
+
+
+def _write_bytes(path, data):
+    """Write `data` to `path` through a temporary file renamed into place (two calls at once see whole files)."""
+    tmp = "%s.tmp%d" % (path, os.getpid())
+    with open(tmp, "wb") as f:
+        f.write(data)
     os.replace(tmp, path)
 
 
@@ -311,7 +483,7 @@ def _read_report(dirpath, text, code, want_html, command):
 def _claim_flags(claim):
     if not claim:
         return []
-    claim = dict(claim)
+    claim = claim_section(claim)
     flags = []
     if "gdp" in claim:
         flags += ["--claim-gdp", repr(_real("analyze", "claim gdp", claim.pop("gdp")))]
@@ -369,9 +541,11 @@ def _write_samples(x, base, name):
     return path
 
 
-def analyze(d_samples, d_prime_samples, *, points=None, delta=1e-5, confidence=0.95, split=(0.5, 0.5),
-            attacks=("threshold",), seed=None, claim=None, scenario=None, allow_duplicate_rows=False,
-            workers=None, html=True):
+def analyze(d_samples: Any, d_prime_samples: Any, *, points: Union[int, Sequence[str], None] = None,
+            delta: float = 1e-5, confidence: float = 0.95, split: Sequence[float] = (0.5, 0.5),
+            attacks: Sequence[str] = ("threshold",), seed: Optional[int] = None, claim: Optional[ClaimArg] = None,
+            scenario: Optional[str] = None, allow_duplicate_rows: bool = False, workers: Optional[int] = None,
+            html: bool = True) -> Report:
     """Audit precomputed samples with `audit analyze`.
 
     d_samples holds one independent run on D per row, d_prime_samples one
@@ -381,7 +555,9 @@ def analyze(d_samples, d_prime_samples, *, points=None, delta=1e-5, confidence=0
     else one). Statistics come from the arguments, or from `scenario` (a
     scenario file's path: its audit and claim sections). The rows are
     split into training and evaluation runs by a permutation drawn from
-    `seed`. Returns a Report; raises AuditError for bad input.
+    `seed`. claim: GDP(mu) or EpsilonDelta(epsilon, delta) (or the dicts
+    {"gdp": mu}, {"epsilon": e, "delta": d}). Returns a Report; raises
+    AuditError for bad input.
     """
     staging = tempfile.mkdtemp(prefix="mcmcaudit-")
     try:
@@ -418,7 +594,7 @@ def analyze(d_samples, d_prime_samples, *, points=None, delta=1e-5, confidence=0
         _rmtree(staging)
 
 
-def _epsilon(flags):
+def _epsilon(flags: List[str]) -> EpsilonResult:
     code, text, _ = run_tool(["epsilon"] + flags + ["--json", "-"], "epsilon", echo=True)
     return EpsilonResult(tool_json(text, "epsilon", code, "counts"))
 
@@ -429,7 +605,8 @@ _MAX_COUNT = 100_000_000
 _MAX_CANARIES = 10_000_000
 
 
-def epsilon(fp, negatives, fn, positives, *, delta=1e-5, confidence=0.95):
+def epsilon(fp: int, negatives: int, fn: int, positives: int, *, delta: float = 1e-5,
+            confidence: float = 0.95) -> EpsilonResult:
     """ε lower bounds from an attack's error counts on evaluation runs (`audit epsilon`).
 
     negatives: runs on D, fp of them attributed to D'; positives: runs on
@@ -445,7 +622,8 @@ def epsilon(fp, negatives, fn, positives, *, delta=1e-5, confidence=0.95):
                      "--delta", repr(_real(w, "delta", delta)), "--confidence", repr(_real(w, "confidence", confidence))])
 
 
-def epsilon_one_run(canaries, guesses, correct, *, delta=1e-5, confidence=0.95):
+def epsilon_one_run(canaries: int, guesses: int, correct: int, *, delta: float = 1e-5,
+                    confidence: float = 0.95) -> EpsilonResult:
     """ε lower bounds from a one-run canary audit (`audit epsilon --one-run`).
 
     canaries M (each in the run with probability 1/2), guesses R (their

@@ -10,7 +10,11 @@ class AuditError(Exception):
     "VIOLATION". `stderr` holds the last lines the tool wrote on stderr.
     """
 
-    def __init__(self, exit_code, message, stderr=""):
+    exit_code: int
+    message: str
+    stderr: str
+
+    def __init__(self, exit_code: int, message: str, stderr: str = "") -> None:
         super().__init__(message)
         self.exit_code = exit_code
         self.message = message
@@ -30,5 +34,5 @@ class InputError(AuditError, ValueError):
     [1, 10000000], got 100.5".
     """
 
-    def __init__(self, message):
+    def __init__(self, message: str) -> None:
         super().__init__(2, message)

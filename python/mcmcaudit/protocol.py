@@ -38,6 +38,8 @@ called.
 See docs/protocol.md in the mcmcaudit repository for the protocol itself.
 """
 
+from __future__ import annotations
+
 import csv
 import gzip
 import json
@@ -45,6 +47,7 @@ import math
 import os
 import sys
 import time
+from typing import Any, Callable, Dict, List, Optional, Sequence
 import traceback
 
 PROTOCOL_VERSION = 1
@@ -64,12 +67,12 @@ ENV_CANARIES = "MCMCAUDIT_CANARIES"
 class Result:
     """A trial's releases plus an optional JSON-serialisable `info` dict."""
 
-    def __init__(self, releases, info=None):
+    def __init__(self, releases: Any, info: Optional[Dict[str, Any]] = None) -> None:
         self.releases = releases
         self.info = info
 
 
-def read_csv(path):
+def read_csv(path: str) -> List[List[float]]:
     """Read a dataset CSV: one record per line, features then the label.
 
     Returns a list of rows, each a list of floats (the label last). A first
@@ -102,13 +105,13 @@ def read_csv(path):
     return rows
 
 
-def env_rows(var):
+def env_rows(var: str) -> Optional[List[List[float]]]:
     """The rows of the CSV file named by environment variable `var`, or None if it is unset."""
     path = os.environ.get(var)
     return read_csv(path) if path else None
 
 
-def canary():
+def canary() -> Optional[Dict[str, Any]]:
     """The DeepFool canary handed over in MCMCAUDIT_CANARY, or None.
 
     A dict {"index": i, "x0": [...], "y0": k, "x_star": [...], "y_star": k*}:
@@ -118,7 +121,7 @@ def canary():
     return json.loads(raw) if raw else None
 
 
-def load_datasets(load=None):
+def load_datasets(load: Optional[Callable[[Any], Any]] = None) -> Dict[str, Any]:
     """D and D' from MCMCAUDIT_D and MCMCAUDIT_DPRIME, as {"D": ..., "D'": ...}.
 
     Each is `load(rows)` (or the rows themselves without `load`), or None
@@ -250,7 +253,9 @@ class _Canaries:
         return self.load(rows) if self.load else rows
 
 
-def serve(run, dim, releases, load=None, data=None, scores=False, iterations=None):
+def serve(run: Callable[..., Any], dim: int, releases: Sequence[Any], load: Optional[Callable[[Any], Any]] = None,
+          data: Optional[Dict[str, Any]] = None, scores: bool = False,
+          iterations: Optional[Sequence[int]] = None) -> None:
     """Serve trials until stdin is closed, then return.
 
     run(seed, side, data) -> releases or Result: seed is the trial's
@@ -322,7 +327,7 @@ def serve(run, dim, releases, load=None, data=None, scores=False, iterations=Non
         proto.flush()
 
 
-def standalone(run, n, data, dim, releases, seed=1):
+def standalone(run: Callable[..., Any], n: int, data: Any, dim: int, releases: Sequence[Any], seed: int = 1) -> float:
     """Run n trials in a plain loop, without the protocol, and report the time.
 
     Trials alternate between D and D' with seeds seed, seed + 1, ...; every
@@ -353,7 +358,7 @@ def _check_seed(seed):
     return seed
 
 
-def numpy_generator(seed):
+def numpy_generator(seed: int) -> Any:
     """A NumPy Generator (PCG64) seeded with all 64 bits of `seed`.
 
     The same as np.random.default_rng(seed), which takes any non-negative
@@ -363,7 +368,7 @@ def numpy_generator(seed):
     return np.random.default_rng(_check_seed(seed))
 
 
-def legacy_seed_words(seed):
+def legacy_seed_words(seed: int) -> List[int]:
     """`seed` as the list [low 32 bits, high 32 bits], for NumPy's legacy seeding.
 
     np.random.RandomState(seed) and np.random.seed(seed) refuse integers of
@@ -376,13 +381,13 @@ def legacy_seed_words(seed):
     return [seed & 0xFFFFFFFF, seed >> 32]
 
 
-def numpy_random_state(seed):
+def numpy_random_state(seed: int) -> Any:
     """A legacy np.random.RandomState seeded with all 64 bits of `seed` (see legacy_seed_words)."""
     import numpy as np
     return np.random.RandomState(legacy_seed_words(seed))
 
 
-def seed32(seed):
+def seed32(seed: int) -> int:
     """`seed` folded into [0, 2**32 - 1], for APIs that take one 32-bit integer only.
 
     The high word is mixed into the low one (xor), so seeds that differ only
@@ -396,7 +401,7 @@ def seed32(seed):
     return (seed ^ (seed >> 32)) & 0xFFFFFFFF
 
 
-def torch_generator(seed, device="cpu"):
+def torch_generator(seed: int, device: Any = "cpu") -> Any:
     """A torch.Generator on `device`, seeded from `seed` with Generator.manual_seed.
 
     PyTorch's CPU generator (MT19937) keeps only the low 32 bits of the seed
@@ -412,7 +417,7 @@ def torch_generator(seed, device="cpu"):
     return g
 
 
-def jax_key(seed):
+def jax_key(seed: int) -> Any:
     """A JAX PRNG key holding all 64 bits of `seed`, without needing 64-bit JAX integers.
 
     The raw threefry key data [high 32 bits, low 32 bits] as a uint32 array

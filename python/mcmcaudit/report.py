@@ -2,6 +2,7 @@
 
 import html as _html
 import json
+from typing import Any, Dict, List, Optional
 
 
 def _get(d, *keys, default=None):
@@ -32,7 +33,26 @@ class Release:
     multi-run report, whose fp, negatives, fn, positives are None here).
     """
 
-    def __init__(self, point):
+    raw: Dict[str, Any]
+    label: Optional[str]
+    iteration: Optional[int]
+    guesses: Optional[Dict[str, int]]
+    epsilon_lb: Optional[float]
+    estimator: Optional[str]
+    confidence: Optional[float]
+    delta: Optional[float]
+    fp: Optional[int]
+    negatives: Optional[int]
+    fn: Optional[int]
+    positives: Optional[int]
+    mu_lb: Optional[float]
+    epsilon_if_gaussian: Optional[float]
+    ceiling: Optional[float]
+    attack: Optional[str]
+    claims: List[Dict[str, Any]]
+    utility: Dict[str, Any]
+
+    def __init__(self, point: Dict[str, Any]) -> None:
         self.raw = point
         self.label = _get(point, "point", "label")
         self.iteration = _get(point, "point", "iteration")
@@ -127,7 +147,38 @@ class Report:
     notebook by `_repr_html_`), `exit_code` 0 or 1 (VIOLATION).
     """
 
-    def __init__(self, doc, text="", html=None, exit_code=0):
+    text: str
+    html: Optional[str]
+    exit_code: int
+    name: Optional[str]
+    verdict: Optional[str]
+    confidence: Optional[float]
+    test_confidence: Optional[float]
+    delta: Optional[float]
+    runs: Optional[int]
+    train_runs: Optional[int]
+    eval_runs: Optional[int]
+    claims: List[Any]
+    claim_tests: List[Dict[str, Any]]
+    seed: Optional[int]
+    releases: List[Release]
+    epsilon_lb_per_release: Dict[Optional[str], Optional[float]]
+    mu_lb_per_release: Dict[Optional[str], Optional[float]]
+    headline_release: Optional[Release]
+    headline: Optional[str]
+    epsilon_lb: Optional[float]
+    estimator: Optional[str]
+    fp: Optional[int]
+    negatives: Optional[int]
+    fn: Optional[int]
+    positives: Optional[int]
+    guesses: Optional[Dict[str, int]]
+    mu_lb: Optional[float]
+    epsilon_if_gaussian: Optional[float]
+    ceiling: Optional[float]
+    tightness: Optional[Dict[str, Any]]
+
+    def __init__(self, doc: Dict[str, Any], text: str = "", html: Optional[str] = None, exit_code: int = 0) -> None:
         self._doc = doc
         self.text = text
         self.html = html
@@ -165,15 +216,15 @@ class Report:
         self.tightness = {k: (_float(v) if k in ("epsilon", "mu", "exact") else v) for k, v in t.items()} if t else None
 
     @property
-    def violation(self):
+    def violation(self) -> bool:
         """True when a claim was refuted (verdict "VIOLATION")."""
         return self.verdict == "VIOLATION"
 
-    def to_dict(self):
+    def to_dict(self) -> Dict[str, Any]:
         """The tool's JSON report, as a dict (a copy)."""
         return json.loads(json.dumps(self._doc))
 
-    def _repr_html_(self):
+    def _repr_html_(self) -> Optional[str]:
         if not self.html:
             return None
         # An iframe keeps the report's styles out of the notebook's page.
@@ -210,7 +261,18 @@ class EpsilonResult:
     mode. `to_dict()` is the tool's JSON.
     """
 
-    def __init__(self, doc):
+    one_run: bool
+    epsilon_lb: Optional[float]
+    estimator: Optional[str]
+    confidence: Optional[float]
+    delta: Optional[float]
+    counts: Optional[Dict[str, int]]
+    mu_lb: Optional[float]
+    epsilon_if_gaussian: Optional[float]
+    ceiling: Optional[float]
+    point: Optional[float]
+
+    def __init__(self, doc: Dict[str, Any]) -> None:
         self._doc = doc
         self.one_run = "one_run" in doc
         main = doc.get("one_run" if self.one_run else "region") or {}
@@ -225,7 +287,7 @@ class EpsilonResult:
         self.ceiling = _float(doc.get("ceiling"))
         self.point = _float(_get(doc, "point", "epsilon"))
 
-    def to_dict(self):
+    def to_dict(self) -> Dict[str, Any]:
         """The tool's JSON output, as a dict (a copy)."""
         return json.loads(json.dumps(self._doc))
 

@@ -1,6 +1,8 @@
 """Audits of Python functions: the NumPy Gaussian mechanism against the CLI, errors, Ctrl-C."""
 
+import contextlib
 import csv
+import io
 import math
 import os
 import signal
@@ -10,6 +12,7 @@ import tempfile
 import textwrap
 import time
 import unittest
+import unittest.mock
 
 import mcmcaudit as ma
 import samplers
@@ -94,10 +97,13 @@ class TestAuditGaussian(unittest.TestCase):
         self.assertIn("release", rep.text)
 
     def test_bad_input_raises_audit_error(self):
-        with self.assertRaises(ma.AuditError) as cm:
+        stderr = io.StringIO()
+        with self.assertRaises(ma.AuditError) as cm, contextlib.redirect_stderr(stderr):
             ma.audit(samplers.gaussian, dim=1, releases=["release"], model=MODEL, data=DATA, neighbour=NEIGHBOUR,
                      load=samplers.total, trials=10, confidence=1.5, progress=False)
         e = cm.exception
+        # The tool's message once: in the exception, not also on stderr.
+        self.assertNotIn("confidence", stderr.getvalue())
         self.assertEqual(e.exit_code, 2)
         self.assertTrue(e.message.startswith("audit run: "), e.message)
         self.assertIn("confidence", e.message)
@@ -114,19 +120,23 @@ class TestAuditGaussian(unittest.TestCase):
         self.assertIn("nested", str(cm.exception))
 
 
-# Interrupted, then resumed: a script so that SIGINT reaches its process as Ctrl-C would.
+# Interrupted, then resumed: a script so that SIGINT reaches its process as Ctrl-C would. The sampler gets its
+# datasets from the call (d=, d_prime=, made afresh by each process): the run is keyed by their values.
 INTERRUPT_SCRIPT = textwrap.dedent("""
     import signal
     import sys
     # Ctrl-C raises KeyboardInterrupt even when the test runs under a shell that started it with SIGINT
     # ignored (a background job without job control), which Python would otherwise keep.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    import numpy as np
     import mcmcaudit as ma
     import samplers
     resume = sys.argv[1] == "resume"
+    D = np.array([[0.3], [-0.2], [0.0]])
+    D_PRIME = np.array([[0.3], [-0.2], [1.0]])
     try:
-        rep = ma.audit(samplers.slow, dim=1, releases=["r"], trials=700, seed=3, workers=2, progress=False,
-                       resume=resume)
+        rep = ma.audit(samplers.slow, dim=1, releases=["r"], d=D, d_prime=D_PRIME, trials=700, seed=3, workers=2,
+                       progress=False, resume=resume)
     except KeyboardInterrupt as e:
         print("INTERRUPTED", e)
         sys.exit(42)
@@ -134,50 +144,130 @@ INTERRUPT_SCRIPT = textwrap.dedent("""
 """)
 
 
+def _blocks(cache):
+    """The completed blocks of trials in the default checkpoints under the cache directory `cache`."""
+    root = os.path.join(cache, "mcmcaudit", "checkpoints")
+    try:
+        return [n for d in os.listdir(root) for n in os.listdir(os.path.join(root, d))
+                if n.startswith("trials-") and n.endswith(".part")]
+    except FileNotFoundError:
+        return []
+
+
 class TestInterrupt(unittest.TestCase):
+    def _start(self, tmp, hold_after):
+        script = os.path.join(tmp, "interrupt.py")
+        with open(script, "w") as f:
+            f.write(INTERRUPT_SCRIPT)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__))] + sys.path),
+                   XDG_CACHE_HOME=os.path.join(tmp, "cache"), SLOW_LOG=os.path.join(tmp, "trials.log"),
+                   SLOW_GATE=os.path.join(tmp, "gate"), SLOW_HOLD_AFTER=str(hold_after))
+        p = subprocess.Popen([sys.executable, script, "start"], cwd=tmp, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        return script, env, p
+
+    def _wait(self, p, ready):
+        """Poll until ready() (or the process ended, which the caller's assertions then report)."""
+        while p.poll() is None and not ready():
+            time.sleep(0.05)
+
+    def _lines(self, env):
+        try:
+            with open(env["SLOW_LOG"]) as f:
+                return len(f.readlines())
+        except FileNotFoundError:
+            return 0
+
     def test_ctrl_c_keeps_trials_and_resumes(self):
         with tempfile.TemporaryDirectory() as tmp:
-            script = os.path.join(tmp, "interrupt.py")
-            with open(script, "w") as f:
-                f.write(INTERRUPT_SCRIPT)
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__))] + sys.path),
-                       XDG_CACHE_HOME=os.path.join(tmp, "cache"), SLOW_LOG=os.path.join(tmp, "trials.log"),
-                       SLOW_GATE=os.path.join(tmp, "gate"), SLOW_HOLD_AFTER="320")
-            p = subprocess.Popen([sys.executable, script, "start"], cwd=tmp, env=env, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True)
-            # Interrupt once the first checkpoint block (256 trials) is surely complete. Trials past the
-            # 320th are held until the gate opens (samplers.slow), so the run cannot end first: it once
-            # did, on a loaded machine ("0 != 42").
-            deadline = time.time() + 300
-            while time.time() < deadline and p.poll() is None:
-                try:
-                    with open(env["SLOW_LOG"]) as f:
-                        if len(f.readlines()) >= 320:
-                            break
-                except FileNotFoundError:
-                    pass
-                time.sleep(0.05)
+            # Trials past the 320th are held until the gate opens (samplers.slow), so the run cannot end before
+            # the interruption; the test interrupts once the checkpoint holds its first block of trials (256),
+            # whatever the machine's load: it polls the checkpoint, not the clock.
+            script, env, p = self._start(tmp, 320)
+            self._wait(p, lambda: _blocks(env["XDG_CACHE_HOME"]))
             p.send_signal(signal.SIGINT)
-            out, err = p.communicate(timeout=120)
+            out, err = p.communicate()
             open(env["SLOW_GATE"], "w").close()
             self.assertEqual(p.returncode, 42, out + err)
             self.assertIn("INTERRUPTED", out)
             self.assertIn("resume=True", out)
             self.assertNotIn("--resume", out)  # the tool's command names this call's temporary files
             self.assertIn("saved", out)
-            with open(env["SLOW_LOG"]) as f:
-                before = len(f.readlines())
-            r = subprocess.run([sys.executable, script, "resume"], cwd=tmp, env=env, capture_output=True, text=True,
-                               timeout=300)
+            before = self._lines(env)
+            # A new process makes the datasets afresh: the same values key the same run.
+            r = subprocess.run([sys.executable, script, "resume"], cwd=tmp, env=env, capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             self.assertIn("DONE 700", r.stdout)
             # The resumed run served only what the checkpoint lacked: at most
             # 700 - 256 trials plus the determinism checks' re-runs (4 by
             # default; 10 allowed here).
-            with open(env["SLOW_LOG"]) as f:
-                after = len(f.readlines()) - before
+            after = self._lines(env) - before
             self.assertGreater(before, 0)
             self.assertLess(after, 700 - 256 + 10, "the resumed run served %d trials: it did not resume" % after)
+            # One run directory for the two calls.
+            self.assertEqual(len(os.listdir(os.path.join(env["XDG_CACHE_HOME"], "mcmcaudit", "runs"))), 1)
+            # The tool's message on the interruption was the exception's, not also on stderr.
+            self.assertNotIn("interrupted", err)
+
+    def test_ctrl_c_before_the_first_block_says_nothing_is_saved(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            # Every trial after the first is held: no block can be complete when the interruption comes.
+            script, env, p = self._start(tmp, 1)
+            self._wait(p, lambda: self._lines(env) >= 1)
+            p.send_signal(signal.SIGINT)
+            out, err = p.communicate()
+            open(env["SLOW_GATE"], "w").close()
+            self.assertEqual(p.returncode, 42, out + err)
+            self.assertEqual(_blocks(env["XDG_CACHE_HOME"]), [])
+            self.assertIn("nothing is saved", out)
+            self.assertNotIn("resume=True", out)
+
+
+class TestContentKey(unittest.TestCase):
+    def test_same_datasets_same_run(self):
+        # Two calls with equal datasets (new arrays each time) share one run directory; other values get another.
+        import numpy as np
+        with tempfile.TemporaryDirectory() as tmp, unittest.mock.patch.dict(os.environ, {"XDG_CACHE_HOME": tmp}):
+            for d_prime in ([[0.0], [1.0]], [[0.0], [1.0]], [[0.0], [2.0]]):
+                rep = ma.audit(samplers.shifted, dim=1, releases=["r"], d=np.array([[0.0], [0.0]]),
+                               d_prime=np.array(d_prime), trials=40, progress=False, html=False)
+                self.assertEqual(rep.runs, 40)
+            self.assertEqual(len(os.listdir(os.path.join(tmp, "mcmcaudit", "runs"))), 2)
+
+
+class TestDatasetsInReport(unittest.TestCase):
+    def test_d_and_d_prime_are_described(self):
+        # The report names the datasets the function was given, with their records and adjacency, instead of
+        # saying that the sampler owns its data.
+        import numpy as np
+        cases = [(np.array([[0.3], [-0.2], [0.0]]), np.array([[0.3], [-0.2], [1.0]]), "replace-one", "record 2 differs"),
+                 ([[0.3], [-0.2]], [[0.3], [-0.2], [1.0]], "add-one", "D′ adds record 2")]
+        with tempfile.TemporaryDirectory() as tmp, unittest.mock.patch.dict(os.environ, {"XDG_CACHE_HOME": tmp}):
+            for d, d_prime, adjacency, note in cases:
+                rep = ma.audit(samplers.shifted, dim=1, releases=["r"], d=d, d_prime=d_prime, trials=40,
+                               progress=False)
+                doc = rep.to_dict()["report"]
+                self.assertEqual(doc["d"], {"name": "d", "records": len(d)})
+                self.assertEqual(doc["d_prime"], {"name": "d_prime", "records": len(d_prime)})
+                self.assertEqual((doc["adjacency"], doc["pair_note"]), (adjacency, note))
+                for page in (rep.html, rep.text):
+                    self.assertNotIn("no datasets given", page)
+                    self.assertIn("D = d (%d records)" % len(d), page)
+
+
+class TestProgressCallback(unittest.TestCase):
+    def test_progress_moves_between_the_tools_lines(self):
+        # The tool prints a progress line every 10 s; the callback hears of trials as the runner answers them.
+        seen = []
+        with tempfile.TemporaryDirectory() as tmp, unittest.mock.patch.dict(os.environ, {"XDG_CACHE_HOME": tmp}):
+            rep = ma.audit(samplers.slow, dim=1, releases=["r"], trials=150, workers=1,
+                           progress=lambda done, total: seen.append((done, total)))
+        self.assertEqual(rep.runs, 150)
+        self.assertEqual(seen[-1], (150, 150))
+        self.assertTrue(all(t == 150 for _, t in seen))
+        self.assertEqual([d for d, _ in seen], sorted(set(d for d, _ in seen)), "not increasing: %r" % seen)
+        # Counts strictly between the start and the end: the callback moved while the trials ran.
+        self.assertGreaterEqual(len([d for d, _ in seen if 0 < d < 150]), 3, seen)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,10 @@ import sys
 import tempfile
 import textwrap
 import unittest
+import unittest.mock
+
+import mcmcaudit as ma
+import samplers
 
 PROGRAM = textwrap.dedent('''
     import sys
@@ -65,6 +69,70 @@ class TestCanaries(unittest.TestCase):
         lines = session([{"trial": 0, "side": "D", "seed": 1, "canaries": "01"}], env=self.env)
         self.assertIn("error", lines[1])
         self.assertIn("2 characters for 3 canaries", lines[1]["error"])
+
+
+# The one-run design from audit(): ULA on Bayesian logistic regression in 40 dimensions, 10 records and 200
+# random canaries, of which the seed includes about half: with more parameters than records, one canary moves
+# the state enough to be told apart (at this seed ε_lb is 0.64 at the last release, 0.40 at the first).
+DIM = 40
+MODEL = {"logistic": {"dim": DIM, "alpha": 1}}
+DATA = {"synthetic_logistic": {"n": 10, "theta_star": [0.5, -0.5] * (DIM // 2), "x_scale": 1, "seed": 5}}
+CANARIES = ma.Canaries(count=200, kind="random", guesses=20)
+RELEASES = ["iteration 100", "iteration 200"]
+
+
+class TestOneRunAudit(unittest.TestCase):
+    def _audit(self, **kw):
+        with tempfile.TemporaryDirectory() as tmp, unittest.mock.patch.dict(os.environ, {"XDG_CACHE_HOME": tmp}):
+            return ma.audit(samplers.ula_logistic, dim=DIM, releases=RELEASES, model=MODEL, data=DATA, seed=31,
+                            progress=False, **kw)
+
+    def _assert_report_is_the_json(self, rep):
+        doc = rep.to_dict()["report"]
+        points = doc["points"]
+        head = points[doc["headline"]]
+        self.assertEqual(rep.epsilon_lb, doc["epsilon"]["epsilon"])
+        self.assertEqual(rep.epsilon_lb, head["one_run"]["epsilon"])
+        self.assertEqual(rep.mu_lb, head["one_run_fdp"].get("mu", 0.0))
+        self.assertEqual(rep.guesses, head["one_run"]["guesses"])
+        self.assertEqual(rep.headline, head["point"]["label"])
+        self.assertEqual(rep.epsilon_lb_per_release, {p["point"]["label"]: p["one_run"]["epsilon"] for p in points})
+        self.assertEqual(rep.mu_lb_per_release, {p["point"]["label"]: p["one_run_fdp"].get("mu", 0.0) for p in points})
+        self.assertEqual(set(rep.epsilon_lb_per_release), set(RELEASES))
+        self.assertEqual([r.ceiling for r in rep.releases], [p["ceiling"]["epsilon"] for p in points])
+
+    def test_canaries_with_data_and_no_neighbour_or_trials(self):
+        rep = self._audit(canaries=CANARIES, claim=ma.EpsilonDelta(epsilon=10, delta=1e-5))
+        self._assert_report_is_the_json(rep)
+        # Bounds that are not the zeros of a report read wrong.
+        self.assertGreater(rep.epsilon_lb, 0)
+        self.assertGreater(rep.mu_lb, 0)
+        self.assertTrue(all(e > 0 for e in rep.epsilon_lb_per_release.values()), rep.epsilon_lb_per_release)
+        self.assertEqual(rep.guesses["canaries"], 200)
+        self.assertEqual(rep.guesses["guesses"], 20)
+        self.assertEqual(rep.claims, ["claimed (10, 1e-05)-DP"])
+        self.assertIn(rep.verdict, ("not refuted", "VIOLATION"))
+        self.assertIn("<html", rep.html.lower())
+
+    def test_scores_from_the_function_equal_the_tools(self):
+        # The same audit with the function scoring the canaries (scores=True), and with the dict form: its
+        # scores are the log-likelihoods the tool computes from the releases, so the guesses are the same.
+        by_tool = self._audit(canaries={"count": 200, "kind": "random", "guesses": 20}, html=False)
+        by_function = self._audit(canaries=CANARIES, scores=True, html=False)
+        self._assert_report_is_the_json(by_function)
+        self.assertEqual(by_function.guesses, by_tool.guesses)
+        self.assertEqual(by_function.epsilon_lb_per_release, by_tool.epsilon_lb_per_release)
+
+    def test_runs_only_arguments_refused(self):
+        for kw in ({"neighbour": {"adjacency": "add-one", "record": {"x": [0] * DIM, "y": 0}}},
+                   {"split": (0.5, 0.5)}, {"attacks": ["threshold"]}):
+            with self.assertRaises(ValueError) as cm:
+                ma.audit(samplers.ula_logistic, dim=DIM, releases=RELEASES, model=MODEL, data=DATA,
+                         canaries=ma.Canaries(count=10), **kw)
+            self.assertIn(next(iter(kw)), str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            ma.audit(samplers.ula_logistic, dim=DIM, releases=RELEASES, model=MODEL, data=DATA, design="canaries")
+        self.assertIn("Canaries(count=", str(cm.exception))
 
 
 if __name__ == "__main__":

@@ -47,6 +47,18 @@ class TestFindBinary(unittest.TestCase):
             self.assertTrue(path.startswith(os.path.join(tmp, "cache", "mcmcaudit", "bin") + os.sep), path)
             self.assertIn("building the audit binary", r.stderr)
             self.assertEqual(float(eps), ma.epsilon(3, 500, 7, 500).epsilon_lb)
+            self.assertIn("audit-%s-" % ma.__version__, os.path.basename(path))
+            # Another process finds the same build: once per version and source tree, not once per process.
+            again = _python("import mcmcaudit; print(mcmcaudit.find_binary())", env, tmp)
+            self.assertEqual(again.returncode, 0, again.stderr)
+            self.assertEqual(again.stdout.strip(), path)
+            self.assertNotIn("building", again.stderr)
+            # Outside the clone (no MCMCAUDIT_REPO; the current directory and, when installed, the package are
+            # elsewhere), the build of this version is found in the cache.
+            outside = {k: v for k, v in env.items() if k != "MCMCAUDIT_REPO"}
+            r = _python("import mcmcaudit; print(mcmcaudit.find_binary())", outside, tmp)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.strip(), path)
 
     def test_no_binary_is_an_audit_error(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -92,6 +104,120 @@ class TestProgress(unittest.TestCase):
                     sys.modules[k] = v
         self.assertEqual(shown, [1488, 2000, "closed"])
         self.assertEqual(written, ["[sampler 3] gaussian.py: sigma = 1"])
+
+
+class TestPythonPackage(unittest.TestCase):
+    """What Python users expect of a package: typed, one version, the interpreter it says."""
+
+    def test_public_api_is_typed(self):
+        import inspect
+        import typing
+        missing = []
+        for name in ma.__all__:
+            obj = getattr(ma, name)
+            if inspect.isclass(obj) or not callable(obj):
+                continue
+            sig = inspect.signature(obj)
+            hints = typing.get_type_hints(obj)
+            missing += ["%s(%s)" % (name, p) for p in sig.parameters if p not in hints]
+            if "return" not in hints:
+                missing.append("%s -> ?" % name)
+        self.assertEqual(missing, [])
+        # Report's attributes are declared with their types.
+        hints = typing.get_type_hints(ma.Report)
+        for attr in ("epsilon_lb", "mu_lb", "epsilon_lb_per_release", "releases", "verdict", "guesses"):
+            self.assertIn(attr, hints)
+
+    def test_py_typed_installed(self):
+        # PEP 561: the installed package says that its hints are for type checkers.
+        self.assertTrue(os.path.isfile(os.path.join(os.path.dirname(ma.__file__), "py.typed")))
+
+    def _pyproject(self):
+        import tomllib
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "pyproject.toml")
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+
+    def test_one_version(self):
+        # pyproject.toml reads the version from the package: no second copy to forget.
+        meta = self._pyproject()
+        self.assertNotIn("version", meta["project"])
+        self.assertIn("version", meta["project"]["dynamic"])
+        self.assertEqual(meta["tool"]["setuptools"]["dynamic"]["version"], {"attr": "mcmcaudit._version.__version__"})
+        from importlib import metadata
+        try:
+            installed = metadata.version("mcmcaudit")
+        except metadata.PackageNotFoundError:
+            return  # not installed (run_tests.sh installs it)
+        self.assertEqual(installed, ma.__version__)
+
+    def test_requires_python_is_what_ci_tests(self):
+        # The least Python the package claims is the one CI runs: Debian's python3.
+        req = self._pyproject()["project"]["requires-python"]
+        self.assertRegex(req, r"^>=3\.\d+$")
+        low = tuple(int(x) for x in req[2:].split("."))
+        if not os.path.exists("/usr/bin/python3"):
+            self.skipTest("no Debian python3 here")
+        r = subprocess.run(["/usr/bin/python3", "-c", "import sys; print(*sys.version_info[:2])"], capture_output=True,
+                           text=True, check=True)
+        self.assertEqual(low, tuple(int(x) for x in r.stdout.split()))
+        self.assertGreaterEqual(sys.version_info[:2], low)
+
+    def test_claims_as_values(self):
+        from mcmcaudit.design import claim_section
+        self.assertEqual(claim_section(ma.GDP(1.0)), {"gdp": 1.0})
+        self.assertEqual(claim_section([ma.EpsilonDelta(1, 1e-5), ma.GDP(0.5)]), {"epsilon": 1, "delta": 1e-5, "gdp": 0.5})
+        self.assertEqual(claim_section({"gdp": 2}), {"gdp": 2})
+        self.assertEqual(claim_section(ma.Theorems()), {"theorems": True})
+        with self.assertRaises(ValueError):
+            claim_section([ma.GDP(1), ma.GDP(2)])
+        self.assertEqual(ma.Canaries.from_value({"count": 9, "kind": "mislabel", "range": [0, 1]}).section(),
+                         {"count": 9, "kind": "mislabel", "range": [0, 1]})
+
+
+class TestDescribePair(unittest.TestCase):
+    """How audit() describes d and d_prime to the tool (sampler.program.datasets), without running it."""
+
+    def test_adjacency_found_by_comparing_records(self):
+        import numpy as np
+        from mcmcaudit.api import _describe_pair
+        a = np.zeros((5, 2, 2))
+        b = a.copy()
+        b[3, 1, 0] = 1
+        self.assertEqual(_describe_pair(a, b)["adjacency"], "replace-one")
+        self.assertEqual(_describe_pair(a, b)["note"], "record 3 differs")
+        b[1, 0, 0] = 2
+        self.assertNotIn("adjacency", _describe_pair(a, b))
+        self.assertEqual(_describe_pair(a, b)["note"], "2 records differ")
+        r = _describe_pair([[1], [2], [3]], [[1], [3]])
+        self.assertEqual((r["adjacency"], r["note"], r["d"]["records"], r["d_prime"]["records"]),
+                         ("remove-one", "D′ lacks record 1 of D", 3, 2))
+        self.assertEqual(_describe_pair([[1]], [[1], [4]])["adjacency"], "add-one")
+        self.assertIsNone(_describe_pair({"x": 1}, {"x": 2}))  # records not countable: not described
+
+
+class TestInterruptMessage(unittest.TestCase):
+    """What KeyboardInterrupt says for each of the tool's messages on an interruption."""
+
+    def test_messages(self):
+        from mcmcaudit.api import _interrupt_message
+        with tempfile.TemporaryDirectory() as ck:
+            resume = "call audit() again with the same arguments"
+            m = _interrupt_message("audit run: interrupted; 256 of 700 trials are saved in %s; resume with: audit run x "
+                                   "--resume" % ck)
+            self.assertIn(resume, m)
+            self.assertNotIn("--resume", m)
+            m = _interrupt_message("audit run: interrupted; 0 of 700 trials are saved in %s; resume with: audit run x "
+                                   "--resume" % ck)
+            self.assertIn("nothing is saved", m)
+            self.assertNotIn("resume", m)
+            # The other form names the directory: its blocks say whether anything is saved.
+            blocks = "audit run: interrupted; the blocks of trials completed so far are saved in %s" % ck
+            self.assertIn("nothing is saved", _interrupt_message(blocks))
+            open(os.path.join(ck, "trials-000000000000-000000000256.part"), "w").close()
+            self.assertIn(resume, _interrupt_message(blocks))
+        self.assertEqual(_interrupt_message("audit run: interrupted; nothing was saved"),
+                         "audit run: interrupted; nothing was saved.")
 
 
 SCRIPT = textwrap.dedent("""
