@@ -144,7 +144,7 @@ func refutedSeries(r *audit.Report, xs []float64, ci int) *series {
 	if len(at) > 3 {
 		at = append(at[:3], fmt.Sprintf("and %d more releases (in the table)", len(at)-3))
 	}
-	s.name = fmt.Sprintf("refuted (ε, δ(ε)): %s REFUTED by the whole-profile test (its profile δ(ε) violated) at %s%s; the cross marks that ε, and its δ is δ(ε), not the table's δ = %g",
+	s.name = fmt.Sprintf("refuted (ε, δ(ε)): %s REFUTED by the whole-profile test (its profile δ(ε) violated) at %s%s; the ringed cross marks that ε, and its δ is δ(ε), not the table's δ = %g",
 		r.Claims[ci], strings.Join(at, ", "), detail, r.Delta)
 	return &s
 }
@@ -243,8 +243,8 @@ func addSeries(p *plot.Plot, s series, markers bool) ([]plot.Thumbnailer, error)
 			return nil, err
 		}
 		sc.Color = plotutil.Color(s.color)
-		sc.Shape = draw.CrossGlyph{}
-		sc.Radius = vg.Points(5)
+		sc.Shape = RefutedGlyph{}
+		sc.Radius = vg.Points(refutedRadius)
 		p.Add(sc)
 		return []plot.Thumbnailer{sc}, nil
 	}
@@ -273,6 +273,42 @@ func addSeries(p *plot.Plot, s series, markers bool) ([]plot.Thumbnailer, error)
 		thumbs = append(thumbs, sc)
 	}
 	return thumbs, nil
+}
+
+// refutedRadius is the radius, in points, of the refuted marker.
+const refutedRadius = 6
+
+// RefutedGlyph marks a refuted (ε, δ) pair on the claim's own line (a
+// draw.GlyphDrawer): a white disk that cuts the line, a thick ring in the
+// claim's colour and a thick black cross inside it, so that the mark
+// stands out from the dashed line it sits on in colour, shape and size.
+type RefutedGlyph struct{}
+
+// DrawGlyph implements draw.GlyphDrawer.
+func (RefutedGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius
+	halo := vg.Path{}
+	halo.Move(vg.Point{X: pt.X + r + vg.Points(1.5), Y: pt.Y})
+	halo.Arc(pt, r+vg.Points(1.5), 0, 2*math.Pi)
+	halo.Close()
+	c.SetColor(color.White)
+	c.Fill(halo)
+
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(2)})
+	ring := vg.Path{}
+	ring.Move(vg.Point{X: pt.X + r, Y: pt.Y})
+	ring.Arc(pt, r, 0, 2*math.Pi)
+	ring.Close()
+	c.Stroke(ring)
+
+	c.SetLineStyle(draw.LineStyle{Color: color.Black, Width: vg.Points(2)})
+	a := r * 0.5
+	var cross vg.Path
+	cross.Move(vg.Point{X: pt.X - a, Y: pt.Y - a})
+	cross.Line(vg.Point{X: pt.X + a, Y: pt.Y + a})
+	cross.Move(vg.Point{X: pt.X - a, Y: pt.Y + a})
+	cross.Line(vg.Point{X: pt.X + a, Y: pt.Y - a})
+	c.Stroke(cross)
 }
 
 // writeBarPlot draws a report of one release point: one bar per curve
