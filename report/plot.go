@@ -165,7 +165,37 @@ func releasePoints(r *audit.Report) []mechanisms.ReleasePoint {
 // when an upper curve exceeds 20 times the largest ε_lb — linear up to 1
 // and logarithmic above, so that ε_lb stays readable next to a bound in the
 // thousands. A single release point is drawn as labelled bars.
+//
+// Below it, when the report has one, is the ROC curve of the attack the
+// headline ε_lb rests on (WriteROCPlot), descriptive.
 func WritePlot(w io.Writer, format string, r *audit.Report, extra ...Curve) error {
+	pn, err := epsilonPanel(r, extra)
+	if err != nil {
+		return err
+	}
+	panels := []panel{pn}
+	if k := rocRelease(r); k >= 0 {
+		roc, err := rocPanel(r, k)
+		if err != nil {
+			return err
+		}
+		panels = append(panels, roc)
+	}
+	return drawPanels(w, format, panels)
+}
+
+// writeEpsilonPlot is WritePlot without the ROC curve (the HTML page has
+// it in a section of its own).
+func writeEpsilonPlot(w io.Writer, format string, r *audit.Report) error {
+	pn, err := epsilonPanel(r, nil)
+	if err != nil {
+		return err
+	}
+	return drawPanels(w, format, []panel{pn})
+}
+
+// epsilonPanel is WritePlot's ε plot with its legend.
+func epsilonPanel(r *audit.Report, extra []Curve) (panel, error) {
 	pts := releasePoints(r)
 	xs := make([]float64, len(pts))
 	epochs := len(pts) > 0
@@ -186,7 +216,7 @@ func WritePlot(w io.Writer, format string, r *audit.Report, extra ...Curve) erro
 		}
 	}
 	if len(pts) == 1 {
-		return writeBarPlot(w, format, r, ss)
+		return barPanel(r, ss)
 	}
 	p := plot.New()
 	title := fmt.Sprintf("%s: ε lower bound per release (δ = %g, confidence %.4g)", ClipName(r.Name, TitleNameRunes), r.Delta, r.TestConfidence)
@@ -220,14 +250,14 @@ func WritePlot(w io.Writer, format string, r *audit.Report, extra ...Curve) erro
 	for _, s := range ss {
 		thumbs, err := addSeries(p, s, markers)
 		if err != nil {
-			return err
+			return panel{}, err
 		}
 		entries = append(entries, legendEntry{text: s.name, thumbs: thumbs})
 	}
 	if logAxis {
 		entries = append(entries, legendEntry{text: logAxisNote(upMax, lbMax)})
 	}
-	return drawWithLegend(w, format, func(c draw.Canvas) { p.Draw(c) }, entries)
+	return panel{draw: func(c draw.Canvas) { p.Draw(c) }, entries: entries}, nil
 }
 
 // addSeries adds a curve to the plot and returns what draws its legend
@@ -311,10 +341,10 @@ func (RefutedGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) 
 	c.Stroke(cross)
 }
 
-// writeBarPlot draws a report of one release point: one bar per curve
+// barPanel draws a report of one release point: one bar per curve
 // (ε_lb, ceiling, each claim's ε at δ, the exact ε) with its value written
 // above it and its name below.
-func writeBarPlot(w io.Writer, format string, r *audit.Report, ss []series) error {
+func barPanel(r *audit.Report, ss []series) (panel, error) {
 	p := plot.New()
 	pt := releasePoints(r)[0]
 	// The title names the release by its label: a program sampler's
@@ -344,7 +374,7 @@ func writeBarPlot(w io.Writer, format string, r *audit.Report, ss []series) erro
 	for i, s := range ss {
 		bc, err := plotter.NewBarChart(plotter.Values{s.y[0]}, barWidth)
 		if err != nil {
-			return err
+			return panel{}, err
 		}
 		bc.XMin = float64(i)
 		bc.Color = plotutil.Color(s.color)
@@ -352,7 +382,7 @@ func writeBarPlot(w io.Writer, format string, r *audit.Report, ss []series) erro
 		p.Add(bc)
 		lab, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: float64(i), Y: s.y[0]}}, Labels: []string{stats.FormatFloat(s.y[0])}})
 		if err != nil {
-			return err
+			return panel{}, err
 		}
 		lab.TextStyle[0].XAlign = draw.XCenter
 		lab.Offset = vg.Point{Y: vg.Points(3)}
@@ -366,7 +396,7 @@ func writeBarPlot(w io.Writer, format string, r *audit.Report, ss []series) erro
 	}
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.6, float64(len(ss))-0.4
-	return drawWithLegend(w, format, func(c draw.Canvas) { p.Draw(c) }, entries)
+	return panel{draw: func(c draw.Canvas) { p.Draw(c) }, entries: entries}, nil
 }
 
 // epsilonAxis sets up the ε axis of p from the largest ε_lb and the
@@ -413,20 +443,39 @@ func legendStyle() text.Style {
 	}
 }
 
-// drawWithLegend lays out a canvas of plotWidth: the plot in its upper
-// part, the legend below, each label wrapped to the width, and writes it.
-func drawWithLegend(w io.Writer, format string, drawPlot func(draw.Canvas), entries []legendEntry) error {
+// panel is one plot of a picture with its legend below it.
+type panel struct {
+	draw    func(draw.Canvas)
+	entries []legendEntry
+}
+
+// panelGap is the space between two panels of a picture, in points.
+const panelGap = 18
+
+// drawPanels lays out a canvas of plotWidth with the panels one below the
+// other, each a plot of plotAreaHeight and its legend, each label wrapped
+// to the width, and writes it.
+func drawPanels(w io.Writer, format string, panels []panel) error {
 	sty := legendStyle()
 	textWidth := float64(plotWidth - 2*plotMargin - legendIcon - legendGap)
 	lineH := sty.FontExtents().Height.Points() * 1.05
-	var texts []string
-	legendH := 0.0
-	for _, e := range entries {
-		t := wrapStyled(sty, e.text, textWidth)
-		texts = append(texts, t)
-		legendH += float64(strings.Count(t, "\n")+1)*lineH + 3
+	texts := make([][]string, len(panels))
+	height := 0.0
+	for i, pn := range panels {
+		legendH := 0.0
+		for _, e := range pn.entries {
+			t := wrapStyled(sty, e.text, textWidth)
+			texts[i] = append(texts[i], t)
+			legendH += float64(strings.Count(t, "\n")+1)*lineH + 3
+		}
+		// The first panel's sum in the order the picture of one panel
+		// has always used (its size is written to the file).
+		if ph := plotAreaHeight + legendH; i == 0 {
+			height = ph + 2*plotMargin + 4
+		} else {
+			height += panelGap + ph + 4
+		}
 	}
-	height := plotAreaHeight + legendH + 2*plotMargin + 4
 	cw, err := draw.NewFormattedCanvas(vg.Points(plotWidth), vg.Points(height), format)
 	if err != nil {
 		return err
@@ -435,21 +484,26 @@ func drawWithLegend(w io.Writer, format string, drawPlot func(draw.Canvas), entr
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
 	inner := draw.Crop(c, vg.Points(plotMargin), -vg.Points(plotMargin), vg.Points(plotMargin), -vg.Points(plotMargin))
-	plotArea := inner
-	plotArea.Min.Y = plotArea.Max.Y - vg.Points(plotAreaHeight)
-	drawPlot(plotArea)
-	y := plotArea.Min.Y - vg.Points(4)
-	for i, e := range entries {
-		n := float64(strings.Count(texts[i], "\n") + 1)
-		icon := draw.Canvas{Canvas: inner.Canvas, Rectangle: vg.Rectangle{
-			Min: vg.Point{X: inner.Min.X, Y: y - vg.Points(lineH)},
-			Max: vg.Point{X: inner.Min.X + vg.Points(legendIcon), Y: y},
-		}}
-		for _, t := range e.thumbs {
-			t.Thumbnail(&icon)
+	top := inner.Max.Y
+	for i, pn := range panels {
+		plotArea := inner
+		plotArea.Max.Y = top
+		plotArea.Min.Y = plotArea.Max.Y - vg.Points(plotAreaHeight)
+		pn.draw(plotArea)
+		y := plotArea.Min.Y - vg.Points(4)
+		for j, e := range pn.entries {
+			n := float64(strings.Count(texts[i][j], "\n") + 1)
+			icon := draw.Canvas{Canvas: inner.Canvas, Rectangle: vg.Rectangle{
+				Min: vg.Point{X: inner.Min.X, Y: y - vg.Points(lineH)},
+				Max: vg.Point{X: inner.Min.X + vg.Points(legendIcon), Y: y},
+			}}
+			for _, t := range e.thumbs {
+				t.Thumbnail(&icon)
+			}
+			inner.FillText(sty, vg.Point{X: inner.Min.X + vg.Points(legendIcon+legendGap), Y: y}, texts[i][j])
+			y -= vg.Points(n*lineH + 3)
 		}
-		inner.FillText(sty, vg.Point{X: inner.Min.X + vg.Points(legendIcon+legendGap), Y: y}, texts[i])
-		y -= vg.Points(n*lineH + 3)
+		top = y - vg.Points(panelGap)
 	}
 	_, err = cw.WriteTo(w)
 	return err
