@@ -284,6 +284,10 @@ type Report struct {
 	// Multiplicity explains how α was shared.
 	Multiplicity string        `json:"multiplicity"`
 	Points       []PointResult `json:"points"`
+	// IterationsUnknown says that Points[k].Point.Iteration is only the
+	// release's rank 1, 2, … (a program sampler or a samples file that
+	// names its releases without their iterations); not in the JSON.
+	IterationsUnknown bool `json:"-"`
 	// Headline is the index of the release point the verdict rests on
 	// (chosen on training runs), or −1 under Bonferroni over points.
 	Headline int `json:"headline"`

@@ -197,17 +197,8 @@ func writeEpsilonPlot(w io.Writer, format string, r *audit.Report) error {
 // epsilonPanel is WritePlot's ε plot with its legend.
 func epsilonPanel(r *audit.Report, extra []Curve) (panel, error) {
 	pts := releasePoints(r)
-	xs := make([]float64, len(pts))
-	epochs := len(pts) > 0
-	for _, pt := range pts {
-		epochs = epochs && pt.Epoch > 0
-	}
-	for k, pt := range pts {
-		xs[k] = float64(pt.Iteration)
-		if epochs {
-			xs[k] = float64(pt.Epoch)
-		}
-	}
+	ax := releaseAxisOf(r)
+	xs := ax.x
 	all := plotSeries(r, xs, extra)
 	var ss []series
 	for _, s := range all {
@@ -222,10 +213,7 @@ func epsilonPanel(r *audit.Report, extra []Curve) (panel, error) {
 	title := fmt.Sprintf("%s: ε lower bound per release (δ = %g, confidence %.4g)", ClipName(r.Name, TitleNameRunes), r.Delta, r.TestConfidence)
 	p.Title.Text = wrapStyled(p.Title.TextStyle, title, plotWidth-2*plotMargin)
 	p.Title.Padding = vg.Points(6)
-	p.X.Label.Text = "iteration"
-	if epochs {
-		p.X.Label.Text = "epoch"
-	}
+	p.X.Label.Text = ax.label
 	p.Add(plotter.NewGrid())
 
 	lbMax, upMax := 0.0, 0.0
@@ -243,7 +231,7 @@ func epsilonPanel(r *audit.Report, extra []Curve) (panel, error) {
 	xmin, xmax := xs[0], xs[len(xs)-1]
 	pad := math.Max((xmax-xmin)*0.02, 0.5)
 	p.X.Min, p.X.Max = xmin-pad, xmax+pad
-	p.X.Tick.Marker = IntegerTicks{}
+	p.X.Tick.Marker = ax.ticks
 
 	var entries []legendEntry
 	markers := len(pts) <= 60

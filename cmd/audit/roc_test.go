@@ -61,14 +61,19 @@ func runROCReport(t *testing.T, scenario string) rocReport {
 		auroc: p.Descriptive.AUROC, tpr1: p.Descriptive.TPRAt1, tpr01: p.Descriptive.TPRAt01}
 }
 
-// svgText joins the text runs of an SVG written by the report package
-// (each a group whose aria-label holds its text), with spaces normalized.
-func svgText(svg string) string {
+// svgRuns returns the text runs of an SVG written by the report package
+// (each a group whose aria-label holds its text).
+func svgRuns(svg string) []string {
 	var all []string
 	for _, m := range regexp.MustCompile(`<g class="text" aria-label="([^"]*)"`).FindAllStringSubmatch(svg, -1) {
 		all = append(all, html.UnescapeString(m[1]))
 	}
-	return strings.Join(strings.Fields(strings.Join(all, " ")), " ")
+	return all
+}
+
+// svgText joins the text runs of an SVG, with spaces normalized.
+func svgText(svg string) string {
+	return strings.Join(strings.Fields(strings.Join(svgRuns(svg), " ")), " ")
 }
 
 // The --plot picture and the HTML page carry the ROC curve of the
