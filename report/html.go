@@ -216,13 +216,19 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	if len(r.Claims) > 0 {
 		perRelease += " " + TightnessLegend
 	}
+	var choice template.HTML
+	if l := ReleaseChoiceNote(r); l != "" {
+		choice = HTMLText("note", "Release of the claims' tests: "+l)
+		perRelease = strings.Replace(perRelease, "The highlighted row is the release the verdict rests on.",
+			"The highlighted row is the release the headline ε_lb rests on; claims were tested at other releases (their claim cells), as the headline says.", 1)
+	}
 	page := HTMLPage{
 		Title:     "Privacy audit: " + ClipName(r.Name, TitleNameRunes),
 		Subtitle:  DisplayName(r.Mechanism) + "; " + describeDesign(r).datasets,
 		Verdict:   verdict,
 		Violation: r.Violated(),
 		Sections: []HTMLSection{
-			{"Headline", HTMLText("headline", headline) + tightnessHTML(r) + warningsHTML(r) + setting + notes(r.Notes)},
+			{"Headline", HTMLText("headline", headline) + tightnessHTML(r) + choice + warningsHTML(r) + setting + notes(r.Notes)},
 			{"ε lower bound per release", HTMLPlot(plot.Bytes())},
 			{"Per release", HTMLTable(header, rows, r.Headline) + HTMLText("note", perRelease) + convergenceHTMLNote(r)},
 			{GaussianEpsilonTitle, HTMLText("note", GaussianEpsilonNote) + HTMLTable([]string{"<release", "μ_lb", "ε(μ_lb) if Gaussian"}, gauss, -1)},
