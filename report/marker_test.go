@@ -1,10 +1,14 @@
 package report
 
 import (
+	"bytes"
 	"image"
 	"image/color"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/audit"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -60,4 +64,30 @@ func TestRefutedMarkerIsVisible(t *testing.T) {
 func nearColour(a, b color.RGBA) bool {
 	d := func(x, y uint8) bool { return int(x)-int(y) < 40 && int(y)-int(x) < 40 }
 	return d(a.R, b.R) && d(a.G, b.G) && d(a.B, b.B)
+}
+
+// On the bars of a single release the refuted pair is a bar, and its
+// legend says so; on a curve of releases the legend names the ringed cross.
+func TestRefutedLegendNamesItsMark(t *testing.T) {
+	for _, n := range []int{1, 3} {
+		r := fakeReport("refuted", n, false, 1, map[string]float64{"claimed (0.5, 1e-05)-DP": 0.5})
+		r.ClaimTests = []audit.ClaimTest{{Name: r.Claims[0], Covered: true, Point: n - 1,
+			Refutation: &audit.Refutation{Refuted: true, Epsilon: 0.4, Delta: 0.01, Confidence: 0.95}}}
+		var b bytes.Buffer
+		if err := WritePlot(&b, "svg", r); err != nil {
+			t.Fatal(err)
+		}
+		var all []string
+		for _, run := range checkSVG(t, "refuted", b.Bytes()) {
+			all = append(all, run.text)
+		}
+		legend := strings.Join(strings.Fields(strings.Join(all, " ")), " ")
+		want, not := "the ringed cross marks that ε", "the bar shows that ε"
+		if n == 1 {
+			want, not = not, want
+		}
+		if !strings.Contains(legend, want) || strings.Contains(legend, not) {
+			t.Errorf("%d releases: the legend does not say %q:\n%s", n, want, legend)
+		}
+	}
 }

@@ -377,7 +377,11 @@ func barPanel(r *audit.Report, ss []series) (panel, error) {
 		p.Add(lab)
 		short, _, _ := strings.Cut(s.name, ":")
 		names = append(names, fmt.Sprintf("(%d) %s", i+1, short))
-		entries = append(entries, legendEntry{text: fmt.Sprintf("(%d) %s", i+1, s.name), thumbs: []plot.Thumbnailer{bc}})
+		name := s.name
+		if s.points { // a bar here, not a mark on a line
+			name = strings.Replace(name, "the ringed cross marks that ε", "the bar shows that ε", 1)
+		}
+		entries = append(entries, legendEntry{text: fmt.Sprintf("(%d) %s", i+1, name), thumbs: []plot.Thumbnailer{bc}})
 	}
 	if upMax > symlogRatio*math.Max(lbMax, 1) {
 		entries = append(entries, legendEntry{text: logAxisNote(upMax, lbMax)})
