@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/audit"
-
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
