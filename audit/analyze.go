@@ -208,6 +208,7 @@ func (a *Audit) newReport(t *Trials) *Report {
 		AttackSelection: o.AttackSelection, PointSelection: o.PointSelection,
 		Info: t.Info.Totals(), Headline: -1, TestSize: t.TestSize, Notes: dg.Notes,
 		D: dg.D, DPrime: dg.DPrime, Adjacency: dg.Adjacency, PairNote: dg.PairNote, ExactSource: dg.ExactSource,
+		IterationsUnknown: dg.IterationsUnknown,
 	}
 	for _, c := range o.Attacks {
 		r.Attacks = append(r.Attacks, c.Name())

@@ -68,6 +68,44 @@ type Descriptive struct {
 	AUROC   stats.JSONFloat `json:"auroc"`
 	TPRAt1  stats.JSONFloat `json:"tpr_at_fpr_1pct"`
 	TPRAt01 stats.JSONFloat `json:"tpr_at_fpr_0.1pct"`
+	// ROC is the ROC curve of the same scores on the same outcomes,
+	// sampled: at each false-positive rate m/negatives of a grid of
+	// counts m, about logarithmic from 1 to the negatives and holding the
+	// largest m with FPR ≤ 1% and ≤ 0.1%, the largest TPR among thresholds
+	// whose FPR is at most it (the definition of TPRAt1 and TPRAt01, which
+	// are its values there). Empty when a class is empty. Not in the JSON
+	// document: the report's plots draw it.
+	ROC []ROCPoint `json:"-"`
+}
+
+// ROCPoint is a point of a sampled ROC curve.
+type ROCPoint struct{ FPR, TPR float64 }
+
+// rocGridPoints is about the number of points of a sampled ROC curve.
+const rocGridPoints = 120
+
+// rocGrid returns the false-positive counts at which an ROC curve over
+// neg negatives is sampled: 1, …, neg about evenly on a log scale, with
+// the largest counts whose rates are at most 1% and 0.1%, increasing.
+func rocGrid(neg int) []int {
+	ms := []int{neg}
+	for i := 0; i < rocGridPoints; i++ {
+		ms = append(ms, int(math.Round(math.Pow(float64(neg), float64(i)/rocGridPoints))))
+	}
+	for _, f := range []float64{0.01, 0.001} {
+		m := int(math.Floor(f * float64(neg)))
+		for m > 0 && float64(m)/float64(neg) > f {
+			m--
+		}
+		for float64(m+1)/float64(neg) <= f {
+			m++
+		}
+		if m > 0 {
+			ms = append(ms, m)
+		}
+	}
+	slices.Sort(ms)
+	return slices.Compact(ms)
 }
 
 // DescriptiveNote labels the descriptive figures in every report.
@@ -428,7 +466,7 @@ func describeScoresBuf(scores []float64, label []bool, buf []uint64) (Descriptiv
 	}
 	if pos == 0 || neg == 0 {
 		nan := stats.JSONFloat(math.NaN())
-		return Descriptive{nan, nan, nan}, buf
+		return Descriptive{AUROC: nan, TPRAt1: nan, TPRAt01: nan}, buf
 	}
 	n := len(scores)
 	if len(buf) < n+max(pos, neg) {
@@ -527,10 +565,24 @@ type rocWalk struct {
 	tp, fp      int
 	auc         float64
 	tpr1, tpr01 float64
+	// grid holds the false-positive counts the ROC curve is sampled at
+	// (rocGrid), roc the samples settled so far.
+	grid []int
+	roc  []ROCPoint
 }
 
 // group adds a group of gp positives and gn negatives of equal score.
 func (w *rocWalk) group(gp, gn, pos, neg int) {
+	if w.grid == nil {
+		w.grid = rocGrid(neg)
+		w.roc = make([]ROCPoint, 0, len(w.grid))
+	}
+	// A grid count the walk now passes keeps the TPR before this group:
+	// the last threshold with at most that many false positives.
+	before := float64(w.tp) / float64(pos)
+	for len(w.roc) < len(w.grid) && w.grid[len(w.roc)] < w.fp+gn {
+		w.roc = append(w.roc, ROCPoint{FPR: float64(w.grid[len(w.roc)]) / float64(neg), TPR: before})
+	}
 	// Negatives of this group lose to the positives above it and tie
 	// with those in it.
 	w.auc += float64(gn) * (float64(w.tp) + float64(gp)/2)
@@ -544,6 +596,10 @@ func (w *rocWalk) group(gp, gn, pos, neg int) {
 	}
 }
 
+// result returns the figures of the walk, once every group is added.
 func (w *rocWalk) result(pos, neg int) Descriptive {
-	return Descriptive{AUROC: stats.JSONFloat(w.auc / (float64(pos) * float64(neg))), TPRAt1: stats.JSONFloat(w.tpr1), TPRAt01: stats.JSONFloat(w.tpr01)}
+	for len(w.roc) < len(w.grid) {
+		w.roc = append(w.roc, ROCPoint{FPR: float64(w.grid[len(w.roc)]) / float64(neg), TPR: float64(w.tp) / float64(pos)})
+	}
+	return Descriptive{AUROC: stats.JSONFloat(w.auc / (float64(pos) * float64(neg))), TPRAt1: stats.JSONFloat(w.tpr1), TPRAt01: stats.JSONFloat(w.tpr01), ROC: w.roc}
 }

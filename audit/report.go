@@ -284,8 +284,14 @@ type Report struct {
 	// Multiplicity explains how α was shared.
 	Multiplicity string        `json:"multiplicity"`
 	Points       []PointResult `json:"points"`
-	// Headline is the index of the release point the verdict rests on
-	// (chosen on training runs), or −1 under Bonferroni over points.
+	// IterationsUnknown says that Points[k].Point.Iteration is only the
+	// release's rank 1, 2, … (a program sampler or a samples file that
+	// names its releases without their iterations); not in the JSON.
+	IterationsUnknown bool `json:"-"`
+	// Headline is the index of the release point the headline ε_lb rests
+	// on (chosen on training runs by ε_lb alone, whatever the claims), or
+	// −1 under Bonferroni over points. Each claim's one test rests on the
+	// release chosen for it (ClaimTests), which may be another.
 	Headline int `json:"headline"`
 	// Epsilon is the headline lower bound: the region bound at Headline,
 	// or the maximum over points under Bonferroni (valid simultaneously).

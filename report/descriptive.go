@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 
@@ -63,12 +64,22 @@ func writeDescriptive(w io.Writer, r *audit.Report) error {
 	return nil
 }
 
-// descriptiveSection is the HTML section, or nil.
-func descriptiveSection(r *audit.Report) []HTMLSection {
+// descriptiveSection is the HTML section, followed by the ROC curve's
+// when the report has one, or nil.
+func descriptiveSection(r *audit.Report) ([]HTMLSection, error) {
 	rows := descriptiveRows(r)
 	if rows == nil {
-		return nil
+		return nil, nil
 	}
 	head := append([]string{"<" + descriptiveHeader[0]}, descriptiveHeader[1:]...)
-	return []HTMLSection{{DescriptiveTitle, HTMLText("note", audit.DescriptiveNote+".") + HTMLTable(head, rows, -1)}}
+	out := []HTMLSection{{DescriptiveTitle, HTMLText("note", audit.DescriptiveNote+".") + HTMLTable(head, rows, -1)}}
+	var svg bytes.Buffer
+	ok, err := WriteROCPlot(&svg, "svg", r)
+	if err != nil || !ok {
+		return out, err
+	}
+	note := HTMLText("note", "The ROC curve of the attack of the headline's ε_lb, on the outcomes of the table above (log-log): "+
+		"it describes the attack and carries no guarantee and no confidence; the lower bound on ε is ε_lb.")
+	out = append(out, HTMLSection{ROCTitle, note + htmlPlot("roc", svg.Bytes())})
+	return out, nil
 }

@@ -127,12 +127,19 @@ func headerWords(h string) string {
 }
 
 // HTMLPlot wraps an SVG document for inline use (the XML prologue dropped).
-func HTMLPlot(svg []byte) template.HTML {
+func HTMLPlot(svg []byte) template.HTML { return htmlPlot("", svg) }
+
+// htmlPlot is HTMLPlot with an id for the plot's block (none when empty).
+func htmlPlot(id string, svg []byte) template.HTML {
 	s := string(svg)
 	if i := strings.Index(s, "<svg"); i > 0 {
 		s = s[i:]
 	}
-	return template.HTML(`<div class="plot">` + s + `</div>`)
+	div := `<div class="plot">`
+	if id != "" {
+		div = `<div class="plot" id="` + template.HTMLEscapeString(id) + `">`
+	}
+	return template.HTML(div + s + `</div>`)
 }
 
 // HTMLText escapes text into a paragraph.
@@ -150,7 +157,7 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	if err := WriteTable(&table, r); err != nil {
 		return err
 	}
-	if err := WritePlot(&plot, "svg", r); err != nil {
+	if err := writeEpsilonPlot(&plot, "svg", r); err != nil {
 		return err
 	}
 	ev := evidenceHeader(r)
@@ -209,13 +216,19 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 	if len(r.Claims) > 0 {
 		perRelease += " " + TightnessLegend
 	}
+	var choice template.HTML
+	if l := ReleaseChoiceNote(r); l != "" {
+		choice = HTMLText("note", "Release of the claims' tests: "+l)
+		perRelease = strings.Replace(perRelease, "The highlighted row is the release the verdict rests on.",
+			"The highlighted row is the release the headline ε_lb rests on; claims were tested at other releases (their claim cells), as the headline says.", 1)
+	}
 	page := HTMLPage{
 		Title:     "Privacy audit: " + ClipName(r.Name, TitleNameRunes),
 		Subtitle:  DisplayName(r.Mechanism) + "; " + describeDesign(r).datasets,
 		Verdict:   verdict,
 		Violation: r.Violated(),
 		Sections: []HTMLSection{
-			{"Headline", HTMLText("headline", headline) + tightnessHTML(r) + warningsHTML(r) + setting + notes(r.Notes)},
+			{"Headline", HTMLText("headline", headline) + tightnessHTML(r) + choice + warningsHTML(r) + setting + notes(r.Notes)},
 			{"ε lower bound per release", HTMLPlot(plot.Bytes())},
 			{"Per release", HTMLTable(header, rows, r.Headline) + HTMLText("note", perRelease) + convergenceHTMLNote(r)},
 			{GaussianEpsilonTitle, HTMLText("note", GaussianEpsilonNote) + HTMLTable([]string{"<release", "μ_lb", "ε(μ_lb) if Gaussian"}, gauss, -1)},
@@ -225,7 +238,11 @@ func WriteHTML(w io.Writer, r *audit.Report, v audit.Versions, scenario []byte) 
 		},
 		Footer: fmt.Sprintf("config %s · seed %d · %s · %s %s", r.ConfigHash, r.Seed, v.Go, v.Module, v.Revision),
 	}
-	if d := descriptiveSection(r); d != nil {
+	d, err := descriptiveSection(r)
+	if err != nil {
+		return err
+	}
+	if d != nil {
 		page.Sections = append(page.Sections[:4], append(d, page.Sections[4:]...)...)
 	}
 	return WriteHTMLPage(w, page)

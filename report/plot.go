@@ -144,7 +144,7 @@ func refutedSeries(r *audit.Report, xs []float64, ci int) *series {
 	if len(at) > 3 {
 		at = append(at[:3], fmt.Sprintf("and %d more releases (in the table)", len(at)-3))
 	}
-	s.name = fmt.Sprintf("refuted (ε, δ(ε)): %s REFUTED by the whole-profile test (its profile δ(ε) violated) at %s%s; the cross marks that ε, and its δ is δ(ε), not the table's δ = %g",
+	s.name = fmt.Sprintf("refuted (ε, δ(ε)): %s REFUTED by the whole-profile test (its profile δ(ε) violated) at %s%s; the ringed cross marks that ε, and its δ is δ(ε), not the table's δ = %g",
 		r.Claims[ci], strings.Join(at, ", "), detail, r.Delta)
 	return &s
 }
@@ -165,19 +165,40 @@ func releasePoints(r *audit.Report) []mechanisms.ReleasePoint {
 // when an upper curve exceeds 20 times the largest ε_lb — linear up to 1
 // and logarithmic above, so that ε_lb stays readable next to a bound in the
 // thousands. A single release point is drawn as labelled bars.
+//
+// Below it, when the report has one, is the ROC curve of the attack the
+// headline ε_lb rests on (WriteROCPlot), descriptive.
 func WritePlot(w io.Writer, format string, r *audit.Report, extra ...Curve) error {
-	pts := releasePoints(r)
-	xs := make([]float64, len(pts))
-	epochs := len(pts) > 0
-	for _, pt := range pts {
-		epochs = epochs && pt.Epoch > 0
+	pn, err := epsilonPanel(r, extra)
+	if err != nil {
+		return err
 	}
-	for k, pt := range pts {
-		xs[k] = float64(pt.Iteration)
-		if epochs {
-			xs[k] = float64(pt.Epoch)
+	panels := []panel{pn}
+	if k := rocRelease(r); k >= 0 {
+		roc, err := rocPanel(r, k)
+		if err != nil {
+			return err
 		}
+		panels = append(panels, roc)
 	}
+	return drawPanels(w, format, panels)
+}
+
+// writeEpsilonPlot is WritePlot without the ROC curve (the HTML page has
+// it in a section of its own).
+func writeEpsilonPlot(w io.Writer, format string, r *audit.Report) error {
+	pn, err := epsilonPanel(r, nil)
+	if err != nil {
+		return err
+	}
+	return drawPanels(w, format, []panel{pn})
+}
+
+// epsilonPanel is WritePlot's ε plot with its legend.
+func epsilonPanel(r *audit.Report, extra []Curve) (panel, error) {
+	pts := releasePoints(r)
+	ax := releaseAxisOf(r)
+	xs := ax.x
 	all := plotSeries(r, xs, extra)
 	var ss []series
 	for _, s := range all {
@@ -186,16 +207,13 @@ func WritePlot(w io.Writer, format string, r *audit.Report, extra ...Curve) erro
 		}
 	}
 	if len(pts) == 1 {
-		return writeBarPlot(w, format, r, ss)
+		return barPanel(r, ss)
 	}
 	p := plot.New()
 	title := fmt.Sprintf("%s: ε lower bound per release (δ = %g, confidence %.4g)", ClipName(r.Name, TitleNameRunes), r.Delta, r.TestConfidence)
 	p.Title.Text = wrapStyled(p.Title.TextStyle, title, plotWidth-2*plotMargin)
 	p.Title.Padding = vg.Points(6)
-	p.X.Label.Text = "iteration"
-	if epochs {
-		p.X.Label.Text = "epoch"
-	}
+	p.X.Label.Text = ax.label
 	p.Add(plotter.NewGrid())
 
 	lbMax, upMax := 0.0, 0.0
@@ -213,21 +231,21 @@ func WritePlot(w io.Writer, format string, r *audit.Report, extra ...Curve) erro
 	xmin, xmax := xs[0], xs[len(xs)-1]
 	pad := math.Max((xmax-xmin)*0.02, 0.5)
 	p.X.Min, p.X.Max = xmin-pad, xmax+pad
-	p.X.Tick.Marker = IntegerTicks{}
+	p.X.Tick.Marker = ax.ticks
 
 	var entries []legendEntry
 	markers := len(pts) <= 60
 	for _, s := range ss {
 		thumbs, err := addSeries(p, s, markers)
 		if err != nil {
-			return err
+			return panel{}, err
 		}
 		entries = append(entries, legendEntry{text: s.name, thumbs: thumbs})
 	}
 	if logAxis {
 		entries = append(entries, legendEntry{text: logAxisNote(upMax, lbMax)})
 	}
-	return drawWithLegend(w, format, func(c draw.Canvas) { p.Draw(c) }, entries)
+	return panel{draw: func(c draw.Canvas) { p.Draw(c) }, entries: entries}, nil
 }
 
 // addSeries adds a curve to the plot and returns what draws its legend
@@ -243,8 +261,8 @@ func addSeries(p *plot.Plot, s series, markers bool) ([]plot.Thumbnailer, error)
 			return nil, err
 		}
 		sc.Color = plotutil.Color(s.color)
-		sc.Shape = draw.CrossGlyph{}
-		sc.Radius = vg.Points(5)
+		sc.Shape = RefutedGlyph{}
+		sc.Radius = vg.Points(refutedRadius)
 		p.Add(sc)
 		return []plot.Thumbnailer{sc}, nil
 	}
@@ -275,10 +293,46 @@ func addSeries(p *plot.Plot, s series, markers bool) ([]plot.Thumbnailer, error)
 	return thumbs, nil
 }
 
-// writeBarPlot draws a report of one release point: one bar per curve
+// refutedRadius is the radius, in points, of the refuted marker.
+const refutedRadius = 6
+
+// RefutedGlyph marks a refuted (ε, δ) pair on the claim's own line (a
+// draw.GlyphDrawer): a white disk that cuts the line, a thick ring in the
+// claim's colour and a thick black cross inside it, so that the mark
+// stands out from the dashed line it sits on in colour, shape and size.
+type RefutedGlyph struct{}
+
+// DrawGlyph implements draw.GlyphDrawer.
+func (RefutedGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius
+	halo := vg.Path{}
+	halo.Move(vg.Point{X: pt.X + r + vg.Points(1.5), Y: pt.Y})
+	halo.Arc(pt, r+vg.Points(1.5), 0, 2*math.Pi)
+	halo.Close()
+	c.SetColor(color.White)
+	c.Fill(halo)
+
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(2)})
+	ring := vg.Path{}
+	ring.Move(vg.Point{X: pt.X + r, Y: pt.Y})
+	ring.Arc(pt, r, 0, 2*math.Pi)
+	ring.Close()
+	c.Stroke(ring)
+
+	c.SetLineStyle(draw.LineStyle{Color: color.Black, Width: vg.Points(2)})
+	a := r * 0.5
+	var cross vg.Path
+	cross.Move(vg.Point{X: pt.X - a, Y: pt.Y - a})
+	cross.Line(vg.Point{X: pt.X + a, Y: pt.Y + a})
+	cross.Move(vg.Point{X: pt.X - a, Y: pt.Y + a})
+	cross.Line(vg.Point{X: pt.X + a, Y: pt.Y - a})
+	c.Stroke(cross)
+}
+
+// barPanel draws a report of one release point: one bar per curve
 // (ε_lb, ceiling, each claim's ε at δ, the exact ε) with its value written
 // above it and its name below.
-func writeBarPlot(w io.Writer, format string, r *audit.Report, ss []series) error {
+func barPanel(r *audit.Report, ss []series) (panel, error) {
 	p := plot.New()
 	pt := releasePoints(r)[0]
 	// The title names the release by its label: a program sampler's
@@ -308,7 +362,7 @@ func writeBarPlot(w io.Writer, format string, r *audit.Report, ss []series) erro
 	for i, s := range ss {
 		bc, err := plotter.NewBarChart(plotter.Values{s.y[0]}, barWidth)
 		if err != nil {
-			return err
+			return panel{}, err
 		}
 		bc.XMin = float64(i)
 		bc.Color = plotutil.Color(s.color)
@@ -316,21 +370,25 @@ func writeBarPlot(w io.Writer, format string, r *audit.Report, ss []series) erro
 		p.Add(bc)
 		lab, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: float64(i), Y: s.y[0]}}, Labels: []string{stats.FormatFloat(s.y[0])}})
 		if err != nil {
-			return err
+			return panel{}, err
 		}
 		lab.TextStyle[0].XAlign = draw.XCenter
 		lab.Offset = vg.Point{Y: vg.Points(3)}
 		p.Add(lab)
 		short, _, _ := strings.Cut(s.name, ":")
 		names = append(names, fmt.Sprintf("(%d) %s", i+1, short))
-		entries = append(entries, legendEntry{text: fmt.Sprintf("(%d) %s", i+1, s.name), thumbs: []plot.Thumbnailer{bc}})
+		name := s.name
+		if s.points { // a bar here, not a mark on a line
+			name = strings.Replace(name, "the ringed cross marks that ε", "the bar shows that ε", 1)
+		}
+		entries = append(entries, legendEntry{text: fmt.Sprintf("(%d) %s", i+1, name), thumbs: []plot.Thumbnailer{bc}})
 	}
 	if upMax > symlogRatio*math.Max(lbMax, 1) {
 		entries = append(entries, legendEntry{text: logAxisNote(upMax, lbMax)})
 	}
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.6, float64(len(ss))-0.4
-	return drawWithLegend(w, format, func(c draw.Canvas) { p.Draw(c) }, entries)
+	return panel{draw: func(c draw.Canvas) { p.Draw(c) }, entries: entries}, nil
 }
 
 // epsilonAxis sets up the ε axis of p from the largest ε_lb and the
@@ -377,20 +435,39 @@ func legendStyle() text.Style {
 	}
 }
 
-// drawWithLegend lays out a canvas of plotWidth: the plot in its upper
-// part, the legend below, each label wrapped to the width, and writes it.
-func drawWithLegend(w io.Writer, format string, drawPlot func(draw.Canvas), entries []legendEntry) error {
+// panel is one plot of a picture with its legend below it.
+type panel struct {
+	draw    func(draw.Canvas)
+	entries []legendEntry
+}
+
+// panelGap is the space between two panels of a picture, in points.
+const panelGap = 18
+
+// drawPanels lays out a canvas of plotWidth with the panels one below the
+// other, each a plot of plotAreaHeight and its legend, each label wrapped
+// to the width, and writes it.
+func drawPanels(w io.Writer, format string, panels []panel) error {
 	sty := legendStyle()
 	textWidth := float64(plotWidth - 2*plotMargin - legendIcon - legendGap)
 	lineH := sty.FontExtents().Height.Points() * 1.05
-	var texts []string
-	legendH := 0.0
-	for _, e := range entries {
-		t := wrapStyled(sty, e.text, textWidth)
-		texts = append(texts, t)
-		legendH += float64(strings.Count(t, "\n")+1)*lineH + 3
+	texts := make([][]string, len(panels))
+	height := 0.0
+	for i, pn := range panels {
+		legendH := 0.0
+		for _, e := range pn.entries {
+			t := wrapStyled(sty, e.text, textWidth)
+			texts[i] = append(texts[i], t)
+			legendH += float64(strings.Count(t, "\n")+1)*lineH + 3
+		}
+		// The first panel's sum in the order the picture of one panel
+		// has always used (its size is written to the file).
+		if ph := plotAreaHeight + legendH; i == 0 {
+			height = ph + 2*plotMargin + 4
+		} else {
+			height += panelGap + ph + 4
+		}
 	}
-	height := plotAreaHeight + legendH + 2*plotMargin + 4
 	cw, err := draw.NewFormattedCanvas(vg.Points(plotWidth), vg.Points(height), format)
 	if err != nil {
 		return err
@@ -399,21 +476,26 @@ func drawWithLegend(w io.Writer, format string, drawPlot func(draw.Canvas), entr
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
 	inner := draw.Crop(c, vg.Points(plotMargin), -vg.Points(plotMargin), vg.Points(plotMargin), -vg.Points(plotMargin))
-	plotArea := inner
-	plotArea.Min.Y = plotArea.Max.Y - vg.Points(plotAreaHeight)
-	drawPlot(plotArea)
-	y := plotArea.Min.Y - vg.Points(4)
-	for i, e := range entries {
-		n := float64(strings.Count(texts[i], "\n") + 1)
-		icon := draw.Canvas{Canvas: inner.Canvas, Rectangle: vg.Rectangle{
-			Min: vg.Point{X: inner.Min.X, Y: y - vg.Points(lineH)},
-			Max: vg.Point{X: inner.Min.X + vg.Points(legendIcon), Y: y},
-		}}
-		for _, t := range e.thumbs {
-			t.Thumbnail(&icon)
+	top := inner.Max.Y
+	for i, pn := range panels {
+		plotArea := inner
+		plotArea.Max.Y = top
+		plotArea.Min.Y = plotArea.Max.Y - vg.Points(plotAreaHeight)
+		pn.draw(plotArea)
+		y := plotArea.Min.Y - vg.Points(4)
+		for j, e := range pn.entries {
+			n := float64(strings.Count(texts[i][j], "\n") + 1)
+			icon := draw.Canvas{Canvas: inner.Canvas, Rectangle: vg.Rectangle{
+				Min: vg.Point{X: inner.Min.X, Y: y - vg.Points(lineH)},
+				Max: vg.Point{X: inner.Min.X + vg.Points(legendIcon), Y: y},
+			}}
+			for _, t := range e.thumbs {
+				t.Thumbnail(&icon)
+			}
+			inner.FillText(sty, vg.Point{X: inner.Min.X + vg.Points(legendIcon+legendGap), Y: y}, texts[i][j])
+			y -= vg.Points(n*lineH + 3)
 		}
-		inner.FillText(sty, vg.Point{X: inner.Min.X + vg.Points(legendIcon+legendGap), Y: y}, texts[i])
-		y -= vg.Points(n*lineH + 3)
+		top = y - vg.Points(panelGap)
 	}
 	_, err = cw.WriteTo(w)
 	return err

@@ -204,7 +204,7 @@ func TestRefutedBelowTheLine(t *testing.T) {
 
 	// Plot: the legend of the SVG (text runs carry their text as
 	// aria-label) names the refuted pair, why, and the same counts and
-	// rates; a cross marks the pair's ε.
+	// rates; a ringed cross marks the pair's ε.
 	var svg bytes.Buffer
 	if err := report.WritePlot(&svg, "svg", r); err != nil {
 		t.Fatal(err)

@@ -383,6 +383,40 @@ func writeHeadline(w io.Writer, r *audit.Report) {
 	for _, l := range ClaimTestLines(r) {
 		_ = WriteWrapped(w, "  ", l, textWidth)
 	}
+	if l := ReleaseChoiceNote(r); l != "" {
+		_ = WriteWrapped(w, "  release: ", l, textWidth)
+	}
+}
+
+// ReleaseChoiceNote says why a claim was tested at another release than
+// the one the headline ε_lb rests on (empty when every claim was tested
+// there, or when the headline rests on no one release): the headline's
+// release is chosen on the training runs by ε_lb alone, before and
+// whatever the claims — a claim added or removed does not move it — and
+// each claim's on the selection runs by its own test, so a claim is
+// tested where it is most likely to be refuted. Neither sees an
+// evaluation run, so both hold at their confidence.
+func ReleaseChoiceNote(r *audit.Report) string {
+	if r.Headline < 0 || r.Headline >= len(r.Points) || fromGuesses(r) {
+		return ""
+	}
+	var others []string
+	for _, ct := range r.ClaimTests {
+		if ct.Covered && ct.Point != r.Headline {
+			others = append(others, fmt.Sprintf("%s at %s", ct.Name, ct.Release))
+		}
+	}
+	if len(others) == 0 {
+		return ""
+	}
+	verb := "was"
+	if len(others) > 1 {
+		verb = "were"
+	}
+	return fmt.Sprintf("%s %s tested, not at the headline's %s: the headline's release is chosen on the training runs by ε_lb alone, "+
+		"whatever the claims (a claim added or removed does not move it); each claim's, with its attack and rule, on the selection runs by that claim's own test, "+
+		"where it is most likely to be refuted. Neither choice sees an evaluation run, so the headline and each test hold at their stated confidence.",
+		strings.Join(others, "; "), verb, r.Points[r.Headline].Point.Label)
 }
 
 // ClaimTestLines says, for each claim not refuted, where its one test was

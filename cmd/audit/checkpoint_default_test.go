@@ -402,3 +402,26 @@ func TestDefaultCheckpointNoCache(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpSaysTheCheckpointIsTheDefault: "audit -h" must not say that an
+// interrupted run is saved only with --checkpoint — 'audit run' keeps a
+// checkpoint by default, and only --no-checkpoint loses the work.
+func TestHelpSaysTheCheckpointIsTheDefault(t *testing.T) {
+	out, _, code := runCLI(t, "-h")
+	if code != 0 {
+		t.Fatalf("audit -h: exit %d", code)
+	}
+	_, codes, ok := strings.Cut(out, "Exit codes:")
+	if !ok {
+		t.Fatalf("audit -h has no exit codes:\n%s", out)
+	}
+	flat := strings.Join(strings.Fields(codes), " ")
+	if strings.Contains(flat, "with --checkpoint the work is saved") {
+		t.Errorf("audit -h says the work is saved only with --checkpoint:\n%s", codes)
+	}
+	for _, want := range []string{"by default", "--no-checkpoint", "resume"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("audit -h, exit code 130: no %q:\n%s", want, codes)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"image/png"
 	"math"
 	"os"
 	"os/exec"
@@ -265,6 +266,86 @@ func TestHTMLReportFitsTheWindow(t *testing.T) {
 			if p[0] > p[1]+1 {
 				t.Errorf("%v: block %d scrolls sideways (%d px of content in %d px)", args, i, p[0], p[1])
 			}
+		}
+	}
+}
+
+// The HTML reports' ROC curves in headless Chromium, in either design:
+// the section's SVG renders at the page's width with every run of text
+// inside it, and a screenshot of it ($AUDIT_SCREENSHOT_DIR/roc-NAME.png
+// when set, for a person to look at) shows the curve: pixels of its red,
+// well beyond a legend's thumbnail.
+func TestROCCurveInChromium(t *testing.T) {
+	testutil.Slow(t)
+	bin := requireChromium(t)
+	dir := os.Getenv("AUDIT_SCREENSHOT_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, scenario string }{
+		{"runs", "../../testdata/sgld-interim.yaml"},
+		{"canaries", "../../testdata/sgld-canaries.yaml"},
+	} {
+		r := runROCReport(t, c.scenario)
+		res := measure(t, bin, r.page, 800)
+		var found bool
+		for _, p := range res.Plots {
+			if p.Name != "roc" {
+				continue
+			}
+			found = true
+			if p.Width < 300 || len(p.Texts) < 8 {
+				t.Errorf("%s: the ROC curve is %.0f px wide with %d texts", c.name, p.Width, len(p.Texts))
+			}
+			axis := false
+			for _, tx := range p.Texts {
+				b := tx.Box
+				if b[0] < 0 || b[1] < 0 || b[2] > p.Width+0.5 || b[3] > p.Height+0.5 {
+					t.Errorf("%s: %q is drawn outside the ROC picture", c.name, tx.Text)
+				}
+				axis = axis || tx.Text == "false-positive rate (log)"
+			}
+			if !axis {
+				t.Errorf("%s: the ROC picture has no FPR axis label", c.name)
+			}
+		}
+		if !found {
+			t.Fatalf("%s: no ROC picture rendered in the page", c.name)
+		}
+		// A page of the ROC picture alone, screenshotted.
+		_, roc, ok := strings.Cut(r.page, `<div class="plot" id="roc">`)
+		if !ok {
+			t.Fatalf("%s: no ROC block", c.name)
+		}
+		roc, _, _ = strings.Cut(roc, "</svg>")
+		page := filepath.Join(t.TempDir(), "roc.html")
+		os.WriteFile(page, []byte(`<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0} svg{width:768px;height:auto}</style></head><body>`+roc+"</svg></body></html>"), 0o644)
+		shot := filepath.Join(dir, "roc-"+c.name+".png")
+		runChromium(t, bin, "--window-size=800,900", "--screenshot="+shot, "file://"+page)
+		f, err := os.Open(shot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		red := 0
+		b := img.Bounds()
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				r, g, bl, _ := img.At(x, y).RGBA()
+				if r>>8 > 200 && g>>8 < 110 && bl>>8 < 110 {
+					red++
+				}
+			}
+		}
+		t.Logf("%s: %d red pixels in %s", c.name, red, shot)
+		if red < 400 {
+			t.Errorf("%s: the screenshot %s has %d pixels of the curve's red: no curve drawn", c.name, shot, red)
 		}
 	}
 }

@@ -17,5 +17,6 @@
 //
 // Run "audit <command> -h" for the flags of a command. Exit codes: 0 success
 // (or a claimed bound not refuted), 1 a claimed bound refuted, 2 bad input or
-// usage, 3 internal failure, 130 interrupted (resumable with --checkpoint).
+// usage, 3 internal failure, 130 interrupted ('audit run' is resumable
+// with --resume from its checkpoint, kept by default).
 package main

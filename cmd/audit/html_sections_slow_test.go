@@ -144,6 +144,10 @@ func TestHTMLReportsInChromiumNoEmptySectionNoBrokenHeader(t *testing.T) {
 		if got, want := strings.Contains(page, "Utility per release"), name == "analyze"; got != want {
 			t.Errorf("%s: utility section shown %v, want %v", name, got, want)
 		}
+		// Both designs' pages have the ε_lb attack's ROC curve, inline.
+		if !strings.Contains(page, "<h2>ROC curve of the ε_lb attack — descriptive, no guarantee</h2>") || !strings.Contains(page, `<div class="plot" id="roc"><svg`) {
+			t.Errorf("%s: the page has no ROC curve", name)
+		}
 		r := checkSections(t, bin, page, 1100)
 		if len(r.Sections) < 4 || len(r.Headers) < 5 {
 			t.Fatalf("%s: sections %q, headers %q: the page did not render", name, r.Sections, r.Headers)

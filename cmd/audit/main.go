@@ -22,7 +22,8 @@ const (
 	exitUsage     = 2
 	exitInternal  = 3
 	// exitInterrupted follows the shell's 128+SIGINT convention: the run
-	// was stopped, not wrong; with --checkpoint its work is saved.
+	// was stopped, not wrong; 'audit run' keeps its completed trials in its
+	// checkpoint (the default one unless --no-checkpoint) for --resume.
 	exitInterrupted = 130
 )
 
@@ -65,8 +66,9 @@ func topUsage(w io.Writer) {
 	fmt.Fprintln(w, "  1    a claimed bound is refuted (VIOLATION)")
 	fmt.Fprintln(w, "  2    bad input or usage (one line on stderr naming the field or flag and its allowed range)")
 	fmt.Fprintln(w, "  3    internal failure")
-	fmt.Fprintln(w, "  130  interrupted (SIGINT/SIGTERM); with --checkpoint the work is saved and the resuming")
-	fmt.Fprintln(w, "       command is printed")
+	fmt.Fprintln(w, "  130  interrupted (SIGINT/SIGTERM); 'audit run' keeps its completed trials in a checkpoint (by")
+	fmt.Fprintln(w, "       default in the user's cache, or in --checkpoint DIR; none with --no-checkpoint) and prints")
+	fmt.Fprintln(w, "       the command that resumes it")
 }
 
 // run executes the command line and returns the exit code.
