@@ -136,6 +136,7 @@ func (a *Audit) AnalyzeContext(ctx context.Context, t *Trials) (*Report, error) 
 		}
 	}
 	r.DescriptiveNote = DescriptiveNote
+	r.keepOneROC()
 	if err := a.utility(t, r); err != nil {
 		return nil, err
 	}
@@ -576,4 +577,35 @@ func (a *Audit) evaluateAttacks(pr *PointResult, best []int, conf float64) error
 		}
 	}
 	return nil
+}
+
+// ROCRelease returns the release whose ROC curve a report draws: the
+// headline's, or under Bonferroni over the releases the first with the
+// headline's ε_lb; −1 when there is none.
+func (r *Report) ROCRelease() int {
+	k := r.Headline
+	if k < 0 {
+		for i := range r.Points {
+			if r.Points[i].EpsilonBound().Epsilon == r.Epsilon.Epsilon {
+				k = i
+				break
+			}
+		}
+	}
+	if k < 0 || k >= len(r.Points) {
+		return -1
+	}
+	return k
+}
+
+// keepOneROC drops the sampled ROC curves of every release but
+// ROCRelease's, which no report draws: a trajectory of 10⁵ releases would
+// otherwise keep 10⁵ curves of about 2 KB each.
+func (r *Report) keepOneROC() {
+	keep := r.ROCRelease()
+	for k := range r.Points {
+		if d := r.Points[k].Descriptive; d != nil && k != keep {
+			d.ROC = nil
+		}
+	}
 }

@@ -26,20 +26,11 @@ import (
 // ROCTitle heads the ROC curve in the HTML page.
 const ROCTitle = "ROC curve of the ε_lb attack — descriptive, no guarantee"
 
-// rocRelease returns the release whose ROC curve the reports draw: the
-// headline's, or under Bonferroni over the releases the first with the
-// headline's ε_lb; −1 when it has no curve.
+// rocRelease returns the release whose ROC curve the reports draw
+// (audit.Report.ROCRelease); −1 when it has no curve.
 func rocRelease(r *audit.Report) int {
-	k := r.Headline
+	k := r.ROCRelease()
 	if k < 0 {
-		for i := range r.Points {
-			if r.Points[i].EpsilonBound().Epsilon == r.Epsilon.Epsilon {
-				k = i
-				break
-			}
-		}
-	}
-	if k < 0 || k >= len(r.Points) {
 		return -1
 	}
 	if d := r.Points[k].Descriptive; d == nil || len(d.ROC) < 2 {
