@@ -243,17 +243,24 @@ func barkerGuarantees(s *DPBarker, n, iterations int) []closedform.Guarantee {
 // to μ = C·sqrt(Tη)-GDP (Dong, Roth & Su 2019, Cor. 3.3). No subsampling is
 // involved, so nothing is lost to an RDP conversion.
 func fullBatchGDP(s *SGLD, n, iterations int) closedform.Guarantee {
+	return fullBatchGDPOf(s, n, iterations, 1, "", "", "")
+}
+
+// fullBatchGDPOf is the full-batch GDP composition with μ = scale·C·sqrt(Tη)
+// (scale 1 under replace-one, ½ under add/remove), its texts completed by
+// the suffixes of μ's formula, of the check's name and of the note.
+func fullBatchGDPOf(s *SGLD, n, iterations int, scale float64, formula, check, note string) closedform.Guarantee {
 	eta := s.Step.Eta
-	mu := s.Clip * math.Sqrt(float64(iterations)*eta)
+	mu := scale * s.Clip * math.Sqrt(float64(iterations)*eta)
 	return closedform.Guarantee{
 		Source:  "Gaussian mechanism composition (Dong, Roth & Su 2019, Cor. 3.3), full batches",
 		Release: "path (hence every state)", Applies: true,
-		Checks: []closedform.Check{{Name: "full batches (batch = n, without replacement)", Holds: true,
-			Detail: fmt.Sprintf("n = %d, clip C = %g, η = %g, T = %d: μ = C·sqrt(Tη) = %.6g", n, s.Clip, eta, iterations, mu)}},
+		Checks: []closedform.Check{{Name: "full batches (batch = n, without replacement)" + check, Holds: true,
+			Detail: fmt.Sprintf("n = %d, clip C = %g, η = %g, T = %d: μ = C·sqrt(Tη)%s = %.6g", n, s.Clip, eta, iterations, formula, mu)}},
 		Profile: func(e float64) float64 { return stats.GDPDelta(mu, e) },
 		Spec:    gdpSpec(mu),
 		RDP:     stats.GaussianRDP(mu),
-		Note:    fmt.Sprintf("exactly %.6g-GDP for the nominal noise variance η", mu),
+		Note:    fmt.Sprintf("exactly %.6g-GDP for the nominal noise variance η%s", mu, note),
 	}
 }
 

@@ -2,11 +2,9 @@ package mechanisms
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/mcmcaudit/mcmcaudit/closedform"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
-	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
 // addRemoveSource names the add/remove accountant of a DP-SGLD
@@ -120,16 +118,5 @@ func withVariant(gs []closedform.Guarantee, v string) []closedform.Guarantee {
 // so each step is (η/2)·C/√η = C√η/2-GDP and T steps compose to
 // μ = C·sqrt(Tη)/2 (Dong, Roth & Su 2019, Cor. 3.3).
 func fullBatchGDPAddRemove(s *SGLD, n, iterations int) closedform.Guarantee {
-	eta := s.Step.Eta
-	mu := s.Clip * math.Sqrt(float64(iterations)*eta) / 2
-	return closedform.Guarantee{
-		Source:  "Gaussian mechanism composition (Dong, Roth & Su 2019, Cor. 3.3), full batches",
-		Release: "path (hence every state)", Applies: true,
-		Checks: []closedform.Check{{Name: "full batches (batch = n, without replacement), n public", Holds: true,
-			Detail: fmt.Sprintf("n = %d, clip C = %g, η = %g, T = %d: μ = C·sqrt(Tη)/2 = %.6g", n, s.Clip, eta, iterations, mu)}},
-		Profile: func(e float64) float64 { return stats.GDPDelta(mu, e) },
-		Spec:    gdpSpec(mu),
-		RDP:     stats.GaussianRDP(mu),
-		Note:    fmt.Sprintf("exactly %.6g-GDP for the nominal noise variance η, add/remove with n public", mu),
-	}
+	return fullBatchGDPOf(s, n, iterations, 0.5, "/2", ", n public", ", add/remove with n public")
 }
