@@ -1,6 +1,10 @@
 package attacks
 
-import "math"
+import (
+	"math"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/radix"
+)
 
 // Data is a labelled feature matrix: N rows of F features, row-major, with
 // Label[i] true for a run on D′ (a positive).
@@ -16,13 +20,9 @@ func (d *Data) Row(i int) []float64 { return d.X[i*d.F : (i+1)*d.F] }
 // Counts returns the numbers of negatives (runs on D) and positives.
 func (d *Data) Counts() (neg, pos int) {
 	for _, l := range d.Label {
-		if l {
-			pos++
-		} else {
-			neg++
-		}
+		pos += radix.Bit(l)
 	}
-	return
+	return len(d.Label) - pos, pos
 }
 
 // standardizer maps features to zero mean and unit variance (per column,

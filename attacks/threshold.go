@@ -6,8 +6,10 @@ import (
 	"math"
 	"slices"
 
-	"github.com/mcmcaudit/mcmcaudit/stats"
 	"gonum.org/v1/gonum/mathext"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/radix"
+	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
 // Rule is a decision rule on a score: predict D′ (positive) when
@@ -237,6 +239,7 @@ type splits struct {
 	fpT, fnT *cpTable
 	// working memory
 	kneg, kpos, tmp []uint64
+	keys            []uint64 // the storage of kpos, then kneg
 	ka, kb          []int32
 	heap            []span
 	tied            []int32
@@ -292,9 +295,7 @@ func checkScoredSet(scores []float64, labels []bool, delta, confidence float64) 
 		return 0, 0, fmt.Errorf("attacks: at most %d scored runs, got %d", math.MaxInt32, n)
 	}
 	for _, l := range labels {
-		if l {
-			pos++
-		}
+		pos += radix.Bit(l)
 	}
 	neg = n - pos
 	if neg == 0 || pos == 0 {
@@ -309,24 +310,28 @@ func checkScoredSet(scores []float64, labels []bool, delta, confidence float64) 
 func (sp *splits) sortKeys(scores []float64, labels []bool, neg, pos int) error {
 	// Every buffer is grown to its final size at once: growing by appends
 	// would leave garbage of the runs' size behind on the first call.
-	kneg, kpos := slices.Grow(sp.kneg[:0], neg), slices.Grow(sp.kpos[:0], pos)
+	// Without branches on the label (labels are often interleaved at
+	// random): one buffer holds the positives' keys, then the negatives',
+	// and each key goes to the next slot of its side.
+	keys := slices.Grow(sp.keys[:0], neg+pos)[:neg+pos]
+	sp.keys = keys
+	var in, ip int
 	for i, l := range labels {
 		s := scores[i]
 		if math.IsNaN(s) {
 			return fmt.Errorf("attacks: score %d is NaN", i)
 		}
-		if l {
-			kpos = append(kpos, sortKey(s))
-		} else {
-			kneg = append(kneg, sortKey(s))
-		}
+		b := radix.Bit(l)
+		keys[pos+in+((ip-pos-in)&-b)] = sortKey(s)
+		ip, in = ip+b, in+1-b
 	}
+	kpos, kneg := keys[:pos:pos], keys[pos:]
 	sp.kneg, sp.kpos = kneg, kpos
 	if cap(sp.tmp) < max(neg, pos) {
 		sp.tmp = make([]uint64, max(neg, pos))
 	}
-	sp.tmp = radixSort(kneg, sp.tmp)
-	sp.tmp = radixSort(kpos, sp.tmp)
+	sp.tmp = radix.Sort(kneg, sp.tmp)
+	sp.tmp = radix.Sort(kpos, sp.tmp)
 	return nil
 }
 
@@ -762,16 +767,7 @@ func heapPop(h []span) ([]span, span) {
 
 // sortKey maps a non-NaN float64 to a uint64 with the same order (−0 and +0
 // map to the same key, as they compare equal).
-func sortKey(s float64) uint64 {
-	if s == 0 {
-		s = 0
-	}
-	b := math.Float64bits(s)
-	if b>>63 == 1 {
-		return ^b
-	}
-	return b | 1<<63
-}
+func sortKey(s float64) uint64 { return radix.FloatKey(s) }
 
 // fromSortKey inverts sortKey.
 func fromSortKey(k uint64) float64 {
@@ -779,53 +775,6 @@ func fromSortKey(k uint64) float64 {
 		return math.Float64frombits(k &^ (1 << 63))
 	}
 	return math.Float64frombits(^k)
-}
-
-// radixSort sorts keys in place by a least-significant-digit radix sort on
-// 11-bit digits (six passes), skipping the digits that all keys share; tmp
-// is scratch memory, returned for reuse.
-func radixSort(keys, tmp []uint64) []uint64 {
-	const bits, nd = 11, 6
-	const size = 1 << bits
-	n := len(keys)
-	if n < 512 {
-		slices.Sort(keys)
-		return tmp
-	}
-	var hist [nd][size]int32
-	for _, k := range keys {
-		hist[0][k&(size-1)]++
-		hist[1][(k>>bits)&(size-1)]++
-		hist[2][(k>>(2*bits))&(size-1)]++
-		hist[3][(k>>(3*bits))&(size-1)]++
-		hist[4][(k>>(4*bits))&(size-1)]++
-		hist[5][k>>(5*bits)]++
-	}
-	if cap(tmp) < n {
-		tmp = make([]uint64, n)
-	}
-	src, dst := keys, tmp[:n]
-	for d := 0; d < nd; d++ {
-		shift := uint(d * bits)
-		h := &hist[d]
-		if int(h[(keys[0]>>shift)&(size-1)]) == n {
-			continue // every key has this digit
-		}
-		var sum int32
-		for i := range h {
-			h[i], sum = sum, sum+h[i]
-		}
-		for _, k := range src {
-			x := (k >> shift) & (size - 1)
-			dst[h[x]] = k
-			h[x]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &keys[0] {
-		copy(keys, src)
-	}
-	return tmp
 }
 
 // Count applies rule to scored runs and returns the error counts.
@@ -840,15 +789,11 @@ func Count(rule Rule, scores []float64, labels []bool) stats.Counts {
 // Tally adds one run to c: label is true for a run on D′, positive for the
 // attack's guess that it is.
 func Tally(c *stats.Counts, positive, label bool) {
-	if label {
-		c.Positives++
-		if !positive {
-			c.FN++
-		}
-	} else {
-		c.Negatives++
-		if positive {
-			c.FP++
-		}
-	}
+	// Without branches: labels and predictions are often interleaved at
+	// random, which defeats branch prediction.
+	p, l := radix.Bit(positive), radix.Bit(label)
+	c.Positives += l
+	c.Negatives += 1 - l
+	c.FN += l &^ p
+	c.FP += p &^ l
 }

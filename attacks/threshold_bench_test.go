@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/radix"
 )
 
 // BenchmarkChooseRules times both rule choices on m training runs (half on
@@ -78,7 +80,7 @@ func BenchmarkSortKeys(b *testing.B) {
 		var tmp []uint64
 		for b.Loop() {
 			copy(work, keys)
-			tmp = radixSort(work, tmp)
+			tmp = radix.Sort(work, tmp)
 		}
 	})
 	b.Run("slices.Sort", func(b *testing.B) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/radix"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
@@ -447,7 +448,7 @@ func TestRadixSortMatchesFloatOrder(t *testing.T) {
 			for i, v := range vals {
 				keys[i] = sortKey(v)
 			}
-			tmp = radixSort(keys, tmp)
+			tmp = radix.Sort(keys, tmp)
 			slices.Sort(vals)
 			for i, k := range keys {
 				got := fromSortKey(k)

@@ -13,16 +13,20 @@ import (
 
 // columns gathers the features of trials [lo, hi) at point p, reusing
 // buf's storage when it is large enough (one point is analysed at a time).
-func columns(t *Trials, p, lo, hi int, buf *attacks.Data) *attacks.Data {
+// The labels are the same at every point: they are written only when
+// labels is set or the storage is new.
+func columns(t *Trials, p, lo, hi int, buf *attacks.Data, labels bool) *attacks.Data {
 	d := buf
 	if d == nil || cap(d.X) < (hi-lo)*t.F || cap(d.Label) < hi-lo {
 		d = &attacks.Data{X: make([]float64, 0, (hi-lo)*t.F), Label: make([]bool, hi-lo)}
+		labels = true
 	}
-	d.N, d.F, d.X, d.Label = hi-lo, t.F, d.X[:0], d.Label[:hi-lo]
-	for i := lo; i < hi; i++ {
-		d.X = d.X[:len(d.X)+t.F]
-		t.Row(i, p, d.X[len(d.X)-t.F:])
-		d.Label[i-lo] = t.Side[i-t.Lo] == dataset.SideDPrime
+	d.N, d.F, d.X, d.Label = hi-lo, t.F, d.X[:(hi-lo)*t.F], d.Label[:hi-lo]
+	t.rows(p, lo, hi, d.X)
+	if labels {
+		for i := lo; i < hi; i++ {
+			d.Label[i-lo] = t.Side[i-t.Lo] == dataset.SideDPrime
+		}
 	}
 	return d
 }
@@ -41,6 +45,27 @@ type buffers struct {
 	// descScores and descKeys hold describeAttack's scores and sort keys.
 	descScores []float64
 	descKeys   []uint64
+	// evalScores holds the evaluation runs' scores of attack evalOf (−1:
+	// none) at the current point, in selScores' or descScores' storage.
+	evalScores []float64
+	evalOf     int
+	// labelled is set once the runs' labels are gathered and checked: they
+	// are the same at every point.
+	labelled bool
+}
+
+// evalBuffer returns storage for n evaluation scores: the selection runs'
+// buffer when it is large enough (their scores are spent once the rules
+// are chosen), so that a large audit's memory does not grow by a score per
+// evaluation run and worker in the usual split.
+func (b *buffers) evalBuffer(n int) []float64 {
+	if cap(b.selScores) >= n {
+		return b.selScores[:n]
+	}
+	if cap(b.descScores) < n {
+		b.descScores = make([]float64, n)
+	}
+	return b.descScores[:n]
 }
 
 // labelsOf returns the labels (true: D′) of trials [lo, hi).
@@ -55,23 +80,36 @@ func labelsOf(t *Trials, lo, hi int, buf []bool) []bool {
 	return buf
 }
 
-// countStore scores trials [lo, hi) at point p directly from the store
-// and counts the errors of every rule on them in the same pass
-// (labels[i−lo] is trial i's), so that no score is kept; counts[j] is
-// rules[j]'s (counts is reused when long enough).
-func countStore(s attacks.Scorer, t *Trials, p, lo, hi int, labels []bool, rules []attacks.Rule, counts []stats.Counts, row *[]float64) []stats.Counts {
-	if len(*row) < t.F {
-		*row = make([]float64, t.F)
+// scoreStore scores trials [lo, lo+len(out)) at point p from the store
+// into out, a block of rows at a time (row: the block's storage).
+func scoreStore(s attacks.Scorer, t *Trials, p, lo int, out []float64, row *[]float64) {
+	const block = 256
+	if len(*row) < block*t.F {
+		*row = make([]float64, block*t.F)
 	}
+	for b := 0; b < len(out); b += block {
+		m := min(block, len(out)-b)
+		x := (*row)[:m*t.F]
+		t.rows(p, lo+b, lo+b+m, x)
+		for i := range m {
+			out[b+i] = s(x[i*t.F : (i+1)*t.F])
+		}
+	}
+}
+
+// countScores counts the errors of every rule on scores (labels[i] is
+// score i's label); counts[j] is rules[j]'s (counts is reused when long
+// enough).
+func countScores(scores []float64, labels []bool, rules []attacks.Rule, counts []stats.Counts) []stats.Counts {
 	if cap(counts) < len(rules) {
 		counts = make([]stats.Counts, len(rules))
 	}
 	counts = counts[:len(rules)]
 	clear(counts)
-	for i := lo; i < hi; i++ {
-		v := s(t.Row(i, p, *row))
-		for j, r := range rules {
-			attacks.Tally(&counts[j], r.Positive(v), labels[i-lo])
+	for j, r := range rules {
+		c := &counts[j]
+		for i, v := range scores {
+			attacks.Tally(c, r.Positive(v), labels[i])
 		}
 	}
 	return counts
@@ -368,14 +406,20 @@ type runSets struct {
 func (a *Audit) runSets(t *Trials, k int, bufs *buffers) (runSets, error) {
 	n := a.opts.Trials
 	nTr, nSe, _ := a.opts.Split.Sizes(n)
-	bufs.train = columns(t, k, 0, nTr, bufs.train)
+	first := !bufs.labelled
+	bufs.train = columns(t, k, 0, nTr, bufs.train, first)
 	rs := runSets{train: bufs.train, sel: bufs.train, evalLo: nTr + nSe}
 	if nSe > 0 {
-		bufs.sel = columns(t, k, nTr, nTr+nSe, bufs.sel)
+		bufs.sel = columns(t, k, nTr, nTr+nSe, bufs.sel, first)
 		rs.sel = bufs.sel
 	}
-	rs.eval = &attacks.Data{N: n - nTr - nSe, F: t.F, Label: labelsOf(t, nTr+nSe, n, bufs.evalLabels)}
-	bufs.evalLabels = rs.eval.Label
+	if first {
+		bufs.evalLabels = labelsOf(t, nTr+nSe, n, bufs.evalLabels)
+	}
+	rs.eval = &attacks.Data{N: n - nTr - nSe, F: t.F, Label: bufs.evalLabels}
+	if !first {
+		return rs, nil // the labels were checked at the first point
+	}
 	for _, d := range []struct {
 		name string
 		d    *attacks.Data
@@ -384,6 +428,7 @@ func (a *Audit) runSets(t *Trials, k int, bufs *buffers) (runSets, error) {
 			return rs, fieldErr("Trials", "the %s runs have %d on D and %d on D′; both sides need runs (raise the number of trials)", d.name, neg, pos)
 		}
 	}
+	bufs.labelled = true
 	return rs, nil
 }
 
@@ -424,26 +469,16 @@ func (a *Audit) analyzePoint(ctx context.Context, t *Trials, k int, conf float64
 func (a *Audit) describeAttack(t *Trials, k int, rs runSets, bufs *buffers, pr PointResult) *Descriptive {
 	best := pr.Estimates[a.primary].Best
 	score, rule := bufs.scorers[best], pr.Attacks[best].Estimates[a.primary].Rule
-	if len(bufs.row) < t.F {
-		bufs.row = make([]float64, t.F)
-	}
 	n := a.opts.Trials - rs.evalLo
-	// The selection runs' scores are spent once the rules are chosen and
-	// counted: their buffer holds these scores when it is large enough
-	// (the usual split), so that a large audit's memory does not grow by
-	// a score per evaluation run and worker.
-	var scores []float64
-	switch {
-	case cap(bufs.selScores) >= n:
-		scores = bufs.selScores[:n]
-	default:
-		if cap(bufs.descScores) < n {
-			bufs.descScores = make([]float64, n)
-		}
-		scores = bufs.descScores[:n]
+	scores := bufs.evalScores
+	if bufs.evalOf != best {
+		scores = bufs.evalBuffer(n)
+		scoreStore(score, t, k, rs.evalLo, scores, &bufs.row)
 	}
-	for i := range scores {
-		scores[i] = float64(rule.Orientation) * score(t.Row(rs.evalLo+i, k, bufs.row))
+	bufs.evalOf = -1 // oriented below: no longer the attack's scores
+	o := float64(rule.Orientation)
+	for i, v := range scores {
+		scores[i] = o * v
 	}
 	var d Descriptive
 	d, bufs.descKeys = describeScoresBuf(scores, rs.eval.Label, bufs.descKeys)
@@ -479,7 +514,10 @@ func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bu
 			return nil, fmt.Errorf("attack %s: %w", atk.Name(), err)
 		}
 		ar.Attack, ar.Note = atk.Name(), note
-		bufs.counts = countStore(score, t, k, rs.evalLo, o.Trials, rs.eval.Label, bufs.rules, bufs.counts, &bufs.row)
+		bufs.evalScores = bufs.evalBuffer(o.Trials - rs.evalLo)
+		scoreStore(score, t, k, rs.evalLo, bufs.evalScores, &bufs.row)
+		bufs.evalOf = len(pr.Attacks)
+		bufs.counts = countScores(bufs.evalScores, rs.eval.Label, bufs.rules, bufs.counts)
 		for j := range ar.Estimates {
 			ar.Estimates[j].Counts = bufs.counts[j]
 		}

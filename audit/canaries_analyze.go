@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/mcmcaudit/mcmcaudit/internal/radix"
 	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
@@ -456,14 +457,11 @@ func describeScores(scores []float64, label []bool) Descriptive {
 // when it holds len(scores) + max(positives, negatives) keys, and the
 // buffer used is returned for the next call.
 func describeScoresBuf(scores []float64, label []bool, buf []uint64) (Descriptive, []uint64) {
-	var pos, neg int
+	pos := 0
 	for _, l := range label {
-		if l {
-			pos++
-		} else {
-			neg++
-		}
+		pos += radix.Bit(l)
 	}
+	neg := len(label) - pos
 	if pos == 0 || neg == 0 {
 		nan := stats.JSONFloat(math.NaN())
 		return Descriptive{AUROC: nan, TPRAt1: nan, TPRAt01: nan}, buf
@@ -472,22 +470,21 @@ func describeScoresBuf(scores []float64, label []bool, buf []uint64) (Descriptiv
 	if len(buf) < n+max(pos, neg) {
 		buf = make([]uint64, n+max(pos, neg))
 	}
-	ps, ns, tmp := buf[0:0:pos], buf[pos:pos:n], buf[n:]
-	var nanP, nanN int // NaN scores: ranked last, tied with one another
+	// Without branches on the label: each key goes to the next slot of its
+	// side, the positives' from 0, the negatives' from pos.
+	var nanP, nanN, ip, in int // NaN scores: ranked last, tied with one another
 	for i, s := range scores {
-		switch {
-		case s != s && label[i]:
-			nanP++
-		case s != s:
-			nanN++
-		case label[i]:
-			ps = append(ps, orderKey(s))
-		default:
-			ns = append(ns, orderKey(s))
+		b := radix.Bit(label[i])
+		if s != s {
+			nanP, nanN = nanP+b, nanN+1-b
+			continue
 		}
+		buf[pos+in+((ip-pos-in)&-b)] = radix.FloatKey(s)
+		ip, in = ip+b, in+1-b
 	}
-	sortKeys(ps, tmp)
-	sortKeys(ns, tmp)
+	ps, ns, tmp := buf[:ip], buf[pos:pos+in], buf[n:]
+	tmp = radix.Sort(ps, tmp)
+	radix.Sort(ns, tmp)
 	var w rocWalk
 	for i, j := len(ps), len(ns); i > 0 || j > 0; {
 		var top uint64
@@ -516,48 +513,7 @@ func describeScoresBuf(scores []float64, label []bool, buf []uint64) (Descriptiv
 
 // orderKey maps a non-NaN float to a key whose unsigned order is the
 // float's order, −0 and +0 to one key (they compare equal).
-func orderKey(s float64) uint64 {
-	b := math.Float64bits(s + 0) // −0 + 0 = +0
-	if b>>63 != 0 {
-		return ^b
-	}
-	return b | 1<<63
-}
-
-// sortKeys sorts keys in increasing order: a least-significant-digit radix
-// sort, 16 bits a pass, passes on a digit all keys share skipped; tmp holds
-// at least len(keys).
-func sortKeys(keys, tmp []uint64) {
-	n := len(keys)
-	if n < 256 {
-		slices.Sort(keys)
-		return
-	}
-	src, dst := keys, tmp[:n]
-	var count [1 << 16]int
-	for shift := 0; shift < 64; shift += 16 {
-		clear(count[:])
-		for _, k := range src {
-			count[(k>>shift)&0xffff]++
-		}
-		if count[(src[0]>>shift)&0xffff] == n {
-			continue
-		}
-		sum := 0
-		for d, c := range count {
-			count[d], sum = sum, sum+c
-		}
-		for _, k := range src {
-			d := (k >> shift) & 0xffff
-			dst[count[d]] = k
-			count[d]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &keys[0] {
-		copy(keys, src)
-	}
-}
+func orderKey(s float64) uint64 { return radix.FloatKey(s) }
 
 // rocWalk accumulates describeScores's figures over groups of equal
 // scores, from the highest down.

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/radix"
 )
 
 // describeScores (a float sort per class) gives the bits of the stable
@@ -89,7 +91,7 @@ func TestSortKeys(t *testing.T) {
 		for i, f := range fs {
 			keys[i] = orderKey(f)
 		}
-		sortKeys(keys, make([]uint64, n))
+		radix.Sort(keys, make([]uint64, n))
 		slices.Sort(fs)
 		for i := range fs {
 			if keys[i] != orderKey(fs[i]) {

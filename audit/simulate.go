@@ -68,6 +68,21 @@ func (t *Trials) Row(i, p int, out []float64) []float64 {
 	return out[:t.F]
 }
 
+// rows writes the features of trials [lo, hi) at release point p into
+// dst, row after row ((hi − lo)·F values), each as Row computes it.
+func (t *Trials) rows(p, lo, hi int, dst []float64) {
+	if t.F != 1 {
+		for i := lo; i < hi; i++ {
+			t.Row(i, p, dst[(i-lo)*t.F:])
+		}
+		return
+	}
+	ref, x, stride := t.Ref[p], t.X[(lo-t.Lo)*t.P+p:], t.P
+	for i := range dst[:hi-lo] {
+		dst[i] = ref + float64(x[i*stride])
+	}
+}
+
 // set stores the features of trial i at release point p.
 func (t *Trials) set(i, p int, feat []float64) error {
 	o := ((i-t.Lo)*t.P + p) * t.F
