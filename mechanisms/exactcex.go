@@ -129,8 +129,8 @@ func (e *ExactCounterexample) Run(_ context.Context, t Trial, _ *dataset.Dataset
 	fluct := e.priorStd * rng.NormFloat64()
 	theta := t.state(1)
 	rec := t.recorder(emit)
-	for k, m := range e.moments {
-		tr := e.trans[k]
+	for k := range e.moments {
+		m, tr := &e.moments[k], &e.trans[k] // pointers: the structs are large
 		if onD2 {
 			fluct = tr.Factor2*fluct + math.Sqrt(tr.VarConst+tr.VarSlope*u*u)*rng.NormFloat64()
 			theta[0] = m.Mean - (m.DiffConst + m.DiffSlope*u) + fluct

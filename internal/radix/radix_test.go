@@ -15,7 +15,7 @@ func TestSortAgreesWithSlicesSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	var tmp []uint64
 	for _, n := range []int{0, 1, 2, 511, 512, 513, 4097, 100_000} {
-		for shape := range 4 {
+		for shape := range 7 {
 			keys := make([]uint64, n)
 			for i := range keys {
 				switch shape {
@@ -25,8 +25,17 @@ func TestSortAgreesWithSlicesSort(t *testing.T) {
 					keys[i] = rng.Uint64() &^ (1<<29 - 1)
 				case 2:
 					keys[i] = 0xabc<<52 | rng.Uint64()>>20
-				default:
+				case 3:
 					keys[i] = uint64(rng.IntN(7)) << 40
+				case 4: // full-precision scores: wide span, ties in the top bits resolved below
+					keys[i] = FloatKey(4.123456789 + float64(float32(3*rng.NormFloat64())))
+				case 5: // crowded: most keys share their top 33 varying bits, a few outliers widen the span
+					keys[i] = 1<<62 | uint64(rng.IntN(1<<20))
+					if rng.IntN(100) == 0 {
+						keys[i] = rng.Uint64()
+					}
+				default: // long runs of ties in the top bits, each of 2 to 40 keys
+					keys[i] = uint64(rng.IntN(n/20+1))<<40 | uint64(rng.IntN(1<<20))
 				}
 			}
 			want := slices.Clone(keys)
@@ -43,7 +52,7 @@ func BenchmarkSort(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	src := make([]uint64, 250_000)
 	for i := range src {
-		src[i] = rng.Uint64() &^ (1<<29 - 1)
+		src[i] = FloatKey(4.123456789 + float64(float32(3*rng.NormFloat64())))
 	}
 	w := make([]uint64, len(src))
 	var tmp []uint64
