@@ -12,11 +12,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/clip"
 	"github.com/mcmcaudit/mcmcaudit/internal/field"
 	"github.com/mcmcaudit/mcmcaudit/internal/suggest"
-	"go.yaml.in/yaml/v3"
 )
 
 // Limits on a scenario document, so that a mistaken or hostile file is
@@ -417,8 +419,24 @@ type structFields struct {
 	index map[string]int
 }
 
-// yamlFields lists the exported fields of t by their YAML names.
+// yamlFields lists the exported fields of t by their YAML names. Types
+// are few and asked for often (every field of a scenario, every entry of
+// the reference): each is listed once per process. The result is shared:
+// callers only read it.
 func yamlFields(t reflect.Type) structFields {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.(structFields)
+	}
+	f := listYAMLFields(t)
+	fieldCache.Store(t, f)
+	return f
+}
+
+// fieldCache maps a reflect.Type to its structFields.
+var fieldCache sync.Map
+
+// listYAMLFields is yamlFields without the cache.
+func listYAMLFields(t reflect.Type) structFields {
 	f := structFields{index: map[string]int{}}
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)

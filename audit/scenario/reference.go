@@ -5,7 +5,7 @@ package scenario
 import (
 	"fmt"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -433,9 +433,23 @@ var reference = sync.OnceValue(func() []Field {
 		}
 		all[i].Type = typeText(t)
 	}
-	sort.SliceStable(all, func(i, j int) bool { return fieldOrder(all[i].Path) < fieldOrder(all[j].Path) })
+	// Each entry's order key is computed once, not at every comparison.
+	keyed := make([]keyedField, len(all))
+	for i, f := range all {
+		keyed[i] = keyedField{fieldOrder(f.Path), f}
+	}
+	slices.SortStableFunc(keyed, func(a, b keyedField) int { return strings.Compare(a.key, b.key) })
+	for i := range keyed {
+		all[i] = keyed[i].f
+	}
 	return all
 })
+
+// keyedField is a reference entry with its fieldOrder key.
+type keyedField struct {
+	key string
+	f   Field
+}
 
 // fieldOrder sorts the reference in the order of the Config types (every
 // field after its parent, siblings in declaration order), so that the
@@ -479,13 +493,22 @@ func Reference() []Field { return append([]Field(nil), reference()...) }
 // Lookup returns the reference entry of a field path (list items as
 // "[]", e.g. "data.records[].x").
 func Lookup(path string) (Field, bool) {
-	for _, f := range reference() {
-		if f.Path == path {
-			return f, true
-		}
+	i, ok := referenceIndex()[path]
+	if !ok {
+		return Field{}, false
 	}
-	return Field{}, false
+	return reference()[i], true
 }
+
+// referenceIndex maps each path of the reference to its first entry.
+var referenceIndex = sync.OnceValue(func() map[string]int {
+	ref := reference()
+	idx := make(map[string]int, len(ref))
+	for i := len(ref) - 1; i >= 0; i-- {
+		idx[ref[i].Path] = i
+	}
+	return idx
+})
 
 // typeAt returns the Go type of the field at a reference path.
 func typeAt(path string) (reflect.Type, bool) {
