@@ -52,6 +52,37 @@ type buffers struct {
 	// labelled is set once the runs' labels are gathered and checked: they
 	// are the same at every point.
 	labelled bool
+	// sorted holds the evaluation scores of attack sortedOf (−1: none)
+	// sorted by label, when an audit has one attack: counting its rules
+	// and describing it then share one sort.
+	sorted   sortedScores
+	sortedOf int
+}
+
+// countEval counts the errors of bufs.rules on the evaluation scores
+// (bufs.evalScores, of attack bufs.evalOf): with one attack, on the scores
+// sorted once (kept for describeAttack), else run by run.
+func (b *buffers) countEval(oneAttack bool, labels []bool) []stats.Counts {
+	b.sortedOf = -1
+	if !oneAttack {
+		return countScores(b.evalScores, labels, b.rules, b.counts)
+	}
+	b.sorted.buf = b.descKeys
+	ok := b.sorted.fill(b.evalScores, labels)
+	b.descKeys = b.sorted.buf
+	if !ok { // a label without runs: runSets refuses it before
+		return countScores(b.evalScores, labels, b.rules, b.counts)
+	}
+	counts := b.counts[:0]
+	for _, r := range b.rules {
+		c, ok := b.sorted.count(r)
+		if !ok {
+			return countScores(b.evalScores, labels, b.rules, b.counts)
+		}
+		counts = append(counts, c)
+	}
+	b.sortedOf = b.evalOf
+	return counts
 }
 
 // evalBuffer returns storage for n evaluation scores: the selection runs'
@@ -469,6 +500,10 @@ func (a *Audit) analyzePoint(ctx context.Context, t *Trials, k int, conf float64
 func (a *Audit) describeAttack(t *Trials, k int, rs runSets, bufs *buffers, pr PointResult) *Descriptive {
 	best := pr.Estimates[a.primary].Best
 	score, rule := bufs.scorers[best], pr.Attacks[best].Estimates[a.primary].Rule
+	if bufs.sortedOf == best && (rule.Orientation == 1 || rule.Orientation == -1) {
+		d := bufs.sorted.describe(rule.Orientation == 1)
+		return &d
+	}
 	n := a.opts.Trials - rs.evalLo
 	scores := bufs.evalScores
 	if bufs.evalOf != best {
@@ -517,7 +552,7 @@ func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bu
 		bufs.evalScores = bufs.evalBuffer(o.Trials - rs.evalLo)
 		scoreStore(score, t, k, rs.evalLo, bufs.evalScores, &bufs.row)
 		bufs.evalOf = len(pr.Attacks)
-		bufs.counts = countScores(bufs.evalScores, rs.eval.Label, bufs.rules, bufs.counts)
+		bufs.counts = bufs.countEval(len(o.Attacks) == 1, rs.eval.Label)
 		for j := range ar.Estimates {
 			ar.Estimates[j].Counts = bufs.counts[j]
 		}

@@ -457,58 +457,12 @@ func describeScores(scores []float64, label []bool) Descriptive {
 // when it holds len(scores) + max(positives, negatives) keys, and the
 // buffer used is returned for the next call.
 func describeScoresBuf(scores []float64, label []bool, buf []uint64) (Descriptive, []uint64) {
-	pos := 0
-	for _, l := range label {
-		pos += radix.Bit(l)
-	}
-	neg := len(label) - pos
-	if pos == 0 || neg == 0 {
+	ss := sortedScores{buf: buf}
+	if !ss.fill(scores, label) {
 		nan := stats.JSONFloat(math.NaN())
-		return Descriptive{AUROC: nan, TPRAt1: nan, TPRAt01: nan}, buf
+		return Descriptive{AUROC: nan, TPRAt1: nan, TPRAt01: nan}, ss.buf
 	}
-	n := len(scores)
-	if len(buf) < n+max(pos, neg) {
-		buf = make([]uint64, n+max(pos, neg))
-	}
-	// Without branches on the label: each key goes to the next slot of its
-	// side, the positives' from 0, the negatives' from pos.
-	var nanP, nanN, ip, in int // NaN scores: ranked last, tied with one another
-	for i, s := range scores {
-		b := radix.Bit(label[i])
-		if s != s {
-			nanP, nanN = nanP+b, nanN+1-b
-			continue
-		}
-		buf[pos+in+((ip-pos-in)&-b)] = radix.FloatKey(s)
-		ip, in = ip+b, in+1-b
-	}
-	ps, ns, tmp := buf[:ip], buf[pos:pos+in], buf[n:]
-	tmp = radix.Sort(ps, tmp)
-	radix.Sort(ns, tmp)
-	var w rocWalk
-	for i, j := len(ps), len(ns); i > 0 || j > 0; {
-		var top uint64
-		switch {
-		case i == 0:
-			top = ns[j-1]
-		case j == 0:
-			top = ps[i-1]
-		default:
-			top = max(ps[i-1], ns[j-1])
-		}
-		var gp, gn int
-		for i > 0 && ps[i-1] == top {
-			i, gp = i-1, gp+1
-		}
-		for j > 0 && ns[j-1] == top {
-			j, gn = j-1, gn+1
-		}
-		w.group(gp, gn, pos, neg)
-	}
-	if nanP+nanN > 0 {
-		w.group(nanP, nanN, pos, neg)
-	}
-	return w.result(pos, neg), buf
+	return ss.describe(true), ss.buf
 }
 
 // orderKey maps a non-NaN float to a key whose unsigned order is the

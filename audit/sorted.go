@@ -1,0 +1,148 @@
+package audit
+
+import (
+	"math"
+	"slices"
+
+	"github.com/mcmcaudit/mcmcaudit/attacks"
+	"github.com/mcmcaudit/mcmcaudit/internal/radix"
+	"github.com/mcmcaudit/mcmcaudit/stats"
+)
+
+// sortedScores holds scored runs split by label, each side's scores sorted
+// as order keys (radix.FloatKey): what the descriptive figures walk, and
+// what a threshold rule's errors can be counted on by binary search.
+type sortedScores struct {
+	pos, neg   int      // runs of each label, NaN scores included
+	ps, ns     []uint64 // sorted keys of the positives' and negatives' other scores
+	nanP, nanN int      // NaN scores of each label
+	buf        []uint64 // storage: ps, then ns, then sort scratch
+}
+
+// fill sorts scores by label (true: positive), reusing the storage when it
+// is large enough; false when a label has no run.
+func (ss *sortedScores) fill(scores []float64, label []bool) bool {
+	pos := 0
+	for _, l := range label {
+		pos += radix.Bit(l)
+	}
+	neg := len(label) - pos
+	ss.pos, ss.neg = pos, neg
+	if pos == 0 || neg == 0 {
+		return false
+	}
+	n := len(scores)
+	if len(ss.buf) < n+max(pos, neg) {
+		ss.buf = make([]uint64, n+max(pos, neg))
+	}
+	buf := ss.buf
+	// Without branches on the label: each key goes to the next slot of its
+	// side, the positives' from 0, the negatives' from pos.
+	var nanP, nanN, ip, in int // NaN scores: ranked last, tied with one another
+	for i, s := range scores {
+		b := radix.Bit(label[i])
+		if s != s {
+			nanP, nanN = nanP+b, nanN+1-b
+			continue
+		}
+		buf[pos+in+((ip-pos-in)&-b)] = radix.FloatKey(s)
+		ip, in = ip+b, in+1-b
+	}
+	ss.ps, ss.ns, ss.nanP, ss.nanN = buf[:ip], buf[pos:pos+in], nanP, nanN
+	tmp := radix.Sort(ss.ps, buf[n:])
+	radix.Sort(ss.ns, tmp)
+	return true
+}
+
+// describe returns the descriptive figures of the scores (describeScores),
+// or of their negatives when highFirst is false: the groups of equal
+// scores are then walked from the lowest up, which is the walk of the
+// negated scores from the highest down, group for group.
+func (ss *sortedScores) describe(highFirst bool) Descriptive {
+	ps, ns := ss.ps, ss.ns
+	var w rocWalk
+	// i, j: the positives and negatives not yet walked are ps[:i] and
+	// ns[:j] from the top, ps[i:] and ns[j:] from the bottom.
+	if highFirst {
+		for i, j := len(ps), len(ns); i > 0 || j > 0; {
+			var top uint64
+			switch {
+			case i == 0:
+				top = ns[j-1]
+			case j == 0:
+				top = ps[i-1]
+			default:
+				top = max(ps[i-1], ns[j-1])
+			}
+			var gp, gn int
+			for i > 0 && ps[i-1] == top {
+				i, gp = i-1, gp+1
+			}
+			for j > 0 && ns[j-1] == top {
+				j, gn = j-1, gn+1
+			}
+			w.group(gp, gn, ss.pos, ss.neg)
+		}
+	} else {
+		for i, j := 0, 0; i < len(ps) || j < len(ns); {
+			var bottom uint64
+			switch {
+			case i == len(ps):
+				bottom = ns[j]
+			case j == len(ns):
+				bottom = ps[i]
+			default:
+				bottom = min(ps[i], ns[j])
+			}
+			var gp, gn int
+			for i < len(ps) && ps[i] == bottom {
+				i, gp = i+1, gp+1
+			}
+			for j < len(ns) && ns[j] == bottom {
+				j, gn = j+1, gn+1
+			}
+			w.group(gp, gn, ss.pos, ss.neg)
+		}
+	}
+	if ss.nanP+ss.nanN > 0 {
+		w.group(ss.nanP, ss.nanN, ss.pos, ss.neg)
+	}
+	return w.result(ss.pos, ss.neg)
+}
+
+// count returns the errors of rule r on the scores, as attacks.Tally
+// counts them run by run: a run is predicted positive when
+// o·(s − t) > 0, which for a score s that is not NaN is s > t (o = +1) or
+// s < t (o = −1) — a difference of two floats is zero only when they are
+// equal, and keeps its sign — and a NaN score is never predicted positive.
+// So the runs predicted positive are those whose keys lie above (below)
+// the threshold's key, found by binary search. ok is false for a NaN
+// threshold, which the caller counts run by run.
+func (ss *sortedScores) count(r attacks.Rule) (c stats.Counts, ok bool) {
+	if math.IsNaN(r.Threshold) || (r.Orientation != 1 && r.Orientation != -1) {
+		return c, false
+	}
+	kt := radix.FloatKey(r.Threshold)
+	var predP, predN int // positives and negatives predicted positive
+	if r.Orientation == 1 {
+		predP, predN = len(ss.ps)-upTo(ss.ps, kt), len(ss.ns)-upTo(ss.ns, kt)
+	} else {
+		predP, predN = below(ss.ps, kt), below(ss.ns, kt)
+	}
+	return stats.Counts{FP: predN, Negatives: ss.neg, FN: ss.pos - predP, Positives: ss.pos}, true
+}
+
+// upTo is the number of keys ≤ k in sorted keys.
+func upTo(keys []uint64, k uint64) int {
+	if k == math.MaxUint64 {
+		return len(keys)
+	}
+	i, _ := slices.BinarySearch(keys, k+1)
+	return i
+}
+
+// below is the number of keys < k in sorted keys.
+func below(keys []uint64, k uint64) int {
+	i, _ := slices.BinarySearch(keys, k)
+	return i
+}
