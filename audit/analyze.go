@@ -543,14 +543,27 @@ func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bu
 			score = func([]float64) float64 { return 0 }
 		}
 		bufs.scorers = append(bufs.scorers, score)
-		bufs.selScores = scoreAll(score, rs.sel, bufs.selScores)
-		ar, err := a.chooseRules(bufs, rs.sel.Label)
+		// The threshold attack on one feature scores a run by that feature:
+		// the selection runs' features are their scores, and the
+		// evaluation runs' are read from the store as they are.
+		_, coordinate := atk.(attacks.BestCoordinate)
+		identity := coordinate && t.F == 1 && err == nil
+		selScores := rs.sel.X
+		if !identity {
+			bufs.selScores = scoreAll(score, rs.sel, bufs.selScores)
+			selScores = bufs.selScores
+		}
+		ar, err := a.chooseRules(bufs, selScores, rs.sel.Label)
 		if err != nil {
 			return nil, fmt.Errorf("attack %s: %w", atk.Name(), err)
 		}
 		ar.Attack, ar.Note = atk.Name(), note
 		bufs.evalScores = bufs.evalBuffer(o.Trials - rs.evalLo)
-		scoreStore(score, t, k, rs.evalLo, bufs.evalScores, &bufs.row)
+		if identity {
+			t.rows(k, rs.evalLo, o.Trials, bufs.evalScores)
+		} else {
+			scoreStore(score, t, k, rs.evalLo, bufs.evalScores, &bufs.row)
+		}
 		bufs.evalOf = len(pr.Attacks)
 		bufs.counts = bufs.countEval(len(o.Attacks) == 1, rs.eval.Label)
 		for j := range ar.Estimates {
@@ -568,10 +581,10 @@ func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bu
 }
 
 // chooseRules lets every estimator choose its rule on the selection runs'
-// scores (bufs.selScores, sorted once), leaving the rules in bufs.rules.
-func (a *Audit) chooseRules(bufs *buffers, labels []bool) (AttackResult, error) {
+// scores (sorted once), leaving the rules in bufs.rules.
+func (a *Audit) chooseRules(bufs *buffers, scores []float64, labels []bool) (AttackResult, error) {
 	o := a.opts
-	if err := bufs.chooser.Prepare(bufs.selScores, labels, o.Delta, o.selectionConfidence()); err != nil {
+	if err := bufs.chooser.Prepare(scores, labels, o.Delta, o.selectionConfidence()); err != nil {
 		return AttackResult{}, err
 	}
 	ar := AttackResult{Estimates: make([]AttackEstimate, len(o.Estimators))}
