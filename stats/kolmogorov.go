@@ -3,21 +3,92 @@ package stats
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 )
 
 // KSStatistic returns the one-sample Kolmogorov–Smirnov statistic
 // D_n = sup_x |F_n(x) − F(x)| of the sample xs against the continuous CDF
 // cdf: with x_(1) ≤ … ≤ x_(n) the sorted sample,
 // D_n = max_i max(i/n − F(x_(i)), F(x_(i)) − (i−1)/n). xs is not modified.
+//
+// cdf must be nondecreasing, as a CDF is, to within ksSlack: the maximum
+// is then found without evaluating cdf at every draw (see ksMax), and is
+// the same float64 as the term-by-term maximum over every draw.
 func KSStatistic(xs []float64, cdf func(float64) float64) float64 {
 	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
+	slices.Sort(s) // NaNs first, as sort.Float64s
+	if len(s) == 0 {
+		return 0
+	}
+	if math.IsNaN(s[0]) {
+		return ksEvery(s, cdf)
+	}
+	return ksMax(s, cdf)
+}
+
+// ksEvery is the statistic of the sorted sample s, evaluating cdf at
+// every draw.
+func ksEvery(s []float64, cdf func(float64) float64) float64 {
 	n := float64(len(s))
 	d := 0.0
 	for i, x := range s {
 		f := cdf(x)
 		d = math.Max(d, math.Max(float64(i+1)/n-f, f-float64(i)/n))
+	}
+	return d
+}
+
+// ksSlack bounds how far a CDF's evaluations may decrease between two
+// sorted draws (its rounding errors) for ksMax's bounds to hold; real CDF
+// code errs by a few units of 10⁻¹⁶.
+const ksSlack = 1e-9
+
+// ksBlock is the spacing of ksMax's first evaluations.
+const ksBlock = 64
+
+// ksMax is ksEvery's value, evaluating cdf only where the maximum can be.
+// Term i (from 0) of the statistic is max((i+1)/n − f_i, f_i − i/n), f_i =
+// F(x_(i)). Between two evaluated draws a < b, F being nondecreasing,
+// every f_i with a < i < b lies in [f_a, f_b], so the terms there are at
+// most max(b/n − f_a, f_b − (a+1)/n). A block whose bound (plus ksSlack)
+// does not exceed the largest term found so far cannot hold the maximum
+// and is skipped; others are split in two until their draws are
+// evaluated. The maximum of the terms evaluated is the maximum of all
+// (the largest term is never skipped), computed by the same expressions,
+// so the result is ksEvery's to the bit. A sample of 20,000 draws costs
+// about 400–600 evaluations (n/ksBlock on the grid, the rest in the
+// blocks near the maximum), whether or not it follows F.
+func ksMax(s []float64, cdf func(float64) float64) float64 {
+	n := float64(len(s))
+	d := 0.0
+	term := func(i int, f float64) {
+		d = math.Max(d, math.Max(float64(i+1)/n-f, f-float64(i)/n))
+	}
+	last := len(s) - 1
+	// The draws 0, ksBlock, 2·ksBlock, …, and the last.
+	var grid []int
+	for i := 0; i < last; i += ksBlock {
+		grid = append(grid, i)
+	}
+	grid = append(grid, last)
+	fs := make([]float64, len(grid))
+	for g, i := range grid {
+		fs[g] = cdf(s[i])
+		term(i, fs[g])
+	}
+	var refine func(a, b int, fa, fb float64)
+	refine = func(a, b int, fa, fb float64) {
+		if b-a < 2 || math.Max(float64(b)/n-fa, fb-float64(a+1)/n)+ksSlack <= d {
+			return
+		}
+		m := a + (b-a)/2
+		fm := cdf(s[m])
+		term(m, fm)
+		refine(a, m, fa, fm)
+		refine(m, b, fm, fb)
+	}
+	for g := 1; g < len(grid); g++ {
+		refine(grid[g-1], grid[g], fs[g-1], fs[g])
 	}
 	return d
 }

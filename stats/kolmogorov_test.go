@@ -2,9 +2,12 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 func TestKSStatistic(t *testing.T) {
@@ -90,5 +93,55 @@ func TestKSPValue(t *testing.T) {
 	}
 	if a, b := kolmogorovQ(math.Nextafter(1, 0)), kolmogorovQ(1); math.Abs(a-b) > 1e-13 {
 		t.Errorf("Q jumps at 1: %.17g vs %.17g", a, b)
+	}
+}
+
+// KSStatistic skips the draws whose terms cannot reach the maximum; its
+// value must be the term-by-term maximum over every draw to the bit, for
+// squared radii of q-dimensional normals against χ²_q (the posterior
+// fit's use) at several q, on samples that follow the law, that are too
+// wide or too narrow (the maximum then sits in a tail), small samples,
+// and samples with ties.
+func TestKSStatisticEqualsEveryTerm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 1))
+	for _, q := range []int{1, 2, 3, 5, 10} {
+		chi := distuv.ChiSquared{K: float64(q)}
+		for _, n := range []int{1, 2, 3, 63, 64, 65, 200, 1000, 20000} {
+			for _, scale := range []float64{1, 1.05, 0.5, 3} {
+				xs := make([]float64, n)
+				for i := range xs {
+					for a := 0; a < q; a++ {
+						z := scale * rng.NormFloat64()
+						xs[i] += z * z
+					}
+					if i%7 == 3 && i > 0 {
+						xs[i] = xs[i-1] // ties
+					}
+				}
+				evals := 0
+				cdf := func(x float64) float64 { evals++; return chi.CDF(x) }
+				got := KSStatistic(xs, cdf)
+				s := append([]float64(nil), xs...)
+				sort.Float64s(s)
+				want := ksEvery(s, chi.CDF)
+				if math.Float64bits(got) != math.Float64bits(want) {
+					t.Errorf("q=%d n=%d scale=%g: D = %.17g, every term gives %.17g", q, n, scale, got, want)
+				}
+				if n == 20000 && scale == 1 && evals > n/4 {
+					t.Errorf("q=%d n=%d: %d CDF evaluations, want ≤ n/4", q, n, evals)
+				}
+			}
+		}
+	}
+}
+
+// A sample holding NaN gives NaN, as the term-by-term maximum does.
+func TestKSStatisticNaN(t *testing.T) {
+	d := KSStatistic([]float64{0.5, math.NaN(), 1}, numeric.NormCDF)
+	if !math.IsNaN(d) {
+		t.Errorf("D = %g, want NaN", d)
+	}
+	if d := KSStatistic(nil, numeric.NormCDF); d != 0 {
+		t.Errorf("empty sample: D = %g, want 0", d)
 	}
 }
