@@ -460,25 +460,41 @@ func barelyMoves(u *Utility) {
 
 // fitPosterior compares the releases of side s at point k with law on the
 // coordinates coords (stored in columns cols); nil with fewer than two
-// releases on that side.
+// releases on that side. It reads the coordinates straight from the
+// feature store into one flat buffer (the value t.Row would give: trial
+// 0's feature plus the stored deviation), with no allocation per draw.
 func fitPosterior(t *Trials, k int, s dataset.Side, law Normal, coords []int, cols map[int]int) (*PosteriorFit, error) {
-	row := make([]float64, t.F)
-	var draws [][]float64
-	for i := t.Lo; i < t.Hi && len(draws) < MaxUtilityDraws; i++ {
+	q := len(coords)
+	at := make([]int, q) // feature column of each coordinate
+	ref := make([]float64, q)
+	for a, j := range coords {
+		at[a] = cols[j]
+		ref[a] = t.Ref[k*t.F+at[a]]
+	}
+	n := 0
+	for i := t.Lo; i < t.Hi && n < MaxUtilityDraws; i++ {
+		if t.Side[i-t.Lo] == s {
+			n++
+		}
+	}
+	if n < 2 {
+		return nil, nil
+	}
+	x := make([]float64, 0, n*q)
+	for i := t.Lo; i < t.Hi && len(x) < n*q; i++ {
 		if t.Side[i-t.Lo] != s {
 			continue
 		}
-		t.Row(i, k, row)
-		x := make([]float64, len(coords))
-		for a, j := range coords {
-			x[a] = row[cols[j]]
+		row := t.X[((i-t.Lo)*t.P+k)*t.F:][:t.F]
+		for a, c := range at {
+			x = append(x, ref[a]+float64(row[c]))
 		}
-		draws = append(draws, x)
 	}
-	if len(draws) < 2 {
-		return nil, nil
+	l, err := whitener(law, coords)
+	if err != nil {
+		return nil, fmt.Errorf("posterior of %s: %w", s, err)
 	}
-	f, err := FitPosterior(draws, law, coords)
+	f, err := fitFlat(x, n, law, coords, l)
 	if err != nil {
 		return nil, fmt.Errorf("posterior of %s: %w", s, err)
 	}
@@ -493,6 +509,25 @@ func FitPosterior(draws [][]float64, law Normal, coords []int) (*PosteriorFit, e
 	if len(draws) < 2 {
 		return nil, fmt.Errorf("need at least two draws, got %d", len(draws))
 	}
+	l, err := whitener(law, coords)
+	if err != nil {
+		return nil, err
+	}
+	q := len(coords)
+	x := make([]float64, 0, len(draws)*q)
+	for i, d := range draws {
+		if len(d) != q {
+			return nil, fmt.Errorf("draw %d has %d coordinates, want %d", i, len(d), q)
+		}
+		x = append(x, d...)
+	}
+	return fitFlat(x, len(draws), law, coords, l)
+}
+
+// whitener checks coords against law's dimension and returns the lower
+// Cholesky factor L of the marginal covariance of those coordinates,
+// row-major q×q.
+func whitener(law Normal, coords []int) ([]float64, error) {
 	for _, j := range coords {
 		if j < 0 || j >= len(law.Mean) {
 			return nil, fmt.Errorf("coordinate %d outside the law's dimension %d", j, len(law.Mean))
@@ -511,18 +546,22 @@ func FitPosterior(draws [][]float64, law Normal, coords []int) (*PosteriorFit, e
 			l[a*q+b] = lt.At(a, b)
 		}
 	}
+	return l, nil
+}
+
+// fitFlat is FitPosterior on n ≥ 2 draws held row by row in x (n×q), with
+// L the whitener of law on coords. It overwrites x.
+func fitFlat(x []float64, n int, law Normal, coords []int, l []float64) (*PosteriorFit, error) {
+	q := len(coords)
 	d := len(law.Mean)
 	// xs holds the releases' deviations from the law's mean, us their
 	// whitened form, both row by row: the moments are taken in two passes
 	// (a one-pass sum of squares cancels when the releases barely vary).
-	var xs, us, radii []float64
-	for i, x := range draws {
-		if len(x) != q {
-			return nil, fmt.Errorf("draw %d has %d coordinates, want %d", i, len(x), q)
-		}
-		o := len(xs)
+	xs, us, radii := x[:n*q], make([]float64, n*q), make([]float64, n)
+	for i := 0; i < n; i++ {
+		o := i * q
 		for a, j := range coords {
-			xs = append(xs, x[a]-law.Mean[j])
+			xs[o+a] -= law.Mean[j]
 		}
 		// u = L⁻¹x by forward substitution.
 		r := 0.0
@@ -531,12 +570,11 @@ func FitPosterior(draws [][]float64, law Normal, coords []int) (*PosteriorFit, e
 			for b := 0; b < a; b++ {
 				v -= l[a*q+b] * us[o+b]
 			}
-			us = append(us, v/l[a*q+a])
+			us[o+a] = v / l[a*q+a]
 			r += us[o+a] * us[o+a]
 		}
-		radii = append(radii, r)
+		radii[i] = r
 	}
-	n := len(radii)
 	nf := float64(n)
 	// mean and centred sum of squares of column a of m.
 	moments := func(m []float64, a int) (mean, ss float64) {
