@@ -15,15 +15,91 @@ import (
 // is then found without evaluating cdf at every draw (see ksMax), and is
 // the same float64 as the term-by-term maximum over every draw.
 func KSStatistic(xs []float64, cdf func(float64) float64) float64 {
-	s := append([]float64(nil), xs...)
-	slices.Sort(s) // NaNs first, as sort.Float64s
-	if len(s) == 0 {
+	if len(xs) == 0 {
 		return 0
 	}
-	if math.IsNaN(s[0]) {
+	s, ok := sortedCopy(xs)
+	if !ok { // NaN in the sample: every term, NaN included
 		return ksEvery(s, cdf)
 	}
 	return ksMax(s, cdf)
+}
+
+// sortedCopy returns xs sorted in increasing order, and false (with the
+// NaNs first, as sort.Float64s) when xs holds NaN. Large samples are
+// sorted by a least-significant-digit radix sort on order-preserving
+// integer keys (the sort took most of KSStatistic's time once the CDF was
+// evaluated at few draws); the sorted values are the same.
+func sortedCopy(xs []float64) ([]float64, bool) {
+	s := append([]float64(nil), xs...)
+	if len(s) < 512 {
+		slices.Sort(s)
+		return s, !math.IsNaN(s[0])
+	}
+	keys := make([]uint64, len(s))
+	for i, x := range s {
+		if x != x {
+			slices.Sort(s)
+			return s, false
+		}
+		keys[i] = floatKey(x)
+	}
+	radixSort(keys, make([]uint64, len(keys)))
+	for i, k := range keys {
+		s[i] = keyFloat(k)
+	}
+	return s, true
+}
+
+// floatKey maps a float64 (not NaN) to an integer of the same order: the
+// sign bit set for positives, every bit flipped for negatives.
+func floatKey(x float64) uint64 {
+	b := math.Float64bits(x)
+	if b>>63 == 1 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+// keyFloat inverts floatKey.
+func keyFloat(k uint64) float64 {
+	if k>>63 == 1 {
+		return math.Float64frombits(k &^ (1 << 63))
+	}
+	return math.Float64frombits(^k)
+}
+
+// radixSort sorts keys in increasing order, 11 bits a pass (six passes),
+// skipping the passes on a digit every key shares; tmp holds len(keys).
+func radixSort(keys, tmp []uint64) {
+	const bits, passes = 11, 6
+	const size = 1 << bits
+	var hist [passes][size]int32
+	for _, k := range keys {
+		for d := 0; d < passes; d++ {
+			hist[d][(k>>(d*bits))&(size-1)]++
+		}
+	}
+	n := int32(len(keys))
+	src, dst := keys, tmp[:len(keys)]
+	for d := 0; d < passes; d++ {
+		shift := d * bits
+		h := &hist[d]
+		if h[(keys[0]>>shift)&(size-1)] == n {
+			continue
+		}
+		var sum int32
+		for i, c := range h {
+			h[i], sum = sum, sum+c
+		}
+		for _, k := range src {
+			x := (k >> shift) & (size - 1)
+			dst[h[x]] = k
+			h[x]++
+		}
+		src, dst = dst, src
+	}
+	copy(keys, src) // a no-op when src is keys
 }
 
 // ksEvery is the statistic of the sorted sample s, evaluating cdf at

@@ -145,3 +145,38 @@ func TestKSStatisticNaN(t *testing.T) {
 		t.Errorf("empty sample: D = %g, want 0", d)
 	}
 }
+
+// The radix sort of large samples gives the values sort.Float64s gives:
+// negatives, zeros of both signs, infinities, ties and subnormals.
+func TestSortedCopy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 2))
+	specials := []float64{math.Inf(-1), math.Inf(1), 0, math.Copysign(0, -1), 5e-324, -5e-324, math.MaxFloat64, -math.MaxFloat64}
+	for _, n := range []int{511, 512, 5000} {
+		xs := make([]float64, n)
+		for i := range xs {
+			switch i % 5 {
+			case 0:
+				xs[i] = specials[rng.IntN(len(specials))]
+			case 1:
+				xs[i] = xs[rng.IntN(i)] // a tie
+			default:
+				xs[i] = rng.NormFloat64() * math.Exp(10*rng.NormFloat64())
+			}
+		}
+		got, ok := sortedCopy(xs)
+		want := append([]float64(nil), xs...)
+		sort.Float64s(want)
+		if !ok || len(got) != n {
+			t.Fatalf("n=%d: ok %v, %d values", n, ok, len(got))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("n=%d: value %d is %g, want %g", n, i, got[i], want[i])
+			}
+		}
+		xs[n/2] = math.NaN()
+		if got, ok := sortedCopy(xs); ok || !math.IsNaN(got[0]) {
+			t.Errorf("n=%d with NaN: ok %v, first %g", n, ok, got[0])
+		}
+	}
+}
