@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 )
 
 // KSStatistic returns the one-sample Kolmogorov–Smirnov statistic
@@ -222,23 +223,80 @@ func KSPValue(n int, d float64) (float64, error) {
 }
 
 // smirnovUpper is P(D_n⁺ ≥ d), 0 < d < 1, by the Birnbaum–Tingey sum,
-// term by term in logarithms.
+// term by term in logarithms. Two shortcuts leave its value unchanged to
+// the bit: the log-factorials come from a table of the same math.Lgamma
+// values (logFactorials), and a term too small to change the running
+// log-sum (noOpBelow) is not added (most of the n terms, in the tail).
 func smirnovUpper(n int, d float64) float64 {
 	nf := float64(n)
 	jmax := int(math.Floor(nf * (1 - d)))
-	lgn, _ := math.Lgamma(nf + 1)
-	acc := math.Inf(-1)
+	lf := logFactorials(n)
+	lgn := lf(n)
+	acc, skip := math.Inf(-1), math.Inf(-1)
 	for j := 0; j <= jmax; j++ {
 		a := 1 - d - float64(j)/nf
 		if a <= 0 {
 			continue
 		}
-		lj, _ := math.Lgamma(float64(j) + 1)
-		lk, _ := math.Lgamma(nf - float64(j) + 1)
-		t := lgn - lj - lk + (nf-float64(j))*math.Log(a) + float64(j-1)*math.Log(d+float64(j)/nf)
+		t := lgn - lf(j) - lf(n-j) + (nf-float64(j))*math.Log(a) + float64(j-1)*math.Log(d+float64(j)/nf)
+		if t-acc < skip {
+			continue
+		}
 		acc = logAdd(acc, t)
+		skip = noOpBelow(acc)
 	}
 	return d * math.Exp(acc)
+}
+
+// noOpBelow returns x such that logAdd(acc, t) == acc exactly whenever
+// t − acc < x (−∞ when acc is −∞: logAdd then returns t). logAdd adds
+// δ = log1p(exp(t − acc)) ≤ exp(t − acc) (both as computed); δ = 0 below
+// exp's underflow at −745.2, and δ < |acc|·2⁻⁵⁶, under half the spacing of
+// the floats next to acc (at least |acc|·2⁻⁵³), when t − acc <
+// ln|acc| − 40 (40 > 56·ln 2 = 38.8): either way acc + δ rounds to acc.
+// With |acc| = m·2^e, m ∈ [½, 1), (e − 1)·ln 2 ≤ ln|acc| stands for the
+// logarithm (a smaller bound is as valid, and needs no log).
+func noOpBelow(acc float64) float64 {
+	if math.IsInf(acc, -1) {
+		return math.Inf(-1)
+	}
+	if acc == 0 {
+		return -746
+	}
+	_, e := math.Frexp(acc)
+	return math.Max(-746, float64(e-1)*math.Ln2-40)
+}
+
+// logFactTable holds ln k! = math.Lgamma(k + 1) for k < len: the table
+// smirnovUpper's terms take their log-factorials from, grown on demand and
+// shared (never written once published).
+var logFactTable atomic.Pointer[[]float64]
+
+// logFactMax is the largest n whose table is kept (512 KiB); larger
+// samples compute each value.
+const logFactMax = 1 << 16
+
+// logFactorials returns k ↦ ln k! for 0 ≤ k ≤ n, with math.Lgamma's
+// values.
+func logFactorials(n int) func(int) float64 {
+	lgamma := func(k int) float64 {
+		v, _ := math.Lgamma(float64(k) + 1)
+		return v
+	}
+	if n > logFactMax {
+		return lgamma
+	}
+	p := logFactTable.Load()
+	if p == nil || len(*p) <= n {
+		t := make([]float64, max(n+1, 1024))
+		for k := range t {
+			t[k] = lgamma(k)
+		}
+		logFactTable.Store(&t)
+		p = &t
+	}
+	t := *p
+	return func(k int) float64 { return t[k] }
 }
 
 func logAdd(a, b float64) float64 {
