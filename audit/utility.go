@@ -279,7 +279,7 @@ func checkPosterior(p *Posterior, d int) error {
 // iterations since the previous release, the counters' differences (per,
 // when every release has its counters) and the releases' distance to the
 // posterior on the stored coordinates.
-func (a *Audit) pointUtility(t *Trials, k int, per []mechanisms.Snapshot, coords []int) (*Utility, error) {
+func (a *Audit) pointUtility(t *Trials, k int, per []mechanisms.Snapshot, coords []int, rows *[2][]int) (*Utility, error) {
 	u := &Utility{}
 	if !a.design.IterationsUnknown {
 		u.Iterations = a.points[k].Iteration
@@ -296,7 +296,7 @@ func (a *Audit) pointUtility(t *Trials, k int, per []mechanisms.Snapshot, coords
 			if s == dataset.SideDPrime {
 				law = post.DPrime
 			}
-			fit, err := fitPosterior(t, k, s, law, coords, a.design.ThetaColumns)
+			fit, err := fitPosteriorRows(t, k, rows[s], s, law, coords, a.design.ThetaColumns)
 			if err != nil {
 				return nil, err
 			}
@@ -330,12 +330,17 @@ func (a *Audit) utility(t *Trials, r *Report) error {
 	if len(per) != len(a.points) {
 		per = nil
 	}
+	// The trials each side's posterior fit reads, the same at every point.
+	var rows [2][]int
+	if post != nil && len(coords) > 0 {
+		rows = utilityRows(t)
+	}
 	// Release points in parallel: point k writes only r.Points[k].
 	var g errgroup.Group
 	g.SetLimit(Workers(a.exec.Workers))
 	for k := range r.Points {
 		g.Go(func() error {
-			u, err := a.pointUtility(t, k, per, coords)
+			u, err := a.pointUtility(t, k, per, coords, &rows)
 			r.Points[k].Utility = u
 			return err
 		})
@@ -458,36 +463,44 @@ func barelyMoves(u *Utility) {
 	u.BarelyMoves = len(u.Why) > 0
 }
 
-// fitPosterior compares the releases of side s at point k with law on the
-// coordinates coords (stored in columns cols); nil with fewer than two
-// releases on that side. It reads the coordinates straight from the
-// feature store into one flat buffer (the value t.Row would give: trial
-// 0's feature plus the stored deviation), with no allocation per draw.
-func fitPosterior(t *Trials, k int, s dataset.Side, law Normal, coords []int, cols map[int]int) (*PosteriorFit, error) {
-	q := len(coords)
-	at := make([]int, q) // feature column of each coordinate
-	ref := make([]float64, q)
-	for a, j := range coords {
-		at[a] = cols[j]
-		ref[a] = t.Ref[k*t.F+at[a]]
-	}
-	n := 0
-	for i := t.Lo; i < t.Hi && n < MaxUtilityDraws; i++ {
-		if t.Side[i-t.Lo] == s {
-			n++
+// utilityRows returns, for each side, the store rows (trial − t.Lo) of
+// the releases its posterior fit compares: the first MaxUtilityDraws
+// trials on that side, in trial order.
+func utilityRows(t *Trials) [2][]int {
+	var rows [2][]int
+	for i, s := range t.Side {
+		if s <= dataset.SideDPrime && len(rows[s]) < MaxUtilityDraws {
+			rows[s] = append(rows[s], i)
 		}
 	}
+	return rows
+}
+
+// fitPosterior compares the releases of side s at point k with law on the
+// coordinates coords (stored in columns cols); nil with fewer than two
+// releases on that side.
+func fitPosterior(t *Trials, k int, s dataset.Side, law Normal, coords []int, cols map[int]int) (*PosteriorFit, error) {
+	rows := utilityRows(t)
+	return fitPosteriorRows(t, k, rows[s], s, law, coords, cols)
+}
+
+// fitPosteriorRows is fitPosterior on the releases of the store rows rows
+// (those of side s, utilityRows). It reads the coordinates straight from
+// the feature store into one flat buffer (the value t.Row would give:
+// trial 0's feature plus the stored deviation), with no allocation per
+// draw.
+func fitPosteriorRows(t *Trials, k int, rows []int, s dataset.Side, law Normal, coords []int, cols map[int]int) (*PosteriorFit, error) {
+	n, q := len(rows), len(coords)
 	if n < 2 {
 		return nil, nil
 	}
-	x := make([]float64, 0, n*q)
-	for i := t.Lo; i < t.Hi && len(x) < n*q; i++ {
-		if t.Side[i-t.Lo] != s {
-			continue
-		}
-		row := t.X[((i-t.Lo)*t.P+k)*t.F:][:t.F]
-		for a, c := range at {
-			x = append(x, ref[a]+float64(row[c]))
+	x := make([]float64, n*q)
+	for a, j := range coords {
+		c := cols[j]
+		ref := t.Ref[k*t.F+c]
+		xa := x[a:]
+		for r, i := range rows {
+			xa[r*q] = ref + float64(t.X[(i*t.P+k)*t.F+c])
 		}
 	}
 	l, err := whitener(law, coords)
