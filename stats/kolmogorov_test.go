@@ -147,7 +147,8 @@ func TestKSStatisticNaN(t *testing.T) {
 }
 
 // The radix sort of large samples gives the values sort.Float64s gives:
-// negatives, zeros of both signs, infinities, ties and subnormals.
+// negatives, zeros of both signs, infinities, ties, subnormals, values
+// beyond float32's range and runs that share a float32 key.
 func TestSortedCopy(t *testing.T) {
 	rng := rand.New(rand.NewPCG(35, 2))
 	specials := []float64{math.Inf(-1), math.Inf(1), 0, math.Copysign(0, -1), 5e-324, -5e-324, math.MaxFloat64, -math.MaxFloat64}
@@ -178,6 +179,16 @@ func TestSortedCopy(t *testing.T) {
 		if got, ok := sortedCopy(xs); ok || !math.IsNaN(got[0]) {
 			t.Errorf("n=%d with NaN: ok %v, first %g", n, ok, got[0])
 		}
+	}
+	// Values closer together than float32's resolution: one radix key,
+	// sorted by the fallback.
+	xs := make([]float64, 3000)
+	for i := range xs {
+		xs[i] = 1 + 1e-9*rng.Float64()
+	}
+	got, _ := sortedCopy(xs)
+	if !sort.Float64sAreSorted(got) {
+		t.Error("values within float32's resolution are not sorted")
 	}
 }
 
