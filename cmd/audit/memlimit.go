@@ -12,15 +12,18 @@ import (
 // held instead by a soft memory limit (runtime/debug.SetMemoryLimit) sized
 // to the work once it is known: the audit's estimate of its peak heap
 // (audit.Audit.MemoryBytes: the feature store and the analysis of one
-// release point per worker) plus memSlack, never below memFloor. At 10⁶
-// runs of the built-in scenario (20 releases, one feature: an 81 MB store,
-// 138 MiB estimated, 136 MiB live at the peak, two workers) the limit is
-// 162 MiB, where GOGC 100 alone would let the heap reach twice what is
-// live (the peak resident memory is 176 MB, 15 collections); the earlier setting, GOGC 10 for every run, held that peak too
-// but cost 30% more CPU at 3·10⁴ runs. The limit is soft: should the live
-// heap exceed it, the runtime collects more often but caps the
-// collector's share of the CPU (about half) rather than fail. GOMEMLIMIT,
-// when set, takes precedence, and GOGC still sets the target.
+// release point per worker) plus memSlack, never below memFloor.
+//
+// At 10⁶ runs of the built-in scenario (20 releases, one feature, two
+// workers: an 81 MB store, 138 MiB estimated, 136 MiB live at the peak)
+// the limit is 162 MiB: 15 collections and 176–184 MB resident at the
+// peak, where GOGC 100 alone would let the heap grow to twice what is
+// live. The earlier setting, GOGC 10 for every run, held the same peak
+// (51 collections) but cost 30–45% more CPU at 3·10⁴ runs. The limit is
+// soft: should the live heap exceed it (an attack holding far more per
+// run than a threshold scan), the runtime collects more often but caps
+// the collector's share of the CPU (about half) rather than fail.
+// GOMEMLIMIT, when set, replaces the limit; GOGC still sets the target.
 const (
 	// memFloor is the least limit: below it no audit's heap at GOGC 100
 	// is held back (a run whose store is small collects by GOGC alone).
