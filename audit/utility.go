@@ -279,7 +279,7 @@ func checkPosterior(p *Posterior, d int) error {
 // iterations since the previous release, the counters' differences (per,
 // when every release has its counters) and the releases' distance to the
 // posterior on the stored coordinates.
-func (a *Audit) pointUtility(t *Trials, k int, per []mechanisms.Snapshot, coords []int) (*Utility, error) {
+func (a *Audit) pointUtility(t *Trials, k int, per []mechanisms.Snapshot, coords []int, rows *[2][]int) (*Utility, error) {
 	u := &Utility{}
 	if !a.design.IterationsUnknown {
 		u.Iterations = a.points[k].Iteration
@@ -296,7 +296,7 @@ func (a *Audit) pointUtility(t *Trials, k int, per []mechanisms.Snapshot, coords
 			if s == dataset.SideDPrime {
 				law = post.DPrime
 			}
-			fit, err := fitPosterior(t, k, s, law, coords, a.design.ThetaColumns)
+			fit, err := fitPosteriorRows(t, k, rows[s], s, law, coords, a.design.ThetaColumns)
 			if err != nil {
 				return nil, err
 			}
@@ -330,12 +330,17 @@ func (a *Audit) utility(t *Trials, r *Report) error {
 	if len(per) != len(a.points) {
 		per = nil
 	}
+	// The trials each side's posterior fit reads, the same at every point.
+	var rows [2][]int
+	if post != nil && len(coords) > 0 {
+		rows = utilityRows(t)
+	}
 	// Release points in parallel: point k writes only r.Points[k].
 	var g errgroup.Group
 	g.SetLimit(Workers(a.exec.Workers))
 	for k := range r.Points {
 		g.Go(func() error {
-			u, err := a.pointUtility(t, k, per, coords)
+			u, err := a.pointUtility(t, k, per, coords, &rows)
 			r.Points[k].Utility = u
 			return err
 		})
@@ -458,27 +463,51 @@ func barelyMoves(u *Utility) {
 	u.BarelyMoves = len(u.Why) > 0
 }
 
+// utilityRows returns, for each side, the store rows (trial − t.Lo) of
+// the releases its posterior fit compares: the first MaxUtilityDraws
+// trials on that side, in trial order.
+func utilityRows(t *Trials) [2][]int {
+	var rows [2][]int
+	for i, s := range t.Side {
+		if s <= dataset.SideDPrime && len(rows[s]) < MaxUtilityDraws {
+			rows[s] = append(rows[s], i)
+		}
+	}
+	return rows
+}
+
 // fitPosterior compares the releases of side s at point k with law on the
 // coordinates coords (stored in columns cols); nil with fewer than two
 // releases on that side.
 func fitPosterior(t *Trials, k int, s dataset.Side, law Normal, coords []int, cols map[int]int) (*PosteriorFit, error) {
-	row := make([]float64, t.F)
-	var draws [][]float64
-	for i := t.Lo; i < t.Hi && len(draws) < MaxUtilityDraws; i++ {
-		if t.Side[i-t.Lo] != s {
-			continue
-		}
-		t.Row(i, k, row)
-		x := make([]float64, len(coords))
-		for a, j := range coords {
-			x[a] = row[cols[j]]
-		}
-		draws = append(draws, x)
-	}
-	if len(draws) < 2 {
+	rows := utilityRows(t)
+	return fitPosteriorRows(t, k, rows[s], s, law, coords, cols)
+}
+
+// fitPosteriorRows is fitPosterior on the releases of the store rows rows
+// (those of side s, utilityRows). It reads the coordinates straight from
+// the feature store into one flat buffer (the value t.Row would give:
+// trial 0's feature plus the stored deviation), with no allocation per
+// draw.
+func fitPosteriorRows(t *Trials, k int, rows []int, s dataset.Side, law Normal, coords []int, cols map[int]int) (*PosteriorFit, error) {
+	n, q := len(rows), len(coords)
+	if n < 2 {
 		return nil, nil
 	}
-	f, err := FitPosterior(draws, law, coords)
+	x := make([]float64, n*q)
+	for a, j := range coords {
+		c := cols[j]
+		ref := t.Ref[k*t.F+c]
+		xa := x[a:]
+		for r, i := range rows {
+			xa[r*q] = ref + float64(t.X[(i*t.P+k)*t.F+c])
+		}
+	}
+	l, err := whitener(law, coords)
+	if err != nil {
+		return nil, fmt.Errorf("posterior of %s: %w", s, err)
+	}
+	f, err := fitFlat(x, n, law, coords, l)
 	if err != nil {
 		return nil, fmt.Errorf("posterior of %s: %w", s, err)
 	}
@@ -493,6 +522,25 @@ func FitPosterior(draws [][]float64, law Normal, coords []int) (*PosteriorFit, e
 	if len(draws) < 2 {
 		return nil, fmt.Errorf("need at least two draws, got %d", len(draws))
 	}
+	l, err := whitener(law, coords)
+	if err != nil {
+		return nil, err
+	}
+	q := len(coords)
+	x := make([]float64, 0, len(draws)*q)
+	for i, d := range draws {
+		if len(d) != q {
+			return nil, fmt.Errorf("draw %d has %d coordinates, want %d", i, len(d), q)
+		}
+		x = append(x, d...)
+	}
+	return fitFlat(x, len(draws), law, coords, l)
+}
+
+// whitener checks coords against law's dimension and returns the lower
+// Cholesky factor L of the marginal covariance of those coordinates,
+// row-major q×q.
+func whitener(law Normal, coords []int) ([]float64, error) {
 	for _, j := range coords {
 		if j < 0 || j >= len(law.Mean) {
 			return nil, fmt.Errorf("coordinate %d outside the law's dimension %d", j, len(law.Mean))
@@ -511,18 +559,22 @@ func FitPosterior(draws [][]float64, law Normal, coords []int) (*PosteriorFit, e
 			l[a*q+b] = lt.At(a, b)
 		}
 	}
+	return l, nil
+}
+
+// fitFlat is FitPosterior on n ≥ 2 draws held row by row in x (n×q), with
+// L the whitener of law on coords. It overwrites x.
+func fitFlat(x []float64, n int, law Normal, coords []int, l []float64) (*PosteriorFit, error) {
+	q := len(coords)
 	d := len(law.Mean)
 	// xs holds the releases' deviations from the law's mean, us their
 	// whitened form, both row by row: the moments are taken in two passes
 	// (a one-pass sum of squares cancels when the releases barely vary).
-	var xs, us, radii []float64
-	for i, x := range draws {
-		if len(x) != q {
-			return nil, fmt.Errorf("draw %d has %d coordinates, want %d", i, len(x), q)
-		}
-		o := len(xs)
+	xs, us, radii := x[:n*q], make([]float64, n*q), make([]float64, n)
+	for i := 0; i < n; i++ {
+		o := i * q
 		for a, j := range coords {
-			xs = append(xs, x[a]-law.Mean[j])
+			xs[o+a] -= law.Mean[j]
 		}
 		// u = L⁻¹x by forward substitution.
 		r := 0.0
@@ -531,12 +583,11 @@ func FitPosterior(draws [][]float64, law Normal, coords []int) (*PosteriorFit, e
 			for b := 0; b < a; b++ {
 				v -= l[a*q+b] * us[o+b]
 			}
-			us = append(us, v/l[a*q+a])
+			us[o+a] = v / l[a*q+a]
 			r += us[o+a] * us[o+a]
 		}
-		radii = append(radii, r)
+		radii[i] = r
 	}
-	n := len(radii)
 	nf := float64(n)
 	// mean and centred sum of squares of column a of m.
 	moments := func(m []float64, a int) (mean, ss float64) {

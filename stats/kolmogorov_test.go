@@ -2,9 +2,12 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/numeric"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 func TestKSStatistic(t *testing.T) {
@@ -90,5 +93,143 @@ func TestKSPValue(t *testing.T) {
 	}
 	if a, b := kolmogorovQ(math.Nextafter(1, 0)), kolmogorovQ(1); math.Abs(a-b) > 1e-13 {
 		t.Errorf("Q jumps at 1: %.17g vs %.17g", a, b)
+	}
+}
+
+// KSStatistic skips the draws whose terms cannot reach the maximum; its
+// value must be the term-by-term maximum over every draw to the bit, for
+// squared radii of q-dimensional normals against χ²_q (the posterior
+// fit's use) at several q, on samples that follow the law, that are too
+// wide or too narrow (the maximum then sits in a tail), small samples,
+// and samples with ties.
+func TestKSStatisticEqualsEveryTerm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 1))
+	for _, q := range []int{1, 2, 3, 5, 10} {
+		chi := distuv.ChiSquared{K: float64(q)}
+		for _, n := range []int{1, 2, 3, 63, 64, 65, 200, 1000, 20000} {
+			for _, scale := range []float64{1, 1.05, 0.5, 3} {
+				xs := make([]float64, n)
+				for i := range xs {
+					for a := 0; a < q; a++ {
+						z := scale * rng.NormFloat64()
+						xs[i] += z * z
+					}
+					if i%7 == 3 && i > 0 {
+						xs[i] = xs[i-1] // ties
+					}
+				}
+				evals := 0
+				cdf := func(x float64) float64 { evals++; return chi.CDF(x) }
+				got := KSStatistic(xs, cdf)
+				s := append([]float64(nil), xs...)
+				sort.Float64s(s)
+				want := ksEvery(s, chi.CDF)
+				if math.Float64bits(got) != math.Float64bits(want) {
+					t.Errorf("q=%d n=%d scale=%g: D = %.17g, every term gives %.17g", q, n, scale, got, want)
+				}
+				if n == 20000 && scale == 1 && evals > n/4 {
+					t.Errorf("q=%d n=%d: %d CDF evaluations, want ≤ n/4", q, n, evals)
+				}
+			}
+		}
+	}
+}
+
+// A sample holding NaN gives NaN, as the term-by-term maximum does.
+func TestKSStatisticNaN(t *testing.T) {
+	d := KSStatistic([]float64{0.5, math.NaN(), 1}, numeric.NormCDF)
+	if !math.IsNaN(d) {
+		t.Errorf("D = %g, want NaN", d)
+	}
+	if d := KSStatistic(nil, numeric.NormCDF); d != 0 {
+		t.Errorf("empty sample: D = %g, want 0", d)
+	}
+}
+
+// The radix sort of large samples gives the values sort.Float64s gives:
+// negatives, zeros of both signs, infinities, ties, subnormals, values
+// beyond float32's range and runs that share a float32 key.
+func TestSortedCopy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 2))
+	specials := []float64{math.Inf(-1), math.Inf(1), 0, math.Copysign(0, -1), 5e-324, -5e-324, math.MaxFloat64, -math.MaxFloat64}
+	for _, n := range []int{511, 512, 5000} {
+		xs := make([]float64, n)
+		for i := range xs {
+			switch i % 5 {
+			case 0:
+				xs[i] = specials[rng.IntN(len(specials))]
+			case 1:
+				xs[i] = xs[rng.IntN(i)] // a tie
+			default:
+				xs[i] = rng.NormFloat64() * math.Exp(10*rng.NormFloat64())
+			}
+		}
+		got, ok := sortedCopy(xs)
+		want := append([]float64(nil), xs...)
+		sort.Float64s(want)
+		if !ok || len(got) != n {
+			t.Fatalf("n=%d: ok %v, %d values", n, ok, len(got))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("n=%d: value %d is %g, want %g", n, i, got[i], want[i])
+			}
+		}
+		xs[n/2] = math.NaN()
+		if got, ok := sortedCopy(xs); ok || !math.IsNaN(got[0]) {
+			t.Errorf("n=%d with NaN: ok %v, first %g", n, ok, got[0])
+		}
+	}
+	// Values closer together than float32's resolution: one radix key,
+	// sorted by the fallback.
+	xs := make([]float64, 3000)
+	for i := range xs {
+		xs[i] = 1 + 1e-9*rng.Float64()
+	}
+	got, _ := sortedCopy(xs)
+	if !sort.Float64sAreSorted(got) {
+		t.Error("values within float32's resolution are not sorted")
+	}
+}
+
+// smirnovUpperEveryTerm is the Birnbaum–Tingey sum with every term added
+// and every log-factorial from math.Lgamma: smirnovUpper's shortcuts must
+// leave its value unchanged to the bit.
+func smirnovUpperEveryTerm(n int, d float64) float64 {
+	nf := float64(n)
+	jmax := int(math.Floor(nf * (1 - d)))
+	lgn, _ := math.Lgamma(nf + 1)
+	acc := math.Inf(-1)
+	for j := 0; j <= jmax; j++ {
+		a := 1 - d - float64(j)/nf
+		if a <= 0 {
+			continue
+		}
+		lj, _ := math.Lgamma(float64(j) + 1)
+		lk, _ := math.Lgamma(nf - float64(j) + 1)
+		acc = logAdd(acc, lgn-lj-lk+(nf-float64(j))*math.Log(a)+float64(j-1)*math.Log(d+float64(j)/nf))
+	}
+	return d * math.Exp(acc)
+}
+
+func TestSmirnovUpperEqualsEveryTerm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 3))
+	logFactTable.Store(nil) // the table grown from empty, as in a new process
+	ns := []int{1, 2, 7, 50, 999, 1000, 1001, 4000, 15000, 20000, logFactMax + 3}
+	for i := 0; i < 15; i++ {
+		ns = append(ns, 1+rng.IntN(25000))
+	}
+	for _, n := range ns {
+		nf := float64(n)
+		// d from the tail's edge (n·d² = 2.2, p ≈ 0.02) to deep in it.
+		for _, d := range []float64{math.Sqrt(2.2 / nf), 1.3 * math.Sqrt(2.2/nf), 3 / math.Sqrt(nf), 0.5, 0.9, rng.Float64()} {
+			if d <= 0 || d >= 1 {
+				continue
+			}
+			got, want := smirnovUpper(n, d), smirnovUpperEveryTerm(n, d)
+			if math.Float64bits(got) != math.Float64bits(want) {
+				t.Errorf("n=%d d=%.17g: %.17g, every term gives %.17g", n, d, got, want)
+			}
+		}
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -303,9 +302,7 @@ func init() {
 	if path == "" {
 		return
 	}
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent) // as main does
-	}
+	sizeMemory = setMemoryLimit // as main does
 	code := run(os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr})
 	status, _ := os.ReadFile("/proc/self/status")
 	for _, l := range strings.Split(string(status), "\n") {

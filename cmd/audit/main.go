@@ -220,18 +220,9 @@ func oneLine(s string) string {
 	return clip.Line(strings.Join(strings.Fields(s), " "), clip.MaxLine)
 }
 
-// gcPercent is the command's garbage-collection target (see main).
-const gcPercent = 10
-
 func main() {
-	// An audit's heap is dominated by its long-lived feature store; letting
-	// the heap grow 10% (not 100%) before a collection keeps the peak near
-	// that store's size at no measurable cost: the store holds no
-	// pointers, so a collection marks little, and the trial loop allocates
-	// nothing. (At 25%, the 10⁶-run audit's peak was 193 MB, at 10% 179 MB,
-	// in the same CPU time.) GOGC overrides it.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
+	// Go's default garbage-collection target, and a memory limit sized to
+	// each audit's store once it is known (memlimit.go).
+	sizeMemory = setMemoryLimit
 	os.Exit(run(os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr}))
 }

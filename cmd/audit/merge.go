@@ -107,6 +107,12 @@ func mergeParts(ctx context.Context, paths []string) (merged, error) {
 			if id := out.audit.ID(); id != t.ConfigHash {
 				return fail(usagef("%s: the design it carries has hash %.12s…, its trials %.12s… (a trials file of an older version?)", path, id, t.ConfigHash))
 			}
+			// The merged audit, and one part read into memory beside its store.
+			largest := 0
+			for _, in := range infos {
+				largest = max(largest, in.Hi-in.Lo)
+			}
+			sizeMemory(out.audit.MemoryBytes(t.N) + out.audit.StoreBytes(largest))
 		}
 		if err := m.Add(t, path); err != nil {
 			return fail(usagef("merge: %v", err))

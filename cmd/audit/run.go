@@ -103,6 +103,8 @@ func runRun(args []string, e *env) error {
 		}
 	}
 	if f.shard != "" {
+		lo, hi := audit.ShardRange(cfg.Audit.Trials, shardI, shardN)
+		sizeMemory(plan.Audit.StoreBytes(hi - lo))
 		return runner.Shard(ctx, &f.Flags, plan, shardI, shardN, e.cli())
 	}
 
@@ -114,6 +116,7 @@ func runRun(args []string, e *env) error {
 	if err := workError(a.CheckWork(0, cfg.Audit.Trials, true)); err != nil {
 		return err
 	}
+	sizeMemory(a.MemoryBytes(cfg.Audit.Trials))
 	notes := &runner.Notes{}
 	ck, err := runner.Locate(&f.Flags, plan.Hash, cfg.Audit.Trials, notes)
 	if err != nil {
