@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sync/atomic"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/radix"
 )
 
 // KSStatistic returns the one-sample Kolmogorov–Smirnov statistic
@@ -28,12 +30,9 @@ func KSStatistic(xs []float64, cdf func(float64) float64) float64 {
 
 // sortedCopy returns xs sorted in increasing order, and false (with the
 // NaNs first, as sort.Float64s) when xs holds NaN. Large samples are
-// sorted by a least-significant-digit radix sort (the sort took most of
-// KSStatistic's time once the CDF was evaluated at few draws): on the
-// 32-bit order-preserving key of each value rounded to float32 (rounding
-// is monotone, so only values with the same key can remain out of order,
-// and they are adjacent), then by insertion within those runs. The sorted
-// values are the same as any sort's.
+// sorted by the module's radix sort of order-preserving keys (the sort
+// took most of KSStatistic's time once the CDF was evaluated at few
+// draws); −0 comes back as +0, which compares equal.
 func sortedCopy(xs []float64) ([]float64, bool) {
 	n := len(xs)
 	if n < 512 {
@@ -41,78 +40,21 @@ func sortedCopy(xs []float64) ([]float64, bool) {
 		slices.Sort(s)
 		return s, n == 0 || !math.IsNaN(s[0])
 	}
-	keys := make([]uint32, n)
+	keys := make([]uint64, n)
 	for i, x := range xs {
 		if x != x {
 			s := append([]float64(nil), xs...)
 			slices.Sort(s)
 			return s, false
 		}
-		keys[i] = float32Key(float32(x))
+		keys[i] = radix.FloatKey(x)
 	}
-	s := append([]float64(nil), xs...)
-	radixSort32(keys, s)
-	// Insertion within runs of equal keys; a sample made of such runs
-	// (values closer than float32's resolution) goes to slices.Sort.
-	moves := 0
-	for i := 1; i < n; i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-			moves++
-		}
-		if moves > 4*n {
-			slices.Sort(s)
-			break
-		}
+	radix.Sort(keys, nil)
+	s := make([]float64, n)
+	for i, k := range keys {
+		s[i] = radix.KeyFloat(k)
 	}
 	return s, true
-}
-
-// float32Key maps a float32 (not NaN) to an integer of the same order:
-// the sign bit set for positives, every bit flipped for negatives.
-func float32Key(x float32) uint32 {
-	b := math.Float32bits(x)
-	if b>>31 == 1 {
-		return ^b
-	}
-	return b | 1<<31
-}
-
-// radixSort32 sorts keys in increasing order, carrying vals along
-// (vals[i] belongs to keys[i]): 11 bits a pass (three passes), skipping
-// the passes on a digit every key shares.
-func radixSort32(keys []uint32, vals []float64) {
-	const bits, passes = 11, 3
-	const size = 1 << bits
-	var hist [passes][size]int32
-	for _, k := range keys {
-		hist[0][k&(size-1)]++
-		hist[1][(k>>bits)&(size-1)]++
-		hist[2][k>>(2*bits)]++
-	}
-	n := int32(len(keys))
-	srcK, dstK := keys, make([]uint32, len(keys))
-	srcV, dstV := vals, make([]float64, len(vals))
-	for d := 0; d < passes; d++ {
-		shift := d * bits
-		h := &hist[d]
-		if h[(keys[0]>>shift)&(size-1)] == n {
-			continue
-		}
-		var sum int32
-		for i, c := range h {
-			h[i], sum = sum, sum+c
-		}
-		for i, k := range srcK {
-			x := (k >> shift) & (size - 1)
-			dstK[h[x]], dstV[h[x]] = k, srcV[i]
-			h[x]++
-		}
-		srcK, dstK = dstK, srcK
-		srcV, dstV = dstV, srcV
-	}
-	copy(keys, srcK) // no-ops when the sorted arrays are keys and vals
-	copy(vals, srcV)
 }
 
 // ksEvery is the statistic of the sorted sample s, evaluating cdf at

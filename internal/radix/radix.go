@@ -132,6 +132,12 @@ func FloatKey(s float64) uint64 {
 	return b ^ (neg | 1<<63)
 }
 
+// KeyFloat inverts FloatKey (the key of −0 gives +0).
+func KeyFloat(k uint64) float64 {
+	pos := uint64(int64(k) >> 63) // all ones for a key of a float ≥ +0
+	return math.Float64frombits(k ^ (^pos | 1<<63))
+}
+
 // Bit is 1 when b is set, else 0, without a branch.
 func Bit(b bool) int {
 	x := 0

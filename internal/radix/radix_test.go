@@ -75,6 +75,11 @@ func TestFloatKeyOrder(t *testing.T) {
 			}
 		}
 	}
+	for _, v := range vals {
+		if back := KeyFloat(FloatKey(v)); back != v || (v != 0 && math.Signbit(back) != math.Signbit(v)) {
+			t.Errorf("KeyFloat(FloatKey(%g)) = %g", v, back)
+		}
+	}
 	rng := rand.New(rand.NewPCG(7, 7))
 	for range 10000 {
 		a, b := rng.NormFloat64()*1e3, rng.NormFloat64()*1e-3
