@@ -253,6 +253,38 @@ type span struct {
 	i, j int32
 }
 
+// PrepareSorted is Prepare for a caller that has sorted the scores
+// itself: kneg and kpos hold SortKey of the negatives' and the positives'
+// scores (none NaN), each in increasing order. The Chooser reads them
+// until the next Prepare; the caller must not change them meanwhile. An
+// unsorted side is an error.
+func (c *Chooser) PrepareSorted(kneg, kpos []uint64, delta, confidence float64) error {
+	c.ready = false
+	if err := stats.CheckDelta(delta); err != nil {
+		return err
+	}
+	if err := stats.CheckConfidence(confidence); err != nil {
+		return err
+	}
+	if len(kneg) == 0 || len(kpos) == 0 {
+		return fmt.Errorf("attacks: training set needs runs on both D and D′ (has %d and %d)", len(kneg), len(kpos))
+	}
+	if len(kneg)+len(kpos) > math.MaxInt32 {
+		return fmt.Errorf("attacks: at most %d scored runs, got %d", math.MaxInt32, len(kneg)+len(kpos))
+	}
+	if !slices.IsSorted(kneg) || !slices.IsSorted(kpos) {
+		return fmt.Errorf("attacks: PrepareSorted needs each side's keys in increasing order")
+	}
+	c.sp.kneg, c.sp.kpos = kneg, kpos
+	c.sp.prepareSorted(len(kneg), len(kpos), delta, confidence)
+	c.ready = true
+	return nil
+}
+
+// SortKey maps a score other than NaN to the key PrepareSorted takes: the
+// unsigned order of keys is the scores' order, and −0 and +0 share a key.
+func SortKey(s float64) uint64 { return sortKey(s) }
+
 // reset prepares the splits of a new scored set, keeping the memory.
 func (sp *splits) reset(scores []float64, labels []bool, delta, confidence float64) error {
 	neg, pos, err := checkScoredSet(scores, labels, delta, confidence)
@@ -262,6 +294,12 @@ func (sp *splits) reset(scores []float64, labels []bool, delta, confidence float
 	if err := sp.sortKeys(scores, labels, neg, pos); err != nil {
 		return err
 	}
+	sp.prepareSorted(neg, pos, delta, confidence)
+	return nil
+}
+
+// prepareSorted finishes reset once kneg and kpos hold the sorted keys.
+func (sp *splits) prepareSorted(neg, pos int, delta, confidence float64) {
 	sp.neg, sp.pos, sp.delta = neg, pos, delta
 	sp.mergeGroups()
 	sp.buildFront()
@@ -274,7 +312,6 @@ func (sp *splits) reset(scores []float64, labels []bool, delta, confidence float
 	} else {
 		sp.fnT.prepare(pos, a)
 	}
-	return nil
 }
 
 // checkScoredSet checks a scored training set and the levels of a rule

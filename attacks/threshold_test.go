@@ -499,3 +499,44 @@ func TestFrontIsParetoSet(t *testing.T) {
 		}
 	}
 }
+
+// PrepareSorted on keys the caller sorted chooses the rules Prepare
+// chooses from the scores, for both objectives; unsorted keys are refused.
+func TestPrepareSortedMatchesPrepare(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for trial := range 50 {
+		n := 2 + rng.IntN(4000)
+		scores, labels := make([]float64, n), make([]bool, n)
+		for i := range scores {
+			scores[i] = math.Round(rng.NormFloat64()*20) / 8 // ties
+			labels[i] = rng.IntN(2) == 0
+		}
+		labels[0], labels[1] = true, false
+		var kneg, kpos []uint64
+		for i, s := range scores {
+			if labels[i] {
+				kpos = append(kpos, SortKey(s))
+			} else {
+				kneg = append(kneg, SortKey(s))
+			}
+		}
+		slices.Sort(kneg)
+		slices.Sort(kpos)
+		var a, b Chooser
+		if err := a.Prepare(scores, labels, 1e-5, 0.95); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.PrepareSorted(kneg, kpos, 1e-5, 0.95); err != nil {
+			t.Fatal(err)
+		}
+		for _, obj := range []Objective{RegionObjective, GDPObjective} {
+			if x, y := a.Best(obj), b.Best(obj); x != y {
+				t.Fatalf("trial %d: Prepare chose %+v, PrepareSorted %+v", trial, x, y)
+			}
+		}
+	}
+	var c Chooser
+	if err := c.PrepareSorted([]uint64{3, 1}, []uint64{2}, 1e-5, 0.95); err == nil {
+		t.Error("unsorted keys accepted")
+	}
+}

@@ -14,15 +14,25 @@ import (
 // columns gathers the features of trials [lo, hi) at point p, reusing
 // buf's storage when it is large enough (one point is analysed at a time).
 // The labels are the same at every point: they are written only when
-// labels is set or the storage is new.
-func columns(t *Trials, p, lo, hi int, buf *attacks.Data, labels bool) *attacks.Data {
+// labels is set or the storage is new. Without features the data carry
+// labels only (X empty), for an analysis that reads the store itself
+// (fitStoreScored).
+func columns(t *Trials, p, lo, hi int, buf *attacks.Data, labels, features bool) *attacks.Data {
 	d := buf
-	if d == nil || cap(d.X) < (hi-lo)*t.F || cap(d.Label) < hi-lo {
-		d = &attacks.Data{X: make([]float64, 0, (hi-lo)*t.F), Label: make([]bool, hi-lo)}
-		labels = true
+	nx := 0
+	if features {
+		nx = (hi - lo) * t.F
 	}
-	d.N, d.F, d.X, d.Label = hi-lo, t.F, d.X[:(hi-lo)*t.F], d.Label[:hi-lo]
-	t.rows(p, lo, hi, d.X)
+	if d == nil || cap(d.X) < nx || cap(d.Label) < hi-lo {
+		d = &attacks.Data{X: make([]float64, 0, nx), Label: make([]bool, hi-lo)}
+		if buf != nil && !labels && cap(buf.Label) >= hi-lo {
+			d.Label = buf.Label // still this worker's labels
+		} else {
+			labels = true
+		}
+	}
+	d.N, d.F, d.X, d.Label = hi-lo, t.F, d.X[:nx], d.Label[:hi-lo]
+	t.rows(p, lo, lo+nx/max(t.F, 1), d.X)
 	if labels {
 		for i := lo; i < hi; i++ {
 			d.Label[i-lo] = t.Side[i-t.Lo] == dataset.SideDPrime
@@ -57,6 +67,10 @@ type buffers struct {
 	// and describing it then share one sort.
 	sorted   sortedScores
 	sortedOf int
+	// sorter and selKeys sort the selection runs from the store
+	// (fitStoreScored).
+	sorter  storeSorter
+	selKeys []uint64
 }
 
 // countEval counts the errors of bufs.rules on the evaluation scores
@@ -432,17 +446,20 @@ func (r *Report) ClaimLevel() string {
 type runSets struct {
 	train, sel, eval *attacks.Data
 	evalLo           int
+	selLo, selHi     int // the selection runs' trials
 }
 
-func (a *Audit) runSets(t *Trials, k int, bufs *buffers) (runSets, error) {
+// runSets gathers the runs of point k, their features only when features
+// is set.
+func (a *Audit) runSets(t *Trials, k int, bufs *buffers, features bool) (runSets, error) {
 	n := a.opts.Trials
 	nTr, nSe, _ := a.opts.Split.Sizes(n)
 	first := !bufs.labelled
-	bufs.train = columns(t, k, 0, nTr, bufs.train, first)
-	rs := runSets{train: bufs.train, sel: bufs.train, evalLo: nTr + nSe}
+	bufs.train = columns(t, k, 0, nTr, bufs.train, first, features)
+	rs := runSets{train: bufs.train, sel: bufs.train, evalLo: nTr + nSe, selLo: 0, selHi: nTr}
 	if nSe > 0 {
-		bufs.sel = columns(t, k, nTr, nTr+nSe, bufs.sel, first)
-		rs.sel = bufs.sel
+		bufs.sel = columns(t, k, nTr, nTr+nSe, bufs.sel, first, features)
+		rs.sel, rs.selLo, rs.selHi = bufs.sel, nTr, nTr+nSe
 	}
 	if first {
 		bufs.evalLabels = labelsOf(t, nTr+nSe, n, bufs.evalLabels)
@@ -468,13 +485,27 @@ func (a *Audit) runSets(t *Trials, k int, bufs *buffers) (runSets, error) {
 // on the evaluation runs, bound ε, and test the claims.
 func (a *Audit) analyzePoint(ctx context.Context, t *Trials, k int, conf float64, bufs *buffers) (PointResult, error) {
 	pr := PointResult{Point: a.points[k]}
-	rs, err := a.runSets(t, k, bufs)
+	fromStore := a.storeScored(t)
+	rs, err := a.runSets(t, k, bufs, !fromStore)
 	if err != nil {
 		return pr, err
 	}
-	best, err := a.fitAttacks(ctx, t, k, rs, bufs, &pr)
-	if err != nil {
-		return pr, err
+	var best []int
+	done := false
+	if fromStore {
+		if best, done, err = a.fitStoreScored(ctx, t, k, rs, bufs, &pr); err != nil {
+			return pr, err
+		}
+		if !done { // the store cannot be sorted as it is: the runs' features after all
+			if rs, err = a.runSets(t, k, bufs, true); err != nil {
+				return pr, err
+			}
+		}
+	}
+	if !done {
+		if best, err = a.fitAttacks(ctx, t, k, rs, bufs, &pr); err != nil {
+			return pr, err
+		}
 	}
 	pr.selectionScore = a.selectionScore(&pr, best[a.primary])
 	if err = a.evaluateAttacks(&pr, best, conf); err != nil {
@@ -580,13 +611,89 @@ func (a *Audit) fitAttacks(ctx context.Context, t *Trials, k int, rs runSets, bu
 	return best, nil
 }
 
+// storeScored reports whether the audit's one attack scores a run by the
+// store's one feature (the threshold attack on one feature): the analysis
+// can then sort the stored values themselves (fitStoreScored).
+func (a *Audit) storeScored(t *Trials) bool {
+	if len(a.opts.Attacks) != 1 || t.F != 1 {
+		return false
+	}
+	_, ok := a.opts.Attacks[0].(attacks.BestCoordinate)
+	return ok
+}
+
+// fitStoreScored is fitAttacks for an audit whose one attack scores a run
+// by the store's one feature (storeScored), with rs's features not
+// gathered: the selection and evaluation runs are sorted from the store
+// (storeSorter), the rules chosen on the one and counted on the other by
+// binary search. done is false, with nothing changed in pr, when the store
+// cannot be sorted so (a NaN value, a reference that is not finite) or the
+// attack cannot be fitted; fitAttacks then does the work.
+func (a *Audit) fitStoreScored(ctx context.Context, t *Trials, k int, rs runSets, bufs *buffers, pr *PointResult) (best []int, done bool, err error) {
+	o := a.opts
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	atk := o.Attacks[0]
+	score, err := atk.Fit(rs.train, o.Delta, o.Confidence)
+	if err != nil {
+		return nil, false, nil
+	}
+	if len(bufs.selKeys) < rs.selHi-rs.selLo {
+		bufs.selKeys = make([]uint64, rs.selHi-rs.selLo)
+	}
+	kpos, kneg, ok := bufs.sorter.sort(t, k, rs.selLo, rs.selHi, rs.sel.Label, bufs.selKeys)
+	if !ok {
+		return nil, false, nil
+	}
+	bufs.sorted.buf = bufs.descKeys
+	ok = bufs.sorted.fillStore(t, k, rs.evalLo, o.Trials, rs.eval.Label, &bufs.sorter)
+	bufs.descKeys = bufs.sorted.buf
+	if !ok {
+		return nil, false, nil
+	}
+	if err := bufs.chooser.PrepareSorted(kneg, kpos, o.Delta, o.selectionConfidence()); err != nil {
+		return nil, true, fmt.Errorf("attack %s: %w", atk.Name(), err)
+	}
+	ar, err := a.pickRules(bufs)
+	if err != nil {
+		return nil, true, fmt.Errorf("attack %s: %w", atk.Name(), err)
+	}
+	ar.Attack = atk.Name()
+	bufs.scorers = append(bufs.scorers[:0], score)
+	bufs.evalOf, bufs.sortedOf = -1, 0
+	counts := bufs.counts[:0]
+	for _, r := range bufs.rules {
+		c, ok := bufs.sorted.count(r)
+		if !ok { // a NaN threshold: run by run
+			bufs.evalScores = bufs.evalBuffer(o.Trials - rs.evalLo)
+			t.rows(k, rs.evalLo, o.Trials, bufs.evalScores)
+			bufs.evalOf = 0
+			c = countScores(bufs.evalScores, rs.eval.Label, []attacks.Rule{r}, nil)[0]
+		}
+		counts = append(counts, c)
+	}
+	bufs.counts = counts
+	for j := range ar.Estimates {
+		ar.Estimates[j].Counts = counts[j]
+	}
+	pr.Attacks = append(pr.Attacks, ar)
+	return make([]int, len(o.Estimators)), true, nil
+}
+
 // chooseRules lets every estimator choose its rule on the selection runs'
 // scores (sorted once), leaving the rules in bufs.rules.
 func (a *Audit) chooseRules(bufs *buffers, scores []float64, labels []bool) (AttackResult, error) {
-	o := a.opts
-	if err := bufs.chooser.Prepare(scores, labels, o.Delta, o.selectionConfidence()); err != nil {
+	if err := bufs.chooser.Prepare(scores, labels, a.opts.Delta, a.opts.selectionConfidence()); err != nil {
 		return AttackResult{}, err
 	}
+	return a.pickRules(bufs)
+}
+
+// pickRules lets every estimator choose its rule on the selection runs
+// prepared in bufs.chooser, leaving the rules in bufs.rules.
+func (a *Audit) pickRules(bufs *buffers) (AttackResult, error) {
+	o := a.opts
 	ar := AttackResult{Estimates: make([]AttackEstimate, len(o.Estimators))}
 	bufs.rules = bufs.rules[:0]
 	for j, e := range o.Estimators {

@@ -146,3 +146,69 @@ func below(keys []uint64, k uint64) int {
 	i, _ := slices.BinarySearch(keys, k)
 	return i
 }
+
+// storeSorter sorts runs by the store's one feature without a float64
+// pass: the store holds trial i's value at point p as Ref[p] + float64(x)
+// for a float32 x, which never decreases as x grows (float addition is
+// monotone), so sorting the 32-bit keys of the x (radix.Sort32: three
+// passes over half the bytes) and mapping them in order yields the sorted
+// 64-bit keys of the values, ties included, exactly as sorting those
+// would.
+type storeSorter struct {
+	k32, tmp32 []uint32
+}
+
+// sort fills out (len ≥ hi − lo, returned as its two parts) with the sort
+// keys (radix.FloatKey) of the values of trials [lo, hi) at point p, the
+// positives' (label[i−lo] set) first and the negatives' after, each side
+// sorted. ok is false when a value is NaN or Ref[p] is not finite (the
+// caller then sorts the float64 scores).
+func (s *storeSorter) sort(t *Trials, p, lo, hi int, label []bool, out []uint64) (kpos, kneg []uint64, ok bool) {
+	ref := t.Ref[p]
+	if math.IsNaN(ref) || math.IsInf(ref, 0) || t.F != 1 {
+		return nil, nil, false
+	}
+	n := hi - lo
+	pos := 0
+	for _, l := range label[:n] {
+		pos += radix.Bit(l)
+	}
+	if cap(s.k32) < n {
+		s.k32 = make([]uint32, n)
+	}
+	k32 := s.k32[:n]
+	x, stride := t.X[(lo-t.Lo)*t.P+p:], t.P
+	var ip, in int
+	for i := range n {
+		v := x[i*stride]
+		if v != v {
+			return nil, nil, false
+		}
+		b := radix.Bit(label[i])
+		k32[pos+in+((ip-pos-in)&-b)] = radix.Float32Key(v)
+		ip, in = ip+b, in+1-b
+	}
+	s.tmp32 = radix.Sort32(k32[:pos], s.tmp32)
+	s.tmp32 = radix.Sort32(k32[pos:], s.tmp32)
+	out = out[:n]
+	for i, k := range k32 {
+		out[i] = radix.FloatKey(ref + float64(radix.Key32Float(k)))
+	}
+	return out[:pos], out[pos:], true
+}
+
+// fillStore is fill for the values of trials [lo, hi) at point p read from
+// the store by s (storeSorter); false when s cannot (fill is then needed)
+// or a label has no run.
+func (ss *sortedScores) fillStore(t *Trials, p, lo, hi int, label []bool, s *storeSorter) bool {
+	n := hi - lo
+	if len(ss.buf) < n {
+		ss.buf = make([]uint64, n+n/2+1)
+	}
+	ps, ns, ok := s.sort(t, p, lo, hi, label, ss.buf)
+	if !ok || len(ps) == 0 || len(ns) == 0 {
+		return false
+	}
+	ss.pos, ss.neg, ss.ps, ss.ns, ss.nanP, ss.nanN = len(ps), len(ns), ps, ns, 0, 0
+	return true
+}

@@ -1,12 +1,15 @@
 package audit
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"reflect"
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms"
+	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
 
 // Counting a rule on the sorted scores by binary search gives the counts
@@ -62,6 +65,78 @@ func TestSortedScoresAgreeRunByRun(t *testing.T) {
 		}
 		if got, want := ss.describe(true), describeScores(scores, label); !reflect.DeepEqual(got, want) {
 			t.Fatalf("trial %d: high-first walk %+v, describeScores %+v", trial, got, want)
+		}
+	}
+}
+
+// coarseReleases releases one value at three points: S + N(0, 1) rounded
+// to quarters (many ties), the same times ±0 for a third of the runs (both
+// zeros), and S + N(0, 1) unrounded, with S the sum of the records (0 on D,
+// 1 on D′ of twoReleasePair).
+type coarseReleases struct{}
+
+func (coarseReleases) Dim() int { return 1 }
+
+func (coarseReleases) Points(*dataset.Dataset) ([]mechanisms.ReleasePoint, error) {
+	return []mechanisms.ReleasePoint{{Iteration: 1, Label: "ties"}, {Iteration: 2, Label: "zeros"}, {Iteration: 3, Label: "plain"}}, nil
+}
+
+func (coarseReleases) Run(_ context.Context, t mechanisms.Trial, d *dataset.Dataset, emit mechanisms.Emit) (mechanisms.Info, error) {
+	s := 0.0
+	for _, r := range d.Records {
+		s += r.X[0]
+	}
+	v := math.Round(4*(s+t.RNG.NormFloat64())) / 4
+	if err := emit(0, []float64{v}); err != nil {
+		return mechanisms.Info{}, err
+	}
+	z := v
+	if t.RNG.IntN(3) == 0 {
+		z = math.Copysign(0, t.RNG.NormFloat64())
+	}
+	if err := emit(1, []float64{z}); err != nil {
+		return mechanisms.Info{}, err
+	}
+	return mechanisms.Info{}, emit(2, []float64{s + t.RNG.NormFloat64()})
+}
+
+// An audit whose one attack is the threshold on the one stored feature
+// sorts the store itself (fitStoreScored); it must find what the general
+// path finds. With the threshold attack listed twice the general path runs
+// (two attacks), whose first attack's results, the descriptive figures and
+// the bounds are compared with the one-attack audit's at every release.
+func TestStoreScoredMatchesGeneralPath(t *testing.T) {
+	one := gaussOptions(5, 3000, "threshold")
+	two := gaussOptions(5, 3000, "threshold", "threshold")
+	var reps [2]*Report
+	for i, o := range []Options{one, two} {
+		a, err := New(Target{Name: "coarse", Mechanism: coarseReleases{}, Pair: twoReleasePair(t)}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := a.Simulate(context.Background(), 0, o.Trials)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 && !a.storeScored(tr) {
+			t.Fatal("the one-attack audit does not sort the store")
+		}
+		if reps[i], err = a.Analyze(tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := range reps[0].Points {
+		p, q := reps[0].Points[k], reps[1].Points[k]
+		if !reflect.DeepEqual(p.Attacks[0], q.Attacks[0]) {
+			t.Errorf("release %s: attack %+v from the store, %+v by the general path", p.Point.Label, p.Attacks[0], q.Attacks[0])
+		}
+		if !reflect.DeepEqual(p.Descriptive, q.Descriptive) {
+			t.Errorf("release %s: descriptive %+v from the store, %+v by the general path", p.Point.Label, p.Descriptive, q.Descriptive)
+		}
+		for j := range p.Estimates {
+			if p.Estimates[j].Bound != q.Estimates[j].Bound {
+				t.Errorf("release %s: bound %+v from the store, %+v by the general path", p.Point.Label, p.Estimates[j].Bound, q.Estimates[j].Bound)
+			}
 		}
 	}
 }

@@ -122,6 +122,62 @@ func insertion(a []uint64) {
 	}
 }
 
+// Sort32 sorts 32-bit keys in increasing order in place, in three stable
+// passes of 11 bits (a digit all keys share is skipped), and returns the
+// scratch memory it used as Sort does. Half the bytes of Sort's keys: a
+// float32 value's key (Float32Key) sorts here in full.
+func Sort32(keys, tmp []uint32) []uint32 {
+	n := len(keys)
+	if n < 512 {
+		slices.Sort(keys)
+		return tmp
+	}
+	var hist [3][buckets]int32
+	for _, k := range keys {
+		hist[0][k&(buckets-1)]++
+		hist[1][(k>>digitBits)&(buckets-1)]++
+		hist[2][k>>(2*digitBits)]++
+	}
+	if cap(tmp) < n {
+		tmp = make([]uint32, n)
+	}
+	src, dst := keys, tmp[:n]
+	for d := range 3 {
+		s := uint(d * digitBits)
+		h := &hist[d]
+		if int(h[(keys[0]>>s)&(buckets-1)]) == n {
+			continue
+		}
+		var sum int32
+		for i := range h {
+			h[i], sum = sum, sum+h[i]
+		}
+		for _, k := range src {
+			x := (k >> s) & (buckets - 1)
+			dst[h[x]] = k
+			h[x]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+	}
+	return tmp
+}
+
+// Float32Key is FloatKey for a float32 (not NaN): −0 and +0 share a key.
+func Float32Key(x float32) uint32 {
+	b := math.Float32bits(x + 0)
+	neg := uint32(int32(b) >> 31)
+	return b ^ (neg | 1<<31)
+}
+
+// Key32Float inverts Float32Key (the key of −0 gives +0).
+func Key32Float(k uint32) float32 {
+	pos := uint32(int32(k) >> 31)
+	return math.Float32frombits(k ^ (^pos | 1<<31))
+}
+
 // FloatKey maps a float64 other than NaN to a key whose unsigned order is
 // the float's order; −0 and +0 map to one key (they compare equal). It has
 // no branch: scores of either sign in random order would defeat branch

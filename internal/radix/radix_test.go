@@ -88,3 +88,34 @@ func TestFloatKeyOrder(t *testing.T) {
 		}
 	}
 }
+
+// Sort32 agrees with slices.Sort, and Float32Key orders float32 values as
+// < does (±0 one key) and Key32Float inverts it.
+func TestSort32AndFloat32Keys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	var tmp []uint32
+	for _, n := range []int{0, 1, 511, 512, 10_000} {
+		keys := make([]uint32, n)
+		for i := range keys {
+			keys[i] = Float32Key(float32(rng.NormFloat64() * 3))
+		}
+		want := slices.Clone(keys)
+		slices.Sort(want)
+		tmp = Sort32(keys, tmp)
+		if !slices.Equal(keys, want) {
+			t.Fatalf("n %d: Sort32 differs from slices.Sort", n)
+		}
+	}
+	vals := []float32{float32(math.Inf(-1)), -math.MaxFloat32, -1, -math.SmallestNonzeroFloat32, float32(math.Copysign(0, -1)), 0,
+		math.SmallestNonzeroFloat32, 1, math.MaxFloat32, float32(math.Inf(1))}
+	for i, a := range vals {
+		if back := Key32Float(Float32Key(a)); back != a {
+			t.Errorf("Key32Float(Float32Key(%g)) = %g", a, back)
+		}
+		for _, b := range vals[i:] {
+			if (a < b) != (Float32Key(a) < Float32Key(b)) || (a == b) != (Float32Key(a) == Float32Key(b)) {
+				t.Errorf("%g, %g: keys out of order", a, b)
+			}
+		}
+	}
+}
