@@ -115,6 +115,9 @@ func sumOuter(s []float64, lds int, g []float64, ldg, k, d int, xs []*float64) {
 		if cc >= c {
 			j0 = 0
 		}
+		if j0 >= d {
+			continue // the kernel summed this class's every column
+		}
 		row := s[cc*lds : cc*lds+d]
 		for r, xp := range xs {
 			x := unsafe.Slice(xp, d)

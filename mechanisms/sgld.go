@@ -574,13 +574,26 @@ func sgldUpdate(m Model, theta, grad, gi, noise []float64, half, sc, sd float64)
 	}
 	na := -ip.priorPrecision()
 	gi, noise = gi[:len(theta)], noise[:len(theta)]
-	var bad float64 // becomes NaN at a NaN or infinite coordinate
-	for k, t := range theta {
+	// bad0 and bad1 become NaN at a NaN or infinite coordinate; two
+	// accumulators, taking alternate coordinates, halve the chain of
+	// dependent additions that bounds the loop.
+	var bad0, bad1 float64
+	k := 0
+	for ; k+2 <= len(theta); k += 2 {
+		t0, t1 := theta[k], theta[k+1]
+		v0 := t0 + (half*(na*t0+sc*gi[k]) + sd*noise[k])
+		v1 := t1 + (half*(na*t1+sc*gi[k+1]) + sd*noise[k+1])
+		theta[k], theta[k+1] = v0, v1
+		bad0 += v0 - v0
+		bad1 += v1 - v1
+	}
+	if k < len(theta) {
+		t := theta[k]
 		v := t + (half*(na*t+sc*gi[k]) + sd*noise[k])
 		theta[k] = v
-		bad += v - v
+		bad0 += v - v
 	}
-	return bad == 0
+	return bad0+bad1 == 0
 }
 
 // runAffine1D is Run for one-dimensional models with affine gradients and
