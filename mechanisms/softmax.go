@@ -254,12 +254,8 @@ func (w *softmaxGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batc
 			xr := recs[i].X[:d]
 			xs[r] = &xr[0]
 			ys[r] = classOf(recs[i].Y, k)
-			gr := g[r*k : (r+1)*k]
-			dotRows(xr, wts, d, gr)
-			for c, b := range bias {
-				gr[c] += b
-			}
 		}
+		logitsRows(xs, d, wts, d, bias, g, k)
 		softmaxResidualRows(g, k, ys, w.e)
 		for r, i := range idx {
 			gr := g[r*k : (r+1)*k]
@@ -290,7 +286,15 @@ func (m Softmax) BatchLogitsScratch(int) int { return 0 }
 func (m Softmax) BatchLogits(theta, x []float64, n int, f, _ []float64) {
 	k, d := m.Classes, m.Features
 	wts, bias := theta[:k*d], theta[k*d:k*d+k]
-	for r := 0; r < n; r++ {
+	r := 0
+	if useAVX512 && d >= 8 && n >= 4 {
+		_ = x[n*d-1] // the rows the kernels read unchecked
+		for ; r+4 <= n; r += 4 {
+			xs := [4]*float64{&x[r*d], &x[(r+1)*d], &x[(r+2)*d], &x[(r+3)*d]}
+			logits4(&xs, d, wts, d, bias, f[r*k:], k)
+		}
+	}
+	for ; r < n; r++ {
 		fr := f[r*k : (r+1)*k]
 		dotRows(x[r*d:(r+1)*d], wts, d, fr)
 		for c, b := range bias {
