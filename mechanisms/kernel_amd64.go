@@ -68,3 +68,11 @@ func outer4x32AVX512(xs **float64, nr int, gr *float64, ldg int, s *float64, lds
 //
 //go:noescape
 func outer2x32AVX512(xs **float64, nr int, gr *float64, ldg int, s *float64, lds, n32 int)
+
+// sgldStepAVX2 applies sgldUpdate's isotropic-prior update to the first
+// 4·n4 coordinates, four at a time, with the scalar code's operations in
+// its order (none fused); c is (−α, sc, η/2, sd). It reports whether the
+// new coordinates are all finite.
+//
+//go:noescape
+func sgldStepAVX2(theta, gi, noise *float64, n4 int, c *[4]float64) bool

@@ -713,3 +713,64 @@ o2rloop:
 
 	VZEROUPPER
 	RET
+
+// func sgldStepAVX2(theta, gi, noise *float64, n4 int, c *[4]float64) bool
+//
+// sgldUpdate's isotropic-prior loop on 4·n4 coordinates, four at a time,
+// with its operations in its order and none fused: with c = (−α, sc,
+// η/2, sd), θ ← θ + ((η/2)·((−α)·θ + sc·g) + sd·z). It reports whether
+// every new coordinate is finite (the sum of v − v is NaN otherwise).
+TEXT ·sgldStepAVX2(SB), NOSPLIT, $0-41
+	MOVQ         theta+0(FP), DI
+	MOVQ         gi+8(FP), SI
+	MOVQ         noise+16(FP), DX
+	MOVQ         n4+24(FP), CX
+	MOVQ         c+32(FP), BX
+	VBROADCASTSD 0(BX), Y12
+	VBROADCASTSD 8(BX), Y13
+	VBROADCASTSD 16(BX), Y14
+	VBROADCASTSD 24(BX), Y15
+	VXORPD       Y10, Y10, Y10
+	VXORPD       Y11, Y11, Y11
+	XORQ         AX, AX
+	TESTQ        CX, CX
+	JE           sgdone
+
+sgloop:
+	VMOVUPD (DI)(AX*1), Y0
+	VMULPD  Y12, Y0, Y1          // (−α)·θ
+	VMULPD  (SI)(AX*1), Y13, Y2  // sc·g
+	VADDPD  Y2, Y1, Y1
+	VMULPD  Y14, Y1, Y1          // (η/2)·(…)
+	VMULPD  (DX)(AX*1), Y15, Y2  // sd·z
+	VADDPD  Y2, Y1, Y1
+	VADDPD  Y1, Y0, Y0           // v = θ + (…)
+	VMOVUPD Y0, (DI)(AX*1)
+	VSUBPD  Y0, Y0, Y0
+	VADDPD  Y0, Y10, Y10         // bad += v − v
+	ADDQ    $32, AX
+	DECQ    CX
+	JE      sgdone
+	VMOVUPD (DI)(AX*1), Y3
+	VMULPD  Y12, Y3, Y4
+	VMULPD  (SI)(AX*1), Y13, Y5
+	VADDPD  Y5, Y4, Y4
+	VMULPD  Y14, Y4, Y4
+	VMULPD  (DX)(AX*1), Y15, Y5
+	VADDPD  Y5, Y4, Y4
+	VADDPD  Y4, Y3, Y3
+	VMOVUPD Y3, (DI)(AX*1)
+	VSUBPD  Y3, Y3, Y3
+	VADDPD  Y3, Y11, Y11
+	ADDQ    $32, AX
+	DECQ    CX
+	JNE     sgloop
+
+sgdone:
+	VADDPD    Y11, Y10, Y10
+	VCMPPD    $0, Y10, Y10, Y10   // lanes equal to themselves (not NaN)
+	VMOVMSKPD Y10, AX
+	CMPQ      AX, $15
+	SETEQ     ret+40(FP)
+	VZEROUPPER
+	RET

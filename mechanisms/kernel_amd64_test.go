@@ -163,3 +163,40 @@ func TestKernelsAVX512MatchPortable(t *testing.T) {
 		}
 	}
 }
+
+// TestSGLDUpdateAVX2MatchesPortable checks sgldUpdate's isotropic-prior
+// update on the AVX2 kernel against the portable loop, bit for bit, on
+// every length up to 19 (tails of the four-wide kernel), and that it
+// reports a NaN or infinite coordinate wherever it arises.
+func TestSGLDUpdateAVX2MatchesPortable(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 + FMA on this processor")
+	}
+	defer func(v bool) { useAVX2 = v }(useAVX2)
+	m := Softmax{Features: 1, Classes: 2, Alpha: 0.7}
+	rng := rand.New(rand.NewPCG(29, 31))
+	for n := 1; n <= 19; n++ {
+		for bad := -1; bad < n; bad++ {
+			theta, gi, noise := randVec(rng, n), randVec(rng, n), randVec(rng, n)
+			if bad >= 0 {
+				gi[bad] = []float64{math.NaN(), math.Inf(1), math.Inf(-1)}[bad%3]
+			}
+			var got [2][]float64
+			var ok [2]bool
+			for p, avx := range []bool{false, true} {
+				useAVX2 = avx
+				th := append([]float64(nil), theta...)
+				ok[p] = sgldUpdate(m, th, nil, gi, noise, 0.005, 44.9, 0.1)
+				got[p] = th
+			}
+			if ok[0] != (bad < 0) || ok[1] != ok[0] {
+				t.Fatalf("n=%d bad=%d: finite reported %v (Go), %v (AVX2)", n, bad, ok[0], ok[1])
+			}
+			for k := range got[0] {
+				if a, b := got[0][k], got[1][k]; math.Float64bits(a) != math.Float64bits(b) && !(math.IsNaN(a) && math.IsNaN(b)) {
+					t.Fatalf("n=%d bad=%d: θ[%d] = %v (Go), %v (AVX2)", n, bad, k, a, b)
+				}
+			}
+		}
+	}
+}

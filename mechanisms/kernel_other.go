@@ -29,3 +29,4 @@ func outer4x32AVX512(xs **float64, nr int, gr *float64, ldg int, s *float64, lds
 func outer2x32AVX512(xs **float64, nr int, gr *float64, ldg int, s *float64, lds, n32 int) {
 	panic("unreachable")
 }
+func sgldStepAVX2(theta, gi, noise *float64, n4 int, c *[4]float64) bool { panic("unreachable") }

@@ -574,26 +574,23 @@ func sgldUpdate(m Model, theta, grad, gi, noise []float64, half, sc, sd float64)
 	}
 	na := -ip.priorPrecision()
 	gi, noise = gi[:len(theta)], noise[:len(theta)]
-	// bad0 and bad1 become NaN at a NaN or infinite coordinate; two
-	// accumulators, taking alternate coordinates, halve the chain of
-	// dependent additions that bounds the loop.
-	var bad0, bad1 float64
-	k := 0
-	for ; k+2 <= len(theta); k += 2 {
-		t0, t1 := theta[k], theta[k+1]
-		v0 := t0 + (half*(na*t0+sc*gi[k]) + sd*noise[k])
-		v1 := t1 + (half*(na*t1+sc*gi[k+1]) + sd*noise[k+1])
-		theta[k], theta[k+1] = v0, v1
-		bad0 += v0 - v0
-		bad1 += v1 - v1
+	k, ok := 0, true
+	if n4 := len(theta) / 4; useAVX2 && n4 > 0 {
+		c := [4]float64{na, sc, half, sd}
+		ok = sgldStepAVX2(&theta[0], &gi[0], &noise[0], n4, &c)
+		k = 4 * n4
 	}
-	if k < len(theta) {
+	// The conversions round each product before its sum, as the kernel
+	// does, in every build (GOAMD64=v3 would otherwise fuse them). bad
+	// becomes NaN at a NaN or infinite coordinate.
+	var bad float64
+	for ; k < len(theta); k++ {
 		t := theta[k]
-		v := t + (half*(na*t+sc*gi[k]) + sd*noise[k])
+		v := t + (float64(half*(float64(na*t)+float64(sc*gi[k]))) + float64(sd*noise[k]))
 		theta[k] = v
-		bad0 += v - v
+		bad += v - v
 	}
-	return bad0+bad1 == 0
+	return ok && bad == 0
 }
 
 // runAffine1D is Run for one-dimensional models with affine gradients and
