@@ -79,11 +79,11 @@ func main() {
 	}
 	all, err := load(*path)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "digitsfloor:", err)
+		fmt.Fprintln(os.Stderr, "digitsfloor: -data:", err)
 		os.Exit(2)
 	}
 	if len(all) <= testSize {
-		fmt.Fprintf(os.Stderr, "digitsfloor: %s: %d records, need more than %d\n", *path, len(all), testSize)
+		fmt.Fprintf(os.Stderr, "digitsfloor: -data: %s: %d records, need more than %d\n", *path, len(all), testSize)
 		os.Exit(2)
 	}
 	split := rand.New(rand.NewPCG(1, 1))
