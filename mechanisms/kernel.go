@@ -7,9 +7,10 @@ import (
 
 // The two products of a softmax minibatch gradient (logits F = X·Wᵀ and
 // the sum of outer products Gᵀ·X) run on these kernels. Each result is
-// defined by one order of fused multiply–adds, which the AVX2 kernels
-// (kernel_amd64.s) and the portable Go code below both follow, so that a
-// run gives the same bits whichever computes it: math.FMA is correctly
+// defined by one order of fused multiply–adds, which the AVX-512 and AVX2
+// kernels (kernel_amd64.s, chosen at run time by the processor's
+// features) and the portable Go code below all follow, so that a run
+// gives the same bits whichever computes it: math.FMA is correctly
 // rounded on every platform, in hardware or in software.
 
 // dotLanes returns Σ_j w_j·x_j (j < len(x)) summed in eight lanes: lane

@@ -237,10 +237,13 @@ type softmaxGrad struct {
 // the product (docs/derivations/batch-gradients.md).
 //
 // The products run on the records' own feature slices (no block is
-// gathered) in the kernels of kernel.go: a row of logits is dotRows, four
-// classes at a time, and Gᵀ·X is sumOuter, which keeps two classes × 16
-// features of the sum in registers across the whole block. The block's
-// residuals are softmaxResidualRows', four rows per kernel call.
+// gathered) in the kernels of kernel.go: the logits are logitsRows' (with
+// AVX-512, four records × four classes per kernel call, each weight
+// loaded once for the four records; else dotRows, four classes of a
+// record at a time), and Gᵀ·X is sumOuter, which keeps four classes × 32
+// features (AVX-512) or two × 16 (AVX2) of the sum in registers across
+// the whole block. The block's residuals are softmaxResidualRows', four
+// rows per kernel call.
 func (w *softmaxGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batch []int, clip float64, sum []float64) (clipped int) {
 	k, d := w.m.Classes, w.m.Features
 	wts, bias := theta[:k*d], theta[k*d:k*d+k]
@@ -281,8 +284,9 @@ func (w *softmaxGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batc
 // BatchLogitsScratch implements BatchClassifier: none is needed.
 func (m Softmax) BatchLogitsScratch(int) int { return 0 }
 
-// BatchLogits implements BatchClassifier: F = X·Wᵀ + 1·bᵀ, a row of
-// logits at a time by dotRows (four classes per kernel call).
+// BatchLogits implements BatchClassifier: F = X·Wᵀ + 1·bᵀ, four rows of
+// logits at a time by logits4 with AVX-512, else a row at a time by
+// dotRows (four classes per kernel call); the bits are the same.
 func (m Softmax) BatchLogits(theta, x []float64, n int, f, _ []float64) {
 	k, d := m.Classes, m.Features
 	wts, bias := theta[:k*d], theta[k*d:k*d+k]
