@@ -6,6 +6,12 @@ import "golang.org/x/sys/cpu"
 // (the processor and the operating system support them).
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
+// useAVX512 reports whether the AVX-512 kernels run as well (AVX-512
+// Foundation, which they use alone, with the processor's and the
+// operating system's support); they give the bits of the AVX2 kernels
+// and of the portable code.
+var useAVX512 = useAVX2 && cpu.X86.HasAVX512F
+
 // dot1AVX returns the eight-lane sum of dotLanes over 8·n8 entries.
 //
 //go:noescape
@@ -39,3 +45,34 @@ func outer2AVX(xs **float64, nr int, gr *float64, ldg int, s *float64, lds, n16 
 //
 //go:noescape
 func softmaxResidual4AVX(f *float64, ldg, k int, ys *[4]int, e *float64, c *[expVecLen][4]float64) bool
+
+// dot4x4AVX512 writes, for the four records xs[r] and the four rows of w
+// (ldw apart), the eight-lane sums of dotLanes over 8·n8 entries plus
+// bias[c] into out[r·ldo + c].
+//
+//go:noescape
+func dot4x4AVX512(xs *[4]*float64, w *float64, ldw, n8 int, bias *[4]float64, out *float64, ldo int)
+
+// dot4x2AVX512 is dot4x4AVX512 for two rows of w.
+//
+//go:noescape
+func dot4x2AVX512(xs *[4]*float64, w *float64, ldw, n8 int, bias *[2]float64, out *float64, ldo int)
+
+// outer4x32AVX512 is outer2AVX for four classes (gr … gr+3) and the first
+// 32·n32 columns; nr ≥ 1 and n32 ≥ 1.
+//
+//go:noescape
+func outer4x32AVX512(xs **float64, nr int, gr *float64, ldg int, s *float64, lds, n32 int)
+
+// outer2x32AVX512 is outer4x32AVX512 for two classes.
+//
+//go:noescape
+func outer2x32AVX512(xs **float64, nr int, gr *float64, ldg int, s *float64, lds, n32 int)
+
+// sgldStepAVX2 applies sgldUpdate's isotropic-prior update to the first
+// 4·n4 coordinates, four at a time, with the scalar code's operations in
+// its order (none fused); c is (−α, sc, η/2, sd). It reports whether the
+// new coordinates are all finite.
+//
+//go:noescape
+func sgldStepAVX2(theta, gi, noise *float64, n4 int, c *[4]float64) bool

@@ -356,3 +356,421 @@ p3loop:
 	MOVB    $1, ret+48(FP)
 	VZEROUPPER
 	RET
+
+// permPairs reorders the eight sums of two records' four outputs, which
+// the reduction leaves interleaved (r0c0, r1c0, r0c1, r1c1, …), into
+// record order (r0c0, r0c1, r0c2, r0c3, r1c0, …).
+DATA permPairs<>+0(SB)/8, $0
+DATA permPairs<>+8(SB)/8, $2
+DATA permPairs<>+16(SB)/8, $4
+DATA permPairs<>+24(SB)/8, $6
+DATA permPairs<>+32(SB)/8, $1
+DATA permPairs<>+40(SB)/8, $3
+DATA permPairs<>+48(SB)/8, $5
+DATA permPairs<>+56(SB)/8, $7
+GLOBL permPairs<>(SB), RODATA|NOPTR, $64
+
+// REDUCE4X8 reduces four accumulators a, b, c, d of eight lanes s₀…s₇
+// each into w = (ta′, ta″, tb′, tb″, tc′, tc″, td′, td″), with
+// t′ = (s₀+s₄) + (s₂+s₆) and t″ = (s₁+s₅) + (s₃+s₇): dotLanes' sums
+// before their last addition, in its order (t1–t3 are scratch).
+#define REDUCE4X8(a, b, c, d, w, t1, t2, t3) \
+	VSHUFF64X2 $0x44, b, a, t1 \
+	VSHUFF64X2 $0xEE, b, a, t2 \
+	VADDPD     t2, t1, t1 \
+	VSHUFF64X2 $0x44, d, c, t2 \
+	VSHUFF64X2 $0xEE, d, c, t3 \
+	VADDPD     t3, t2, t2 \
+	VSHUFF64X2 $0x88, t2, t1, t3 \
+	VSHUFF64X2 $0xDD, t2, t1, w \
+	VADDPD     t3, w, w
+
+// FINISH2 ends the reduction of two REDUCE4X8 results w1, w2 into dst,
+// their four sums t′ + t″ each in order (w1's then w2's), plus the
+// bias vector bias; idx holds permPairs.
+#define FINISH2(w1, w2, dst, t1, idx, bias) \
+	VUNPCKLPD w2, w1, t1 \
+	VUNPCKHPD w2, w1, dst \
+	VADDPD    dst, t1, t1 \
+	VPERMPD   t1, idx, dst \
+	VADDPD    bias, dst, dst
+
+// func dot4x4AVX512(xs *[4]*float64, w *float64, ldw, n8 int, bias *[4]float64, out *float64, ldo int)
+//
+// The eight-lane sums of dotLanes over 8·n8 entries, for four records
+// (xs) against four rows of w (ldw apart), plus bias[c], into
+// out[r·ldo + c]. Accumulator Z(4r+c) holds record r, class c, its lane l
+// the sum over j ≡ l (mod 8) as in dotLanes; the reduction adds the lanes
+// in dotLanes' order, and the bias after.
+TEXT ·dot4x4AVX512(SB), NOSPLIT, $0-56
+	MOVQ xs+0(FP), SI
+	MOVQ 0(SI), R8
+	MOVQ 8(SI), R9
+	MOVQ 16(SI), R10
+	MOVQ 24(SI), R11
+	MOVQ w+8(FP), DI
+	MOVQ ldw+16(FP), BX
+	SHLQ $3, BX
+	LEAQ (DI)(BX*1), R12
+	LEAQ (R12)(BX*1), R13
+	LEAQ (R13)(BX*1), R14
+	MOVQ n8+24(FP), CX
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	VPXORQ Z4, Z4, Z4
+	VPXORQ Z5, Z5, Z5
+	VPXORQ Z6, Z6, Z6
+	VPXORQ Z7, Z7, Z7
+	VPXORQ Z8, Z8, Z8
+	VPXORQ Z9, Z9, Z9
+	VPXORQ Z10, Z10, Z10
+	VPXORQ Z11, Z11, Z11
+	VPXORQ Z12, Z12, Z12
+	VPXORQ Z13, Z13, Z13
+	VPXORQ Z14, Z14, Z14
+	VPXORQ Z15, Z15, Z15
+	XORQ   AX, AX
+
+d44loop:
+	VMOVUPD     (R8)(AX*1), Z16
+	VMOVUPD     (R9)(AX*1), Z17
+	VMOVUPD     (R10)(AX*1), Z18
+	VMOVUPD     (R11)(AX*1), Z19
+	VMOVUPD     (DI)(AX*1), Z20
+	VMOVUPD     (R12)(AX*1), Z21
+	VMOVUPD     (R13)(AX*1), Z22
+	VMOVUPD     (R14)(AX*1), Z23
+	VFMADD231PD Z20, Z16, Z0
+	VFMADD231PD Z21, Z16, Z1
+	VFMADD231PD Z22, Z16, Z2
+	VFMADD231PD Z23, Z16, Z3
+	VFMADD231PD Z20, Z17, Z4
+	VFMADD231PD Z21, Z17, Z5
+	VFMADD231PD Z22, Z17, Z6
+	VFMADD231PD Z23, Z17, Z7
+	VFMADD231PD Z20, Z18, Z8
+	VFMADD231PD Z21, Z18, Z9
+	VFMADD231PD Z22, Z18, Z10
+	VFMADD231PD Z23, Z18, Z11
+	VFMADD231PD Z20, Z19, Z12
+	VFMADD231PD Z21, Z19, Z13
+	VFMADD231PD Z22, Z19, Z14
+	VFMADD231PD Z23, Z19, Z15
+	ADDQ        $64, AX
+	DECQ        CX
+	JNE         d44loop
+
+	REDUCE4X8(Z0, Z1, Z2, Z3, Z24, Z28, Z29, Z30)
+	REDUCE4X8(Z4, Z5, Z6, Z7, Z25, Z28, Z29, Z30)
+	REDUCE4X8(Z8, Z9, Z10, Z11, Z26, Z28, Z29, Z30)
+	REDUCE4X8(Z12, Z13, Z14, Z15, Z27, Z28, Z29, Z30)
+	MOVQ            bias+32(FP), SI
+	VBROADCASTF64X4 (SI), Z31
+	VMOVDQU64       permPairs<>(SB), Z30
+	MOVQ            out+40(FP), DX
+	MOVQ            ldo+48(FP), BX
+	SHLQ            $3, BX
+	FINISH2(Z24, Z25, Z0, Z28, Z30, Z31)
+	FINISH2(Z26, Z27, Z2, Z28, Z30, Z31)
+	VEXTRACTF64X4   $1, Z0, Y1
+	VEXTRACTF64X4   $1, Z2, Y3
+	VMOVUPD         Y0, (DX)
+	ADDQ            BX, DX
+	VMOVUPD         Y1, (DX)
+	ADDQ            BX, DX
+	VMOVUPD         Y2, (DX)
+	ADDQ            BX, DX
+	VMOVUPD         Y3, (DX)
+	VZEROUPPER
+	RET
+
+// func dot4x2AVX512(xs *[4]*float64, w *float64, ldw, n8 int, bias *[2]float64, out *float64, ldo int)
+//
+// dot4x4AVX512 for two rows of w: accumulator Z(2r+c) holds record r,
+// class c.
+TEXT ·dot4x2AVX512(SB), NOSPLIT, $0-56
+	MOVQ xs+0(FP), SI
+	MOVQ 0(SI), R8
+	MOVQ 8(SI), R9
+	MOVQ 16(SI), R10
+	MOVQ 24(SI), R11
+	MOVQ w+8(FP), DI
+	MOVQ ldw+16(FP), BX
+	SHLQ $3, BX
+	LEAQ (DI)(BX*1), R12
+	MOVQ n8+24(FP), CX
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	VPXORQ Z4, Z4, Z4
+	VPXORQ Z5, Z5, Z5
+	VPXORQ Z6, Z6, Z6
+	VPXORQ Z7, Z7, Z7
+	XORQ   AX, AX
+
+d42loop:
+	VMOVUPD     (R8)(AX*1), Z16
+	VMOVUPD     (R9)(AX*1), Z17
+	VMOVUPD     (R10)(AX*1), Z18
+	VMOVUPD     (R11)(AX*1), Z19
+	VMOVUPD     (DI)(AX*1), Z20
+	VMOVUPD     (R12)(AX*1), Z21
+	VFMADD231PD Z20, Z16, Z0
+	VFMADD231PD Z21, Z16, Z1
+	VFMADD231PD Z20, Z17, Z2
+	VFMADD231PD Z21, Z17, Z3
+	VFMADD231PD Z20, Z18, Z4
+	VFMADD231PD Z21, Z18, Z5
+	VFMADD231PD Z20, Z19, Z6
+	VFMADD231PD Z21, Z19, Z7
+	ADDQ        $64, AX
+	DECQ        CX
+	JNE         d42loop
+
+	// Groups (r0c0, r0c1, r1c0, r1c1) and (r2c0, …, r3c1): FINISH2
+	// leaves the eight sums in record order, two per record.
+	REDUCE4X8(Z0, Z1, Z2, Z3, Z24, Z28, Z29, Z30)
+	REDUCE4X8(Z4, Z5, Z6, Z7, Z25, Z28, Z29, Z30)
+	MOVQ            bias+32(FP), SI
+	VBROADCASTF32X4 (SI), Z31
+	VMOVDQU64       permPairs<>(SB), Z30
+	MOVQ            out+40(FP), DX
+	MOVQ            ldo+48(FP), BX
+	SHLQ            $3, BX
+	FINISH2(Z24, Z25, Z0, Z28, Z30, Z31)
+	VEXTRACTF64X4   $1, Z0, Y2
+	VMOVUPD         X0, (DX)
+	ADDQ            BX, DX
+	VEXTRACTF128    $1, Y0, X1
+	VMOVUPD         X1, (DX)
+	ADDQ            BX, DX
+	VMOVUPD         X2, (DX)
+	ADDQ            BX, DX
+	VEXTRACTF128    $1, Y2, X3
+	VMOVUPD         X3, (DX)
+	VZEROUPPER
+	RET
+
+// func outer4x32AVX512(xs **float64, nr int, gr *float64, ldg int, s *float64, lds, n32 int)
+//
+// outer2AVX for four classes (gr … gr+3) and 32 columns at a time:
+// accumulator Z(4c+q) holds class c, columns 8q … 8q+7 of the block,
+// loaded from s, one fused multiply–add per record in record order, and
+// stored back.
+TEXT ·outer4x32AVX512(SB), NOSPLIT, $0-56
+	MOVQ xs+0(FP), SI
+	MOVQ gr+16(FP), DI
+	MOVQ ldg+24(FP), BX
+	SHLQ $3, BX
+	MOVQ s+32(FP), DX
+	MOVQ lds+40(FP), CX
+	SHLQ $3, CX
+	MOVQ n32+48(FP), R9
+	LEAQ (DX)(CX*1), R10
+	LEAQ (R10)(CX*1), R14
+	XORQ AX, AX
+
+o4jloop:
+	VMOVUPD (DX)(AX*1), Z0
+	VMOVUPD 64(DX)(AX*1), Z1
+	VMOVUPD 128(DX)(AX*1), Z2
+	VMOVUPD 192(DX)(AX*1), Z3
+	VMOVUPD (R10)(AX*1), Z4
+	VMOVUPD 64(R10)(AX*1), Z5
+	VMOVUPD 128(R10)(AX*1), Z6
+	VMOVUPD 192(R10)(AX*1), Z7
+	VMOVUPD (R14)(AX*1), Z8
+	VMOVUPD 64(R14)(AX*1), Z9
+	VMOVUPD 128(R14)(AX*1), Z10
+	VMOVUPD 192(R14)(AX*1), Z11
+	LEAQ    (R14)(CX*1), R8
+	VMOVUPD (R8)(AX*1), Z12
+	VMOVUPD 64(R8)(AX*1), Z13
+	VMOVUPD 128(R8)(AX*1), Z14
+	VMOVUPD 192(R8)(AX*1), Z15
+	MOVQ    SI, R11
+	MOVQ    DI, R12
+	MOVQ    nr+8(FP), R13
+
+o4rloop:
+	MOVQ         (R11), R8
+	VMOVUPD      (R8)(AX*1), Z16
+	VMOVUPD      64(R8)(AX*1), Z17
+	VMOVUPD      128(R8)(AX*1), Z18
+	VMOVUPD      192(R8)(AX*1), Z19
+	VBROADCASTSD (R12), Z20
+	VBROADCASTSD 8(R12), Z21
+	VBROADCASTSD 16(R12), Z22
+	VBROADCASTSD 24(R12), Z23
+	VFMADD231PD  Z16, Z20, Z0
+	VFMADD231PD  Z17, Z20, Z1
+	VFMADD231PD  Z18, Z20, Z2
+	VFMADD231PD  Z19, Z20, Z3
+	VFMADD231PD  Z16, Z21, Z4
+	VFMADD231PD  Z17, Z21, Z5
+	VFMADD231PD  Z18, Z21, Z6
+	VFMADD231PD  Z19, Z21, Z7
+	VFMADD231PD  Z16, Z22, Z8
+	VFMADD231PD  Z17, Z22, Z9
+	VFMADD231PD  Z18, Z22, Z10
+	VFMADD231PD  Z19, Z22, Z11
+	VFMADD231PD  Z16, Z23, Z12
+	VFMADD231PD  Z17, Z23, Z13
+	VFMADD231PD  Z18, Z23, Z14
+	VFMADD231PD  Z19, Z23, Z15
+	ADDQ         $8, R11
+	ADDQ         BX, R12
+	DECQ         R13
+	JNE          o4rloop
+
+	VMOVUPD Z0, (DX)(AX*1)
+	VMOVUPD Z1, 64(DX)(AX*1)
+	VMOVUPD Z2, 128(DX)(AX*1)
+	VMOVUPD Z3, 192(DX)(AX*1)
+	VMOVUPD Z4, (R10)(AX*1)
+	VMOVUPD Z5, 64(R10)(AX*1)
+	VMOVUPD Z6, 128(R10)(AX*1)
+	VMOVUPD Z7, 192(R10)(AX*1)
+	VMOVUPD Z8, (R14)(AX*1)
+	VMOVUPD Z9, 64(R14)(AX*1)
+	VMOVUPD Z10, 128(R14)(AX*1)
+	VMOVUPD Z11, 192(R14)(AX*1)
+	LEAQ    (R14)(CX*1), R8
+	VMOVUPD Z12, (R8)(AX*1)
+	VMOVUPD Z13, 64(R8)(AX*1)
+	VMOVUPD Z14, 128(R8)(AX*1)
+	VMOVUPD Z15, 192(R8)(AX*1)
+	ADDQ    $256, AX
+	DECQ    R9
+	JNE     o4jloop
+
+	VZEROUPPER
+	RET
+
+// func outer2x32AVX512(xs **float64, nr int, gr *float64, ldg int, s *float64, lds, n32 int)
+//
+// outer4x32AVX512 for two classes: accumulator Z(4c+q).
+TEXT ·outer2x32AVX512(SB), NOSPLIT, $0-56
+	MOVQ xs+0(FP), SI
+	MOVQ gr+16(FP), DI
+	MOVQ ldg+24(FP), BX
+	SHLQ $3, BX
+	MOVQ s+32(FP), DX
+	MOVQ lds+40(FP), CX
+	SHLQ $3, CX
+	MOVQ n32+48(FP), R9
+	LEAQ (DX)(CX*1), R10
+	XORQ AX, AX
+
+o2jloop:
+	VMOVUPD (DX)(AX*1), Z0
+	VMOVUPD 64(DX)(AX*1), Z1
+	VMOVUPD 128(DX)(AX*1), Z2
+	VMOVUPD 192(DX)(AX*1), Z3
+	VMOVUPD (R10)(AX*1), Z4
+	VMOVUPD 64(R10)(AX*1), Z5
+	VMOVUPD 128(R10)(AX*1), Z6
+	VMOVUPD 192(R10)(AX*1), Z7
+	MOVQ    SI, R11
+	MOVQ    DI, R12
+	MOVQ    nr+8(FP), R13
+
+o2rloop:
+	MOVQ         (R11), R8
+	VMOVUPD      (R8)(AX*1), Z16
+	VMOVUPD      64(R8)(AX*1), Z17
+	VMOVUPD      128(R8)(AX*1), Z18
+	VMOVUPD      192(R8)(AX*1), Z19
+	VBROADCASTSD (R12), Z20
+	VBROADCASTSD 8(R12), Z21
+	VFMADD231PD  Z16, Z20, Z0
+	VFMADD231PD  Z17, Z20, Z1
+	VFMADD231PD  Z18, Z20, Z2
+	VFMADD231PD  Z19, Z20, Z3
+	VFMADD231PD  Z16, Z21, Z4
+	VFMADD231PD  Z17, Z21, Z5
+	VFMADD231PD  Z18, Z21, Z6
+	VFMADD231PD  Z19, Z21, Z7
+	ADDQ         $8, R11
+	ADDQ         BX, R12
+	DECQ         R13
+	JNE          o2rloop
+
+	VMOVUPD Z0, (DX)(AX*1)
+	VMOVUPD Z1, 64(DX)(AX*1)
+	VMOVUPD Z2, 128(DX)(AX*1)
+	VMOVUPD Z3, 192(DX)(AX*1)
+	VMOVUPD Z4, (R10)(AX*1)
+	VMOVUPD Z5, 64(R10)(AX*1)
+	VMOVUPD Z6, 128(R10)(AX*1)
+	VMOVUPD Z7, 192(R10)(AX*1)
+	ADDQ    $256, AX
+	DECQ    R9
+	JNE     o2jloop
+
+	VZEROUPPER
+	RET
+
+// func sgldStepAVX2(theta, gi, noise *float64, n4 int, c *[4]float64) bool
+//
+// sgldUpdate's isotropic-prior loop on 4·n4 coordinates, four at a time,
+// with its operations in its order and none fused: with c = (−α, sc,
+// η/2, sd), θ ← θ + ((η/2)·((−α)·θ + sc·g) + sd·z). It reports whether
+// every new coordinate is finite (the sum of v − v is NaN otherwise).
+TEXT ·sgldStepAVX2(SB), NOSPLIT, $0-41
+	MOVQ         theta+0(FP), DI
+	MOVQ         gi+8(FP), SI
+	MOVQ         noise+16(FP), DX
+	MOVQ         n4+24(FP), CX
+	MOVQ         c+32(FP), BX
+	VBROADCASTSD 0(BX), Y12
+	VBROADCASTSD 8(BX), Y13
+	VBROADCASTSD 16(BX), Y14
+	VBROADCASTSD 24(BX), Y15
+	VXORPD       Y10, Y10, Y10
+	VXORPD       Y11, Y11, Y11
+	XORQ         AX, AX
+	TESTQ        CX, CX
+	JE           sgdone
+
+sgloop:
+	VMOVUPD (DI)(AX*1), Y0
+	VMULPD  Y12, Y0, Y1          // (−α)·θ
+	VMULPD  (SI)(AX*1), Y13, Y2  // sc·g
+	VADDPD  Y2, Y1, Y1
+	VMULPD  Y14, Y1, Y1          // (η/2)·(…)
+	VMULPD  (DX)(AX*1), Y15, Y2  // sd·z
+	VADDPD  Y2, Y1, Y1
+	VADDPD  Y1, Y0, Y0           // v = θ + (…)
+	VMOVUPD Y0, (DI)(AX*1)
+	VSUBPD  Y0, Y0, Y0
+	VADDPD  Y0, Y10, Y10         // bad += v − v
+	ADDQ    $32, AX
+	DECQ    CX
+	JE      sgdone
+	VMOVUPD (DI)(AX*1), Y3
+	VMULPD  Y12, Y3, Y4
+	VMULPD  (SI)(AX*1), Y13, Y5
+	VADDPD  Y5, Y4, Y4
+	VMULPD  Y14, Y4, Y4
+	VMULPD  (DX)(AX*1), Y15, Y5
+	VADDPD  Y5, Y4, Y4
+	VADDPD  Y4, Y3, Y3
+	VMOVUPD Y3, (DI)(AX*1)
+	VSUBPD  Y3, Y3, Y3
+	VADDPD  Y3, Y11, Y11
+	ADDQ    $32, AX
+	DECQ    CX
+	JNE     sgloop
+
+sgdone:
+	VADDPD    Y11, Y10, Y10
+	VCMPPD    $0, Y10, Y10, Y10   // lanes equal to themselves (not NaN)
+	VMOVMSKPD Y10, AX
+	CMPQ      AX, $15
+	SETEQ     ret+40(FP)
+	VZEROUPPER
+	RET

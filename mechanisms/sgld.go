@@ -574,13 +574,23 @@ func sgldUpdate(m Model, theta, grad, gi, noise []float64, half, sc, sd float64)
 	}
 	na := -ip.priorPrecision()
 	gi, noise = gi[:len(theta)], noise[:len(theta)]
-	var bad float64 // becomes NaN at a NaN or infinite coordinate
-	for k, t := range theta {
-		v := t + (half*(na*t+sc*gi[k]) + sd*noise[k])
+	k, ok := 0, true
+	if n4 := len(theta) / 4; useAVX2 && n4 > 0 {
+		c := [4]float64{na, sc, half, sd}
+		ok = sgldStepAVX2(&theta[0], &gi[0], &noise[0], n4, &c)
+		k = 4 * n4
+	}
+	// The conversions round each product before its sum, as the kernel
+	// does, in every build (GOAMD64=v3 would otherwise fuse them). bad
+	// becomes NaN at a NaN or infinite coordinate.
+	var bad float64
+	for ; k < len(theta); k++ {
+		t := theta[k]
+		v := t + (float64(half*(float64(na*t)+float64(sc*gi[k]))) + float64(sd*noise[k]))
 		theta[k] = v
 		bad += v - v
 	}
-	return bad == 0
+	return ok && bad == 0
 }
 
 // runAffine1D is Run for one-dimensional models with affine gradients and

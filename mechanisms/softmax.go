@@ -237,10 +237,13 @@ type softmaxGrad struct {
 // the product (docs/derivations/batch-gradients.md).
 //
 // The products run on the records' own feature slices (no block is
-// gathered) in the kernels of kernel.go: a row of logits is dotRows, four
-// classes at a time, and Gᵀ·X is sumOuter, which keeps two classes × 16
-// features of the sum in registers across the whole block. The block's
-// residuals are softmaxResidualRows', four rows per kernel call.
+// gathered) in the kernels of kernel.go: the logits are logitsRows' (with
+// AVX-512, four records × four classes per kernel call, each weight
+// loaded once for the four records; else dotRows, four classes of a
+// record at a time), and Gᵀ·X is sumOuter, which keeps four classes × 32
+// features (AVX-512) or two × 16 (AVX2) of the sum in registers across
+// the whole block. The block's residuals are softmaxResidualRows', four
+// rows per kernel call.
 func (w *softmaxGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batch []int, clip float64, sum []float64) (clipped int) {
 	k, d := w.m.Classes, w.m.Features
 	wts, bias := theta[:k*d], theta[k*d:k*d+k]
@@ -254,12 +257,8 @@ func (w *softmaxGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batc
 			xr := recs[i].X[:d]
 			xs[r] = &xr[0]
 			ys[r] = classOf(recs[i].Y, k)
-			gr := g[r*k : (r+1)*k]
-			dotRows(xr, wts, d, gr)
-			for c, b := range bias {
-				gr[c] += b
-			}
 		}
+		logitsRows(xs, d, wts, d, bias, g, k)
 		softmaxResidualRows(g, k, ys, w.e)
 		for r, i := range idx {
 			gr := g[r*k : (r+1)*k]
@@ -285,12 +284,21 @@ func (w *softmaxGrad) SumGradLogLik(theta []float64, recs []dataset.Record, batc
 // BatchLogitsScratch implements BatchClassifier: none is needed.
 func (m Softmax) BatchLogitsScratch(int) int { return 0 }
 
-// BatchLogits implements BatchClassifier: F = X·Wᵀ + 1·bᵀ, a row of
-// logits at a time by dotRows (four classes per kernel call).
+// BatchLogits implements BatchClassifier: F = X·Wᵀ + 1·bᵀ, four rows of
+// logits at a time by logits4 with AVX-512, else a row at a time by
+// dotRows (four classes per kernel call); the bits are the same.
 func (m Softmax) BatchLogits(theta, x []float64, n int, f, _ []float64) {
 	k, d := m.Classes, m.Features
 	wts, bias := theta[:k*d], theta[k*d:k*d+k]
-	for r := 0; r < n; r++ {
+	r := 0
+	if useAVX512 && d >= 8 && n >= 4 {
+		_ = x[n*d-1] // the rows the kernels read unchecked
+		for ; r+4 <= n; r += 4 {
+			xs := [4]*float64{&x[r*d], &x[(r+1)*d], &x[(r+2)*d], &x[(r+3)*d]}
+			logits4(&xs, d, wts, d, bias, f[r*k:], k)
+		}
+	}
+	for ; r < n; r++ {
 		fr := f[r*k : (r+1)*k]
 		dotRows(x[r*d:(r+1)*d], wts, d, fr)
 		for c, b := range bias {
