@@ -119,3 +119,17 @@ func TestSort32AndFloat32Keys(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkSort32(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	src := make([]uint32, 250_000)
+	for i := range src {
+		src[i] = Float32Key(float32(rng.NormFloat64()))
+	}
+	w := make([]uint32, len(src))
+	var tmp []uint32
+	for b.Loop() {
+		copy(w, src)
+		tmp = Sort32(w, tmp)
+	}
+}
