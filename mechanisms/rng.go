@@ -146,7 +146,7 @@ func (s *TrialSource) Stored() int {
 
 // recorder returns the trial's recorder when it stands in for emit, else
 // nil.
-func (t Trial) recorder(emit Emit) *Recorder {
+func (t *Trial) recorder(emit Emit) *Recorder {
 	if t.source == nil {
 		return nil
 	}
@@ -173,7 +173,7 @@ func (s *TrialSource) snapshots(n int) []Snapshot {
 
 // state returns a buffer of n floats owned by the source, or a fresh
 // slice for a trial without a source.
-func (t Trial) state(n int) []float64 {
+func (t *Trial) state(n int) []float64 {
 	if t.source == nil {
 		return make([]float64, n)
 	}
@@ -194,6 +194,14 @@ func NewTrialSource() *TrialSource {
 // to NewTrial(seed, side, i) but for its RNG, which is this source's
 // generator reseeded with the same seeds.
 func (s *TrialSource) Trial(seed uint64, side dataset.Side, i int) Trial {
+	// Small enough to inline: the caller builds the Trial where it passes
+	// it, instead of reloading a copy of it just written (which stalls).
+	return Trial{Index: i, Side: side, Seed: s.reseed(seed, side, i), RNG: s.rng, source: s}
+}
+
+// reseed seeds the source's generator for trial i on side side and
+// returns the trial's seed.
+func (s *TrialSource) reseed(seed uint64, side dataset.Side, i int) uint64 {
 	// The sampler's stream and the seed's share trialSeeds' first half.
 	b := trialBase(seed, side, i)
 	s.pcg.Seed(b, trialStream(b, StreamSampler))
@@ -202,5 +210,5 @@ func (s *TrialSource) Trial(seed uint64, side dataset.Side, i int) Trial {
 	if s.rec != nil {
 		s.rec.stored = 0
 	}
-	return Trial{Index: i, Side: side, Seed: p.Uint64(), RNG: s.rng, source: s}
+	return p.Uint64()
 }
