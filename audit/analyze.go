@@ -317,7 +317,17 @@ func (a *Audit) analyzePoints(ctx context.Context, t *Trials, r *Report) error {
 	for w := 0; w < min(Workers(a.exec.Workers), len(a.points)); w++ {
 		g.Go(func() error {
 			var bufs buffers
-			for k := range work {
+			next := -1 // a point taken with the one before (prefetchPair)
+			for {
+				k, ok := next, next >= 0
+				if !ok {
+					if k, ok = <-work; !ok {
+						return nil
+					}
+					next = a.prefetchPair(t, k, work, &bufs)
+				} else {
+					next = -1
+				}
 				if err := ctx.Err(); err != nil {
 					return fmt.Errorf("audit: analysis interrupted: %w", err)
 				}
@@ -330,10 +340,32 @@ func (a *Audit) analyzePoints(ctx context.Context, t *Trials, r *Report) error {
 				}
 				r.Points[k] = pr
 			}
-			return nil
 		})
 	}
 	return g.Wait()
+}
+
+// prefetchPair takes the point after k from work, when the analysis sorts
+// the store itself (storeScored), and gathers both points' keys in one
+// pass over the store; it returns that point, or −1.
+func (a *Audit) prefetchPair(t *Trials, k int, work chan int, bufs *buffers) int {
+	if !a.storeScored(t) {
+		return -1
+	}
+	var q int
+	select {
+	case v, ok := <-work:
+		if !ok {
+			return -1
+		}
+		q = v
+	default:
+		return -1
+	}
+	if rs, err := a.runSets(t, k, bufs, false); err == nil {
+		bufs.sorter.prefetch(t, k, q, rs, a.opts.Trials)
+	}
+	return q
 }
 
 // headline chooses the release point the headline rests on — on training

@@ -153,9 +153,75 @@ func below(keys []uint64, k uint64) int {
 // monotone), so sorting the 32-bit keys of the x (radix.Sort32: three
 // passes over half the bytes) and mapping them in order yields the sorted
 // 64-bit keys of the values, ties included, exactly as sorting those
-// would.
+// would. Reading one point's values touches every cache line of the store
+// (a trial's points are adjacent); gather reads the keys of two points in
+// one pass, for the point analysed after this one.
 type storeSorter struct {
-	k32, tmp32 []uint32
+	ahead [4]gathered // keys gathered ahead of their point's analysis
+	one   gathered    // keys of a point gathered when needed
+	tmp32 []uint32
+}
+
+// gathered holds the 32-bit keys of the values of trials [lo, hi) at
+// point p, the positives' (pos of them) first: valid until used; ok false
+// when a value is NaN.
+type gathered struct {
+	p, lo, hi, pos int
+	k32            []uint32
+	valid, ok      bool
+}
+
+// gather reads trials [lo, hi) once and fills dst[j] with the keys of
+// point ps[j] (label[i−lo] set: a positive).
+func gather(t *Trials, ps []int, lo, hi int, label []bool, dst []*gathered) {
+	n := hi - lo
+	pos := 0
+	for _, l := range label[:n] {
+		pos += radix.Bit(l)
+	}
+	var k32 [2][]uint32
+	for j, g := range dst {
+		if cap(g.k32) < n {
+			g.k32 = make([]uint32, n)
+		}
+		g.p, g.lo, g.hi, g.pos, g.k32, g.valid, g.ok = ps[j], lo, hi, pos, g.k32[:n], true, true
+		k32[j] = g.k32
+	}
+	x, stride := t.X[(lo-t.Lo)*t.P:], t.P
+	var ip, in int
+	if len(ps) == 1 {
+		x, ok := x[ps[0]:], true
+		for i := range n {
+			v := x[i*stride]
+			ok = ok && v == v
+			b := radix.Bit(label[i])
+			k32[0][pos+in+((ip-pos-in)&-b)] = radix.Float32Key(v)
+			ip, in = ip+b, in+1-b
+		}
+		dst[0].ok = ok
+		return
+	}
+	p0, p1, ok0, ok1 := ps[0], ps[1], true, true
+	for i := range n {
+		row := x[i*stride:]
+		v0, v1 := row[p0], row[p1]
+		ok0, ok1 = ok0 && v0 == v0, ok1 && v1 == v1
+		b := radix.Bit(label[i])
+		at := pos + in + ((ip - pos - in) & -b)
+		k32[0][at], k32[1][at] = radix.Float32Key(v0), radix.Float32Key(v1)
+		ip, in = ip+b, in+1-b
+	}
+	dst[0].ok, dst[1].ok = ok0, ok1
+}
+
+// prefetch gathers the selection and evaluation runs' keys of points p
+// and q in one pass each, for sort to use.
+func (s *storeSorter) prefetch(t *Trials, p, q int, rs runSets, n int) {
+	if t.F != 1 {
+		return
+	}
+	gather(t, []int{p, q}, rs.selLo, rs.selHi, rs.sel.Label, []*gathered{&s.ahead[0], &s.ahead[1]})
+	gather(t, []int{p, q}, rs.evalLo, n, rs.eval.Label, []*gathered{&s.ahead[2], &s.ahead[3]})
 }
 
 // sort fills out (len ≥ hi − lo, returned as its two parts) with the sort
@@ -168,29 +234,24 @@ func (s *storeSorter) sort(t *Trials, p, lo, hi int, label []bool, out []uint64)
 	if math.IsNaN(ref) || math.IsInf(ref, 0) || t.F != 1 {
 		return nil, nil, false
 	}
-	n := hi - lo
-	pos := 0
-	for _, l := range label[:n] {
-		pos += radix.Bit(l)
-	}
-	if cap(s.k32) < n {
-		s.k32 = make([]uint32, n)
-	}
-	k32 := s.k32[:n]
-	x, stride := t.X[(lo-t.Lo)*t.P+p:], t.P
-	var ip, in int
-	for i := range n {
-		v := x[i*stride]
-		if v != v {
-			return nil, nil, false
+	var g *gathered
+	for i := range s.ahead {
+		if a := &s.ahead[i]; a.valid && a.p == p && a.lo == lo && a.hi == hi {
+			g = a
 		}
-		b := radix.Bit(label[i])
-		k32[pos+in+((ip-pos-in)&-b)] = radix.Float32Key(v)
-		ip, in = ip+b, in+1-b
 	}
+	if g == nil {
+		g = &s.one
+		gather(t, []int{p}, lo, hi, label, []*gathered{g})
+	}
+	g.valid = false
+	if !g.ok {
+		return nil, nil, false
+	}
+	k32, pos := g.k32, g.pos
 	s.tmp32 = radix.Sort32(k32[:pos], s.tmp32)
 	s.tmp32 = radix.Sort32(k32[pos:], s.tmp32)
-	out = out[:n]
+	out = out[:len(k32)]
 	for i, k := range k32 {
 		out[i] = radix.FloatKey(ref + float64(radix.Key32Float(k)))
 	}
