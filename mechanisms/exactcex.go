@@ -129,6 +129,7 @@ func (e *ExactCounterexample) Run(_ context.Context, t Trial, _ *dataset.Dataset
 	fluct := e.priorStd * rng.NormFloat64()
 	theta := t.state(1)
 	rec := t.recorder(emit)
+	out, ref := rec.slots(len(e.moments))
 	for k := range e.moments {
 		m, tr := &e.moments[k], &e.trans[k] // pointers: the structs are large
 		if onD2 {
@@ -137,6 +138,9 @@ func (e *ExactCounterexample) Run(_ context.Context, t Trial, _ *dataset.Dataset
 		} else {
 			fluct = tr.Factor1*fluct + e.sd1[k]*rng.NormFloat64()
 			theta[0] = m.Mean + fluct
+		}
+		if out != nil && rec.keep(out, ref, k, theta[0]) {
+			continue
 		}
 		if rec != nil && rec.put(k, theta) {
 			continue

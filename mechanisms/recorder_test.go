@@ -129,8 +129,15 @@ func TestRecorderNeverBypassesAWrapper(t *testing.T) {
 // goes to Emit (with its index, so that the caller can report it) and the
 // others to the recorder.
 func TestRecorderHandsBackWhatItCannotKeep(t *testing.T) {
-	c := recorderCases(t)[0]
-	want, _ := runReleases(t, c.m, NewTrial(7, dataset.SideD, 2), c.d, nil)
+	for _, c := range recorderCases(t) {
+		recorderHandsBack(t, c.m, c.d)
+	}
+}
+
+// recorderHandsBack is TestRecorderHandsBackWhatItCannotKeep for one
+// mechanism.
+func recorderHandsBack(t *testing.T, m Mechanism, d *dataset.Dataset) {
+	want, _ := runReleases(t, m, NewTrial(7, dataset.SideD, 2), d, nil)
 	for _, bad := range []float64{1e39, -1e39, math.Inf(1), math.NaN()} {
 		var emitted []int
 		emit := Emit(func(k int, _ []float64) error { emitted = append(emitted, k); return nil })
@@ -139,7 +146,7 @@ func TestRecorderHandsBackWhatItCannotKeep(t *testing.T) {
 		rec := &Recorder{Out: make([]float32, len(want)), Ref: ref, F: 1, For: emit}
 		src := NewTrialSource()
 		src.SetRecorder(rec)
-		runReleases(t, c.m, src.Trial(7, dataset.SideD, 2), c.d, emit)
+		runReleases(t, m, src.Trial(7, dataset.SideD, 2), d, emit)
 		if !slices.Equal(emitted, []int{2}) || rec.Stored() != len(want)-1 {
 			t.Fatalf("reference %g at release 2: emitted %v, stored %d of %d", bad, emitted, rec.Stored(), len(want))
 		}

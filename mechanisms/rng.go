@@ -98,6 +98,29 @@ type Recorder struct {
 // current trial (reset by TrialSource.Trial).
 func (r *Recorder) Stored() int { return r.stored }
 
+// slots returns the recorder's storage of n releases of one feature
+// (Out[:n], Ref[:n]), or nils when it keeps more features or fewer
+// releases: a sampler's loop then keeps release k of θ₀ itself, by keep.
+func (r *Recorder) slots(n int) ([]float32, []float64) {
+	if r == nil || r.F != 1 || len(r.Out) < n || len(r.Ref) < n {
+		return nil, nil
+	}
+	return r.Out[:n], r.Ref[:n]
+}
+
+// keep is put for one feature in the slots of slots (out, ref): inlined in
+// a sampler's loop, where put costs a call per release. False, with
+// nothing kept, for a deviation put would refuse.
+func (r *Recorder) keep(out []float32, ref []float64, k int, v float64) bool {
+	d := v - ref[k]
+	if !(math.Abs(d) <= math.MaxFloat32) { // NaN too
+		return false
+	}
+	out[k] = float32(d)
+	r.stored++
+	return true
+}
+
 // put keeps release k of θ, or reports false and keeps nothing. The
 // common case, one feature, is small enough for the compiler to inline.
 func (r *Recorder) put(k int, theta []float64) bool {
