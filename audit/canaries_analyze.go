@@ -94,19 +94,26 @@ func rocGrid(neg int) []int {
 		ms = append(ms, int(math.Round(math.Pow(float64(neg), float64(i)/rocGridPoints))))
 	}
 	for _, f := range []float64{0.01, 0.001} {
-		m := int(math.Floor(f * float64(neg)))
-		for m > 0 && float64(m)/float64(neg) > f {
-			m--
-		}
-		for float64(m+1)/float64(neg) <= f {
-			m++
-		}
-		if m > 0 {
+		if m := maxCountAt(neg, f); m > 0 {
 			ms = append(ms, m)
 		}
 	}
 	slices.Sort(ms)
 	return slices.Compact(ms)
+}
+
+// maxCountAt is the largest m with float64(m)/float64(neg) ≤ f: the most
+// false positives at a false-positive rate of at most f, as the rate is
+// computed.
+func maxCountAt(neg int, f float64) int {
+	m := int(math.Floor(f * float64(neg)))
+	for m > 0 && float64(m)/float64(neg) > f {
+		m--
+	}
+	for float64(m+1)/float64(neg) <= f {
+		m++
+	}
+	return m
 }
 
 // DescriptiveNote labels the descriptive figures in every report.
@@ -475,6 +482,9 @@ type rocWalk struct {
 	tp, fp      int
 	auc         float64
 	tpr1, tpr01 float64
+	// fp1 and fp01 are the most false positives at an FPR of at most 1%
+	// and 0.1% (maxCountAt): the walk then divides only where it must.
+	fp1, fp01 int
 	// grid holds the false-positive counts the ROC curve is sampled at
 	// (rocGrid), roc the samples settled so far.
 	grid []int
@@ -486,23 +496,27 @@ func (w *rocWalk) group(gp, gn, pos, neg int) {
 	if w.grid == nil {
 		w.grid = rocGrid(neg)
 		w.roc = make([]ROCPoint, 0, len(w.grid))
+		w.fp1, w.fp01 = maxCountAt(neg, 0.01), maxCountAt(neg, 0.001)
 	}
 	// A grid count the walk now passes keeps the TPR before this group:
 	// the last threshold with at most that many false positives.
-	before := float64(w.tp) / float64(pos)
-	for len(w.roc) < len(w.grid) && w.grid[len(w.roc)] < w.fp+gn {
-		w.roc = append(w.roc, ROCPoint{FPR: float64(w.grid[len(w.roc)]) / float64(neg), TPR: before})
+	if len(w.roc) < len(w.grid) && w.grid[len(w.roc)] < w.fp+gn {
+		before := float64(w.tp) / float64(pos)
+		for len(w.roc) < len(w.grid) && w.grid[len(w.roc)] < w.fp+gn {
+			w.roc = append(w.roc, ROCPoint{FPR: float64(w.grid[len(w.roc)]) / float64(neg), TPR: before})
+		}
 	}
 	// Negatives of this group lose to the positives above it and tie
 	// with those in it.
 	w.auc += float64(gn) * (float64(w.tp) + float64(gp)/2)
 	w.tp, w.fp = w.tp+gp, w.fp+gn
-	fpr, tpr := float64(w.fp)/float64(neg), float64(w.tp)/float64(pos)
-	if fpr <= 0.01 {
+	// The FPR fp/neg is at most 1% (0.1%) exactly when fp ≤ fp1 (fp01).
+	if w.fp <= w.fp1 {
+		tpr := float64(w.tp) / float64(pos)
 		w.tpr1 = tpr
-	}
-	if fpr <= 0.001 {
-		w.tpr01 = tpr
+		if w.fp <= w.fp01 {
+			w.tpr01 = tpr
+		}
 	}
 }
 

@@ -103,3 +103,17 @@ func TestSortKeys(t *testing.T) {
 		t.Error("orderKey does not keep the order of -Inf, -1, ±0, the smallest positive float")
 	}
 }
+
+// maxCountAt is the largest false-positive count whose rate, computed as
+// the walk computes it, is at most f: checked against the predicate itself
+// at every count up to neg, for every neg up to 3000 and a few rates.
+func TestMaxCountAtIsTheRateBoundary(t *testing.T) {
+	for neg := 1; neg <= 3000; neg++ {
+		for _, f := range []float64{0.01, 0.001, 0.5, 1e-9} {
+			m := maxCountAt(neg, f)
+			if float64(m)/float64(neg) > f || (m < neg && float64(m+1)/float64(neg) <= f) {
+				t.Fatalf("neg %d, f %g: maxCountAt = %d", neg, f, m)
+			}
+		}
+	}
+}
