@@ -188,30 +188,33 @@ func gather(t *Trials, ps []int, lo, hi int, label []bool, dst []*gathered) {
 		k32[j] = g.k32
 	}
 	x, stride := t.X[(lo-t.Lo)*t.P:], t.P
-	var ip, in int
+	label = label[:n]
+	// Without branches: the NaNs are or-ed into a mask, each key goes to
+	// the next slot of its side.
+	var ip, in, nan int
 	if len(ps) == 1 {
-		x, ok := x[ps[0]:], true
-		for i := range n {
+		x, out := x[ps[0]:], k32[0][:n]
+		for i, l := range label {
 			v := x[i*stride]
-			ok = ok && v == v
-			b := radix.Bit(label[i])
-			k32[0][pos+in+((ip-pos-in)&-b)] = radix.Float32Key(v)
+			nan |= radix.Bit(v != v)
+			b := radix.Bit(l)
+			out[pos+in+((ip-pos-in)&-b)] = radix.Float32Key(v)
 			ip, in = ip+b, in+1-b
 		}
-		dst[0].ok = ok
+		dst[0].ok = nan == 0
 		return
 	}
-	p0, p1, ok0, ok1 := ps[0], ps[1], true, true
-	for i := range n {
+	p0, p1, out0, out1 := ps[0], ps[1], k32[0][:n], k32[1][:n]
+	for i, l := range label {
 		row := x[i*stride:]
 		v0, v1 := row[p0], row[p1]
-		ok0, ok1 = ok0 && v0 == v0, ok1 && v1 == v1
-		b := radix.Bit(label[i])
+		nan |= radix.Bit(v0 != v0) | radix.Bit(v1 != v1)<<1
+		b := radix.Bit(l)
 		at := pos + in + ((ip - pos - in) & -b)
-		k32[0][at], k32[1][at] = radix.Float32Key(v0), radix.Float32Key(v1)
+		out0[at], out1[at] = radix.Float32Key(v0), radix.Float32Key(v1)
 		ip, in = ip+b, in+1-b
 	}
-	dst[0].ok, dst[1].ok = ok0, ok1
+	dst[0].ok, dst[1].ok = nan&1 == 0, nan&2 == 0
 }
 
 // prefetch gathers the selection and evaluation runs' keys of points p

@@ -5,9 +5,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/attacks"
+	"github.com/mcmcaudit/mcmcaudit/internal/radix"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms"
 	"github.com/mcmcaudit/mcmcaudit/mechanisms/dataset"
 )
@@ -138,5 +140,35 @@ func TestStoreScoredMatchesGeneralPath(t *testing.T) {
 				t.Errorf("release %s: bound %+v from the store, %+v by the general path", p.Point.Label, p.Estimates[j].Bound, q.Estimates[j].Bound)
 			}
 		}
+	}
+}
+
+// gather reads two points in one pass: each side's keys in trial order,
+// positives first, and a NaN at one point marks that point alone.
+func TestGatherTwoPoints(t *testing.T) {
+	const n = 7
+	tr := &Trials{N: n, Lo: 0, Hi: n, P: 3, F: 1, Ref: make([]float64, 3), X: make([]float32, n*3)}
+	label := []bool{true, false, false, true, false, true, false}
+	for i := range n {
+		tr.X[i*3], tr.X[i*3+2] = float32(i), float32(-i)
+	}
+	tr.X[4*3+2] = float32(math.NaN())
+	var g0, g2 gathered
+	gather(tr, []int{0, 2}, 0, n, label, []*gathered{&g0, &g2})
+	want := []uint32{}
+	for _, side := range []bool{true, false} {
+		for i, l := range label {
+			if l == side {
+				want = append(want, radix.Float32Key(float32(i)))
+			}
+		}
+	}
+	if !g0.ok || g2.ok || g0.pos != 3 || !slices.Equal(g0.k32, want) {
+		t.Fatalf("point 0: ok %v keys %v (pos %d), want %v; point 2 ok %v, want false (NaN)", g0.ok, g0.k32, g0.pos, want, g2.ok)
+	}
+	var one gathered
+	gather(tr, []int{2}, 0, 4, label[:4], []*gathered{&one})
+	if !one.ok || one.pos != 2 {
+		t.Fatalf("point 2 on trials 0–3: ok %v pos %d, want true and 2", one.ok, one.pos)
 	}
 }
