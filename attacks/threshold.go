@@ -359,7 +359,7 @@ func (sp *splits) sortKeys(scores []float64, labels []bool, neg, pos int) error 
 			return fmt.Errorf("attacks: score %d is NaN", i)
 		}
 		b := radix.Bit(l)
-		keys[pos+in+((ip-pos-in)&-b)] = sortKey(s)
+		keys[radix.Slot(pos, ip, in, b)] = sortKey(s)
 		ip, in = ip+b, in+1-b
 	}
 	kpos, kneg := keys[:pos:pos], keys[pos:]

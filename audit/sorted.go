@@ -45,7 +45,7 @@ func (ss *sortedScores) fill(scores []float64, label []bool) bool {
 			nanP, nanN = nanP+b, nanN+1-b
 			continue
 		}
-		buf[pos+in+((ip-pos-in)&-b)] = radix.FloatKey(s)
+		buf[radix.Slot(pos, ip, in, b)] = radix.FloatKey(s)
 		ip, in = ip+b, in+1-b
 	}
 	ss.ps, ss.ns, ss.nanP, ss.nanN = buf[:ip], buf[pos:pos+in], nanP, nanN
@@ -198,7 +198,7 @@ func gather(t *Trials, ps []int, lo, hi int, label []bool, dst []*gathered) {
 			v := x[i*stride]
 			nan |= radix.Bit(v != v)
 			b := radix.Bit(l)
-			out[pos+in+((ip-pos-in)&-b)] = radix.Float32Key(v)
+			out[radix.Slot(pos, ip, in, b)] = radix.Float32Key(v)
 			ip, in = ip+b, in+1-b
 		}
 		dst[0].ok = nan == 0
@@ -210,7 +210,7 @@ func gather(t *Trials, ps []int, lo, hi int, label []bool, dst []*gathered) {
 		v0, v1 := row[p0], row[p1]
 		nan |= radix.Bit(v0 != v0) | radix.Bit(v1 != v1)<<1
 		b := radix.Bit(l)
-		at := pos + in + ((ip - pos - in) & -b)
+		at := radix.Slot(pos, ip, in, b)
 		out0[at], out1[at] = radix.Float32Key(v0), radix.Float32Key(v1)
 		ip, in = ip+b, in+1-b
 	}

@@ -197,6 +197,12 @@ func KeyFloat(k uint64) float64 {
 	return math.Float64frombits(k ^ (^pos | 1<<63))
 }
 
+// Slot is where the next key of a side goes, without a branch, in a
+// buffer that holds the positives' keys from 0 and the negatives' from pos:
+// ip for a positive (b = 1), pos + in for a negative (b = 0), with ip
+// positives and in negatives placed so far.
+func Slot(pos, ip, in, b int) int { return pos + in + ((ip - pos - in) & -b) }
+
 // Bit is 1 when b is set, else 0, without a branch.
 func Bit(b bool) int {
 	x := 0

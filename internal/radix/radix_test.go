@@ -133,3 +133,17 @@ func BenchmarkSort32(b *testing.B) {
 		tmp = Sort32(w, tmp)
 	}
 }
+
+// Slot places positives from 0 and negatives from pos, each in order.
+func TestSlot(t *testing.T) {
+	labels := []int{1, 0, 0, 1, 0, 1, 1, 0}
+	pos, ip, in := 4, 0, 0
+	var got []int
+	for _, b := range labels {
+		got = append(got, Slot(pos, ip, in, b))
+		ip, in = ip+b, in+1-b
+	}
+	if want := []int{0, 4, 5, 1, 6, 2, 3, 7}; !slices.Equal(got, want) {
+		t.Fatalf("slots %v, want %v", got, want)
+	}
+}
