@@ -298,3 +298,54 @@ func TestUnsyncedCheckpointRerunsADamagedBlock(t *testing.T) {
 		}
 	}
 }
+
+// A checkpoint told to wait (After) saves no block of a run that ends
+// sooner, and an interruption before then has saved nothing, so that the
+// resumed run starts from the first trial; either way the trials are those
+// of an uninterrupted run. Without After, every block is saved.
+func TestCheckpointAfter(t *testing.T) {
+	a := ckAudit(t)
+	want, err := a.Simulate(context.Background(), 0, a.opts.Trials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := func(dir string) int {
+		m, _ := filepath.Glob(filepath.Join(dir, "trials-*.part"))
+		return len(m)
+	}
+	for _, after := range []time.Duration{0, time.Hour} {
+		dir := t.TempDir()
+		got, err := a.SimulateCheckpointedWith(context.Background(), dir, CheckpointOptions{After: after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(partBytes(t, got), partBytes(t, want)) {
+			t.Errorf("after %v: the trials differ from an uninterrupted run", after)
+		}
+		if n, wantN := blocks(dir), map[time.Duration]int{0: 3, time.Hour: 0}[after]; n != wantN {
+			t.Errorf("after %v: %d blocks saved, want %d", after, n, wantN)
+		}
+	}
+	// Interrupted after its second block (of three), a run that waits an
+	// hour has saved nothing; resumed, it runs every trial.
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b := a.WithProgress(func(done int) {
+		if done >= 512 {
+			cancel()
+		}
+	})
+	_, err = b.SimulateCheckpointedWith(ctx, dir, CheckpointOptions{After: time.Hour})
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || ie.Saved != 0 || blocks(dir) != 0 {
+		t.Fatalf("interrupted: %v (saved %+v), %d blocks", err, ie, blocks(dir))
+	}
+	got, err := a.SimulateCheckpointedWith(context.Background(), dir, CheckpointOptions{Resume: true, After: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(partBytes(t, got), partBytes(t, want)) {
+		t.Error("resumed: the trials differ from an uninterrupted run")
+	}
+}

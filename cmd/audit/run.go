@@ -166,7 +166,7 @@ func (f *runFlags) register(fs *flagSet) {
 	fs.BoolVar(&f.Quiet, "quiet", false, "no progress output on stderr")
 	fs.StringVar(&f.shard, "shard", "", "run only shard I/N of the trials (I in [0, N)) and write them to --out for 'audit merge'")
 	fs.pathVar(&f.Out, "out", false, "trials file written by --shard")
-	fs.StringVar(&f.Checkpoint, "checkpoint", "", "persist completed trials in DIR as the run goes (resumable; default: a directory in the user's cache, removed when the run ends)")
+	fs.StringVar(&f.Checkpoint, "checkpoint", "", "persist completed trials in DIR as the run goes (resumable; default: a directory in the user's cache, saving from the trials' first second on, removed when the run ends)")
 	fs.BoolVar(&f.NoCheckpoint, "no-checkpoint", false, "do not persist completed trials (an interrupted run is then lost)")
 	fs.BoolVar(&f.Resume, "resume", false, "continue the run saved in --checkpoint DIR, or in the default checkpoint of this scenario and flags")
 	fs.StringVar(&f.SaveReleases, "save-releases", "", "also write every run's releases to PREFIX-D.csv and PREFIX-DPRIME.csv, with their trial indices (for 'audit analyze')")

@@ -10,11 +10,19 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcmcaudit/mcmcaudit/internal/runner"
 )
 
 // TestMain lets a test re-run this binary as the audit command itself
 // (AUDIT_MAIN=1), to signal a real child process.
 func TestMain(m *testing.M) {
+	// The tests watch the default checkpoint's blocks as a run writes them,
+	// interrupting runs of a second or less: here it saves every block from
+	// the first, as --checkpoint DIR does (in this process and in the
+	// children it runs as the command). Its default is tested in
+	// internal/runner and audit.
+	runner.AutoCheckpointAfter = 0
 	if os.Getenv("AUDIT_MAIN") == "1" {
 		main()
 		return

@@ -49,7 +49,7 @@ func Simulate(ctx context.Context, a *audit.Audit, ck Checkpoint, f *Flags, tria
 	t, err := cli.UntilInterrupted(ctx, func() (*audit.Trials, error) {
 		if ck.Dir != "" {
 			return a.SimulateCheckpointedWith(ctx, ck.Dir, audit.CheckpointOptions{
-				Resume: f.Resume, Replace: ck.Auto, BestEffort: ck.Auto, Unsynced: ck.Auto,
+				Resume: f.Resume, Replace: ck.Auto, BestEffort: ck.Auto, Unsynced: ck.Auto, After: ck.after(),
 				Notify: notes.add, OnHold: func() { held.Store(true) }})
 		}
 		return a.Simulate(ctx, 0, trials)
@@ -147,6 +147,22 @@ const defaultCheckpointAge = 30 * 24 * time.Hour
 type Checkpoint struct {
 	Dir  string
 	Auto bool
+}
+
+// AutoCheckpointAfter is how long the trials of a run with the default
+// checkpoint run before it saves their blocks (audit.CheckpointOptions.
+// After): an interrupted run loses at most that much work, and a run whose
+// trials take less writes nothing but its manifest. --checkpoint DIR saves
+// every block. Tests set it to 0 to see the default checkpoint's blocks at
+// once.
+var AutoCheckpointAfter = time.Second
+
+// after is the checkpoint's audit.CheckpointOptions.After.
+func (ck Checkpoint) after() time.Duration {
+	if ck.Auto {
+		return AutoCheckpointAfter
+	}
+	return 0
 }
 
 // Locate picks the run's checkpoint: --checkpoint DIR; none

@@ -4,6 +4,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // ResumeCommand keeps every argument but --checkpoint and --resume, in any
@@ -21,5 +22,16 @@ func TestResumeCommandQuoting(t *testing.T) {
 	}
 	if want := "run\ns.yaml\n--json=a b.json\n--csv\nit's.csv\n--checkpoint\nck dir\n--resume\n--\n$HOME\n"; string(out) != want {
 		t.Errorf("the shell splits it into %q", out)
+	}
+}
+
+// The default checkpoint waits a second before saving blocks; one named by
+// --checkpoint DIR saves every block.
+func TestCheckpointAfter(t *testing.T) {
+	if got := (Checkpoint{Dir: "d", Auto: true}).after(); got != time.Second || AutoCheckpointAfter != time.Second {
+		t.Errorf("default checkpoint: after %v (AutoCheckpointAfter %v), want 1s", got, AutoCheckpointAfter)
+	}
+	if got := (Checkpoint{Dir: "d"}).after(); got != 0 {
+		t.Errorf("--checkpoint DIR: after %v, want 0", got)
 	}
 }
