@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcmcaudit/mcmcaudit/internal/radix"
+	"github.com/mcmcaudit/mcmcaudit/stats"
 )
 
 // describeScores (a float sort per class) gives the bits of the stable
@@ -116,4 +117,57 @@ func TestMaxCountAtIsTheRateBoundary(t *testing.T) {
 			}
 		}
 	}
+}
+
+// rocWalk accumulates the descriptive figures over groups of equal scores,
+// from the highest down, group by group: the walk describeScores once was,
+// kept as the reference it is tested against.
+type rocWalk struct {
+	tp, fp      int
+	auc         float64
+	tpr1, tpr01 float64
+	// fp1 and fp01 are the most false positives at an FPR of at most 1%
+	// and 0.1% (maxCountAt): the walk then divides only where it must.
+	fp1, fp01 int
+	// grid holds the false-positive counts the ROC curve is sampled at
+	// (rocGrid), roc the samples settled so far.
+	grid []int
+	roc  []ROCPoint
+}
+
+// group adds a group of gp positives and gn negatives of equal score.
+func (w *rocWalk) group(gp, gn, pos, neg int) {
+	if w.grid == nil {
+		w.grid = rocGrid(neg)
+		w.roc = make([]ROCPoint, 0, len(w.grid))
+		w.fp1, w.fp01 = maxCountAt(neg, 0.01), maxCountAt(neg, 0.001)
+	}
+	// A grid count the walk now passes keeps the TPR before this group:
+	// the last threshold with at most that many false positives.
+	if len(w.roc) < len(w.grid) && w.grid[len(w.roc)] < w.fp+gn {
+		before := float64(w.tp) / float64(pos)
+		for len(w.roc) < len(w.grid) && w.grid[len(w.roc)] < w.fp+gn {
+			w.roc = append(w.roc, ROCPoint{FPR: float64(w.grid[len(w.roc)]) / float64(neg), TPR: before})
+		}
+	}
+	// Negatives of this group lose to the positives above it and tie
+	// with those in it.
+	w.auc += float64(gn) * (float64(w.tp) + float64(gp)/2)
+	w.tp, w.fp = w.tp+gp, w.fp+gn
+	// The FPR fp/neg is at most 1% (0.1%) exactly when fp ≤ fp1 (fp01).
+	if w.fp <= w.fp1 {
+		tpr := float64(w.tp) / float64(pos)
+		w.tpr1 = tpr
+		if w.fp <= w.fp01 {
+			w.tpr01 = tpr
+		}
+	}
+}
+
+// result returns the figures of the walk, once every group is added.
+func (w *rocWalk) result(pos, neg int) Descriptive {
+	for len(w.roc) < len(w.grid) {
+		w.roc = append(w.roc, ROCPoint{FPR: float64(w.grid[len(w.roc)]) / float64(neg), TPR: float64(w.tp) / float64(pos)})
+	}
+	return Descriptive{AUROC: stats.JSONFloat(w.auc / (float64(pos) * float64(neg))), TPRAt1: stats.JSONFloat(w.tpr1), TPRAt01: stats.JSONFloat(w.tpr01), ROC: w.roc}
 }

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"math/rand/v2"
@@ -68,7 +69,53 @@ func TestSortedScoresAgreeRunByRun(t *testing.T) {
 		if got, want := ss.describe(true), describeScores(scores, label); !reflect.DeepEqual(got, want) {
 			t.Fatalf("trial %d: high-first walk %+v, describeScores %+v", trial, got, want)
 		}
+		for _, high := range []bool{true, false} {
+			if got, want := ss.describe(high), walkGroups(&ss, high); !reflect.DeepEqual(got, want) {
+				t.Fatalf("trial %d, high first %v: %+v, the group walk gives %+v", trial, high, got, want)
+			}
+		}
 	}
+}
+
+// walkGroups is the reference for sortedScores.describe: the groups of
+// equal keys walked one by one (rocWalk) from the highest down (from the
+// lowest up when highFirst is false), the NaN scores last as one group.
+func walkGroups(ss *sortedScores, highFirst bool) Descriptive {
+	type run struct {
+		key uint64
+		pos bool
+	}
+	var runs []run
+	for _, k := range ss.ps {
+		runs = append(runs, run{k, true})
+	}
+	for _, k := range ss.ns {
+		runs = append(runs, run{k, false})
+	}
+	slices.SortFunc(runs, func(a, b run) int {
+		if highFirst {
+			return cmp.Compare(b.key, a.key)
+		}
+		return cmp.Compare(a.key, b.key)
+	})
+	var w rocWalk
+	for i := 0; i < len(runs); {
+		var gp, gn int
+		j := i
+		for ; j < len(runs) && runs[j].key == runs[i].key; j++ {
+			if runs[j].pos {
+				gp++
+			} else {
+				gn++
+			}
+		}
+		w.group(gp, gn, ss.pos, ss.neg)
+		i = j
+	}
+	if ss.nanP+ss.nanN > 0 {
+		w.group(ss.nanP, ss.nanN, ss.pos, ss.neg)
+	}
+	return w.result(ss.pos, ss.neg)
 }
 
 // coarseReleases releases one value at three points: S + N(0, 1) rounded
