@@ -275,6 +275,9 @@ func (c *Chooser) PrepareSorted(kneg, kpos []uint64, delta, confidence float64) 
 	if !slices.IsSorted(kneg) || !slices.IsSorted(kpos) {
 		return fmt.Errorf("attacks: PrepareSorted needs each side's keys in increasing order")
 	}
+	if kneg[len(kneg)-1] == noKey || kpos[len(kpos)-1] == noKey {
+		return fmt.Errorf("attacks: PrepareSorted got a key that is no score's (a NaN's)")
+	}
 	c.sp.kneg, c.sp.kpos = kneg, kpos
 	c.sp.prepareSorted(len(kneg), len(kpos), delta, confidence)
 	c.ready = true
@@ -374,33 +377,83 @@ func (sp *splits) sortKeys(scores []float64, labels []bool, neg, pos int) error 
 
 // mergeGroups merges the sorted keys kneg and kpos into groups of equal
 // scores: nb[k] and pb[k] count the negatives and positives in the first k
-// groups.
+// groups. The merge has no branch on which side's key comes next (the
+// labels are often interleaved at random, which defeats branch
+// prediction), and runs as two merges side by side, of the keys below the
+// median key of both sides and of the others: one merge waits at every
+// step on the loads of its next keys, two overlap those waits. The second
+// writes its groups after room for as many as the first can make, and is
+// moved down once the first is done.
 func (sp *splits) mergeGroups() {
 	neg, pos, n := sp.neg, sp.pos, sp.neg+sp.pos
 	kneg, kpos := sp.kneg, sp.kpos
-	nb, pb := slices.Grow(sp.nb[:0], n+1), slices.Grow(sp.pb[:0], n+1)
-	nb, pb = append(nb, 0), append(pb, 0)
-	var i, j int
-	for i < neg || j < pos {
-		var key uint64
-		switch {
-		case i == neg:
-			key = kpos[j]
-		case j == pos:
-			key = kneg[i]
-		default:
-			key = min(kneg[i], kpos[j])
+	nb, pb := slices.Grow(sp.nb[:0], n+1)[:n+1], slices.Grow(sp.pb[:0], n+1)[:n+1]
+	nb[0], pb[0] = 0, 0
+	mid := radix.MedianKey(kneg, kpos)
+	i1, _ := slices.BinarySearch(kneg, mid)
+	j1, _ := slices.BinarySearch(kpos, mid)
+	// Merge 0 takes the keys below mid, kneg[:i1] and kpos[:j1], into
+	// groups 1, 2, …; merge 1 the others into groups o1, o1+1, ….
+	o1 := i1 + j1 + 1
+	i0, j0, g0, p0 := 0, 0, 0, uint64(noKey)
+	i, j, g, p := i1, j1, o1-1, uint64(noKey)
+	for (i0 < i1 || j0 < j1) && (i < neg || j < pos) {
+		a, b := uint64(noKey), uint64(noKey)
+		if i0 < i1 {
+			a = kneg[i0]
 		}
-		for i < neg && kneg[i] == key {
-			i++
+		if j0 < j1 {
+			b = kpos[j0]
 		}
-		for j < pos && kpos[j] == key {
-			j++
+		k := min(a, b)
+		g0 += radix.Bit(k != p0)
+		i0, j0 = i0+radix.Bit(a == k), j0+radix.Bit(b == k)
+		nb[g0], pb[g0], p0 = int32(i0), int32(j0), k
+		a, b = noKey, noKey
+		if i < neg {
+			a = kneg[i]
 		}
-		nb = append(nb, int32(i))
-		pb = append(pb, int32(j))
+		if j < pos {
+			b = kpos[j]
+		}
+		k = min(a, b)
+		g += radix.Bit(k != p)
+		i, j = i+radix.Bit(a == k), j+radix.Bit(b == k)
+		nb[g], pb[g], p = int32(i), int32(j), k
 	}
-	sp.nb, sp.pb, sp.groups = nb, pb, len(nb)-1
+	g0 = mergeRest(kneg[:i1], kpos[:j1], i0, j0, g0, p0, nb, pb)
+	g = mergeRest(kneg, kpos, i, j, g, p, nb, pb)
+	g1 := g - (o1 - 1)
+	copy(nb[g0+1:], nb[o1:o1+g1])
+	copy(pb[g0+1:], pb[o1:o1+g1])
+	groups := g0 + g1
+	sp.nb, sp.pb, sp.groups = nb[:groups+1], pb[:groups+1], groups
+}
+
+// noKey is no sort key (it would be a NaN's): it stands for a side whose
+// keys are all taken, and for the key before the first.
+const noKey = math.MaxUint64
+
+// mergeRest finishes a merge of mergeGroups: kneg[i:] and kpos[j:] are
+// left, g groups are written, the last of key prev; it returns the groups
+// written in all. Each step takes the smallest key left, from either side
+// or both: a new group unless it equals the last one's key, whose counts
+// it updates otherwise.
+func mergeRest(kneg, kpos []uint64, i, j, g int, prev uint64, nb, pb []int32) int {
+	for i < len(kneg) || j < len(kpos) {
+		a, b := uint64(noKey), uint64(noKey)
+		if i < len(kneg) {
+			a = kneg[i]
+		}
+		if j < len(kpos) {
+			b = kpos[j]
+		}
+		k := min(a, b)
+		g += radix.Bit(k != prev)
+		i, j = i+radix.Bit(a == k), j+radix.Bit(b == k)
+		nb[g], pb[g], prev = int32(i), int32(j), k
+	}
+	return g
 }
 
 // buildFront computes the front. Within orientation +1 (pairs in
@@ -414,36 +467,28 @@ func (sp *splits) buildFront() {
 	G := sp.groups
 	nb, pb := sp.nb, sp.pb
 	neg, pos := int32(sp.neg), int32(sp.pos)
-	// Branch-free filters (labels are often interleaved at random, which
-	// defeats branch prediction): slot n is always written, and kept when
-	// the condition holds. hasNeg(g), hasPos(g): group g holds a negative, a
-	// positive; the virtual groups −1 and G hold both.
-	hasNeg := func(g int) int32 {
-		if g < 0 || g == G {
-			return 1
-		}
-		return min(1, nb[g+1]-nb[g])
-	}
-	hasPos := func(g int) int32 {
-		if g < 0 || g == G {
-			return 1
-		}
-		return min(1, pb[g+1]-pb[g])
-	}
+	// Both filters in one pass, without branches on the groups (labels are
+	// often interleaved at random, which defeats branch prediction): slot
+	// n of each list is always written, and kept when its condition holds.
+	// negAt, posAt: group k holds a negative, a positive; negBefore,
+	// posBefore: group k−1 does. The virtual groups −1 and G hold both.
+	// a lists orientation +1's splits in increasing k, to be walked from
+	// its end; b lists orientation −1's.
 	a := slices.Grow(sp.ka[:0], G+1)[:G+1]
-	n := 0
-	for k := G; k >= 0; k-- {
-		a[n] = int32(k)
-		n += int(hasPos(k) & hasNeg(k-1))
-	}
-	a = a[:n]
 	b := slices.Grow(sp.kb[:0], G+1)[:G+1]
-	n = 0
+	na, nb1 := 0, 0
+	negBefore, posBefore := int32(1), int32(1)
 	for k := 0; k <= G; k++ {
-		b[n] = int32(k)
-		n += int(hasNeg(k) & hasPos(k-1))
+		negAt, posAt := int32(1), int32(1)
+		if k < G {
+			negAt, posAt = min(1, nb[k+1]-nb[k]), min(1, pb[k+1]-pb[k])
+		}
+		a[na], b[nb1] = int32(k), int32(k)
+		na += int(posAt & negBefore)
+		nb1 += int(negAt & posBefore)
+		negBefore, posBefore = negAt, posAt
 	}
-	b = b[:n]
+	a, b = a[:na], b[:nb1]
 	sp.ka, sp.kb = a, b
 	ffp, ffn := sp.ffp[:0], sp.ffn[:0]
 	minFn := int32(math.MaxInt32)
@@ -458,11 +503,11 @@ func (sp *splits) buildFront() {
 		}
 		minFn = fn
 	}
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		if j == len(b) || (i < len(a) && neg-nb[a[i]] <= nb[b[j]]) {
+	i, j := len(a)-1, 0
+	for i >= 0 || j < len(b) {
+		if j == len(b) || (i >= 0 && neg-nb[a[i]] <= nb[b[j]]) {
 			emit(neg-nb[a[i]], pb[a[i]])
-			i++
+			i--
 		} else {
 			emit(nb[b[j]], pos-pb[b[j]])
 			j++

@@ -540,3 +540,53 @@ func TestPrepareSortedMatchesPrepare(t *testing.T) {
 		t.Error("unsorted keys accepted")
 	}
 }
+
+// mergeGroups (two merges side by side, without branches) gives the groups
+// of a plain merge of the two sorted sides: on sides of 1 to 2000 keys
+// with ties within and across them, from a few distinct keys to all
+// distinct, and the two sides apart. radix.MedianKey, where the merge
+// splits, is the key at rank ⌊n/2⌋.
+func TestMergeGroupsMatchesPlainMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	for trial := range 500 {
+		neg, pos := 1+rng.IntN(2000), 1+rng.IntN(2000)
+		if trial < 50 {
+			neg, pos = 1+rng.IntN(4), 1+rng.IntN(4)
+		}
+		levels := 1 + rng.IntN(3*(neg+pos))
+		draw := func(n int, off float64) []uint64 {
+			k := make([]uint64, n)
+			for i := range k {
+				k[i] = sortKey(float64(rng.IntN(levels)) - float64(levels)/2 + off)
+			}
+			slices.Sort(k)
+			return k
+		}
+		off := 0.0 // every negative below every positive, or above
+		if trial%10 == 1 {
+			off = float64(levels)
+		} else if trial%10 == 2 {
+			off = -float64(levels)
+		}
+		var sp splits
+		sp.kneg, sp.kpos, sp.neg, sp.pos = draw(neg, 0), draw(pos, off), neg, pos
+		sp.mergeGroups()
+		// The plain merge: every distinct key in order, with the counts
+		// of each side at or below it.
+		all := slices.Sorted(slices.Values(append(slices.Clone(sp.kneg), sp.kpos...)))
+		if got, want := radix.MedianKey(sp.kneg, sp.kpos), all[len(all)/2]; got != want {
+			t.Fatalf("trial %d: median key %x, want %x", trial, got, want)
+		}
+		keys := slices.Compact(all)
+		wantNb, wantPb := []int32{0}, []int32{0}
+		for _, k := range keys {
+			i, _ := slices.BinarySearch(sp.kneg, k+1)
+			j, _ := slices.BinarySearch(sp.kpos, k+1)
+			wantNb, wantPb = append(wantNb, int32(i)), append(wantPb, int32(j))
+		}
+		if sp.groups != len(keys) || !slices.Equal(sp.nb, wantNb) || !slices.Equal(sp.pb, wantPb) {
+			t.Fatalf("trial %d (%d negatives, %d positives, %d levels): %d groups, nb %v pb %v; want %d, %v %v",
+				trial, neg, pos, levels, sp.groups, sp.nb, sp.pb, len(keys), wantNb, wantPb)
+		}
+	}
+}

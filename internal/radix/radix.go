@@ -211,3 +211,29 @@ func Bit(b bool) int {
 	}
 	return x
 }
+
+// MedianKey returns the key at rank ⌊(len(a)+len(b))/2⌋ (from 0) of the
+// sorted a and b together (not both empty), found by bisecting on how
+// many come from a: where to split a merge of the two into halves.
+func MedianKey(a, b []uint64) uint64 {
+	t := (len(a) + len(b)) / 2
+	lo, hi := max(0, t-len(b)), min(len(a), t)
+	// The smallest i (keys taken from a) with a[i] ≥ b[t−i−1]: a[:i] and
+	// b[:t−i] are then the t smallest keys.
+	for lo < hi {
+		i := int(uint(lo+hi) >> 1)
+		if a[i] < b[t-i-1] {
+			lo = i + 1
+		} else {
+			hi = i
+		}
+	}
+	i, j := lo, t-lo
+	switch {
+	case i == len(a):
+		return b[j]
+	case j == len(b):
+		return a[i]
+	}
+	return min(a[i], b[j])
+}

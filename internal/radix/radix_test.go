@@ -147,3 +147,30 @@ func TestSlot(t *testing.T) {
 		t.Fatalf("slots %v, want %v", got, want)
 	}
 }
+
+// MedianKey is the key at rank ⌊n/2⌋ of the two sorted slices together:
+// against sorting them together, with ties, one side empty, and the sides
+// apart.
+func TestMedianKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 2000 {
+		na, nb := rng.IntN(40), rng.IntN(40)
+		if na+nb == 0 {
+			nb = 1
+		}
+		levels := uint64(1 + rng.IntN(60))
+		a, b := make([]uint64, na), make([]uint64, nb)
+		for i := range a {
+			a[i] = rng.Uint64N(levels)
+		}
+		for i := range b {
+			b[i] = rng.Uint64N(levels) + uint64(trial%3)*levels // apart for a third
+		}
+		slices.Sort(a)
+		slices.Sort(b)
+		all := slices.Sorted(slices.Values(append(slices.Clone(a), b...)))
+		if got, want := MedianKey(a, b), all[len(all)/2]; got != want {
+			t.Fatalf("trial %d: MedianKey(%v, %v) = %d, want %d", trial, a, b, got, want)
+		}
+	}
+}
