@@ -111,14 +111,22 @@ func (ss *sortedScores) describe(highFirst bool) Descriptive {
 // ps below k (lt) and at or below k (le); both are sorted. It merges the
 // two without a branch on which key comes next (the labels of a run are
 // interleaved at random, which defeats branch prediction), as two merges
-// of half of ns each run side by side: one merge waits at every step on
-// the load of its next key, two overlap those waits.
+// side by side, each of half the keys from ns's first to its last: one
+// merge waits at every step on the load of its next key, two overlap
+// those waits. Keys of ps outside that span are skipped by binary search.
 func pairsBelow(ps, ns []uint64) (lt, le int64) {
-	h := len(ns) / 2
-	if h == 0 {
-		return mergeBelow(ps, ns, 0, 0, len(ns))
+	switch len(ns) {
+	case 0:
+		return 0, 0
+	case 1:
+		return mergeBelow(ps, ns, below(ps, ns[0]), 0, 1)
 	}
-	i0, j0, e0 := 0, 0, h
+	first, last := below(ps, ns[0]), upTo(ps, ns[len(ns)-1])
+	h := below(ns, radix.MedianKey(ps[first:last], ns))
+	if h == 0 || h == len(ns) {
+		h = len(ns) / 2
+	}
+	i0, j0, e0 := first, 0, h
 	i1, j1, e1 := below(ps, ns[h]), h, len(ns)
 	var lt0, lt1 int64
 	var tied int

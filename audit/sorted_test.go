@@ -38,6 +38,14 @@ func TestSortedScoresAgreeRunByRun(t *testing.T) {
 			label[i] = rng.IntN(3) == 0
 		}
 		label[0], label[n-1] = true, false // both labels present
+		// Every negative's score NaN, or all but one, in the first trials.
+		if trial < 8 {
+			for i := range scores {
+				if !label[i] && (trial < 4 || i != n-1) {
+					scores[i] = math.NaN()
+				}
+			}
+		}
 		var ss sortedScores
 		if !ss.fill(scores, label) {
 			t.Fatal("fill refused two labels")
