@@ -3,6 +3,7 @@ package audit
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -225,5 +226,75 @@ func TestGatherTwoPoints(t *testing.T) {
 	gather(tr, []int{2}, 0, 4, label[:4], []*gathered{&one})
 	if !one.ok || one.pos != 2 {
 		t.Fatalf("point 2 on trials 0–3: ok %v pos %d, want true and 2", one.ok, one.pos)
+	}
+}
+
+// manyReleases releases one value at each of its points: S·k/points +
+// N(0, 1), rounded to quarters at every third point (ties), with S the sum
+// of the records.
+type manyReleases struct{ points int }
+
+func (m manyReleases) Dim() int { return 1 }
+
+func (m manyReleases) Points(*dataset.Dataset) ([]mechanisms.ReleasePoint, error) {
+	ps := make([]mechanisms.ReleasePoint, m.points)
+	for k := range ps {
+		ps[k] = mechanisms.ReleasePoint{Iteration: k + 1, Label: fmt.Sprintf("p%d", k)}
+	}
+	return ps, nil
+}
+
+func (m manyReleases) Run(_ context.Context, t mechanisms.Trial, d *dataset.Dataset, emit mechanisms.Emit) (mechanisms.Info, error) {
+	s := 0.0
+	for _, r := range d.Records {
+		s += r.X[0]
+	}
+	for k := range m.points {
+		v := s*float64(k)/float64(m.points) + t.RNG.NormFloat64()
+		if k%3 == 0 {
+			v = math.Round(4*v) / 4
+		}
+		if err := emit(k, []float64{v}); err != nil {
+			return mechanisms.Info{}, err
+		}
+	}
+	return mechanisms.Info{}, nil
+}
+
+// An analysis that sorts the store (each worker gathering the keys of two
+// points at a time, and the points taken in any order) gives every point
+// what one worker gives: with 2, 3 and 4 workers, 11 points, ties.
+func TestStoreScoredAnyWorkers(t *testing.T) {
+	o := gaussOptions(5, 3000, "threshold")
+	a, err := New(Target{Name: "many", Mechanism: manyReleases{points: 11}, Pair: twoReleasePair(t)}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := a.Simulate(context.Background(), 0, o.Trials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.storeScored(tr) {
+		t.Fatal("the audit does not sort the store")
+	}
+	var want *Report
+	for _, w := range []int{1, 2, 3, 4} {
+		b, err := a.WithExecution(Execution{Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := b.Analyze(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w == 1 {
+			want = got
+			continue
+		}
+		for k := range want.Points {
+			if !reflect.DeepEqual(got.Points[k], want.Points[k]) {
+				t.Errorf("%d workers, release %s: %+v; one worker: %+v", w, want.Points[k].Point.Label, got.Points[k], want.Points[k])
+			}
+		}
 	}
 }
