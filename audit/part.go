@@ -391,7 +391,7 @@ func (m *Merger) Add(t *Trials, name string) error {
 		m.first = name
 		m.out = &Trials{ConfigHash: t.ConfigHash, N: t.N, Lo: 0, Hi: t.N, P: t.P, F: t.F, Ref: t.Ref, TestSize: t.TestSize,
 			Side: make([]dataset.Side, t.N), X: make([]float32, t.N*t.P*t.F)}
-		adviseHugePages(m.out.X) // filled block by block: one fault per 2 MiB
+		prefault(m.out.X) // filled block by block: mapped in one call
 		if len(t.Hash) == len(t.Side) {
 			m.out.Hash = make([]uint64, t.N)
 		} else {

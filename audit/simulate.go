@@ -374,7 +374,7 @@ func (a *Audit) newTrials(lo, hi int, reuse *Trials) *Trials {
 	} else {
 		t.Side = make([]dataset.Side, n)
 		t.X = make([]float32, nx)
-		adviseHugePages(t.X)
+		prefault(t.X)
 	}
 	t.Ref = make([]float64, t.P*t.F)
 	if a.opts.Repeats != RepeatsIgnored {
