@@ -366,6 +366,9 @@ type Merger struct {
 	out   *Trials
 	first string
 	seen  []span
+	// lo, hi: the range of trials the result covers when hi > 0 (a range
+	// of a simulation run in blocks); else all of the audit's, [0, N).
+	lo, hi int
 	// noHash: some part carries no hashes of its releases; noProbe: some
 	// part carries no probe values (or not as many as the first).
 	noHash, noProbe bool
@@ -385,19 +388,23 @@ func (m *Merger) Add(t *Trials, name string) error {
 		return fmt.Errorf("%s: %v", name, err)
 	}
 	if m.out == nil {
-		if _, err := storeSize(t.N, t.P, t.F); err != nil {
+		if m.hi == 0 {
+			m.lo, m.hi = 0, t.N
+		}
+		n := m.hi - m.lo
+		if _, err := storeSize(n, t.P, t.F); err != nil {
 			return fmt.Errorf("%s: %v", name, err)
 		}
 		m.first = name
-		m.out = &Trials{ConfigHash: t.ConfigHash, N: t.N, Lo: 0, Hi: t.N, P: t.P, F: t.F, Ref: t.Ref, TestSize: t.TestSize,
-			Side: make([]dataset.Side, t.N), X: make([]float32, t.N*t.P*t.F)}
+		m.out = &Trials{ConfigHash: t.ConfigHash, N: t.N, Lo: m.lo, Hi: m.hi, P: t.P, F: t.F, Ref: t.Ref, TestSize: t.TestSize,
+			Side: make([]dataset.Side, n), X: make([]float32, n*t.P*t.F)}
 		prefault(m.out.X) // filled block by block: mapped in one call
 		if len(t.Hash) == len(t.Side) {
-			m.out.Hash = make([]uint64, t.N)
+			m.out.Hash = make([]uint64, n)
 		} else {
 			m.noHash = true
 		}
-		m.startProbes(t)
+		m.startProbes(t, n)
 		if t.TestSize > 0 {
 			m.out.Correct = make([]int64, t.P)
 		}
@@ -414,18 +421,22 @@ func (m *Merger) Add(t *Trials, name string) error {
 			return fmt.Errorf("%s has a different reference (trial 0) than %s", name, m.first)
 		}
 	}
+	if t.Lo < o.Lo || t.Hi > o.Hi {
+		return fmt.Errorf("%s holds trials [%d, %d), outside [%d, %d)", name, t.Lo, t.Hi, o.Lo, o.Hi)
+	}
 	for _, s := range m.seen {
 		if t.Lo < s.hi && s.lo < t.Hi {
 			return fmt.Errorf("%s duplicates trials [%d, %d) already in %s", name, max(t.Lo, s.lo), min(t.Hi, s.hi), s.name)
 		}
 	}
 	m.seen = append(m.seen, span{t.Lo, t.Hi, name})
-	copy(o.Side[t.Lo:t.Hi], t.Side)
-	copy(o.X[t.Lo*o.P*o.F:], t.X)
+	at := t.Lo - o.Lo
+	copy(o.Side[at:], t.Side)
+	copy(o.X[at*o.P*o.F:], t.X)
 	switch {
 	case m.noHash:
 	case len(t.Hash) == len(t.Side):
-		copy(o.Hash[t.Lo:], t.Hash)
+		copy(o.Hash[at:], t.Hash)
 	default:
 		m.noHash, o.Hash = true, nil
 	}
@@ -437,11 +448,11 @@ func (m *Merger) Add(t *Trials, name string) error {
 	return nil
 }
 
-// startProbes allocates the merged probe values when the first part t
-// carries them.
-func (m *Merger) startProbes(t *Trials) {
+// startProbes allocates the merged probe values of n trials when the
+// first part t carries them.
+func (m *Merger) startProbes(t *Trials, n int) {
 	if k := t.probesKept(); k > 0 {
-		m.out.Probes, m.out.Probe = k, make([]float64, t.N*k)
+		m.out.Probes, m.out.Probe = k, make([]float64, n*k)
 	} else {
 		m.noProbe = true
 	}
@@ -454,7 +465,7 @@ func (m *Merger) addProbes(t *Trials) {
 	switch {
 	case m.noProbe:
 	case t.probesKept() == o.Probes:
-		copy(o.Probe[t.Lo*o.Probes:], t.Probe)
+		copy(o.Probe[(t.Lo-o.Lo)*o.Probes:], t.Probe)
 	default:
 		m.noProbe, o.Probe, o.Probes = true, nil, 0
 	}
@@ -503,18 +514,18 @@ func (m *Merger) Trials() (*Trials, error) {
 	if m.out == nil {
 		return nil, errors.New("no trials files")
 	}
-	if err := missing(m.seen, m.out.N); err != nil {
+	if err := missing(m.seen, m.out.Lo, m.out.Hi); err != nil {
 		return nil, err
 	}
 	return m.out, nil
 }
 
-// missing returns an error naming the first trial range of [0, n) no span
-// covers (the spans do not overlap).
-func missing(seen []span, n int) error {
+// missing returns an error naming the first trial range of [lo, n) no
+// span covers (the spans do not overlap).
+func missing(seen []span, lo, n int) error {
 	seen = append([]span(nil), seen...)
 	sort.Slice(seen, func(i, j int) bool { return seen[i].lo < seen[j].lo })
-	next := 0
+	next := lo
 	for _, s := range seen {
 		if s.lo > next {
 			return fmt.Errorf("trials [%d, %d) are missing (no part covers them)", next, s.lo)
@@ -552,7 +563,7 @@ func CheckPartInfos(infos []PartInfo, names []string) error {
 		}
 		seen = append(seen, span{p.Lo, p.Hi, names[i]})
 	}
-	if err := missing(seen, first.N); err != nil {
+	if err := missing(seen, 0, first.N); err != nil {
 		return err
 	}
 	_, err := storeSize(first.N, first.P, first.F)

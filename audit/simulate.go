@@ -158,7 +158,41 @@ func (a *Audit) Simulate(ctx context.Context, lo, hi int) (*Trials, error) {
 	if err := a.CheckWork(lo, hi, false); err != nil {
 		return nil, err
 	}
-	return a.simulate(ctx, lo, hi, a.exec.Progress, nil)
+	return a.simulateInBlocks(ctx, lo, hi, a.exec.Progress, a.simBlock())
+}
+
+// simBlock is the number of trials simulateInBlocks runs at a time: a
+// block store of about 1 MiB, at least 1024 trials (each block reruns trial
+// 0 for its reference).
+func (a *Audit) simBlock() int {
+	return max(1024, (1<<20)/max(1, 4*len(a.points)*len(a.features)))
+}
+
+// simulateInBlocks is Simulate run in blocks of b trials (simBlock), each
+// written into one reused block store, which stays in the cache while the
+// workers write it, then copied into the result: written straight into a
+// large store, each trial's releases missed the cache (fig1-exact's 10⁶
+// trials took 0.85 s of CPU that way, 0.62 s in blocks, as the checkpointed
+// path runs them). A canary design's runs, few and each costly, and a
+// range of under two blocks are run at once.
+func (a *Audit) simulateInBlocks(ctx context.Context, lo, hi int, progress Progress, b int) (*Trials, error) {
+	if a.canaries != nil || hi-lo < 2*b {
+		return a.simulate(ctx, lo, hi, progress, nil)
+	}
+	m := Merger{lo: lo, hi: hi}
+	var block *Trials
+	for blo := lo; blo < hi; blo += b {
+		bhi := min(blo+b, hi)
+		t, err := a.simulate(ctx, blo, bhi, progressFrom(progress, blo-lo), block)
+		if err != nil {
+			return nil, err
+		}
+		if err := m.Add(t, blockName(blo, bhi)); err != nil {
+			return nil, err
+		}
+		block = t // copied into m: its store serves the next block
+	}
+	return m.Trials()
 }
 
 // simulate is Simulate; the store's slices come from reuse when it is not

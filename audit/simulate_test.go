@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"strings"
@@ -173,6 +174,40 @@ func TestFeatureBeyondStoreRangeRefused(t *testing.T) {
 			_, err := Run(context.Background(), Target{Name: "big", Mechanism: m}, o, Execution{Workers: 2})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("x = %g, features %T: error %v, want it to contain %q", c.x, f, err, c.want)
+			}
+		}
+	}
+}
+
+// Simulate run in blocks (one reused block store, copied into the result)
+// gives the trials it gives at once, byte for byte as a trials file, for
+// the whole audit and for a range of it, with and without the hashes and
+// probe values of repeat detection, and with blocks that do not divide the
+// range.
+func TestSimulateInBlocks(t *testing.T) {
+	for _, repeats := range []RepeatPolicy{RepeatsIgnored, RepeatsNoted} {
+		o := gaussOptions(11, 600, "threshold")
+		o.ID, o.Repeats = "test-config", repeats
+		a, err := New(gaussTarget(t, 1), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range [][2]int{{0, 600}, {150, 560}} {
+			want, err := a.simulate(context.Background(), r[0], r[1], nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range []int{97, 200} {
+				got, err := a.simulateInBlocks(context.Background(), r[0], r[1], nil, b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Lo != r[0] || got.Hi != r[1] || (repeats != RepeatsIgnored) != (got.Hash != nil && got.Probe != nil) {
+					t.Fatalf("repeats %v, range %v, blocks of %d: trials [%d, %d), hashes %v", repeats, r, b, got.Lo, got.Hi, got.Hash != nil)
+				}
+				if !bytes.Equal(partBytes(t, got), partBytes(t, want)) {
+					t.Errorf("repeats %v, range %v, blocks of %d: the trials differ from a run at once", repeats, r, b)
+				}
 			}
 		}
 	}
