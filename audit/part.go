@@ -388,25 +388,8 @@ func (m *Merger) Add(t *Trials, name string) error {
 		return fmt.Errorf("%s: %v", name, err)
 	}
 	if m.out == nil {
-		if m.hi == 0 {
-			m.lo, m.hi = 0, t.N
-		}
-		n := m.hi - m.lo
-		if _, err := storeSize(n, t.P, t.F); err != nil {
-			return fmt.Errorf("%s: %v", name, err)
-		}
-		m.first = name
-		m.out = &Trials{ConfigHash: t.ConfigHash, N: t.N, Lo: m.lo, Hi: m.hi, P: t.P, F: t.F, Ref: t.Ref, TestSize: t.TestSize,
-			Side: make([]dataset.Side, n), X: make([]float32, n*t.P*t.F)}
-		prefault(m.out.X) // filled block by block: mapped in one call
-		if len(t.Hash) == len(t.Side) {
-			m.out.Hash = make([]uint64, n)
-		} else {
-			m.noHash = true
-		}
-		m.startProbes(t, n)
-		if t.TestSize > 0 {
-			m.out.Correct = make([]int64, t.P)
+		if err := m.start(t, name); err != nil {
+			return err
 		}
 	}
 	o := m.out
@@ -444,6 +427,32 @@ func (m *Merger) Add(t *Trials, name string) error {
 	o.Info.Add(t.Info)
 	for k, c := range t.Correct {
 		o.Correct[k] += c
+	}
+	return nil
+}
+
+// start allocates the result, shaped by the first part t (named name):
+// the trials of [m.lo, m.hi), or all of the audit's when m.hi is 0.
+func (m *Merger) start(t *Trials, name string) error {
+	if m.hi == 0 {
+		m.lo, m.hi = 0, t.N
+	}
+	n := m.hi - m.lo
+	if _, err := storeSize(n, t.P, t.F); err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	m.first = name
+	m.out = &Trials{ConfigHash: t.ConfigHash, N: t.N, Lo: m.lo, Hi: m.hi, P: t.P, F: t.F, Ref: t.Ref, TestSize: t.TestSize,
+		Side: make([]dataset.Side, n), X: make([]float32, n*t.P*t.F)}
+	prefault(m.out.X) // filled block by block: mapped in one call
+	if len(t.Hash) == len(t.Side) {
+		m.out.Hash = make([]uint64, n)
+	} else {
+		m.noHash = true
+	}
+	m.startProbes(t, n)
+	if t.TestSize > 0 {
+		m.out.Correct = make([]int64, t.P)
 	}
 	return nil
 }
